@@ -1,0 +1,7 @@
+import { defineErrors } from '../platform/errors.js';
+
+export const AdminErrors = defineErrors({
+  USER_EXISTS: { status: 409, message: 'A user with this username or email already exists.' },
+  USER_NOT_FOUND: { status: 404, message: 'No such user.' },
+  UNKNOWN_ROLE: { status: 422, message: 'One or more roles do not exist.' },
+});

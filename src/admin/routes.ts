@@ -1,0 +1,153 @@
+/** Administration: users and the audit trail. Each route names the permission it needs. */
+import Type from 'typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Services } from '../app.js';
+import { AUDIT_EVENTS } from '../audit/service.js';
+import type { App } from '../platform/http/app.js';
+import { errors, Pagination } from '../platform/http/schemas.js';
+import type { UserRow } from '../users/store.js';
+import { AdminService } from './service.js';
+
+const ISO = { format: 'date-time' } as const;
+
+const AdminUser = Type.Object({
+  id: Type.Integer({ examples: [42] }),
+  uuid: Type.String({ format: 'uuid' }),
+  username: Type.String({ examples: ['amina.otieno'] }),
+  email: Type.Union([Type.String(), Type.Null()], { examples: ['amina@bank.example'] }),
+  phone: Type.Union([Type.String(), Type.Null()], { examples: ['+254700000012'] }),
+  full_name: Type.Union([Type.String(), Type.Null()], { examples: ['Amina Otieno'] }),
+  roles: Type.Array(Type.String(), { examples: [['staff']] }),
+  is_active: Type.Boolean(),
+  must_change_password: Type.Boolean(),
+  last_login_at: Type.Union([Type.String(ISO), Type.Null()]),
+  created_at: Type.String(ISO),
+});
+
+const CreateUserBody = Type.Object(
+  {
+    username: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$', description: '3 to 64 characters: letters, digits, `.`, `_`, `@`, `-`', examples: ['amina.otieno'] }),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, examples: ['amina@bank.example'] })),
+    phone: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164', examples: ['+254700000012'] })),
+    full_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, examples: ['Amina Otieno'] })),
+    roles: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 10, uniqueItems: true, examples: [['staff']] }),
+  },
+  { additionalProperties: false },
+);
+
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+
+const AuditEntrySchema = Type.Object({
+  audit_id: Type.String({ format: 'uuid' }),
+  timestamp: Type.String(ISO),
+  event_type: Type.String({ examples: ['USER_LOGIN'] }),
+  user_id: Type.Union([Type.String(), Type.Null()]),
+  username: Type.Union([Type.String(), Type.Null()]),
+  status: Type.String({ examples: ['SUCCESS'] }),
+  ip_address: Type.Union([Type.String(), Type.Null()]),
+  device_fingerprint: Type.Union([Type.String(), Type.Null()]),
+  user_agent: Type.Union([Type.String(), Type.Null()]),
+  channel: Type.Union([Type.String(), Type.Null()]),
+  mfa_method: Type.Union([Type.String(), Type.Null()]),
+  location: Type.Union([Type.Object({ country: Type.Optional(Type.String()), city: Type.Optional(Type.String()), latitude: Type.Optional(Type.Number()), longitude: Type.Optional(Type.Number()) }), Type.Null()]),
+  security_events: Type.Array(Type.Object({ event: Type.String(), count: Type.Integer(), timestamp: Type.String(ISO) })),
+  risk_score: Type.Union([Type.Number(), Type.Null()]),
+  suspicious_indicators: Type.Array(Type.Unknown()),
+  details: Type.Record(Type.String(), Type.Unknown()),
+});
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+function present(u: UserRow, roles: string[]) {
+  return {
+    id: u.id, uuid: u.uuid, username: u.username, email: u.email, phone: u.phone, full_name: u.full_name, roles,
+    is_active: u.is_active, must_change_password: u.must_change_password, last_login_at: iso(u.last_login_at), created_at: iso(u.created_at)!,
+  };
+}
+
+export function adminRoutes(s: Services): FastifyPluginAsync {
+  const admin = new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
+  const actorOf = (request: FastifyRequest) => ({ uuid: request.auth?.claims.user_id ?? null, username: null as string | null });
+  const ctxOf = (request: FastifyRequest) => ({ ip: request.ip, userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512), channel: request.auth?.session.channel ?? null });
+
+  return async (instance) => {
+    const app = instance as unknown as App;
+    const tags = ['Administration'];
+    const security = [{ bearer: [] }];
+
+    app.post('/api/v1/admin/users', {
+      schema: {
+        tags, security, summary: 'Create a user (permission users.create)',
+        description: 'Creates the user with a temporary password, returned once as `temporary_password`. The user must change it at first sign-in (`403 PASSWORD_CHANGE_REQUIRED`). `409 USER_EXISTS` when the username or email is taken; `422 UNKNOWN_ROLE` for a role that does not exist.',
+        body: CreateUserBody,
+        response: { 201: Type.Object({ user: AdminUser, temporary_password: Type.String({ description: 'Shown once; never retrievable again.', examples: ['q7N#vX2m-Tb9@kLp4Rz'] }) }), ...errors(400, 401, 403, 409, 422) },
+      },
+      preHandler: s.guard.requirePermission('users.create'),
+    }, async (request, reply) => {
+      const b = request.body;
+      const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, roles: b.roles }, actorOf(request), ctxOf(request));
+      reply.status(201);
+      return { user: present(created.user, created.roles), temporary_password: created.temporaryPassword! };
+    });
+
+    app.get('/api/v1/admin/users', {
+      schema: {
+        tags, security, summary: 'List users (permission users.read)',
+        description: '`search` matches username, email or full name (case-insensitive substring).',
+        querystring: Type.Object({ search: Type.Optional(Type.String({ maxLength: 100 })), ...Pagination }, { additionalProperties: false }),
+        response: { 200: Type.Object({ users: Type.Array(AdminUser), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }), ...errors(401, 403, 422) },
+      },
+      preHandler: s.guard.requirePermission('users.read'),
+    }, async (request) => {
+      const page = request.query.page ?? 1;
+      const pageSize = request.query.page_size ?? 50;
+      const r = await s.users.list({ search: request.query.search, limit: pageSize, offset: (page - 1) * pageSize });
+      return { users: r.users.map((u) => present(u, u.roles)), page, page_size: pageSize, total: r.total };
+    });
+
+    app.post('/api/v1/admin/users/:id/reset-password', {
+      schema: {
+        tags, security, summary: 'Reset a user\'s password (permission users.update)',
+        description: 'Issues a new temporary password (returned once), forces a change at next sign-in and ends every session of the user.',
+        params: IdParams,
+        response: { 200: Type.Object({ status: Type.Literal('success'), temporary_password: Type.String() }), ...errors(401, 403, 404, 422) },
+      },
+      preHandler: s.guard.requirePermission('users.update'),
+    }, async (request) => ({ status: 'success' as const, temporary_password: await admin.resetPassword(request.params.id, actorOf(request), ctxOf(request)) }));
+
+    app.post('/api/v1/admin/users/:id/unlock', {
+      schema: {
+        tags, security, summary: 'Unlock an account (permission users.update)',
+        description: 'Clears the failed sign-in counter and any lock of the account.',
+        params: IdParams,
+        response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }), ...errors(401, 403, 404, 422) },
+      },
+      preHandler: s.guard.requirePermission('users.update'),
+    }, async (request) => {
+      const user = await admin.unlock(request.params.id, actorOf(request), ctxOf(request));
+      return { status: 'success' as const, user: present(user, (await s.users.grants(user.id)).roles) };
+    });
+
+    app.get('/api/v1/admin/audit', {
+      schema: {
+        tags, security, summary: 'Read the audit trail (permission audit.read)',
+        description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}) and a time range \`[from, to)\`.`,
+        querystring: Type.Object({
+          user_id: Type.Optional(Type.String({ format: 'uuid' })),
+          event_type: Type.Optional(Type.String({ pattern: '^[A-Z0-9_]{1,64}$' })),
+          from: Type.Optional(Type.String(ISO)),
+          to: Type.Optional(Type.String(ISO)),
+          ...Pagination,
+        }, { additionalProperties: false }),
+        response: { 200: Type.Object({ entries: Type.Array(AuditEntrySchema), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }), ...errors(401, 403, 422) },
+      },
+      preHandler: s.guard.requirePermission('audit.read'),
+    }, async (request) => {
+      const q = request.query;
+      const page = q.page ?? 1;
+      const pageSize = q.page_size ?? 50;
+      const r = await s.audit.query({ userId: q.user_id, eventType: q.event_type, from: q.from, to: q.to, limit: pageSize, offset: (page - 1) * pageSize });
+      return { entries: r.entries as never, page, page_size: pageSize, total: r.total };
+    });
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Composition root: builds every capability from the config, the secrets and an open database,
+ * with explicit dependencies (no module-level singletons), and registers their routes.
+ */
+import swagger from '@fastify/swagger';
+import type { Logger } from 'pino';
+import { AuditLog } from './audit/service.js';
+import { adminRoutes } from './admin/routes.js';
+import { credentialRoutes } from './credentials/routes.js';
+import { PasswordHasher } from './credentials/hashing.js';
+import { PasswordPolicy } from './credentials/policy.js';
+import { CredentialService } from './credentials/service.js';
+import type { Clock } from './platform/clock.js';
+import type { Config } from './platform/config.js';
+import { FieldCipher, Hasher, deriveKey } from './platform/crypto/field-cipher.js';
+import type { Secrets } from './platform/crypto/secrets.js';
+import type { DatabaseHandle } from './platform/db/database.js';
+import { createHttpApp, type App } from './platform/http/app.js';
+import { opsRoutes } from './platform/http/ops-routes.js';
+import { Metrics } from './platform/observability/metrics.js';
+import { LoginAttempts } from './policy/lockout.js';
+import { RateLimiter } from './policy/rate-limit.js';
+import { createGuard, type Guard } from './sessions/guard.js';
+import { SessionService } from './sessions/service.js';
+import { SignInPipeline } from './signin/pipeline.js';
+import { RefreshService } from './signin/refresh.js';
+import { signinRoutes } from './signin/routes.js';
+import { LocalStrategy } from './signin/strategies/local.js';
+import { Denylist } from './tokens/denylist.js';
+import { Keyring } from './tokens/keyring.js';
+import { TokenService } from './tokens/service.js';
+import { TransportKeys } from './transport/keys.js';
+import { transportRoutes } from './transport/routes.js';
+import { UserStore } from './users/store.js';
+import { Workers } from './workers.js';
+
+export interface Services {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  database: DatabaseHandle;
+  metrics: Metrics;
+  ipHasher: Hasher;
+  keyring: Keyring;
+  denylist: Denylist;
+  tokens: TokenService;
+  sessions: SessionService;
+  users: UserStore;
+  hasher: PasswordHasher;
+  policy: PasswordPolicy;
+  credentials: CredentialService;
+  attempts: LoginAttempts;
+  rateLimiter: RateLimiter;
+  audit: AuditLog;
+  pipeline: SignInPipeline;
+  local: LocalStrategy;
+  refresh: RefreshService;
+  transportKeys: TransportKeys;
+  guard: Guard;
+  workers: Workers;
+}
+
+export function createServices(deps: { config: Config; secrets: Secrets; database: DatabaseHandle; clock: Clock; log: Logger; defaultMetrics?: boolean }): Services {
+  const { config, secrets, database, clock, log } = deps;
+  const db = database.db;
+  const bus = database.bus;
+  const ipHasher = new Hasher(deriveKey(secrets.ipHashKey, 'ip-hash'));
+  const keyring = new Keyring({ db, cipher: new FieldCipher([secrets.fieldKey], 'jwt-keyring'), clock, bus, log, rotationDays: config.tokens.keyRotationDays });
+  const denylist = new Denylist({ db, clock, bus });
+  const tokens = new TokenService({ keyring, denylist, clock, config: config.tokens });
+  const sessions = new SessionService({ db, clock, bus, config: config.sessions, maxLifetimeSec: config.tokens.refreshTtlSec });
+  const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics ?? false, activeSessions: () => sessions.countActive() });
+  const users = new UserStore(db);
+  const hasher = new PasswordHasher(config.passwords.bcryptCost);
+  const policy = new PasswordPolicy(db);
+  const credentials = new CredentialService({ db, hasher, policy, cipher: new FieldCipher([secrets.fieldKey], 'credential-copy'), clock, users });
+  const attempts = new LoginAttempts({ db, clock, hasher: new Hasher(deriveKey(secrets.fieldKey, 'login-subject')), config: config.signin });
+  const rateLimiter = new RateLimiter({ db, clock });
+  const audit = new AuditLog({ db, clock });
+  const pipeline = new SignInPipeline({
+    db, clock, config, users, credentials, tokens, sessions, attempts, rateLimiter, audit, metrics,
+    subCipher: new FieldCipher([secrets.fieldKey], 'token-sub'),
+  });
+  const local = new LocalStrategy({ users, credentials, hasher, attempts });
+  const refresh = new RefreshService({ db, clock, tokens, sessions, users, audit, pipeline });
+  const transportKeys = new TransportKeys(secrets.transportPrivateKeyPem, clock);
+  const guard = createGuard({ tokens, sessions, ipHash: (ip) => ipHasher.hex(ip) });
+  const workers = new Workers({ db, clock, log, keyring, denylist, sessions, rateLimiter, syncMs: config.sessions.cacheSyncMs });
+  return {
+    config, clock, log, database, metrics, ipHasher, keyring, denylist, tokens, sessions, users, hasher, policy, credentials,
+    attempts, rateLimiter, audit, pipeline, local, refresh, transportKeys, guard, workers,
+  };
+}
+
+/** Loads what the caches need before the first request. */
+export async function initServices(s: Services): Promise<void> {
+  await s.keyring.init();
+  await s.denylist.sync();
+}
+
+export async function buildApp(s: Services): Promise<App> {
+  const app = createHttpApp({ config: s.config, log: s.log, metrics: s.metrics });
+  app.decorateRequest('auth', null);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Strongroom',
+        version: '1.0',
+        description: 'Authentication service of a banking platform. Every error has the body `{status_code, error_code, message, details}`; `error_code` is stable. Send `X-Device-Fingerprint` on every request when the token was issued with a device fingerprint.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      tags: [
+        { name: 'Core authentication', description: 'Sign-in, tokens and sessions' },
+        { name: 'Credential management', description: 'Passwords' },
+        { name: 'Administration', description: 'Users and audit; each route names its permission' },
+        { name: 'Operations', description: 'Health, metrics and documentation' },
+      ],
+    },
+  });
+  await app.register(opsRoutes(s));
+  await app.register(signinRoutes(s));
+  await app.register(credentialRoutes(s));
+  await app.register(transportRoutes(s));
+  await app.register(adminRoutes(s));
+  return app;
+}

@@ -1,0 +1,89 @@
+/**
+ * The audit trail (SPEC "Audit log entry"). Every sign-in attempt, session start and end,
+ * token refresh, reuse and credential change is written with SPEC's fields. Entries are
+ * written in the same transaction as the change they describe where there is one.
+ */
+import { sql } from 'kysely';
+import type { Clock } from '../platform/clock.js';
+import type { Db } from '../platform/db/database.js';
+
+export const AUDIT_EVENTS = [
+  'USER_LOGIN', 'FAILED_LOGIN_ATTEMPT', 'ACCOUNT_LOCKED', 'ACCOUNT_UNLOCKED', 'LOGOUT', 'TOKEN_REFRESH',
+  'TOKEN_REUSE_DETECTED', 'PASSWORD_CHANGED', 'PASSWORD_RESET_BY_ADMIN', 'PASSWORD_CHANGE_REQUIRED', 'USER_CREATED',
+  'SESSION_ENDED',
+] as const;
+export type AuditEvent = (typeof AUDIT_EVENTS)[number];
+
+export interface AuditContext {
+  ip?: string | null;
+  deviceFingerprint?: string | null;
+  userAgent?: string | null;
+  channel?: string | null;
+}
+
+export interface AuditInput extends AuditContext {
+  eventType: AuditEvent;
+  status: 'SUCCESS' | 'FAILURE' | 'DETECTED';
+  userId?: string | null;
+  username?: string | null;
+  mfaMethod?: string | null;
+  riskScore?: number | null;
+  details?: Record<string, unknown>;
+}
+
+export interface AuditEntry {
+  audit_id: string;
+  timestamp: string;
+  event_type: string;
+  user_id: string | null;
+  username: string | null;
+  status: string;
+  ip_address: string | null;
+  device_fingerprint: string | null;
+  user_agent: string | null;
+  channel: string | null;
+  mfa_method: string | null;
+  location: Record<string, unknown> | null;
+  security_events: unknown[];
+  risk_score: number | null;
+  suspicious_indicators: unknown[];
+  details: Record<string, unknown>;
+}
+
+export class AuditLog {
+  constructor(private readonly deps: { db: Db; clock: Clock }) {}
+
+  async record(e: AuditInput, trx: Db = this.deps.db): Promise<void> {
+    await trx
+      .insertInto('audit_log')
+      .values({
+        timestamp: new Date(this.deps.clock.now()), event_type: e.eventType, user_id: e.userId ?? null,
+        username: e.username?.slice(0, 256) ?? null, status: e.status, ip_address: e.ip ?? null,
+        device_fingerprint: e.deviceFingerprint?.slice(0, 256) ?? null, user_agent: e.userAgent?.slice(0, 512) ?? null,
+        channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: null, security_events: '[]',
+        risk_score: e.riskScore ?? null, suspicious_indicators: '[]', details: JSON.stringify(e.details ?? {}),
+      })
+      .execute();
+  }
+
+  async query(f: { userId?: string; eventType?: string; from?: string; to?: string; limit: number; offset: number }): Promise<{ total: number; entries: AuditEntry[] }> {
+    let q = this.deps.db.selectFrom('audit_log');
+    if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
+    if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
+    if (f.from !== undefined) q = q.where('timestamp', '>=', new Date(f.from));
+    if (f.to !== undefined) q = q.where('timestamp', '<', new Date(f.to));
+    const total = (await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirst())?.n ?? 0;
+    const rows = await q.selectAll().orderBy('timestamp', 'desc').orderBy('audit_id').limit(f.limit).offset(f.offset).execute();
+    return {
+      total,
+      entries: rows.map((r) => ({
+        ...r,
+        timestamp: new Date(r.timestamp).toISOString(),
+        location: r.location as Record<string, unknown> | null,
+        security_events: r.security_events as unknown[],
+        suspicious_indicators: r.suspicious_indicators as unknown[],
+        details: r.details as Record<string, unknown>,
+      })),
+    };
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * First run: when no user exists, create the first administrator. With
+ * BOOTSTRAP_ADMIN_PASSWORD the password is the operator's (policy-checked); without it, outside
+ * production, a temporary password is generated and written to DATA_DIR (mode 0600), never to
+ * the log, and must be changed at first sign-in.
+ */
+import { writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { AdminService } from './admin/service.js';
+import type { Services } from './app.js';
+
+export async function bootstrapAdmin(s: Services): Promise<void> {
+  if ((await s.users.count()) > 0) return;
+  const { username, password, email } = s.config.bootstrapAdmin;
+  if (s.config.env === 'production' && (!username || !password)) {
+    s.log.warn('No user exists. Create the first administrator with `strongroom create-admin`, or set BOOTSTRAP_ADMIN_USERNAME and BOOTSTRAP_ADMIN_PASSWORD.');
+    return;
+  }
+  const admin = new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
+  const created = await admin.createUser({ username: username ?? 'admin', email: email ?? null, roles: ['admin'], password }, { uuid: null, username: 'bootstrap' });
+  if (created.temporaryPassword) {
+    const file = path.join(s.config.dataDir, 'bootstrap-admin-password.txt');
+    mkdirSync(s.config.dataDir, { recursive: true });
+    writeFileSync(file, `${created.temporaryPassword}\n`, { mode: 0o600 });
+    s.log.warn({ username: created.user.username, password_file: file }, `Created the first administrator "${created.user.username}" with a temporary password in ${file}; it must be changed at first sign-in.`);
+  } else {
+    s.log.info({ username: created.user.username }, `Created the first administrator "${created.user.username}" from BOOTSTRAP_ADMIN_USERNAME/BOOTSTRAP_ADMIN_PASSWORD.`);
+  }
+}

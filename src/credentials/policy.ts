@@ -1,0 +1,103 @@
+/**
+ * SPEC "Password rules": length, the four character classes, no keyboard patterns, no
+ * dictionary words, not containing the username or email, bcrypt's byte limit. Limits per
+ * account class (admin, regular, service) live in the `password_restrictions` table.
+ * Every violated rule is reported, each with a stable `rule` name.
+ */
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import type { Db } from '../platform/db/database.js';
+import { BCRYPT_MAX_BYTES } from './hashing.js';
+
+export type AccountClass = 'admin' | 'regular' | 'service';
+
+export interface Restrictions {
+  minLength: number;
+  maxBytes: number;
+  requireUpper: boolean;
+  requireLower: boolean;
+  requireDigit: boolean;
+  requireSymbol: boolean;
+  historyCount: number;
+  reuseMonths: number;
+  expiryDays: number | null;
+  warnDays: number;
+}
+
+export interface Violation {
+  rule: string;
+  message: string;
+}
+
+const KEYBOARD_ROWS = ['1234567890', 'qwertyuiop', 'asdfghjkl', 'zxcvbnm', 'qazwsxedc', 'azertyuiop', 'qwertzuiop'];
+const WALK_LENGTH = 4;
+
+/** True when the password holds 4 or more keys in a row of a keyboard, either direction. */
+export function hasKeyboardWalk(password: string): boolean {
+  const p = password.toLowerCase();
+  for (const row of KEYBOARD_ROWS) {
+    for (const line of [row, [...row].reverse().join('')]) {
+      for (let i = 0; i + WALK_LENGTH <= line.length; i++) if (p.includes(line.slice(i, i + WALK_LENGTH))) return true;
+    }
+  }
+  return false;
+}
+
+export class PasswordPolicy {
+  private cache = new Map<AccountClass, Restrictions>();
+  private zxcvbn: Promise<ZxcvbnFactory> | undefined;
+
+  constructor(private readonly db: Db) {}
+
+  /** Pass `trx` when inside a transaction: PGlite has one connection, so `db` would wait forever. */
+  async restrictions(accountClass: AccountClass, trx: Db = this.db): Promise<Restrictions> {
+    const hit = this.cache.get(accountClass);
+    if (hit) return hit;
+    const r = await trx.selectFrom('password_restrictions').selectAll().where('account_class', '=', accountClass).executeTakeFirstOrThrow();
+    const out: Restrictions = {
+      minLength: r.min_length, maxBytes: Math.min(r.max_bytes, BCRYPT_MAX_BYTES), requireUpper: r.require_upper,
+      requireLower: r.require_lower, requireDigit: r.require_digit, requireSymbol: r.require_symbol,
+      historyCount: r.history_count, reuseMonths: r.reuse_months, expiryDays: r.expiry_days, warnDays: r.warn_days,
+    };
+    this.cache.set(accountClass, out);
+    return out;
+  }
+
+  /** The dictionaries are large: load them on first use, not at start-up (idle memory). */
+  private dictionary(): Promise<ZxcvbnFactory> {
+    this.zxcvbn ??= (async () => {
+      const [{ ZxcvbnFactory }, common, en] = await Promise.all([
+        import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common'), import('@zxcvbn-ts/language-en'),
+      ]);
+      return new ZxcvbnFactory({ dictionary: { ...common.dictionary, ...en.dictionary }, graphs: common.adjacencyGraphs });
+    })();
+    return this.zxcvbn;
+  }
+
+  async check(password: string, who: { username: string; email: string | null; accountClass: AccountClass }, trx: Db = this.db): Promise<Violation[]> {
+    const r = await this.restrictions(who.accountClass, trx);
+    const v: Violation[] = [];
+    const chars = [...password].length;
+    if (chars < r.minLength) v.push({ rule: 'min_length', message: `Use at least ${r.minLength} characters.` });
+    if (Buffer.byteLength(password, 'utf8') > r.maxBytes) v.push({ rule: 'max_bytes', message: `Use at most ${r.maxBytes} bytes (bcrypt reads no more).` });
+    if ([...password].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) v.push({ rule: 'control_characters', message: 'Control characters are not allowed.' });
+    if (r.requireUpper && !/\p{Lu}/u.test(password)) v.push({ rule: 'uppercase', message: 'Include an uppercase letter.' });
+    if (r.requireLower && !/\p{Ll}/u.test(password)) v.push({ rule: 'lowercase', message: 'Include a lowercase letter.' });
+    if (r.requireDigit && !/\p{Nd}/u.test(password)) v.push({ rule: 'digit', message: 'Include a digit.' });
+    if (r.requireSymbol && !/[^\p{L}\p{Nd}\s]/u.test(password)) v.push({ rule: 'symbol', message: 'Include a symbol.' });
+    const lower = password.toLowerCase();
+    const personal = [who.username, who.email, who.email?.split('@')[0]].filter((s): s is string => !!s && s.length >= 3);
+    if (personal.some((s) => lower.includes(s.toLowerCase()))) v.push({ rule: 'contains_personal_data', message: 'Do not include your username or email.' });
+    let keyboard = hasKeyboardWalk(password);
+    let dictionary = false;
+    if (chars <= 256) {
+      const result = (await this.dictionary()).check(password);
+      for (const m of result.sequence) {
+        if (m.pattern === 'spatial' && m.token.length >= WALK_LENGTH) keyboard = true;
+        if (m.pattern === 'dictionary' && m.token.length >= 4) dictionary = true;
+      }
+    }
+    if (keyboard) v.push({ rule: 'keyboard_pattern', message: 'Avoid keyboard patterns such as qwerty or 1234.' });
+    if (dictionary) v.push({ rule: 'dictionary_word', message: 'Avoid dictionary words and common passwords.' });
+    return v;
+  }
+}

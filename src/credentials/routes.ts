@@ -1,0 +1,89 @@
+/** Password change (signed in) and the forced change after a temporary password (ruling 11). */
+import Type from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Services } from '../app.js';
+import type { App } from '../platform/http/app.js';
+import { errors } from '../platform/http/schemas.js';
+import { PolicyErrors } from '../policy/errors.js';
+import { SignInErrors } from '../signin/errors.js';
+import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
+import { clientContext } from '../signin/routes.js';
+import { TokenErrors } from '../tokens/errors.js';
+
+const NewPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'At least 12 characters with upper and lower case, a digit and a symbol; no keyboard patterns, dictionary words, username or email; at most 72 bytes; not one of the last 8 nor used in the last 12 months.', examples: ['Vt7#qLm2!xRp9$'] });
+
+const PasswordChanged = Type.Object({
+  status: Type.Literal('success'),
+  password_expires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  message: Type.String({ examples: ['Password changed.'] }),
+});
+
+const POLICY_DOC = 'A rule violation is `422 PASSWORD_POLICY_VIOLATION` whose `details.violations` lists each failed rule as `{rule, message}` (rules: min_length, max_bytes, control_characters, uppercase, lowercase, digit, symbol, contains_personal_data, keyboard_pattern, dictionary_word, history).';
+
+export function credentialRoutes(s: Services): FastifyPluginAsync {
+  return async (instance) => {
+    const app = instance as unknown as App;
+    const tags = ['Credential management'];
+
+    app.post('/api/v1/auth/password', {
+      schema: {
+        tags, security: [{ bearer: [] }], summary: 'Change your password',
+        description: `Needs the current password; a wrong one counts toward the account lockout (401 INVALID_CREDENTIALS, then 429 ACCOUNT_LOCKED). Your other sessions end; this one stays. ${POLICY_DOC}`,
+        body: Type.Object({ current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: NewPassword }, { additionalProperties: false }),
+        response: { 200: PasswordChanged, ...errors(400, 401, 422, 429) },
+      },
+      preHandler: s.guard.authenticate,
+    }, async (request) => {
+      const auth = request.auth!;
+      const ctx = clientContext(request, s.ipHasher, auth.session.channel);
+      const user = await s.users.findById(auth.session.userId);
+      if (!user) throw TokenErrors.TOKEN_REVOKED();
+      const key = s.attempts.userKey(user.id);
+      const locked = await s.attempts.lockedUntil(key);
+      if (locked !== null) throw PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: Math.ceil((locked - s.clock.now()) / 1000) }, { headers: { 'retry-after': String(Math.ceil((locked - s.clock.now()) / 1000)) } });
+      const state = await s.credentials.state(user.id);
+      if (!(await s.hasher.verify(request.body.current_password, state?.hash ?? null))) {
+        const r = await s.attempts.recordFailure(key);
+        if (r.lockedUntil !== null) throw PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: Math.ceil((r.lockedUntil - s.clock.now()) / 1000) });
+        throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
+      }
+      await s.attempts.reset(key);
+      const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
+        const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
+        const others = await s.sessions.endAllForUser(trx, user.id, 'password_changed', auth.session.sessionId);
+        await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, userAgent: ctx.userAgent, channel: ctx.channel, details: { via: 'self_service', other_sessions_ended: others.length } }, trx);
+        return { result, ended: others };
+      });
+      await s.sessions.announce(ended);
+      return { status: 'success' as const, password_expires_at: result.expiresAt ? new Date(result.expiresAt).toISOString() : null, message: 'Password changed.' };
+    });
+
+    app.post('/api/v1/auth/reset/password', {
+      schema: {
+        tags, summary: 'Set a new password with a reset token',
+        description: `Finishes a forced password change (temporary password, admin reset or expiry): the \`reset_token\` comes from the \`403 PASSWORD_CHANGE_REQUIRED\` answer of sign-in and lives 10 minutes; it works once. Every session of the user ends; sign in again with the new password. ${POLICY_DOC}`,
+        body: Type.Object({ reset_token: Type.String({ minLength: 1, maxLength: 8192 }), new_password: NewPassword }, { additionalProperties: false }),
+        response: { 200: PasswordChanged, ...errors(400, 401, 422) },
+      },
+    }, async (request) => {
+      const claims = await s.tokens.verify(request.body.reset_token, 'reset');
+      if (claims.purpose !== PASSWORD_CHANGE_PURPOSE) throw TokenErrors.TOKEN_INVALID();
+      const user = await s.users.findByUuid(claims.user_id);
+      if (!user) throw TokenErrors.TOKEN_INVALID();
+      const ctx = clientContext(request, s.ipHasher, 'web');
+      const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
+        // Spend the token first: of two parallel uses exactly one gets the row.
+        const spent = await trx.insertInto('token_denylist').values({ jti: claims.jti, expires_at: new Date(claims.exp * 1000), created_at: new Date(s.clock.now()), reason: 'reset_used' })
+          .onConflict((oc) => oc.column('jti').doNothing()).returning('jti').executeTakeFirst();
+        if (!spent) throw TokenErrors.TOKEN_REVOKED();
+        const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
+        const ended = await s.sessions.endAllForUser(trx, user.id, 'password_changed');
+        await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, userAgent: ctx.userAgent, channel: ctx.channel, details: { via: 'reset_token' } }, trx);
+        return { result, ended };
+      });
+      await s.denylist.announce(claims.jti, claims.exp * 1000);
+      await s.sessions.announce(ended);
+      return { status: 'success' as const, password_expires_at: result.expiresAt ? new Date(result.expiresAt).toISOString() : null, message: 'Password changed; sign in with the new password.' };
+    });
+  };
+}

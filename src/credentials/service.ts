@@ -1,0 +1,97 @@
+/**
+ * Password credentials: setting (policy, history, expiry, temporary flag) and checking.
+ * The bcrypt hash is what sign-in checks. SPEC also asks for a symmetric encrypted copy; it is
+ * written under its own derived key and no code path ever decrypts it (docs/decisions.md).
+ */
+import { randomInt } from 'node:crypto';
+import type { Clock } from '../platform/clock.js';
+import type { FieldCipher } from '../platform/crypto/field-cipher.js';
+import type { Db } from '../platform/db/database.js';
+import type { UserRow, UserStore } from '../users/store.js';
+import { CredentialErrors } from './errors.js';
+import type { PasswordHasher } from './hashing.js';
+import type { AccountClass, PasswordPolicy } from './policy.js';
+
+export interface PasswordState {
+  hash: string | null;
+  expiresAt: number | null;
+  isTemporary: boolean;
+}
+
+const COPY_CONTEXT = 'credentials.password_enc';
+
+export class CredentialService {
+  constructor(
+    private readonly deps: { db: Db; hasher: PasswordHasher; policy: PasswordPolicy; cipher: FieldCipher; clock: Clock; users: UserStore },
+  ) {}
+
+  async accountClass(user: UserRow, trx: Db = this.deps.db): Promise<AccountClass> {
+    if (user.is_service_account) return 'service';
+    const { roles } = await this.deps.users.grants(user.id, trx);
+    return roles.includes('admin') ? 'admin' : 'regular';
+  }
+
+  async state(userId: number, trx: Db = this.deps.db): Promise<PasswordState | undefined> {
+    const row = await trx.selectFrom('credentials').select(['password_hash', 'expires_at', 'is_temporary']).where('user_id', '=', userId).where('type', '=', 'password').executeTakeFirst();
+    if (!row) return undefined;
+    return { hash: row.password_hash, expiresAt: row.expires_at ? new Date(row.expires_at).getTime() : null, isTemporary: row.is_temporary };
+  }
+
+  /**
+   * Sets a password after checking every rule. A temporary password (admin-issued) must be
+   * changed at the next sign-in; it skips the history rule since the user never chose it.
+   */
+  async setPassword(trx: Db, user: UserRow, password: string, opts: { temporary: boolean }): Promise<{ expiresAt: number | null }> {
+    const accountClass = await this.accountClass(user, trx);
+    const violations = await this.deps.policy.check(password, { username: user.username, email: user.email, accountClass }, trx);
+    const r = await this.deps.policy.restrictions(accountClass, trx);
+    if (!opts.temporary && violations.length === 0 && (await this.reusesHistory(trx, user.id, password, r.historyCount, r.reuseMonths))) {
+      violations.push({ rule: 'history', message: `Do not reuse any of your last ${r.historyCount} passwords or one used in the last ${r.reuseMonths} months.` });
+    }
+    if (violations.length > 0) throw CredentialErrors.PASSWORD_POLICY_VIOLATION({ violations });
+
+    const now = this.deps.clock.now();
+    const hash = await this.deps.hasher.hash(password);
+    const expiresAt = opts.temporary || r.expiryDays === null ? null : now + r.expiryDays * 86_400_000;
+    const values = {
+      password_hash: hash, password_enc: this.deps.cipher.encrypt(password, COPY_CONTEXT), changed_at: new Date(now),
+      expires_at: expiresAt === null ? null : new Date(expiresAt), is_temporary: opts.temporary, username: user.username,
+    };
+    await trx
+      .insertInto('credentials')
+      .values({ user_id: user.id, type: 'password', ...values })
+      .onConflict((oc) => oc.columns(['user_id', 'type']).doUpdateSet(values))
+      .execute();
+    await trx.insertInto('credential_history').values({ user_id: user.id, type: 'password', password_hash: hash, created_at: new Date(now) }).execute();
+    await this.deps.users.update(trx, user.id, { must_change_password: opts.temporary }, new Date(now));
+    return { expiresAt };
+  }
+
+  /** Ruling 3: the last N passwords and any used within the last M months. */
+  private async reusesHistory(trx: Db, userId: number, password: string, count: number, months: number): Promise<boolean> {
+    const since = new Date(this.deps.clock.now() - months * 30 * 86_400_000);
+    const recent = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password').orderBy('created_at', 'desc').limit(count).execute();
+    const dated = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password').where('created_at', '>=', since).execute();
+    const hashes = new Set([...recent, ...dated].map((h) => h.password_hash));
+    const matches = await Promise.all([...hashes].map((h) => this.deps.hasher.verify(password, h)));
+    return matches.some(Boolean);
+  }
+
+  /** A random password that meets the policy, for admin-created users and resets. */
+  async temporaryPassword(user: UserRow, trx: Db = this.deps.db): Promise<string> {
+    const accountClass = await this.accountClass(user, trx);
+    const sets = ['ABCDEFGHJKLMNPQRSTUVWXYZ', 'abcdefghijkmnpqrstuvwxyz', '23456789', '!#%+-=?@^_'];
+    for (;;) {
+      const chars = sets.map((s) => s[randomInt(s.length)]!);
+      const all = sets.join('');
+      while (chars.length < 20) chars.push(all[randomInt(all.length)]!);
+      for (let i = chars.length - 1; i > 0; i--) {
+        const j = randomInt(i + 1);
+        [chars[i], chars[j]] = [chars[j]!, chars[i]!];
+      }
+      const candidate = chars.join('');
+      const v = await this.deps.policy.check(candidate, { username: user.username, email: user.email, accountClass }, trx);
+      if (v.length === 0) return candidate;
+    }
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Configuration: the only module that reads environment variables. `loadConfig` turns an
+ * environment into one typed, validated, frozen object, or throws a `ConfigError` that lists
+ * every problem at once so an operator fixes them in one go.
+ */
+import path from 'node:path';
+
+export type NodeEnv = 'development' | 'production' | 'test';
+export type SessionMode = 'multi' | 'single';
+
+export interface Config {
+  env: NodeEnv;
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Unset means the embedded PGlite database under `dataDir`. */
+  databaseUrl: string | undefined;
+  logLevel: string;
+  trustProxy: boolean;
+  bodyLimitBytes: number;
+  shutdownGraceMs: number;
+  secrets: {
+    /** 32-byte master key for field encryption and for wrapping the JWT keyring. */
+    fieldKey: Buffer | undefined;
+    /** Key of the HMAC that hashes client IP addresses. */
+    ipHashKey: Buffer | undefined;
+    /** PEM of the RSA-2048 transport private key. */
+    transportPrivateKeyPem: string | undefined;
+  };
+  dbFieldEncryption: boolean;
+  tokens: {
+    issuer: string;
+    audience: string[];
+    accessTtlSec: number;
+    refreshTtlSec: number;
+    resetTtlSec: number;
+    twoFactorTtlSec: number;
+    keyRotationDays: number;
+    bindIp: boolean;
+  };
+  sessions: {
+    mode: SessionMode;
+    maxConcurrent: number;
+    inactivitySec: number;
+    /** How stale `last_activity` in the database may be before a request writes it. */
+    activityWriteSec: number;
+    /** Safety net: how often each node re-reads revocations in case a NOTIFY was lost. */
+    cacheSyncMs: number;
+  };
+  signin: {
+    maxLoginAttempts: number;
+    lockoutMinutes: number;
+    rateLimitPerMinute: number;
+  };
+  passwords: {
+    bcryptCost: number;
+  };
+  bootstrapAdmin: {
+    username: string | undefined;
+    password: string | undefined;
+    email: string | undefined;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  str(name: string, fallback: string): string {
+    const v = this.env[name];
+    return v === undefined || v === '' ? fallback : v;
+  }
+
+  opt(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined || v === '' ? undefined : v;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.opt(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return n;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.opt(name);
+    if (raw === undefined) return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+    this.problems.push(`${name} must be 1 or 0 (got "${raw}")`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.opt(name);
+    if (raw === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(raw)) return raw as T;
+    this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`);
+    return fallback;
+  }
+
+  /** A key given as base64 or hex; at least `minBytes` long (256 bits for our keys). */
+  key(name: string, minBytes: number): Buffer | undefined {
+    const raw = this.opt(name);
+    if (raw === undefined) return undefined;
+    const buf = /^[0-9a-fA-F]+$/.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    if (buf.length < minBytes) {
+      this.problems.push(`${name} must hold at least ${minBytes} bytes of key material, base64 or hex (got ${buf.length})`);
+      return undefined;
+    }
+    return buf;
+  }
+}
+
+/** Parses and validates the environment. Pure: reads nothing but `env`. */
+export function loadConfig(env: Env = process.env): Config {
+  const r = new Reader(env);
+  const nodeEnv = r.oneOf<NodeEnv>('NODE_ENV', 'development', ['development', 'production', 'test']);
+  const production = nodeEnv === 'production';
+
+  const fieldKey = r.key('FIELD_ENCRYPTION_KEY', 32);
+  const ipHashKey = r.key('IP_HASH_KEY', 32);
+  let transportPrivateKeyPem = r.opt('TRANSPORT_PRIVATE_KEY');
+  const transportKeyPath = r.opt('TRANSPORT_PRIVATE_KEY_PATH');
+  if (transportPrivateKeyPem === undefined && transportKeyPath !== undefined) {
+    transportPrivateKeyPem = `@file:${path.resolve(transportKeyPath)}`;
+  }
+  const accessMinutes = r.int('ACCESS_TOKEN_EXPIRE_MINUTES', 60, 1, 24 * 60);
+  const refreshMinutes = r.int('REFRESH_TOKEN_EXPIRE_MINUTES', 10080, 5, 90 * 24 * 60);
+  const bcryptCost = r.int('BCRYPT_COST', 12, 4, 16);
+  const databaseUrl = r.opt('DATABASE_URL');
+
+  const config: Config = {
+    env: nodeEnv,
+    host: r.str('HOST', '127.0.0.1'),
+    port: r.int('PORT', 8080, 0, 65535),
+    dataDir: path.resolve(r.str('DATA_DIR', './data')),
+    databaseUrl,
+    logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    trustProxy: r.bool('TRUST_PROXY', false),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
+    secrets: { fieldKey, ipHashKey, transportPrivateKeyPem },
+    dbFieldEncryption: r.bool('DB_FIELD_ENCRYPTION', true),
+    tokens: {
+      issuer: r.str('JWT_ISSUER', 'strongroom'),
+      audience: r.str('JWT_AUDIENCE', 'strongroom').split(',').map((s) => s.trim()).filter(Boolean),
+      accessTtlSec: accessMinutes * 60,
+      refreshTtlSec: refreshMinutes * 60,
+      resetTtlSec: r.int('RESET_TOKEN_EXPIRE_MINUTES', 10, 1, 60) * 60,
+      twoFactorTtlSec: r.int('TWO_FACTOR_TOKEN_EXPIRE_MINUTES', 5, 1, 30) * 60,
+      keyRotationDays: r.int('JWT_KEY_ROTATION_DAYS', 90, 1, 365),
+      bindIp: r.bool('TOKEN_BIND_IP', false),
+    },
+    sessions: {
+      mode: r.oneOf<SessionMode>('SESSION_MODE', 'multi', ['multi', 'single']),
+      maxConcurrent: r.int('MAX_CONCURRENT_SESSIONS', 3, 1, 100),
+      inactivitySec: r.int('SESSION_INACTIVITY_MINUTES', 15, 1, 24 * 60) * 60,
+      activityWriteSec: r.int('SESSION_ACTIVITY_WRITE_SECONDS', 60, 1, 600),
+      cacheSyncMs: r.int('CACHE_SYNC_MS', 2000, 100, 60_000),
+    },
+    signin: {
+      maxLoginAttempts: r.int('MAX_LOGIN_ATTEMPTS', 5, 1, 100),
+      lockoutMinutes: r.int('ACCOUNT_LOCKOUT_MINUTES', 15, 1, 24 * 60),
+      rateLimitPerMinute: r.int('SIGNIN_RATE_LIMIT_PER_MINUTE', 30, 1, 100_000),
+    },
+    passwords: { bcryptCost },
+    bootstrapAdmin: {
+      username: r.opt('BOOTSTRAP_ADMIN_USERNAME'),
+      password: r.opt('BOOTSTRAP_ADMIN_PASSWORD'),
+      email: r.opt('BOOTSTRAP_ADMIN_EMAIL'),
+    },
+  };
+
+  if (config.tokens.audience.length === 0) r.problems.push('JWT_AUDIENCE must name at least one audience');
+  if (production) {
+    const missing: string[] = [];
+    if (!databaseUrl) missing.push('DATABASE_URL (the PostgreSQL connection string)');
+    if (!fieldKey) missing.push('FIELD_ENCRYPTION_KEY (32 random bytes, base64: openssl rand -base64 32)');
+    if (!ipHashKey) missing.push('IP_HASH_KEY (32 random bytes, base64: openssl rand -base64 32)');
+    if (!transportPrivateKeyPem) missing.push('TRANSPORT_PRIVATE_KEY_PATH or TRANSPORT_PRIVATE_KEY (RSA-2048 private key, PEM)');
+    for (const m of missing) r.problems.push(`production requires ${m}`);
+    if (bcryptCost < 12) r.problems.push('BCRYPT_COST may be lowered below 12 only outside production');
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return Object.freeze(config);
+}

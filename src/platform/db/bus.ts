@@ -1,0 +1,106 @@
+/**
+ * Cache invalidation between nodes. A node publishes an event; its own subscribers hear it at
+ * once, and on PostgreSQL every other node hears it through LISTEN/NOTIFY. On PGlite only one
+ * process can open the database, so the bus is local.
+ *
+ * Lost notifications (a dropped LISTEN connection) are covered by each cache's periodic
+ * re-sync; `onReconnect` lets caches flush when the listener comes back.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+export type BusEvent =
+  | { type: 'session.ended'; sessionId: string }
+  | { type: 'token.denied'; jti: string; expiresAt: number }
+  | { type: 'keyring.changed' };
+
+const CHANNEL = 'strongroom_events';
+
+export interface EventBus {
+  publish(event: BusEvent): Promise<void>;
+  subscribe(handler: (event: BusEvent) => void): void;
+  onReconnect(handler: () => void): void;
+  close(): Promise<void>;
+}
+
+export class LocalBus implements EventBus {
+  protected readonly handlers: Array<(e: BusEvent) => void> = [];
+  protected readonly reconnectHandlers: Array<() => void> = [];
+  async publish(event: BusEvent): Promise<void> {
+    this.deliver(event);
+  }
+  subscribe(handler: (event: BusEvent) => void): void {
+    this.handlers.push(handler);
+  }
+  onReconnect(handler: () => void): void {
+    this.reconnectHandlers.push(handler);
+  }
+  protected deliver(event: BusEvent): void {
+    for (const h of this.handlers) h(event);
+  }
+  async close(): Promise<void> {}
+}
+
+export class PgBus extends LocalBus {
+  private readonly nodeId = randomUUID();
+  private client: pg.Client | undefined;
+  private closed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly connectionString: string,
+    private readonly log: Logger,
+  ) {
+    super();
+  }
+
+  async start(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString });
+    client.on('notification', (msg) => {
+      if (msg.channel !== CHANNEL || !msg.payload) return;
+      const sep = msg.payload.indexOf('|');
+      if (msg.payload.slice(0, sep) === this.nodeId) return; // our own, already delivered
+      try {
+        this.deliver(JSON.parse(msg.payload.slice(sep + 1)) as BusEvent);
+      } catch (err) {
+        this.log.warn({ err }, 'ignored a malformed cache-invalidation notification');
+      }
+    });
+    client.on('error', (err) => {
+      this.log.warn({ err }, 'cache-invalidation listener lost its connection; reconnecting');
+      this.reconnectLater();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+    this.client = client;
+  }
+
+  private reconnectLater(): void {
+    const old = this.client;
+    this.client = undefined;
+    old?.end().catch(() => undefined);
+    if (this.closed || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.start()
+        .then(() => {
+          for (const h of this.reconnectHandlers) h();
+        })
+        .catch(() => this.reconnectLater());
+    }, 1000);
+    this.retryTimer.unref();
+  }
+
+  override async publish(event: BusEvent): Promise<void> {
+    this.deliver(event);
+    await this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, `${this.nodeId}|${JSON.stringify(event)}`]);
+  }
+
+  override async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    await this.client?.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Opens the system of record: PostgreSQL when `DATABASE_URL` is set, otherwise PGlite (the same
+ * PostgreSQL, compiled to WASM, in-process) under `DATA_DIR/pglite`. Same SQL, same migrations.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { LocalBus, PgBus, type EventBus } from './bus.js';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** Where the data lives, without credentials: for logs. */
+  location: string;
+  bus: EventBus;
+  migrate(): Promise<string[]>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolSize?: number }
+  | { kind: 'pglite'; dataDir: string }
+  | { kind: 'pglite-memory' };
+
+export class DatabaseLockedError extends Error {}
+
+/** Redacts the password of a connection string for logs. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `PostgreSQL at ${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return 'PostgreSQL (unparseable DATABASE_URL)';
+  }
+}
+
+/**
+ * PGlite is single-process: a lock file keeps a second server or a CLI from opening the same
+ * data directory at once, which would corrupt it. A lock left by a dead process is taken over.
+ */
+function takeLock(dir: string): () => void {
+  const file = path.join(dir, 'strongroom.lock');
+  try {
+    const pid = Number(readFileSync(file, 'utf8'));
+    if (Number.isInteger(pid) && pid !== process.pid) {
+      try {
+        process.kill(pid, 0);
+        throw new DatabaseLockedError(
+          `The embedded database in ${dir} is in use by process ${pid}. Stop that process first, or set DATABASE_URL to use PostgreSQL.`,
+        );
+      } catch (err) {
+        if (err instanceof DatabaseLockedError) throw err;
+        // ESRCH: the process is gone; the lock is stale.
+      }
+    }
+  } catch (err) {
+    if (err instanceof DatabaseLockedError) throw err;
+  }
+  writeFileSync(file, String(process.pid));
+  return () => rmSync(file, { force: true });
+}
+
+export async function openDatabase(target: DatabaseTarget, log: Logger): Promise<DatabaseHandle> {
+  let db: Db;
+  let bus: EventBus;
+  let location: string;
+  let release = (): void => undefined;
+  let closeExtra = async (): Promise<void> => undefined;
+
+  if (target.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 });
+    pool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const pgBus = new PgBus(pool, target.url, log);
+    await pgBus.start();
+    bus = pgBus;
+    location = describeUrl(target.url);
+  } else {
+    let pglite: PGlite;
+    if (target.kind === 'pglite') {
+      mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
+      release = takeLock(target.dataDir);
+      pglite = new PGlite(path.join(target.dataDir, 'pglite'));
+      location = `PGlite (embedded) at ${path.join(target.dataDir, 'pglite')}`;
+    } else {
+      pglite = new PGlite();
+      location = 'PGlite (embedded, in memory)';
+    }
+    await pglite.waitReady;
+    db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    bus = new LocalBus();
+    closeExtra = async () => {
+      if (!pglite.closed) await pglite.close();
+    };
+  }
+
+  return {
+    db,
+    kind: target.kind === 'postgres' ? 'postgres' : 'pglite',
+    location,
+    bus,
+    async migrate() {
+      const migrator = new Migrator({ db, provider: migrationProvider, migrationTableName: 'strongroom_migrations', migrationLockTableName: 'strongroom_migrations_lock' });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error;
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async ping() {
+      await sql`SELECT 1`.execute(db);
+    },
+    async close() {
+      await bus.close();
+      await db.destroy();
+      await closeExtra();
+      release();
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as core from './001-core.js';
+
+/** Migrations live in code, in order; `Migrator` records which have run. */
+export const migrations: Record<string, Migration> = {
+  '001-core': core,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

@@ -1,0 +1,185 @@
+/** Kysely table types. Keep in step with `migrations/`. */
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface UsersTable {
+  id: Generated<number>;
+  uuid: Generated<string>;
+  username: string;
+  email: string | null;
+  phone: string | null;
+  full_name: string | null;
+  is_active: Generated<boolean>;
+  is_service_account: Generated<boolean>;
+  must_change_password: Generated<boolean>;
+  last_login_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface CredentialsTable {
+  id: Generated<number>;
+  user_id: number;
+  type: string;
+  username: string;
+  password_hash: string | null;
+  password_enc: string | null;
+  changed_at: Timestamp;
+  expires_at: Timestamp | null;
+  is_temporary: Generated<boolean>;
+}
+
+export interface CredentialHistoryTable {
+  id: Generated<number>;
+  user_id: number;
+  type: string;
+  password_hash: string;
+  created_at: Timestamp;
+}
+
+export interface RolesTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
+}
+
+export interface PermissionsTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
+}
+
+export interface RolePermissionsTable {
+  role_id: number;
+  permission_id: number;
+}
+
+export interface UserRolesTable {
+  user_id: number;
+  role_id: number;
+}
+
+export interface SessionsTable {
+  session_id: string;
+  user_id: number;
+  created_at: Timestamp;
+  last_activity: Timestamp;
+  expires_at: Timestamp;
+  device_fingerprint: string;
+  ip_address: string;
+  user_agent: string;
+  is_active: boolean;
+  mfa_completed: boolean;
+  channel: string;
+  aes_key: string | null;
+  ended_at: Timestamp | null;
+  end_reason: string | null;
+}
+
+export interface SessionHistoryTable {
+  id: Generated<number>;
+  session_id: string;
+  user_id: number;
+  event: string;
+  reason: string | null;
+  at: Timestamp;
+}
+
+export interface TokenDenylistTable {
+  jti: string;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+  reason: string;
+}
+
+export interface RefreshFamiliesTable {
+  family_id: string;
+  session_id: string;
+  user_id: number;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+  revoke_reason: string | null;
+}
+
+export interface RefreshTokensTable {
+  jti: string;
+  family_id: string;
+  issued_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface LoginAttemptsTable {
+  subject_key: string;
+  failed_count: number;
+  window_started_at: Timestamp;
+  last_failed_at: Timestamp;
+  locked_until: Timestamp | null;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  window_start: Timestamp;
+  count: number;
+}
+
+export interface PasswordRestrictionsTable {
+  account_class: string;
+  min_length: number;
+  max_bytes: number;
+  require_upper: boolean;
+  require_lower: boolean;
+  require_digit: boolean;
+  require_symbol: boolean;
+  history_count: number;
+  reuse_months: number;
+  expiry_days: number | null;
+  warn_days: number;
+}
+
+export interface AuditLogTable {
+  audit_id: Generated<string>;
+  timestamp: Timestamp;
+  event_type: string;
+  user_id: string | null;
+  username: string | null;
+  status: string;
+  ip_address: string | null;
+  device_fingerprint: string | null;
+  user_agent: string | null;
+  channel: string | null;
+  mfa_method: string | null;
+  location: Json<Record<string, unknown>> | null;
+  security_events: Json<unknown[]>;
+  risk_score: number | null;
+  suspicious_indicators: Json<unknown[]>;
+  details: Json<Record<string, unknown>>;
+}
+
+export interface JwtSigningKeysTable {
+  kid: string;
+  secret_enc: string;
+  created_at: Timestamp;
+}
+
+export interface Database {
+  users: UsersTable;
+  credentials: CredentialsTable;
+  credential_history: CredentialHistoryTable;
+  roles: RolesTable;
+  permissions: PermissionsTable;
+  role_permissions: RolePermissionsTable;
+  user_roles: UserRolesTable;
+  sessions: SessionsTable;
+  session_history: SessionHistoryTable;
+  token_denylist: TokenDenylistTable;
+  refresh_families: RefreshFamiliesTable;
+  refresh_tokens: RefreshTokensTable;
+  login_attempts: LoginAttemptsTable;
+  rate_limits: RateLimitsTable;
+  password_restrictions: PasswordRestrictionsTable;
+  audit_log: AuditLogTable;
+  jwt_signing_keys: JwtSigningKeysTable;
+}

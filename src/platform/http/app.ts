@@ -1,0 +1,153 @@
+/**
+ * The HTTP application shell: validation, SPEC's common response headers, the error body,
+ * request and correlation ids, metrics, and the OpenAPI document. Capabilities register their
+ * routes on top as plugins.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { AppError, CommonErrors } from '../errors.js';
+import type { Metrics } from '../observability/metrics.js';
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  Logger,
+  TypeBoxTypeProvider
+>;
+
+const COMMON_HEADERS: Record<string, string> = {
+  'strict-transport-security': 'max-age=31536000; includeSubDomains; preload',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'x-xss-protection': '1; mode=block',
+  'content-security-policy': "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'",
+  'referrer-policy': 'strict-origin-when-cross-origin',
+  'permissions-policy': 'geolocation=(), microphone=(), camera=()',
+  'cache-control': 'no-store, no-cache, must-revalidate, proxy-revalidate',
+  pragma: 'no-cache',
+  expires: '0',
+  'x-api-version': '1.0',
+};
+
+const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    startedAt: bigint;
+    correlationId: string;
+  }
+}
+
+function makeAjv(options: AjvOptions): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, ...options });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+export function errorBody(err: AppError): { status_code: number; error_code: string; message: string; details: Record<string, unknown> } {
+  return { status_code: err.statusCode, error_code: err.code, message: err.message, details: err.details };
+}
+
+/** Turns anything thrown into an AppError: bad input is never a 500. */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as FastifyError & { validation?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown> }>; validationContext?: string };
+  if (e?.validation) {
+    const fields = e.validation.map((v) => {
+      const missing = v.params?.missingProperty;
+      const extra = v.params?.additionalProperty;
+      const path = `${v.instancePath}${missing ? `/${String(missing)}` : ''}${extra ? `/${String(extra)}` : ''}`;
+      return { location: e.validationContext ?? 'body', field: path.replace(/^\//, '').replace(/\//g, '.') || '(root)', message: extra ? 'is not allowed' : (v.message ?? 'is invalid') };
+    });
+    return CommonErrors.VALIDATION_ERROR({ fields });
+  }
+  const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
+  if (status === 413) return CommonErrors.PAYLOAD_TOO_LARGE();
+  if (status === 415) return CommonErrors.UNSUPPORTED_MEDIA_TYPE();
+  if (status === 404) return CommonErrors.NOT_FOUND();
+  if (status === 429) return CommonErrors.RATE_LIMITED();
+  if (status >= 400 && status < 500) return CommonErrors.MALFORMED_REQUEST();
+  return CommonErrors.INTERNAL_ERROR(undefined, { cause: err });
+}
+
+async function payloadBytes(payload: unknown): Promise<Buffer | string | null> {
+  if (payload === null || payload === undefined) return null;
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) return payload;
+  if (payload instanceof Readable) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of payload) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+    return Buffer.concat(chunks);
+  }
+  return null;
+}
+
+export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics }): App {
+  const { config, metrics } = deps;
+  const app = Fastify({
+    loggerInstance: deps.log,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    // Per-request lines are left to metrics; errors and refusals are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: 200 },
+    ajv: { customOptions: { coerceTypes: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Bodies are validated strictly (a string is not a number); query, params and headers
+  // arrive as text and are coerced.
+  const bodyAjv = makeAjv({ coerceTypes: false, removeAdditional: false });
+  const textAjv = makeAjv({ coerceTypes: 'array', removeAdditional: false });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
+
+  app.decorateRequest('startedAt', 0n);
+  app.decorateRequest('correlationId', '');
+  app.addHook('onRequest', async (request) => {
+    request.startedAt = process.hrtime.bigint();
+    const given = request.headers['x-correlation-id'];
+    request.correlationId = typeof given === 'string' && CORRELATION_ID.test(given) ? given : request.id;
+  });
+
+  // SPEC "Common response headers", on every response: errors and docs included.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const body = await payloadBytes(payload);
+    for (const [k, v] of Object.entries(COMMON_HEADERS)) if (!reply.hasHeader(k)) reply.header(k, v);
+    if (!reply.hasHeader('content-type')) reply.header('content-type', 'application/json; charset=utf-8');
+    reply.header('x-request-id', request.id);
+    reply.header('x-correlation-id', request.correlationId);
+    reply.header('x-content-sha256', createHash('sha256').update(body ?? '').digest('hex'));
+    reply.header('x-response-time', (Number(process.hrtime.bigint() - request.startedAt) / 1e6).toFixed(2));
+    return body ?? payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, Number(process.hrtime.bigint() - request.startedAt) / 1e9);
+  });
+
+  app.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(err);
+    if (appError.statusCode >= 500) request.log.error({ err, reqId: request.id }, 'request failed');
+    else request.log.info({ error_code: appError.code, status: appError.statusCode, url: request.routeOptions.url }, 'request refused');
+    for (const [k, v] of Object.entries(appError.headers)) reply.header(k, v);
+    return reply.status(appError.statusCode).send(errorBody(appError));
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const e = CommonErrors.NOT_FOUND({ method: request.method, path: request.url.split('?')[0]!.slice(0, 200) });
+    return reply.status(404).send(errorBody(e));
+  });
+
+  return app as unknown as App;
+}

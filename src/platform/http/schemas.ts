@@ -1,0 +1,26 @@
+/** Schemas shared by every capability: the error body and small building blocks. */
+import Type, { type TSchema } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  {
+    status_code: Type.Integer({ examples: [401] }),
+    error_code: Type.String({ examples: ['INVALID_CREDENTIALS'] }),
+    message: Type.String({ examples: ['The username or password is incorrect.'] }),
+    details: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { description: 'SPEC error body. `error_code` is stable; `message` is for people.' },
+);
+
+/** Error responses for a route, keyed by status, for its `response` schema. */
+export function errors(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const s of statuses) out[s] = ErrorBody;
+  return out;
+}
+
+export const StatusOk = Type.Object({ status: Type.Literal('success'), message: Type.Optional(Type.String()) });
+
+export const Pagination = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
+  page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+};

@@ -1,0 +1,43 @@
+/**
+ * Prometheus metrics, one registry per app instance (no global default registry), served at
+ * /metrics.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests = new Counter({
+    name: 'strongroom_http_requests_total',
+    help: 'HTTP requests by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'strongroom_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly signins = new Counter({
+    name: 'strongroom_signins_total',
+    help: 'Sign-in attempts by strategy and outcome',
+    labelNames: ['strategy', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean; activeSessions?: () => Promise<number> } = {}) {
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
+    const count = options.activeSessions;
+    if (count) {
+      new Gauge({
+        name: 'strongroom_active_sessions',
+        help: 'Sessions currently active',
+        registers: [this.registry],
+        async collect() {
+          this.set(await count());
+        },
+      });
+    }
+  }
+}

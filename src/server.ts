@@ -1,0 +1,65 @@
+/** `npm start`: the HTTP API and its background workers in one process. */
+import { buildApp } from './app.js';
+import { bootstrapAdmin } from './bootstrap.js';
+import { ConfigError, loadConfig } from './platform/config.js';
+import { DatabaseLockedError } from './platform/db/database.js';
+import { createLogger } from './platform/observability/logger.js';
+import { openRuntime } from './runtime.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`Strongroom cannot start.\n${err.message}\nSee README.md, "Configuration".`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const { services, generated, migrated } = await openRuntime(config, log, { defaultMetrics: true }).catch((err: unknown) => {
+    if (err instanceof DatabaseLockedError) {
+      console.error(`Strongroom cannot start: ${err.message}`);
+      process.exit(75); // EX_TEMPFAIL
+    }
+    throw err;
+  });
+
+  log.info({ database: services.database.location, migrations_applied: migrated }, `Database: ${services.database.location}`);
+  if (config.env !== 'production') {
+    log.warn({ env: config.env }, `Development mode (NODE_ENV=${config.env}): not for production.`);
+    if (generated.length > 0) log.warn({ generated }, `Generated development secrets in ${config.dataDir}/secrets: ${generated.join(', ')}. Production requires them explicitly.`);
+    if (config.passwords.bcryptCost < 12) log.warn(`BCRYPT_COST=${config.passwords.bcryptCost} is below 12: for tests only.`);
+  }
+  await bootstrapAdmin(services);
+
+  const app = await buildApp(services);
+  services.workers.start();
+  const address = await app.listen({ host: config.host, port: config.port });
+  log.info({ address }, `Strongroom listening on ${address}  ·  API docs ${address}/api/docs  ·  health ${address}/health  ·  metrics ${address}/metrics`);
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'Shutting down: draining in-flight requests');
+    const force = setTimeout(() => {
+      log.error('Shutdown took too long; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    services.workers.stop();
+    await app.close(); // stops accepting, waits for in-flight requests
+    await services.database.close(); // PGlite checkpoints and releases its lock
+    log.info('Stopped cleanly');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  console.error('Strongroom failed to start:', err);
+  process.exit(1);
+});

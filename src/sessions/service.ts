@@ -1,0 +1,227 @@
+/**
+ * Sessions (SPEC "Session", Authentication 5 and 6).
+ *
+ * Validation runs on every authenticated request, so each node caches session rows. Ending a
+ * session reaches other nodes by NOTIFY at once; a periodic re-sync of recently ended sessions
+ * bounds staleness to `CACHE_SYNC_MS` if a notification is lost. `last_activity` is written at
+ * most once per `SESSION_ACTIVITY_WRITE_SECONDS` per session, not on every request; before a
+ * session is declared inactive the row is re-read, so activity seen by another node counts.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Config } from '../platform/config.js';
+import type { Clock } from '../platform/clock.js';
+import type { EventBus } from '../platform/db/bus.js';
+import type { Db } from '../platform/db/database.js';
+import { safeEqual } from '../platform/crypto/field-cipher.js';
+import { TokenErrors } from '../tokens/errors.js';
+import { SessionErrors } from './errors.js';
+
+export type EndReason =
+  | 'logout' | 'logout_all' | 'inactivity' | 'expired' | 'superseded' | 'concurrency_limit'
+  | 'refresh_reuse' | 'password_changed' | 'admin';
+
+export interface Session {
+  sessionId: string;
+  userId: number;
+  createdAt: number;
+  lastActivity: number;
+  expiresAt: number;
+  deviceFingerprint: string;
+  ipAddress: string;
+  userAgent: string;
+  isActive: boolean;
+  mfaCompleted: boolean;
+  channel: string;
+}
+
+export interface NewSession {
+  userId: number;
+  deviceFingerprint: string;
+  ipAddress: string;
+  userAgent: string;
+  channel: string;
+  mfaCompleted: boolean;
+}
+
+interface CacheEntry {
+  session: Session;
+  /** last_activity as the database holds it. */
+  dbLastActivity: number;
+  fetchedAt: number;
+}
+
+/** How long a cached row is trusted for fields other than revocation (which is pushed). */
+const CACHE_TTL_MS = 30_000;
+const SYNC_SLACK_MS = 60_000;
+
+type Row = {
+  session_id: string; user_id: number; created_at: Date | string; last_activity: Date | string; expires_at: Date | string;
+  device_fingerprint: string; ip_address: string; user_agent: string; is_active: boolean; mfa_completed: boolean; channel: string;
+};
+
+const ms = (d: Date | string): number => new Date(d).getTime();
+
+function toSession(r: Row): Session {
+  return {
+    sessionId: r.session_id, userId: r.user_id, createdAt: ms(r.created_at), lastActivity: ms(r.last_activity),
+    expiresAt: ms(r.expires_at), deviceFingerprint: r.device_fingerprint, ipAddress: r.ip_address, userAgent: r.user_agent,
+    isActive: r.is_active, mfaCompleted: r.mfa_completed, channel: r.channel,
+  };
+}
+
+const COLUMNS = [
+  'session_id', 'user_id', 'created_at', 'last_activity', 'expires_at', 'device_fingerprint', 'ip_address',
+  'user_agent', 'is_active', 'mfa_completed', 'channel',
+] as const;
+
+export class SessionService {
+  private readonly cache = new Map<string, CacheEntry>();
+  private syncedUpTo = 0;
+
+  constructor(private readonly deps: { db: Db; clock: Clock; bus: EventBus; config: Config['sessions']; maxLifetimeSec: number }) {
+    deps.bus.subscribe((e) => {
+      if (e.type === 'session.ended') this.cache.delete(e.sessionId);
+    });
+    deps.bus.onReconnect(() => this.cache.clear());
+  }
+
+  /**
+   * Creates a session inside `trx`, ending others as the mode requires: single mode ends every
+   * other session; multi mode ends the oldest beyond `MAX_CONCURRENT_SESSIONS` (ruling 7).
+   * Returns the ids it ended so the caller can announce them after commit.
+   */
+  async create(trx: Db, input: NewSession): Promise<{ session: Session; ended: string[] }> {
+    const now = this.deps.clock.now();
+    // Serialise sign-ins of one user so two parallel ones cannot both slip under the limit.
+    await sql`SELECT id FROM users WHERE id = ${input.userId} FOR UPDATE`.execute(trx);
+    const active = await trx
+      .selectFrom('sessions')
+      .select(['session_id', 'last_activity', 'expires_at'])
+      .where('user_id', '=', input.userId)
+      .where('is_active', '=', true)
+      .orderBy('created_at', 'asc')
+      .execute();
+    const stale = active.filter((s) => ms(s.expires_at) <= now || now - ms(s.last_activity) > this.deps.config.inactivitySec * 1000);
+    const live = active.filter((s) => !stale.includes(s));
+    const excess = this.deps.config.mode === 'single' ? live : live.slice(0, Math.max(0, live.length - this.deps.config.maxConcurrent + 1));
+    await this.endMany(trx, stale.map((s) => s.session_id), 'inactivity', input.userId);
+    await this.endMany(trx, excess.map((s) => s.session_id), this.deps.config.mode === 'single' ? 'superseded' : 'concurrency_limit', input.userId);
+
+    const session: Session = {
+      sessionId: randomUUID(), userId: input.userId, createdAt: now, lastActivity: now,
+      expiresAt: now + this.deps.maxLifetimeSec * 1000, deviceFingerprint: input.deviceFingerprint, ipAddress: input.ipAddress,
+      userAgent: input.userAgent.slice(0, 512), isActive: true, mfaCompleted: input.mfaCompleted, channel: input.channel,
+    };
+    await trx.insertInto('sessions').values({
+      session_id: session.sessionId, user_id: session.userId, created_at: new Date(now), last_activity: new Date(now),
+      expires_at: new Date(session.expiresAt), device_fingerprint: session.deviceFingerprint, ip_address: session.ipAddress,
+      user_agent: session.userAgent, is_active: true, mfa_completed: session.mfaCompleted, channel: session.channel, aes_key: null,
+      ended_at: null, end_reason: null,
+    }).execute();
+    await this.history(trx, session.sessionId, session.userId, 'created', null);
+    return { session, ended: [...stale, ...excess].map((s) => s.session_id) };
+  }
+
+  /** SPEC Authentication 5: look up, not expired, not inactive, same device; then record activity. */
+  async validate(sessionId: string, fingerprint: string): Promise<Session> {
+    const now = this.deps.clock.now();
+    let entry = this.cache.get(sessionId);
+    if (!entry || now - entry.fetchedAt > CACHE_TTL_MS) entry = await this.load(sessionId);
+    if (!entry || !entry.session.isActive) throw SessionErrors.SESSION_INVALID();
+    const s = entry.session;
+    if (now >= s.expiresAt) {
+      await this.end(sessionId, 'expired');
+      throw SessionErrors.SESSION_EXPIRED();
+    }
+    if (now - s.lastActivity > this.deps.config.inactivitySec * 1000) {
+      // Another node may have seen activity that this cache has not: ask the database.
+      entry = await this.load(sessionId);
+      if (!entry || !entry.session.isActive) throw SessionErrors.SESSION_INVALID();
+      if (now - entry.session.lastActivity > this.deps.config.inactivitySec * 1000) {
+        await this.end(sessionId, 'inactivity');
+        throw SessionErrors.SESSION_EXPIRED();
+      }
+    }
+    if (entry.session.deviceFingerprint !== '' && !safeEqual(entry.session.deviceFingerprint, fingerprint)) {
+      throw TokenErrors.FINGERPRINT_MISMATCH();
+    }
+    entry.session.lastActivity = now;
+    if (now - entry.dbLastActivity >= this.deps.config.activityWriteSec * 1000) {
+      entry.dbLastActivity = now;
+      await this.deps.db.updateTable('sessions').set({ last_activity: new Date(now) }).where('session_id', '=', sessionId).where('is_active', '=', true).execute();
+    }
+    return entry.session;
+  }
+
+  private async load(sessionId: string): Promise<CacheEntry | undefined> {
+    const row = await this.deps.db.selectFrom('sessions').select(COLUMNS).where('session_id', '=', sessionId).executeTakeFirst();
+    if (!row) {
+      this.cache.delete(sessionId);
+      return undefined;
+    }
+    const session = toSession(row);
+    const entry = { session, dbLastActivity: session.lastActivity, fetchedAt: this.deps.clock.now() };
+    if (session.isActive) this.cache.set(sessionId, entry);
+    else this.cache.delete(sessionId);
+    return entry;
+  }
+
+  async get(sessionId: string): Promise<Session | undefined> {
+    return (await this.load(sessionId))?.session;
+  }
+
+  /** Ends one session and tells every node. */
+  async end(sessionId: string, reason: EndReason): Promise<boolean> {
+    const ended = await this.deps.db.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('sessions').select('user_id').where('session_id', '=', sessionId).where('is_active', '=', true).executeTakeFirst();
+      if (!row) return false;
+      await this.endMany(trx, [sessionId], reason, row.user_id);
+      return true;
+    });
+    await this.announce([sessionId]);
+    return ended;
+  }
+
+  /** Ends every active session of a user but `except`; returns their ids. */
+  async endAllForUser(trx: Db, userId: number, reason: EndReason, except?: string): Promise<string[]> {
+    let q = trx.selectFrom('sessions').select('session_id').where('user_id', '=', userId).where('is_active', '=', true);
+    if (except !== undefined) q = q.where('session_id', '!=', except);
+    const rows = await q.execute();
+    const ids = rows.map((r) => r.session_id);
+    await this.endMany(trx, ids, reason, userId);
+    return ids;
+  }
+
+  /** Marks sessions ended inside `trx` and revokes their refresh families. Call `announce` after commit. */
+  async endMany(trx: Db, ids: string[], reason: EndReason, userId: number): Promise<void> {
+    if (ids.length === 0) return;
+    const now = new Date(this.deps.clock.now());
+    await trx.updateTable('sessions').set({ is_active: false, ended_at: now, end_reason: reason }).where('session_id', 'in', ids).where('is_active', '=', true).execute();
+    await trx.updateTable('refresh_families').set({ revoked_at: now, revoke_reason: `session_${reason}` }).where('session_id', 'in', ids).where('revoked_at', 'is', null).execute();
+    for (const id of ids) await this.history(trx, id, userId, 'ended', reason);
+  }
+
+  async announce(ids: string[]): Promise<void> {
+    for (const id of ids) await this.deps.bus.publish({ type: 'session.ended', sessionId: id });
+  }
+
+  private async history(trx: Db, sessionId: string, userId: number, event: string, reason: string | null): Promise<void> {
+    await trx.insertInto('session_history').values({ session_id: sessionId, user_id: userId, event, reason, at: new Date(this.deps.clock.now()) }).execute();
+  }
+
+  /** Safety net for lost notifications: drop cached sessions that ended since the last sync. */
+  async sync(): Promise<void> {
+    const now = this.deps.clock.now();
+    if (this.syncedUpTo > 0 && this.cache.size > 0) {
+      const rows = await this.deps.db.selectFrom('sessions').select('session_id').where('ended_at', '>', new Date(this.syncedUpTo - SYNC_SLACK_MS)).execute();
+      for (const r of rows) this.cache.delete(r.session_id);
+    }
+    this.syncedUpTo = now;
+  }
+
+  async countActive(): Promise<number> {
+    const row = await this.deps.db.selectFrom('sessions').select(sql<number>`count(*)::int`.as('n')).where('is_active', '=', true).executeTakeFirst();
+    return row?.n ?? 0;
+  }
+}

@@ -1,0 +1,6 @@
+import { defineErrors } from '../platform/errors.js';
+
+export const SignInErrors = defineErrors({
+  INVALID_CREDENTIALS: { status: 401, message: 'The username or password is incorrect.' },
+  ACCOUNT_DISABLED: { status: 403, message: 'This account is disabled; contact the bank.' },
+});

@@ -1,0 +1,221 @@
+/**
+ * The one sign-in pipeline (ARCHITECTURE 4): every channel and every strategy goes through
+ *
+ *   rate limit -> lockout -> identify (strategy) -> account and password state
+ *   -> access policy -> second factor -> tokens + session -> audit
+ *
+ * Access policy and MFA are hooks that later capabilities fill in; by default they allow.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../audit/service.js';
+import type { CredentialService } from '../credentials/service.js';
+import { CredentialErrors } from '../credentials/errors.js';
+import type { Config } from '../platform/config.js';
+import type { Clock } from '../platform/clock.js';
+import type { FieldCipher } from '../platform/crypto/field-cipher.js';
+import type { Db } from '../platform/db/database.js';
+import type { AppError } from '../platform/errors.js';
+import type { Metrics } from '../platform/observability/metrics.js';
+import { PolicyErrors } from '../policy/errors.js';
+import type { LoginAttempts } from '../policy/lockout.js';
+import type { RateLimiter } from '../policy/rate-limit.js';
+import type { Session, SessionService } from '../sessions/service.js';
+import type { TokenService } from '../tokens/service.js';
+import type { Grants, UserRow, UserStore } from '../users/store.js';
+import { SignInErrors } from './errors.js';
+import type { SignInStrategy } from './strategy.js';
+
+export interface ClientContext {
+  ip: string;
+  ipHash: string;
+  fingerprint: string;
+  userAgent: string;
+  channel: string;
+}
+
+/** Ends with a 403 when the user may not sign in on this channel, from this place, now. */
+export interface AccessPolicyCheck {
+  check(user: UserRow, grants: Grants, ctx: ClientContext): Promise<void>;
+}
+
+/** Returns a 2FA_REQUIRED (or MFA_SETUP_INCOMPLETE) error when a second factor must follow. */
+export interface SecondFactorGate {
+  challenge(user: UserRow, grants: Grants, ctx: ClientContext): Promise<AppError | null>;
+}
+
+export interface SignInResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  refresh_token: string;
+  user: { id: number; uuid: string; active: boolean };
+  permissions: string[];
+  actions: string[];
+  session_id: string;
+  user_profile: {
+    username: string;
+    email: string | null;
+    phone: string | null;
+    full_name: string | null;
+    roles: string[];
+    channel: string;
+    mfa_completed: boolean;
+    last_login_at: string | null;
+    password_expires_at: string | null;
+  };
+}
+
+export const SUB_CONTEXT = 'jwt.sub';
+const PASSWORD_CHANGE_PURPOSE = 'password_change';
+export { PASSWORD_CHANGE_PURPOSE };
+
+export interface PipelineDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  users: UserStore;
+  credentials: CredentialService;
+  tokens: TokenService;
+  sessions: SessionService;
+  attempts: LoginAttempts;
+  rateLimiter: RateLimiter;
+  audit: AuditLog;
+  metrics: Metrics;
+  subCipher: FieldCipher;
+  accessPolicy?: AccessPolicyCheck;
+  secondFactor?: SecondFactorGate;
+}
+
+export class SignInPipeline {
+  constructor(private readonly deps: PipelineDeps) {}
+
+  async signIn<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<SignInResponse> {
+    const d = this.deps;
+    const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
+    const auditBase = { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel };
+
+    await d.rateLimiter.hit(`signin:ip:${ctx.ipHash}`, d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
+      outcome('rate_limited');
+      throw err;
+    });
+
+    const subject = await strategy.subject(input);
+    const lockedUntil = await d.attempts.lockedUntil(subject.key);
+    if (lockedUntil !== null) {
+      outcome('locked');
+      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'account_locked', strategy: strategy.name } });
+      throw lockedError(lockedUntil, d.clock.now());
+    }
+
+    const user = await strategy.authenticate(input, subject);
+    if (!user) {
+      const r = await d.attempts.recordFailure(subject.key);
+      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'invalid_credentials', strategy: strategy.name, failed_count: r.failedCount } });
+      if (r.lockedUntil !== null) {
+        outcome('locked');
+        await d.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', userId: subject.user?.uuid, username: subject.identifier, details: { locked_until: new Date(r.lockedUntil).toISOString() } });
+        throw lockedError(r.lockedUntil, d.clock.now());
+      }
+      outcome('invalid_credentials');
+      throw SignInErrors.INVALID_CREDENTIALS();
+    }
+    await d.attempts.reset(subject.key);
+
+    if (!user.is_active) {
+      outcome('disabled');
+      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'account_disabled' } });
+      throw SignInErrors.ACCOUNT_DISABLED();
+    }
+
+    if (strategy.checksPasswordState) {
+      const state = await d.credentials.state(user.id);
+      const expired = state?.expiresAt != null && state.expiresAt <= d.clock.now();
+      if (user.must_change_password || expired) {
+        outcome('password_change_required');
+        const reset = await d.tokens.issue('reset', { user_id: user.uuid, purpose: PASSWORD_CHANGE_PURPOSE });
+        await d.audit.record({ ...auditBase, eventType: 'PASSWORD_CHANGE_REQUIRED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reason: expired ? 'expired' : 'temporary_or_reset' } });
+        throw CredentialErrors.PASSWORD_CHANGE_REQUIRED({
+          reason: expired ? 'password_expired' : 'temporary_password',
+          reset_token: reset.token,
+          expires_in: d.config.tokens.resetTtlSec,
+        });
+      }
+    }
+
+    const grants = await d.users.grants(user.id);
+    if (d.accessPolicy) await d.accessPolicy.check(user, grants, ctx);
+    const challenge = d.secondFactor ? await d.secondFactor.challenge(user, grants, ctx) : null;
+    if (challenge) {
+      outcome('second_factor_required');
+      throw challenge;
+    }
+
+    const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name });
+    outcome('success');
+    return response;
+  }
+
+  /** Issues tokens and a session for a user whose identity (and second factor) is settled. */
+  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string }): Promise<SignInResponse> {
+    const d = this.deps;
+    const now = new Date(d.clock.now());
+    const { session, ended, pair } = await d.db.transaction().execute(async (trx) => {
+      const created = await d.sessions.create(trx, {
+        userId: user.id, deviceFingerprint: ctx.fingerprint, ipAddress: ctx.ipHash, userAgent: ctx.userAgent,
+        channel: ctx.channel, mfaCompleted: opts.mfaCompleted,
+      });
+      const familyId = randomUUID();
+      await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
+      const issued = await this.issuePair(trx, user, grants, created.session, familyId);
+      await d.users.update(trx, user.id, { last_login_at: now }, now);
+      await d.audit.record({
+        eventType: 'USER_LOGIN', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip,
+        deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, mfaMethod: opts.mfaMethod ?? null,
+        details: { method: opts.method, session_id: created.session.sessionId, ended_sessions: created.ended },
+      }, trx);
+      return { session: created.session, ended: created.ended, pair: issued };
+    });
+    await d.sessions.announce(ended);
+    return this.response(user, grants, session, pair, now);
+  }
+
+  /** A new access token and a new refresh token in `familyId`, the refresh one recorded in `trx`. */
+  async issuePair(trx: Db, user: UserRow, grants: Grants, session: Session, familyId: string): Promise<{ access: string; refresh: string }> {
+    const d = this.deps;
+    const access = await d.tokens.issue('access', {
+      sub: d.subCipher.seal(user.username, SUB_CONTEXT), user_id: user.uuid, roles: grants.roles, permissions: grants.permissions,
+      session_id: session.sessionId, device_fingerprint: session.deviceFingerprint, ip_address: session.ipAddress,
+    });
+    const refresh = await d.tokens.issue('refresh', { user_id: user.uuid, session_id: session.sessionId, family_id: familyId });
+    await trx.insertInto('refresh_tokens').values({ jti: refresh.jti, family_id: familyId, issued_at: new Date(d.clock.now()), expires_at: new Date(refresh.expiresAt), used_at: null }).execute();
+    return { access: access.token, refresh: refresh.token };
+  }
+
+  async response(user: UserRow, grants: Grants, session: Session, pair: { access: string; refresh: string }, lastLogin: Date | null): Promise<SignInResponse> {
+    const d = this.deps;
+    const state = await d.credentials.state(user.id);
+    const actions: string[] = [];
+    if (state?.expiresAt != null && state.expiresAt - d.clock.now() < 7 * 86_400_000) actions.push('CHANGE_PASSWORD_SOON');
+    return {
+      access_token: pair.access,
+      token_type: 'bearer',
+      expires_in: d.config.tokens.accessTtlSec,
+      refresh_token: pair.refresh,
+      user: { id: user.id, uuid: user.uuid, active: user.is_active },
+      permissions: grants.permissions,
+      actions,
+      session_id: session.sessionId,
+      user_profile: {
+        username: user.username, email: user.email, phone: user.phone, full_name: user.full_name, roles: grants.roles,
+        channel: session.channel, mfa_completed: session.mfaCompleted,
+        last_login_at: lastLogin ? lastLogin.toISOString() : null,
+        password_expires_at: state?.expiresAt != null ? new Date(state.expiresAt).toISOString() : null,
+      },
+    };
+  }
+}
+
+function lockedError(until: number, now: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
+  return PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+}

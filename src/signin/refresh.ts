@@ -1,0 +1,67 @@
+/**
+ * Refresh-token rotation (SPEC "States": single use, rotated on refresh). Each sign-in starts a
+ * family; each refresh spends one token and issues the next in the same family. Presenting a
+ * spent token again means it was copied: the whole family and its session end, and the event
+ * is audited as TOKEN_REUSE_DETECTED (OAuth 2.0 Security BCP, RFC 9700 4.14.2).
+ */
+import type { AuditLog } from '../audit/service.js';
+import type { Clock } from '../platform/clock.js';
+import type { Db } from '../platform/db/database.js';
+import type { SessionService } from '../sessions/service.js';
+import { TokenErrors } from '../tokens/errors.js';
+import type { TokenService } from '../tokens/service.js';
+import type { UserStore } from '../users/store.js';
+import type { ClientContext, SignInPipeline, SignInResponse } from './pipeline.js';
+
+export class RefreshService {
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; tokens: TokenService; sessions: SessionService; users: UserStore; audit: AuditLog; pipeline: SignInPipeline },
+  ) {}
+
+  async refresh(refreshToken: string, ctx: ClientContext): Promise<SignInResponse> {
+    const d = this.deps;
+    const claims = await d.tokens.verify(refreshToken, 'refresh');
+    const now = new Date(d.clock.now());
+
+    // Spend the token atomically: of two parallel uses, exactly one wins.
+    const spent = await d.db
+      .updateTable('refresh_tokens')
+      .set({ used_at: now })
+      .where('jti', '=', claims.jti)
+      .where('used_at', 'is', null)
+      .returning('family_id')
+      .executeTakeFirst();
+    if (!spent) {
+      const known = await d.db.selectFrom('refresh_tokens').select('family_id').where('jti', '=', claims.jti).executeTakeFirst();
+      if (!known) throw TokenErrors.TOKEN_INVALID();
+      await this.revokeForReuse(known.family_id, claims.session_id, claims.user_id, ctx);
+      throw TokenErrors.REFRESH_TOKEN_REUSED();
+    }
+    const family = await d.db.selectFrom('refresh_families').select(['revoked_at', 'session_id', 'user_id']).where('family_id', '=', spent.family_id).executeTakeFirst();
+    if (!family || family.revoked_at !== null || family.session_id !== claims.session_id) throw TokenErrors.TOKEN_REVOKED();
+
+    const session = await d.sessions.validate(claims.session_id, ctx.fingerprint);
+    const user = await d.users.findById(family.user_id);
+    if (!user || !user.is_active || user.uuid !== claims.user_id) throw TokenErrors.TOKEN_REVOKED();
+    const grants = await d.users.grants(user.id);
+    const pair = await d.db.transaction().execute(async (trx) => {
+      const issued = await d.pipeline.issuePair(trx, user, grants, session, spent.family_id);
+      await d.audit.record({ eventType: 'TOKEN_REFRESH', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: session.channel, details: { session_id: session.sessionId } }, trx);
+      return issued;
+    });
+    return d.pipeline.response(user, grants, session, pair, user.last_login_at ? new Date(user.last_login_at) : null);
+  }
+
+  private async revokeForReuse(familyId: string, sessionId: string, userUuid: string, ctx: ClientContext): Promise<void> {
+    const d = this.deps;
+    const user = await d.users.findByUuid(userUuid);
+    const ended = await d.db.transaction().execute(async (trx) => {
+      await trx.updateTable('refresh_families').set({ revoked_at: new Date(d.clock.now()), revoke_reason: 'reuse_detected' }).where('family_id', '=', familyId).where('revoked_at', 'is', null).execute();
+      const ids = user ? (await trx.selectFrom('sessions').select('session_id').where('session_id', '=', sessionId).where('is_active', '=', true).execute()).map((r) => r.session_id) : [];
+      if (user) await d.sessions.endMany(trx, ids, 'refresh_reuse', user.id);
+      await d.audit.record({ eventType: 'TOKEN_REUSE_DETECTED', status: 'DETECTED', userId: userUuid, username: user?.username ?? null, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, details: { family_id: familyId, session_id: sessionId } }, trx);
+      return ids;
+    });
+    await d.sessions.announce(ended);
+  }
+}

@@ -1,0 +1,154 @@
+/** Core authentication routes: login, refresh, logout, validate. */
+import Type from 'typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Services } from '../app.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { App } from '../platform/http/app.js';
+import { errors } from '../platform/http/schemas.js';
+import { fingerprintOf } from '../sessions/guard.js';
+import type { ClientContext } from './pipeline.js';
+
+const ISO = { format: 'date-time' } as const;
+
+export const SignInResponseSchema = Type.Object(
+  {
+    access_token: Type.String({ description: 'HS256 JWT; send as `Authorization: Bearer ...`', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IjFhMmIzYzRkIn0.eyJ...'] }),
+    token_type: Type.Literal('bearer'),
+    expires_in: Type.Integer({ description: 'Access token lifetime in seconds', examples: [3600] }),
+    refresh_token: Type.String({ description: 'Single-use refresh token (7 days)', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...'] }),
+    user: Type.Object({ id: Type.Integer({ examples: [42] }), uuid: Type.String({ format: 'uuid' }), active: Type.Boolean() }),
+    permissions: Type.Array(Type.String(), { examples: [['users.read', 'audit.read']] }),
+    actions: Type.Array(Type.String(), { description: 'Steps the client should prompt for. `CHANGE_PASSWORD_SOON`: the password expires within 7 days.', examples: [[]] }),
+    session_id: Type.String({ format: 'uuid' }),
+    user_profile: Type.Object({
+      username: Type.String({ examples: ['amina.otieno'] }),
+      email: Type.Union([Type.String(), Type.Null()], { examples: ['amina@bank.example'] }),
+      phone: Type.Union([Type.String(), Type.Null()]),
+      full_name: Type.Union([Type.String(), Type.Null()], { examples: ['Amina Otieno'] }),
+      roles: Type.Array(Type.String(), { examples: [['staff']] }),
+      channel: Type.String({ examples: ['web'] }),
+      mfa_completed: Type.Boolean(),
+      last_login_at: Type.Union([Type.String(ISO), Type.Null()]),
+      password_expires_at: Type.Union([Type.String(ISO), Type.Null()]),
+    }),
+  },
+  { description: 'SPEC "Sign-in success response", plus `expires_in`.' },
+);
+
+const LoginBody = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 256, description: 'Username or email', examples: ['amina.otieno'] }),
+    password: Type.String({ minLength: 1, maxLength: 1024, examples: ['c0rrect-Battery-staple!'] }),
+    device_fingerprint: Type.Optional(Type.String({ maxLength: 256, description: 'Binds the tokens to this device; later requests must send the same value in `X-Device-Fingerprint`.', examples: ['a3f1c9e07b2d4e58'] })),
+    channel: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('mobile'), Type.Literal('ussd'), Type.Literal('agent')], { default: 'web' })),
+  },
+  { additionalProperties: false },
+);
+
+const ValidateResponse = Type.Object({
+  valid: Type.Literal(true),
+  user_id: Type.String({ format: 'uuid' }),
+  session_id: Type.String({ format: 'uuid' }),
+  roles: Type.Array(Type.String()),
+  permissions: Type.Array(Type.String()),
+  expires_at: Type.String({ ...ISO, description: 'When the access token expires' }),
+});
+
+export function clientContext(request: FastifyRequest, ipHasher: Hasher, channel: string, bodyFingerprint?: string): ClientContext {
+  const ua = request.headers['user-agent'];
+  return {
+    ip: request.ip,
+    ipHash: ipHasher.hex(request.ip),
+    fingerprint: (bodyFingerprint ?? fingerprintOf(request)).slice(0, 256),
+    userAgent: typeof ua === 'string' ? ua.slice(0, 512) : '',
+    channel,
+  };
+}
+
+export function signinRoutes(s: Services): FastifyPluginAsync {
+  return async (instance) => {
+    const app = instance as unknown as App;
+    const tags = ['Core authentication'];
+    const bearer = [{ bearer: [] }];
+
+    app.post('/api/v1/auth/login', {
+      schema: {
+        tags, summary: 'Sign in with username or email and password',
+        description: [
+          'Checks the password, then the account and password state, access policy and second factor, then issues an access token, a single-use refresh token and a session.',
+          '',
+          '- `401 INVALID_CREDENTIALS`: wrong username or password. Unknown usernames get the same status, body and timing.',
+          '- `429 ACCOUNT_LOCKED` (with `Retry-After`): too many failures; the lock lasts `ACCOUNT_LOCKOUT_MINUTES`.',
+          '- `429 RATE_LIMITED`: too many sign-ins from this address.',
+          '- `403 PASSWORD_CHANGE_REQUIRED`: temporary or expired password; `details.reset_token` (10 minutes) goes to `POST /api/v1/auth/reset/password`.',
+          '- `401 2FA_REQUIRED`: a second factor must follow; `details` carries `two_factor_token`, `methods`, `expires_in`.',
+        ].join('\n'),
+        body: LoginBody,
+        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+      },
+    }, async (request) => {
+      const ctx = clientContext(request, s.ipHasher, request.body.channel ?? 'web', request.body.device_fingerprint);
+      return s.pipeline.signIn(s.local, { username: request.body.username, password: request.body.password }, ctx);
+    });
+
+    app.post('/api/v1/auth/refresh', {
+      schema: {
+        tags, summary: 'Exchange a refresh token for a new token pair',
+        description: 'Single use: the presented refresh token is spent and a new access token and refresh token are returned. Presenting a spent refresh token again ends its session and every token of its family (`401 REFRESH_TOKEN_REUSED`).',
+        body: Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false }),
+        response: { 200: SignInResponseSchema, ...errors(400, 401, 413, 422) },
+      },
+    }, async (request) => {
+      const ctx = clientContext(request, s.ipHasher, 'web');
+      return s.refresh.refresh(request.body.refresh_token, ctx);
+    });
+
+    app.post('/api/v1/auth/logout', {
+      schema: {
+        tags, security: bearer, summary: 'End the session',
+        description: 'Revokes the access token (its id is denylisted until it expires), ends the session and its refresh tokens. With `all_sessions: true`, every session of the user ends.',
+        body: Type.Object({ all_sessions: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
+        response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 422) },
+      },
+      preValidation: async (request) => {
+        request.body ??= {}; // no body at all is a plain logout
+      },
+      preHandler: s.guard.authenticate,
+    }, async (request) => {
+      const auth = request.auth!;
+      const ctx = clientContext(request, s.ipHasher, auth.session.channel);
+      const all = request.body.all_sessions === true;
+      const expiresAt = auth.claims.exp * 1000;
+      const user = await s.users.findByUuid(auth.claims.user_id);
+      const ended = await s.database.db.transaction().execute(async (trx) => {
+        await s.denylist.deny(auth.claims.jti, expiresAt, 'logout', trx);
+        const ids = all ? await s.sessions.endAllForUser(trx, auth.session.userId, 'logout_all') : [auth.session.sessionId];
+        if (!all) await s.sessions.endMany(trx, ids, 'logout', auth.session.userId);
+        await s.audit.record({ eventType: 'LOGOUT', status: 'SUCCESS', userId: auth.claims.user_id, username: user?.username ?? null, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, details: { all_sessions: all, sessions_ended: ids } }, trx);
+        return ids;
+      });
+      await s.denylist.announce(auth.claims.jti, expiresAt);
+      await s.sessions.announce(ended);
+      return { status: 'success' as const, sessions_ended: ended.length };
+    });
+
+    app.post('/api/v1/auth/validate', {
+      schema: {
+        tags, security: bearer, summary: 'Validate an access token and its session',
+        description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`). 200 with the caller, or 401 with the reason in `error_code`.',
+        response: { 200: ValidateResponse, ...errors(401) },
+      },
+      preHandler: s.guard.authenticate,
+    }, async (request) => {
+      const { claims, session } = request.auth!;
+      return {
+        valid: true as const,
+        user_id: claims.user_id,
+        session_id: session.sessionId,
+        roles: claims.roles,
+        permissions: claims.permissions,
+        expires_at: new Date(claims.exp * 1000).toISOString(),
+      };
+    });
+  };
+}

@@ -1,0 +1,33 @@
+/** Local sign-in: username or email, bcrypt-checked password (SPEC "Sign-in flows": Local). */
+import type { CredentialService } from '../../credentials/service.js';
+import type { PasswordHasher } from '../../credentials/hashing.js';
+import type { LoginAttempts } from '../../policy/lockout.js';
+import type { UserRow, UserStore } from '../../users/store.js';
+import type { SignInStrategy, Subject } from '../strategy.js';
+
+export interface LocalInput {
+  username: string;
+  password: string;
+}
+
+export class LocalStrategy implements SignInStrategy<LocalInput> {
+  readonly name = 'local' as const;
+  readonly checksPasswordState = true;
+
+  constructor(private readonly deps: { users: UserStore; credentials: CredentialService; hasher: PasswordHasher; attempts: LoginAttempts }) {}
+
+  async subject(input: LocalInput): Promise<Subject> {
+    const user = await this.deps.users.findByLogin(input.username.trim());
+    return { key: this.deps.attempts.subjectKey(user?.id, input.username), identifier: input.username, user };
+  }
+
+  async authenticate(input: LocalInput, subject: Subject): Promise<UserRow | null> {
+    if (!subject.user) {
+      await this.deps.hasher.dummyVerify(input.password); // same time as a real check
+      return null;
+    }
+    const state = await this.deps.credentials.state(subject.user.id);
+    const ok = await this.deps.hasher.verify(input.password, state?.hash ?? null);
+    return ok ? subject.user : null;
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * One interface for every sign-in method (local now; LDAP and SAML plug in the same way), in
+ * the manner of Ory Kratos's `selfservice/strategy/*`: a strategy names the account an attempt
+ * is about and checks the secret; everything else (rate limit, lockout, password state, access
+ * policy, MFA, tokens, session, audit) is the pipeline's, the same for every method.
+ */
+import type { UserRow } from '../users/store.js';
+
+export type StrategyName = 'local' | 'ldap' | 'saml';
+
+export interface Subject {
+  /** Lockout counter key for this attempt. */
+  key: string;
+  /** The identifier as typed, for the audit trail. */
+  identifier: string;
+  /** The account, when the identifier names one. */
+  user: UserRow | undefined;
+}
+
+export interface SignInStrategy<Input> {
+  readonly name: StrategyName;
+  subject(input: Input): Promise<Subject>;
+  /** The user when the secret is right, otherwise null. Takes the same time either way. */
+  authenticate(input: Input, subject: Subject): Promise<UserRow | null>;
+  /** Whether this method's password rules (change required, expiry) apply. */
+  readonly checksPasswordState: boolean;
+}

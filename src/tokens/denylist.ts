@@ -1,0 +1,54 @@
+/**
+ * Revoked access-token ids (jti), held until the token's own expiry (SPEC "States": revocation).
+ * Checked on every request, so each node keeps them in memory: a new entry reaches the other
+ * nodes by NOTIFY at once, and a periodic re-sync bounds the staleness to `CACHE_SYNC_MS` even
+ * if a notification is lost.
+ */
+import type { Clock } from '../platform/clock.js';
+import type { EventBus } from '../platform/db/bus.js';
+import type { Db } from '../platform/db/database.js';
+
+const SYNC_SLACK_MS = 60_000;
+
+export class Denylist {
+  private readonly denied = new Map<string, number>();
+  private syncedUpTo = 0;
+
+  constructor(private readonly deps: { db: Db; clock: Clock; bus: EventBus }) {
+    deps.bus.subscribe((e) => {
+      if (e.type === 'token.denied') this.denied.set(e.jti, e.expiresAt);
+    });
+  }
+
+  isDenied(jti: string): boolean {
+    const exp = this.denied.get(jti);
+    return exp !== undefined && exp > this.deps.clock.now();
+  }
+
+  async deny(jti: string, expiresAtMs: number, reason: string, trx: Db = this.deps.db): Promise<void> {
+    await trx
+      .insertInto('token_denylist')
+      .values({ jti, expires_at: new Date(expiresAtMs), created_at: new Date(this.deps.clock.now()), reason })
+      .onConflict((oc) => oc.column('jti').doNothing())
+      .execute();
+  }
+
+  /** Tells every node (this one included) about a jti already written by `deny`. */
+  async announce(jti: string, expiresAtMs: number): Promise<void> {
+    await this.deps.bus.publish({ type: 'token.denied', jti, expiresAt: expiresAtMs });
+  }
+
+  /** Loads entries created since the last sync (all live ones on the first call). */
+  async sync(): Promise<void> {
+    const now = this.deps.clock.now();
+    let q = this.deps.db.selectFrom('token_denylist').select(['jti', 'expires_at']).where('expires_at', '>', new Date(now));
+    if (this.syncedUpTo > 0) q = q.where('created_at', '>', new Date(this.syncedUpTo - SYNC_SLACK_MS));
+    for (const row of await q.execute()) this.denied.set(row.jti, new Date(row.expires_at).getTime());
+    for (const [jti, exp] of this.denied) if (exp <= now) this.denied.delete(jti);
+    this.syncedUpTo = now;
+  }
+
+  get size(): number {
+    return this.denied.size;
+  }
+}

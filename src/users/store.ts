@@ -1,0 +1,137 @@
+/** Users, their roles and permissions. */
+import { sql } from 'kysely';
+import type { Db } from '../platform/db/database.js';
+
+export interface UserRow {
+  id: number;
+  uuid: string;
+  username: string;
+  email: string | null;
+  phone: string | null;
+  full_name: string | null;
+  is_active: boolean;
+  is_service_account: boolean;
+  must_change_password: boolean;
+  last_login_at: Date | string | null;
+  created_at: Date | string;
+}
+
+const USER_COLUMNS = [
+  'id', 'uuid', 'username', 'email', 'phone', 'full_name', 'is_active', 'is_service_account', 'must_change_password',
+  'last_login_at', 'created_at',
+] as const;
+
+export interface Grants {
+  roles: string[];
+  permissions: string[];
+}
+
+export class UserStore {
+  constructor(private readonly db: Db) {}
+
+  /** By username or email, case-insensitively (SPEC: "username or email plus password"). */
+  async findByLogin(identifier: string, trx: Db = this.db): Promise<UserRow | undefined> {
+    const lower = identifier.toLowerCase();
+    return trx
+      .selectFrom('users')
+      .select(USER_COLUMNS)
+      .where((eb) => eb.or([eb(sql`lower(username)`, '=', lower), eb(sql`lower(email)`, '=', lower)]))
+      .orderBy(sql`lower(username) = ${lower}`, 'desc') // a username match wins over an email match
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  async findById(id: number, trx: Db = this.db): Promise<UserRow | undefined> {
+    return trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+  }
+
+  async findByUuid(uuid: string, trx: Db = this.db): Promise<UserRow | undefined> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid)) return undefined;
+    return trx.selectFrom('users').select(USER_COLUMNS).where('uuid', '=', uuid).executeTakeFirst();
+  }
+
+  async exists(username: string, email: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean }> {
+    const rows = await trx
+      .selectFrom('users')
+      .select(['username', 'email'])
+      .where((eb) => eb.or([eb(sql`lower(username)`, '=', username.toLowerCase()), ...(email ? [eb(sql`lower(email)`, '=', email.toLowerCase())] : [])]))
+      .execute();
+    return {
+      username: rows.some((r) => r.username.toLowerCase() === username.toLowerCase()),
+      email: email !== null && rows.some((r) => r.email?.toLowerCase() === email.toLowerCase()),
+    };
+  }
+
+  async count(trx: Db = this.db): Promise<number> {
+    const row = await trx.selectFrom('users').select(sql<number>`count(*)::int`.as('n')).executeTakeFirst();
+    return row?.n ?? 0;
+  }
+
+  async create(
+    trx: Db,
+    input: { username: string; email: string | null; phone: string | null; fullName: string | null; isServiceAccount: boolean; mustChangePassword: boolean; now: Date },
+  ): Promise<UserRow> {
+    return trx
+      .insertInto('users')
+      .values({
+        username: input.username, email: input.email, phone: input.phone, full_name: input.fullName,
+        is_service_account: input.isServiceAccount, must_change_password: input.mustChangePassword,
+        created_at: input.now, updated_at: input.now,
+      })
+      .returning(USER_COLUMNS)
+      .executeTakeFirstOrThrow();
+  }
+
+  async setRoles(trx: Db, userId: number, roles: string[]): Promise<void> {
+    await trx.deleteFrom('user_roles').where('user_id', '=', userId).execute();
+    if (roles.length === 0) return;
+    await trx
+      .insertInto('user_roles')
+      .columns(['user_id', 'role_id'])
+      .expression((eb) => eb.selectFrom('roles').select([eb.val(userId).as('user_id'), 'id']).where('name', 'in', roles))
+      .execute();
+  }
+
+  async knownRoles(trx: Db = this.db): Promise<string[]> {
+    return (await trx.selectFrom('roles').select('name').orderBy('name').execute()).map((r) => r.name);
+  }
+
+  async grants(userId: number, trx: Db = this.db): Promise<Grants> {
+    const roles = await trx
+      .selectFrom('user_roles')
+      .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+      .select('roles.name')
+      .where('user_roles.user_id', '=', userId)
+      .orderBy('roles.name')
+      .execute();
+    const permissions = await trx
+      .selectFrom('user_roles')
+      .innerJoin('role_permissions', 'role_permissions.role_id', 'user_roles.role_id')
+      .innerJoin('permissions', 'permissions.id', 'role_permissions.permission_id')
+      .select('permissions.name')
+      .distinct()
+      .where('user_roles.user_id', '=', userId)
+      .orderBy('permissions.name')
+      .execute();
+    return { roles: roles.map((r) => r.name), permissions: permissions.map((p) => p.name) };
+  }
+
+  async update(trx: Db, id: number, patch: Partial<{ must_change_password: boolean; is_active: boolean; last_login_at: Date }>, now: Date): Promise<void> {
+    await trx.updateTable('users').set({ ...patch, updated_at: now }).where('id', '=', id).execute();
+  }
+
+  async list(opts: { search?: string; limit: number; offset: number }): Promise<{ total: number; users: Array<UserRow & { roles: string[] }> }> {
+    let q = this.db.selectFrom('users');
+    if (opts.search) {
+      const like = `%${opts.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where((eb) => eb.or([eb(sql`lower(username)`, 'like', like), eb(sql`lower(coalesce(email, ''))`, 'like', like), eb(sql`lower(coalesce(full_name, ''))`, 'like', like)]));
+    }
+    const total = (await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirst())?.n ?? 0;
+    const users = await q.select(USER_COLUMNS).orderBy('id').limit(opts.limit).offset(opts.offset).execute();
+    const ids = users.map((u) => u.id);
+    const roleRows = ids.length === 0 ? [] : await this.db
+      .selectFrom('user_roles').innerJoin('roles', 'roles.id', 'user_roles.role_id')
+      .select(['user_roles.user_id', 'roles.name']).where('user_roles.user_id', 'in', ids).orderBy('roles.name').execute();
+    return { total, users: users.map((u) => ({ ...u, roles: roleRows.filter((r) => r.user_id === u.id).map((r) => r.name) })) };
+  }
+}

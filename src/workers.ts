@@ -1,0 +1,60 @@
+/**
+ * In-process background work: the cache re-sync (the safety net under LISTEN/NOTIFY), key
+ * rotation when due, and expiry clean-up. Every node runs them; each job is idempotent.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from './platform/clock.js';
+import type { Db } from './platform/db/database.js';
+import type { RateLimiter } from './policy/rate-limit.js';
+import type { SessionService } from './sessions/service.js';
+import type { Denylist } from './tokens/denylist.js';
+import type { Keyring } from './tokens/keyring.js';
+
+const HOUR = 3_600_000;
+
+export class Workers {
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; keyring: Keyring; denylist: Denylist; sessions: SessionService; rateLimiter: RateLimiter; syncMs: number }) {}
+
+  start(): void {
+    this.every(this.deps.syncMs, 'cache sync', () => this.syncCaches());
+    this.every(HOUR, 'key rotation', async () => {
+      await this.deps.keyring.rotateIfDue();
+    });
+    this.every(10 * 60_000, 'expiry clean-up', () => this.cleanUp());
+  }
+
+  async syncCaches(): Promise<void> {
+    await this.deps.denylist.sync();
+    await this.deps.sessions.sync();
+  }
+
+  /** Deletes rows whose purpose has passed: expired denylist entries, old rate windows and tokens. */
+  async cleanUp(): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.db.deleteFrom('token_denylist').where('expires_at', '<', new Date(now)).execute();
+    await this.deps.db.deleteFrom('refresh_tokens').where('expires_at', '<', new Date(now)).execute();
+    await this.deps.rateLimiter.purge(now - HOUR);
+  }
+
+  private every(ms: number, name: string, job: () => Promise<void>): void {
+    let running = false;
+    const t = setInterval(() => {
+      if (running) return;
+      running = true;
+      job()
+        .catch((err: unknown) => this.deps.log.warn({ err }, `background job "${name}" failed; will retry`))
+        .finally(() => {
+          running = false;
+        });
+    }, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+}
