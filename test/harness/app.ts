@@ -1,0 +1,70 @@
+/**
+ * Builds a whole Strongroom (services + Fastify app) for a test, on PGlite in memory or on a
+ * fresh PostgreSQL database cloned from the migrated template, with a frozen clock.
+ */
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { inject } from 'vitest';
+import { buildApp, createServices, initServices, type Services } from '../../src/app.js';
+import { ManualClock } from '../../src/platform/clock.js';
+import { loadConfig } from '../../src/platform/config.js';
+import type { Secrets } from '../../src/platform/crypto/secrets.js';
+import { openDatabase, type DatabaseHandle } from '../../src/platform/db/database.js';
+import type { App } from '../../src/platform/http/app.js';
+
+let transportPem: string | undefined;
+
+export function testSecrets(): Secrets {
+  transportPem ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return { fieldKey: randomBytes(32), ipHashKey: randomBytes(32), transportPrivateKeyPem: transportPem, generated: [] };
+}
+
+export type DbKind = 'pglite' | 'postgres';
+
+export function dbKind(): DbKind {
+  return process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+}
+
+/** A fresh PostgreSQL database cloned from the migrated template; returns its URL. */
+export async function freshPostgresDatabase(): Promise<string> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `t_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('pgTemplate')}`);
+  await admin.end();
+  return adminUrl.replace(/\/postgres$/, `/${name}`);
+}
+
+export async function openTestDatabase(kind: DbKind = dbKind(), url?: string): Promise<DatabaseHandle> {
+  const log = pino({ level: 'silent' });
+  if (kind === 'postgres') return openDatabase({ kind: 'postgres', url: url ?? (await freshPostgresDatabase()), poolSize: 5 }, log);
+  const handle = await openDatabase({ kind: 'pglite-memory' }, log);
+  await handle.migrate();
+  return handle;
+}
+
+export interface TestApp {
+  app: App;
+  s: Services;
+  clock: ManualClock;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock } = {}): Promise<TestApp> {
+  const config = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...opts.env });
+  const database = opts.database ?? (await openTestDatabase());
+  const clock = opts.clock ?? new ManualClock(Date.now());
+  const s = createServices({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: pino({ level: process.env.TEST_LOG ?? 'silent' }) });
+  await initServices(s);
+  const app = await buildApp(s);
+  await app.ready();
+  return {
+    app, s, clock,
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * unit: pure logic beside the code (src/**). http-*: the HTTP suite, once on PGlite and once
+ * on a real PostgreSQL the harness starts. system: multi-node and process-level checks.
+ */
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    projects: [
+      { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      { test: { name: 'http-pglite', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
+      { test: { name: 'http-postgres', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
+      { test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false } },
+    ],
+  },
+});
