@@ -9,10 +9,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     projects: [
-      { test: { name: 'unit', include: ['src/**/*.test.ts'] } },
-      { test: { name: 'http-pglite', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
-      { test: { name: 'http-postgres', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
-      { test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false } },
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      { extends: true, test: { name: 'http-pglite', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
+      { extends: true, test: { name: 'http-postgres', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
+      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false } },
     ],
   },
 });

@@ -51,7 +51,7 @@ export class Keyring {
     const rows = await this.deps.db
       .selectFrom('jwt_signing_keys')
       .select(['kid', 'secret_enc', 'created_at'])
-      .orderBy('created_at', 'desc')
+      .orderBy('version', 'desc')
       .limit(VERIFYING_VERSIONS)
       .execute();
     const loaded: LoadedKey[] = [];
@@ -97,7 +97,7 @@ export class Keyring {
     const rotated = await this.deps.db.transaction().execute(async (trx) => {
       // One node at a time, so two nodes never both rotate and push a valid key out.
       await sql`SELECT pg_advisory_xact_lock(8675309)`.execute(trx);
-      const newest = await trx.selectFrom('jwt_signing_keys').select('created_at').orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+      const newest = await trx.selectFrom('jwt_signing_keys').select('created_at').orderBy('version', 'desc').limit(1).executeTakeFirst();
       const ageMs = newest ? this.deps.clock.now() - new Date(newest.created_at).getTime() : Infinity;
       if (ageMs < this.deps.rotationDays * 86_400_000) return false;
       await this.insertKey(trx);

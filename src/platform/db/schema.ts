@@ -159,6 +159,7 @@ export interface AuditLogTable {
 }
 
 export interface JwtSigningKeysTable {
+  version: Generated<number>;
   kid: string;
   secret_enc: string;
   created_at: Timestamp;

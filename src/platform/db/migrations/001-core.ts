@@ -190,6 +190,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     CREATE INDEX audit_log_event_time ON audit_log (event_type, timestamp DESC);
 
     CREATE TABLE jwt_signing_keys (
+      version integer GENERATED ALWAYS AS IDENTITY UNIQUE,
       kid text PRIMARY KEY,
       secret_enc text NOT NULL,
       created_at timestamptz NOT NULL
