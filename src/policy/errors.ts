@@ -2,6 +2,5 @@ import { defineErrors } from '../platform/errors.js';
 
 export const PolicyErrors = defineErrors({
   ACCOUNT_LOCKED: { status: 429, message: 'Too many failed sign-ins; the account is temporarily locked.' },
-  RATE_LIMITED: { status: 429, message: 'Too many requests; try again later.' },
   POLICY_RESTRICTED: { status: 403, message: 'Access is not allowed by the access policy.' },
 });

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
-import { PolicyErrors } from './errors.js';
+import { CommonErrors } from '../platform/errors.js';
 
 export class RateLimiter {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
@@ -20,7 +20,7 @@ export class RateLimiter {
       RETURNING count`.execute(this.deps.db);
     if (result.rows[0]!.count > limit) {
       const retryAfter = Math.max(1, Math.ceil((start + windowSec * 1000 - now) / 1000));
-      throw PolicyErrors.RATE_LIMITED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+      throw CommonErrors.RATE_LIMITED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
     }
   }
 

@@ -1,0 +1,21 @@
+/**
+ * Every error code the service can answer with, gathered explicitly from each capability's
+ * catalogue. docs/errors.md is checked against it by a test.
+ */
+import { AdminErrors } from './admin/errors.js';
+import { CredentialErrors } from './credentials/errors.js';
+import { CommonErrors, type ErrorDef } from './platform/errors.js';
+import { PolicyErrors } from './policy/errors.js';
+import { SessionErrors } from './sessions/errors.js';
+import { SignInErrors } from './signin/errors.js';
+import { TokenErrors } from './tokens/errors.js';
+
+export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
+  Common: CommonErrors.definitions,
+  Tokens: TokenErrors.definitions,
+  Sessions: SessionErrors.definitions,
+  'Sign-in': SignInErrors.definitions,
+  Credentials: CredentialErrors.definitions,
+  Policy: PolicyErrors.definitions,
+  Administration: AdminErrors.definitions,
+};

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+const key = Buffer.alloc(32, 7).toString('base64');
+
+describe('loadConfig', () => {
+  it('needs no configuration outside production and applies SPEC defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ env: 'development', host: '127.0.0.1', port: 8080, databaseUrl: undefined });
+    expect(c.tokens).toMatchObject({ accessTtlSec: 3600, refreshTtlSec: 604800, resetTtlSec: 600, twoFactorTtlSec: 300, keyRotationDays: 90 });
+    expect(c.sessions).toMatchObject({ mode: 'multi', maxConcurrent: 3, inactivitySec: 900 });
+    expect(c.signin).toMatchObject({ maxLoginAttempts: 5, lockoutMinutes: 15 });
+    expect(c.passwords.bcryptCost).toBe(12);
+  });
+
+  it('names every missing production variable at once', () => {
+    try {
+      loadConfig({ NODE_ENV: 'production' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const text = (err as ConfigError).problems.join('\n');
+      for (const v of ['DATABASE_URL', 'FIELD_ENCRYPTION_KEY', 'IP_HASH_KEY', 'TRANSPORT_PRIVATE_KEY']) expect(text).toContain(v);
+    }
+  });
+
+  it('starts in production when everything is given', () => {
+    const c = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@db/strongroom', FIELD_ENCRYPTION_KEY: key, IP_HASH_KEY: key, TRANSPORT_PRIVATE_KEY: 'pem' });
+    expect(c.secrets.fieldKey).toEqual(Buffer.alloc(32, 7));
+  });
+
+  it('refuses a lowered bcrypt cost in production only', () => {
+    expect(loadConfig({ BCRYPT_COST: '4' }).passwords.bcryptCost).toBe(4);
+    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@db/s', FIELD_ENCRYPTION_KEY: key, IP_HASH_KEY: key, TRANSPORT_PRIVATE_KEY: 'pem', BCRYPT_COST: '4' })).toThrow(/BCRYPT_COST/);
+  });
+
+  it('refuses short keys (secrets are at least 256 bits)', () => {
+    expect(() => loadConfig({ FIELD_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/FIELD_ENCRYPTION_KEY must hold at least 32 bytes/);
+  });
+
+  it('explains bad values with the variable name', () => {
+    expect(() => loadConfig({ PORT: 'eighty', SESSION_MODE: 'double', TOKEN_BIND_IP: 'maybe' })).toThrow(ConfigError);
+    try {
+      loadConfig({ PORT: 'eighty', SESSION_MODE: 'double', TOKEN_BIND_IP: 'maybe' });
+    } catch (err) {
+      expect((err as ConfigError).problems).toHaveLength(3);
+    }
+  });
+});

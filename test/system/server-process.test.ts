@@ -1,0 +1,146 @@
+/**
+ * The real server process: configuration refusal in production, graceful SIGTERM, and the
+ * embedded PGlite database surviving `kill -9` in the middle of writes.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../harness/postgres.js';
+
+const ADMIN_PASSWORD = 'Vt7#qLm2!xRp9$';
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'strongroom-proc-'));
+  dirs.push(d);
+  return d;
+}
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `src/server.ts` and resolves once it logs that it listens. */
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', BCRYPT_COST: '4', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const check = (): void => {
+      if (out.includes('Strongroom listening on')) resolve();
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${out}`)));
+  });
+  return { child, port, output: () => out, exited };
+}
+
+function request(port: number, method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request({ host: '127.0.0.1', port, method, path: url, headers: { ...(data ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+describe('server process', { timeout: 180_000 }, () => {
+  it('refuses to start in production without explicit secrets and DATABASE_URL, naming each', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' }, encoding: 'utf8' });
+    expect(r.status).toBe(78);
+    for (const name of ['DATABASE_URL', 'FIELD_ENCRYPTION_KEY', 'IP_HASH_KEY', 'TRANSPORT_PRIVATE_KEY_PATH']) expect(r.stderr).toContain(name);
+  });
+
+  it('explains a bad value instead of starting', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { PATH: process.env.PATH ?? '', PORT: 'eighty', DATA_DIR: tempDir() }, encoding: 'utf8' });
+    expect(r.status).toBe(78);
+    expect(r.stderr).toContain('PORT must be a whole number');
+  });
+
+  it('starts on PGlite with no configuration, logs where it listens, creates the first admin, and stops cleanly on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const srv = await startServer({ DATA_DIR: dataDir });
+    expect(srv.output()).toContain('PGlite (embedded)');
+    expect(srv.output()).toContain('/api/docs');
+    expect(srv.output()).toContain('Generated development secrets');
+    expect(srv.output()).toContain('bootstrap-admin-password.txt');
+    expect((await request(srv.port, 'GET', '/health')).json).toMatchObject({ status: 'ok', database: { status: 'ok', kind: 'pglite' } });
+    // A second server on the same data directory is refused instead of corrupting it.
+    const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0' }, encoding: 'utf8' });
+    expect(second.status).toBe(75);
+    expect(second.stderr).toContain('in use by process');
+    srv.child.kill('SIGTERM');
+    expect(await srv.exited).toBe(0);
+    expect(srv.output()).toContain('Stopped cleanly');
+  });
+
+  it('drains an in-flight sign-in on SIGTERM', async () => {
+    const srv = await startServer({ DATA_DIR: tempDir(), BCRYPT_COST: '14', BOOTSTRAP_ADMIN_USERNAME: 'root', BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD });
+    const inflight = request(srv.port, 'POST', '/api/v1/auth/login', { username: 'root', password: ADMIN_PASSWORD });
+    // Give the request time to reach the handler (bcrypt at cost 14 then takes about a second).
+    await new Promise((r) => setTimeout(r, 300));
+    srv.child.kill('SIGTERM');
+    const res = await inflight;
+    expect(res.status).toBe(200);
+    expect(res.json.access_token).toBeTruthy();
+    expect(await srv.exited).toBe(0);
+  });
+
+  it('keeps PGlite data usable after kill -9 in the middle of writes', async () => {
+    const dataDir = tempDir();
+    const env = { DATA_DIR: dataDir, BOOTSTRAP_ADMIN_USERNAME: 'root', BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD };
+    const first = await startServer(env);
+    const admin = await request(first.port, 'POST', '/api/v1/auth/login', { username: 'root', password: ADMIN_PASSWORD });
+    const token = String(admin.json.access_token);
+    const created: string[] = [];
+    const writes: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 40; i++) {
+      const name = `teller.${i}`;
+      writes.push(
+        request(first.port, 'POST', '/api/v1/admin/users', { username: name, roles: ['staff'] }, { authorization: `Bearer ${token}` })
+          .then((r) => r.status === 201 && created.push(name))
+          .catch(() => undefined),
+      );
+      if (i === 20) {
+        while (created.length < 5) await new Promise((r) => setImmediate(r));
+        first.child.kill('SIGKILL');
+      }
+    }
+    await Promise.all(writes);
+    await first.exited;
+    expect(created.length).toBeGreaterThanOrEqual(5);
+
+    const second = await startServer(env); // takes over the stale lock, recovers the WAL
+    expect((await request(second.port, 'GET', '/health')).status).toBe(200);
+    const again = await request(second.port, 'POST', '/api/v1/auth/login', { username: 'root', password: ADMIN_PASSWORD });
+    expect(again.status).toBe(200);
+    const list = await request(second.port, 'GET', '/api/v1/admin/users?page_size=200', undefined, { authorization: `Bearer ${String(again.json.access_token)}` });
+    const names = (list.json.users as Array<{ username: string }>).map((u) => u.username);
+    for (const name of created) expect(names).toContain(name); // every acknowledged write survived
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+});
