@@ -67,7 +67,10 @@ function present(u: UserRow, roles: string[]) {
 
 export function adminRoutes(s: Services): FastifyPluginAsync {
   const admin = new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
-  const actorOf = (request: FastifyRequest) => ({ uuid: request.auth?.claims.user_id ?? null, username: null as string | null });
+  const actorOf = async (request: FastifyRequest) => {
+    const uuid = request.auth?.claims.user_id ?? null;
+    return { uuid, username: uuid ? ((await s.users.findByUuid(uuid))?.username ?? null) : null };
+  };
   const ctxOf = (request: FastifyRequest) => ({ ip: request.ip, userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512), channel: request.auth?.session.channel ?? null });
 
   return async (instance) => {
@@ -85,7 +88,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
       preHandler: s.guard.requirePermission('users.create'),
     }, async (request, reply) => {
       const b = request.body;
-      const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, roles: b.roles }, actorOf(request), ctxOf(request));
+      const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, roles: b.roles }, await actorOf(request), ctxOf(request));
       reply.status(201);
       return { user: present(created.user, created.roles), temporary_password: created.temporaryPassword! };
     });
@@ -113,7 +116,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
         response: { 200: Type.Object({ status: Type.Literal('success'), temporary_password: Type.String() }), ...errors(401, 403, 404, 422) },
       },
       preHandler: s.guard.requirePermission('users.update'),
-    }, async (request) => ({ status: 'success' as const, temporary_password: await admin.resetPassword(request.params.id, actorOf(request), ctxOf(request)) }));
+    }, async (request) => ({ status: 'success' as const, temporary_password: await admin.resetPassword(request.params.id, await actorOf(request), ctxOf(request)) }));
 
     app.post('/api/v1/admin/users/:id/unlock', {
       schema: {
@@ -124,7 +127,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
       },
       preHandler: s.guard.requirePermission('users.update'),
     }, async (request) => {
-      const user = await admin.unlock(request.params.id, actorOf(request), ctxOf(request));
+      const user = await admin.unlock(request.params.id, await actorOf(request), ctxOf(request));
       return { status: 'success' as const, user: present(user, (await s.users.grants(user.id)).roles) };
     });
 

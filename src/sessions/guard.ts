@@ -44,7 +44,7 @@ export function createGuard(deps: { tokens: TokenService; sessions: SessionServi
     const token = bearerToken(request);
     const claims = await deps.tokens.verify(token, 'access');
     const fingerprint = fingerprintOf(request);
-    deps.tokens.checkBinding(claims, { fingerprint, ipHash: deps.ipHash(request.ip) });
+    deps.tokens.checkBinding(claims, { fingerprint, ipHash: () => deps.ipHash(request.ip) });
     const session = await deps.sessions.validate(claims.session_id, fingerprint);
     request.auth = { claims, session, token };
   };

@@ -72,8 +72,8 @@ export interface Issued {
 export interface BindingCheck {
   /** Value of X-Device-Fingerprint on this request ('' when absent). */
   fingerprint: string;
-  /** HMAC of this request's client IP. */
-  ipHash: string;
+  /** HMAC of this request's client IP; computed only when IP binding is on. */
+  ipHash: () => string;
 }
 
 export class TokenService {
@@ -140,6 +140,6 @@ export class TokenService {
   checkBinding(claims: { device_fingerprint?: string; ip_address?: string }, request: BindingCheck): void {
     const bound = claims.device_fingerprint ?? '';
     if (bound !== '' && !safeEqual(bound, request.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
-    if (this.deps.config.bindIp && !safeEqual(claims.ip_address ?? '', request.ipHash)) throw TokenErrors.IP_MISMATCH();
+    if (this.deps.config.bindIp && !safeEqual(claims.ip_address ?? '', request.ipHash())) throw TokenErrors.IP_MISMATCH();
   }
 }
