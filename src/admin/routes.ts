@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../app.js';
 import { AUDIT_EVENTS } from '../audit/service.js';
 import type { App } from '../platform/http/app.js';
-import { errors, Pagination } from '../platform/http/schemas.js';
+import { errors, NO_NUL, Pagination } from '../platform/http/schemas.js';
 import type { UserRow } from '../users/store.js';
 import { AdminService } from './service.js';
 
@@ -29,7 +29,7 @@ const CreateUserBody = Type.Object(
     username: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$', description: '3 to 64 characters: letters, digits, `.`, `_`, `@`, `-`', examples: ['amina.otieno'] }),
     email: Type.Optional(Type.String({ format: 'email', maxLength: 254, examples: ['amina@bank.example'] })),
     phone: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164', examples: ['+254700000012'] })),
-    full_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, examples: ['Amina Otieno'] })),
+    full_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, examples: ['Amina Otieno'] })),
     roles: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 10, uniqueItems: true, examples: [['staff']] }),
   },
   { additionalProperties: false },
@@ -85,7 +85,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
         body: CreateUserBody,
         response: { 201: Type.Object({ user: AdminUser, temporary_password: Type.String({ description: 'Shown once; never retrievable again.', examples: ['q7N#vX2m-Tb9@kLp4Rz'] }) }), ...errors(400, 401, 403, 409, 422) },
       },
-      preHandler: s.guard.requirePermission('users.create'),
+      onRequest: s.guard.requirePermission('users.create'),
     }, async (request, reply) => {
       const b = request.body;
       const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, roles: b.roles }, await actorOf(request), ctxOf(request));
@@ -97,10 +97,10 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List users (permission users.read)',
         description: '`search` matches username, email or full name (case-insensitive substring).',
-        querystring: Type.Object({ search: Type.Optional(Type.String({ maxLength: 100 })), ...Pagination }, { additionalProperties: false }),
+        querystring: Type.Object({ search: Type.Optional(Type.String({ maxLength: 100, pattern: NO_NUL })), ...Pagination }, { additionalProperties: false }),
         response: { 200: Type.Object({ users: Type.Array(AdminUser), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }), ...errors(401, 403, 422) },
       },
-      preHandler: s.guard.requirePermission('users.read'),
+      onRequest: s.guard.requirePermission('users.read'),
     }, async (request) => {
       const page = request.query.page ?? 1;
       const pageSize = request.query.page_size ?? 50;
@@ -115,7 +115,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
         params: IdParams,
         response: { 200: Type.Object({ status: Type.Literal('success'), temporary_password: Type.String() }), ...errors(401, 403, 404, 422) },
       },
-      preHandler: s.guard.requirePermission('users.update'),
+      onRequest: s.guard.requirePermission('users.update'),
     }, async (request) => ({ status: 'success' as const, temporary_password: await admin.resetPassword(request.params.id, await actorOf(request), ctxOf(request)) }));
 
     app.post('/api/v1/admin/users/:id/unlock', {
@@ -125,7 +125,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
         params: IdParams,
         response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }), ...errors(401, 403, 404, 422) },
       },
-      preHandler: s.guard.requirePermission('users.update'),
+      onRequest: s.guard.requirePermission('users.update'),
     }, async (request) => {
       const user = await admin.unlock(request.params.id, await actorOf(request), ctxOf(request));
       return { status: 'success' as const, user: present(user, (await s.users.grants(user.id)).roles) };
@@ -144,7 +144,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
         }, { additionalProperties: false }),
         response: { 200: Type.Object({ entries: Type.Array(AuditEntrySchema), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }), ...errors(401, 403, 422) },
       },
-      preHandler: s.guard.requirePermission('audit.read'),
+      onRequest: s.guard.requirePermission('audit.read'),
     }, async (request) => {
       const q = request.query;
       const page = q.page ?? 1;

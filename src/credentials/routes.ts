@@ -32,7 +32,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
         body: Type.Object({ current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: NewPassword }, { additionalProperties: false }),
         response: { 200: PasswordChanged, ...errors(400, 401, 422, 429) },
       },
-      preHandler: s.guard.authenticate,
+      onRequest: s.guard.authenticate,
     }, async (request) => {
       const auth = request.auth!;
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
@@ -44,7 +44,13 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       const state = await s.credentials.state(user.id);
       if (!(await s.hasher.verify(request.body.current_password, state?.hash ?? null))) {
         const r = await s.attempts.recordFailure(key);
-        if (r.lockedUntil !== null) throw PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: Math.ceil((r.lockedUntil - s.clock.now()) / 1000) });
+        const auditBase = { userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel };
+        await s.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'invalid_current_password', failed_count: r.failedCount } });
+        if (r.lockedUntil !== null) {
+          await s.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(r.lockedUntil).toISOString() } });
+          const retryAfter = Math.max(1, Math.ceil((r.lockedUntil - s.clock.now()) / 1000));
+          throw PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+        }
         throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
       }
       await s.attempts.reset(key);

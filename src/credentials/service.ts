@@ -69,7 +69,8 @@ export class CredentialService {
 
   /** Ruling 3: the last N passwords and any used within the last M months. */
   private async reusesHistory(trx: Db, userId: number, password: string, count: number, months: number): Promise<boolean> {
-    const since = new Date(this.deps.clock.now() - months * 30 * 86_400_000);
+    const since = new Date(this.deps.clock.now());
+    since.setUTCMonth(since.getUTCMonth() - months); // calendar months, not 30-day ones
     const recent = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password').orderBy('created_at', 'desc').limit(count).execute();
     const dated = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password').where('created_at', '>=', since).execute();
     const hashes = new Set([...recent, ...dated].map((h) => h.password_hash));

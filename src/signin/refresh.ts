@@ -6,6 +6,7 @@
  */
 import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
+import { safeEqual } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import type { SessionService } from '../sessions/service.js';
 import { TokenErrors } from '../tokens/errors.js';
@@ -22,6 +23,10 @@ export class RefreshService {
     const d = this.deps;
     const claims = await d.tokens.verify(refreshToken, 'refresh');
     const now = new Date(d.clock.now());
+
+    // Refused before it is spent: a copy presented without the device cannot burn the owner's session.
+    const bound = await d.sessions.get(claims.session_id);
+    if (bound && bound.deviceFingerprint !== '' && !safeEqual(bound.deviceFingerprint, ctx.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
 
     // Spend the token atomically: of two parallel uses, exactly one wins.
     const spent = await d.db

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../app.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { App } from '../platform/http/app.js';
-import { errors } from '../platform/http/schemas.js';
+import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { fingerprintOf } from '../sessions/guard.js';
 import type { ClientContext } from './pipeline.js';
 
@@ -37,9 +37,9 @@ export const SignInResponseSchema = Type.Object(
 
 const LoginBody = Type.Object(
   {
-    username: Type.String({ minLength: 1, maxLength: 256, description: 'Username or email', examples: ['amina.otieno'] }),
+    username: Type.String({ minLength: 1, maxLength: 256, pattern: NO_NUL, description: 'Username or email', examples: ['amina.otieno'] }),
     password: Type.String({ minLength: 1, maxLength: 1024, examples: ['c0rrect-Battery-staple!'] }),
-    device_fingerprint: Type.Optional(Type.String({ maxLength: 256, description: 'Binds the tokens to this device; later requests must send the same value in `X-Device-Fingerprint`.', examples: ['a3f1c9e07b2d4e58'] })),
+    device_fingerprint: Type.Optional(Type.String({ maxLength: 256, pattern: NO_NUL, description: 'Binds the tokens to this device; later requests must send the same value in `X-Device-Fingerprint`.', examples: ['a3f1c9e07b2d4e58'] })),
     channel: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('mobile'), Type.Literal('ussd'), Type.Literal('agent')], { default: 'web' })),
   },
   { additionalProperties: false },
@@ -113,7 +113,7 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
       preValidation: async (request) => {
         request.body ??= {}; // no body at all is a plain logout
       },
-      preHandler: s.guard.authenticate,
+      onRequest: s.guard.authenticate,
     }, async (request) => {
       const auth = request.auth!;
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
@@ -138,7 +138,7 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
         description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`). 200 with the caller, or 401 with the reason in `error_code`.',
         response: { 200: ValidateResponse, ...errors(401) },
       },
-      preHandler: s.guard.authenticate,
+      onRequest: s.guard.authenticate,
     }, async (request) => {
       const { claims, session } = request.auth!;
       return {

@@ -88,6 +88,21 @@ async function payloadBytes(payload: unknown): Promise<Buffer | string | null> {
   return null;
 }
 
+function begin(request: FastifyRequest): void {
+  request.startedAt = process.hrtime.bigint();
+  const given = request.headers['x-correlation-id'];
+  request.correlationId = typeof given === 'string' && CORRELATION_ID.test(given) ? given : request.id;
+}
+
+function commonHeaders(request: FastifyRequest, reply: FastifyReply, body: Buffer | string | null): void {
+  for (const [k, v] of Object.entries(COMMON_HEADERS)) if (!reply.hasHeader(k)) reply.header(k, v);
+  if (!reply.hasHeader('content-type')) reply.header('content-type', 'application/json; charset=utf-8');
+  reply.header('x-request-id', request.id);
+  reply.header('x-correlation-id', request.correlationId);
+  reply.header('x-content-sha256', createHash('sha256').update(body ?? '').digest('hex'));
+  reply.header('x-response-time', (Number(process.hrtime.bigint() - request.startedAt) / 1e6).toFixed(2));
+}
+
 export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics }): App {
   const { config, metrics } = deps;
   const app = Fastify({
@@ -102,6 +117,16 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
     forceCloseConnections: 'idle',
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: false } },
+    // A URL the router cannot decode, or a path parameter over maxParamLength, is answered by
+    // Fastify before any hook runs: give it SPEC's error body and the common headers too.
+    frameworkErrors: (err, request, rawReply) => {
+      const reply = rawReply as unknown as FastifyReply;
+      begin(request);
+      const appError = toAppError(err);
+      const body = JSON.stringify(errorBody(appError));
+      commonHeaders(request, reply, body);
+      void reply.status(appError.statusCode).send(body);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are validated strictly (a string is not a number); query, params and headers
@@ -112,21 +137,12 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
 
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('correlationId', '');
-  app.addHook('onRequest', async (request) => {
-    request.startedAt = process.hrtime.bigint();
-    const given = request.headers['x-correlation-id'];
-    request.correlationId = typeof given === 'string' && CORRELATION_ID.test(given) ? given : request.id;
-  });
+  app.addHook('onRequest', async (request) => begin(request));
 
   // SPEC "Common response headers", on every response: errors and docs included.
   app.addHook('onSend', async (request, reply, payload) => {
     const body = await payloadBytes(payload);
-    for (const [k, v] of Object.entries(COMMON_HEADERS)) if (!reply.hasHeader(k)) reply.header(k, v);
-    if (!reply.hasHeader('content-type')) reply.header('content-type', 'application/json; charset=utf-8');
-    reply.header('x-request-id', request.id);
-    reply.header('x-correlation-id', request.correlationId);
-    reply.header('x-content-sha256', createHash('sha256').update(body ?? '').digest('hex'));
-    reply.header('x-response-time', (Number(process.hrtime.bigint() - request.startedAt) / 1e6).toFixed(2));
+    commonHeaders(request, reply, body);
     return body ?? payload;
   });
 

@@ -24,3 +24,9 @@ export const Pagination = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
 };
+
+/**
+ * For free-text fields that reach the database: PostgreSQL text cannot hold a NUL character,
+ * so one is a schema failure (422), not a database error (500).
+ */
+export const NO_NUL = '^[^\\u0000]*$';

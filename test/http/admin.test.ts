@@ -1,0 +1,233 @@
+/**
+ * Administration (issue 2, section 3): creating and listing users, the audit trail, and the
+ * permission each route needs (users.create, users.read, users.update, audit.read).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditEntry } from '../../src/audit/service.js';
+import type { UserRow } from '../../src/users/store.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
+
+const MINUTE = 60_000;
+
+let t: TestApp;
+let rootToken: string;
+let rootUser: UserRow;
+let staffToken: string;
+let customerToken: string;
+let customer: UserRow;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  rootUser = await seedUser(t.s, 'root.admin', { roles: ['admin'], email: 'root@bank.example' });
+  await seedUser(t.s, 'sam.staff', { roles: ['staff'] });
+  customer = await seedUser(t.s, 'cathy.customer', { roles: ['customer'], email: 'cathy@bank.example' });
+  rootToken = (await signIn(t.app, 'root.admin')).access_token;
+  staffToken = (await signIn(t.app, 'sam.staff')).access_token;
+  customerToken = (await signIn(t.app, 'cathy.customer')).access_token;
+});
+afterAll(async () => t.close());
+
+type Res = Awaited<ReturnType<typeof login>>;
+
+function createUser(payload: Record<string, unknown>, token = rootToken): Promise<Res> {
+  return t.app.inject({ method: 'POST', url: '/api/v1/admin/users', headers: bearer(token), payload });
+}
+
+function get(url: string, token = rootToken): Promise<Res> {
+  return t.app.inject({ method: 'GET', url, headers: bearer(token) });
+}
+
+interface UserList { users: Array<{ id: number; username: string; roles: string[] }>; page: number; page_size: number; total: number }
+interface AuditPage { entries: AuditEntry[]; page: number; page_size: number; total: number }
+
+function invalidFields(res: Res): string[] {
+  const body = expectError(res, 422, 'VALIDATION_ERROR');
+  return (body.details as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
+}
+
+describe('POST /api/v1/admin/users', () => {
+  it('creates a user (201) and returns the temporary password once', async () => {
+    const res = await createUser({ username: 'amina.otieno', email: 'Amina@Bank.example', phone: '+254700000012', full_name: 'Amina Otieno', roles: ['staff', 'customer'] });
+    expect(res.statusCode, res.body).toBe(201);
+    const body = res.json() as { user: Record<string, unknown>; temporary_password: string };
+    expect(body.user).toMatchObject({
+      username: 'amina.otieno', email: 'Amina@Bank.example', phone: '+254700000012', full_name: 'Amina Otieno',
+      roles: ['customer', 'staff'], is_active: true, must_change_password: true, last_login_at: null,
+    });
+    expect(body.user.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(body.temporary_password.length).toBeGreaterThanOrEqual(12);
+
+    // Never shown again: not in the listing, and stored only as a hash (plus the encrypted copy).
+    const list = await get('/api/v1/admin/users?search=amina.otieno');
+    expect(list.body).not.toContain(body.temporary_password);
+    const cred = await t.s.database.db.selectFrom('credentials').selectAll().where('user_id', '=', body.user.id as number).executeTakeFirstOrThrow();
+    expect(cred.is_temporary).toBe(true);
+    expect(JSON.stringify(cred)).not.toContain(body.temporary_password);
+
+    expectError(await login(t.app, 'amina.otieno', body.temporary_password), 403, 'PASSWORD_CHANGE_REQUIRED');
+  });
+
+  it('audits USER_CREATED with the new user and the administrator who created it', async () => {
+    const res = await createUser({ username: 'audited.user', roles: ['customer'] });
+    expect(res.statusCode).toBe(201);
+    const uuid = (res.json() as { user: { uuid: string } }).user.uuid;
+    const page = (await get(`/api/v1/admin/audit?event_type=USER_CREATED&user_id=${uuid}`)).json() as AuditPage;
+    expect(page.total).toBe(1);
+    expect(page.entries[0]).toMatchObject({
+      event_type: 'USER_CREATED', status: 'SUCCESS', user_id: uuid, username: 'audited.user', ip_address: '127.0.0.1',
+      timestamp: new Date(t.clock.now()).toISOString(), location: null, risk_score: null, security_events: [], suspicious_indicators: [],
+      details: { roles: ['customer'], created_by_id: rootUser.uuid },
+    });
+  });
+
+  it('refuses a duplicate username or email, case-insensitively, with 409 USER_EXISTS', async () => {
+    await createUser({ username: 'dup.user', email: 'dup@bank.example', roles: ['customer'] });
+    const byName = expectError(await createUser({ username: 'DUP.User', roles: ['customer'] }), 409, 'USER_EXISTS');
+    expect(byName.details).toMatchObject({ fields: ['username'] });
+    const byEmail = expectError(await createUser({ username: 'other.dup', email: 'DUP@BANK.example', roles: ['customer'] }), 409, 'USER_EXISTS');
+    expect(byEmail.details).toMatchObject({ fields: ['email'] });
+    const list = (await get('/api/v1/admin/users?search=dup')).json() as UserList;
+    expect(list.users.map((u) => u.username)).toEqual(['dup.user']);
+  });
+
+  it('refuses a role that does not exist with 422 UNKNOWN_ROLE', async () => {
+    const body = expectError(await createUser({ username: 'role.less', roles: ['customer', 'wizard'] }), 422, 'UNKNOWN_ROLE');
+    expect(body.details).toMatchObject({ unknown_roles: ['wizard'] });
+    expect(await t.s.users.findByLogin('role.less')).toBeUndefined();
+  });
+
+  const bad: Array<[string, Record<string, unknown>]> = [
+    ['username', { username: 'a b', roles: ['customer'] }],
+    ['username', { username: 'x', roles: ['customer'] }],
+    ['username', { username: '-leading.dash', roles: ['customer'] }],
+    ['username', { username: 'u'.repeat(65), roles: ['customer'] }],
+    ['email', { username: 'bad.email', email: 'not-an-email', roles: ['customer'] }],
+    ['phone', { username: 'bad.phone', phone: '0712345678', roles: ['customer'] }],
+    ['phone', { username: 'bad.phone', phone: '+254 700 000 012', roles: ['customer'] }],
+    ['roles', { username: 'no.roles', roles: [] }],
+    ['roles', { username: 'no.roles' }],
+  ];
+  it.each(bad)('answers a bad %s with 422 VALIDATION_ERROR naming it: %j', async (field, payload) => {
+    expect(invalidFields(await createUser(payload))).toContain(field);
+  });
+});
+
+describe('GET /api/v1/admin/users', () => {
+  beforeAll(async () => {
+    for (let i = 1; i <= 5; i++) await seedUser(t.s, `page.user.${i}`, { email: `pager${i}@example.org` });
+  });
+
+  it('paginates with page, page_size and total', async () => {
+    const seen: string[] = [];
+    for (const [page, size] of [[1, 2], [2, 2], [3, 1]] as const) {
+      const body = (await get(`/api/v1/admin/users?search=page.user&page=${page}&page_size=2`)).json() as UserList;
+      expect(body).toMatchObject({ page, page_size: 2, total: 5 });
+      expect(body.users).toHaveLength(size);
+      seen.push(...body.users.map((u) => u.username));
+    }
+    expect(seen).toEqual(['page.user.1', 'page.user.2', 'page.user.3', 'page.user.4', 'page.user.5']);
+    const past = (await get('/api/v1/admin/users?search=page.user&page=4&page_size=2')).json() as UserList;
+    expect(past).toMatchObject({ users: [], total: 5 });
+
+    const all = (await get('/api/v1/admin/users')).json() as UserList;
+    expect(all).toMatchObject({ page: 1, page_size: 50 });
+    expect(all.total).toBe(await t.s.users.count());
+    expect(all.users.find((u) => u.username === 'root.admin')?.roles).toEqual(['admin']);
+  });
+
+  it('searches username, email and full name case-insensitively, with no wildcards', async () => {
+    const names = async (q: string): Promise<string[]> => ((await get(`/api/v1/admin/users?search=${encodeURIComponent(q)}`)).json() as UserList).users.map((u) => u.username);
+    expect(await names('PAGE.USER.3')).toEqual(['page.user.3']);
+    expect(await names('PAGER4@')).toEqual(['page.user.4']);
+    expect(await names('Amina Otieno')).toEqual(['amina.otieno']);
+    expect(await names('%')).toEqual([]);
+    expect(await names('page_user')).toEqual([]);
+  });
+
+  it('refuses out-of-range pagination with 422 VALIDATION_ERROR', async () => {
+    expect(invalidFields(await get('/api/v1/admin/users?page=0'))).toContain('page');
+    expect(invalidFields(await get('/api/v1/admin/users?page_size=201'))).toContain('page_size');
+  });
+});
+
+describe('GET /api/v1/admin/audit', () => {
+  it('filters by user_id and pages newest first', async () => {
+    const path = `/api/v1/admin/audit?user_id=${customer.uuid}`;
+    const all = (await get(path)).json() as AuditPage;
+    expect(all.total).toBeGreaterThanOrEqual(2); // USER_CREATED and USER_LOGIN at least
+    expect(all.entries.every((e) => e.user_id === customer.uuid)).toBe(true);
+    expect(all.entries.map((e) => e.event_type)).toEqual(expect.arrayContaining(['USER_CREATED', 'USER_LOGIN']));
+
+    const p1 = (await get(`${path}&page_size=1`)).json() as AuditPage;
+    const p2 = (await get(`${path}&page_size=1&page=2`)).json() as AuditPage;
+    expect(p1).toMatchObject({ page: 1, page_size: 1, total: all.total });
+    expect(p2).toMatchObject({ page: 2, page_size: 1, total: all.total });
+    expect(p1.entries[0]!.audit_id).toBe(all.entries[0]!.audit_id);
+    expect(p2.entries[0]!.audit_id).toBe(all.entries[1]!.audit_id);
+    const times = all.entries.map((e) => Date.parse(e.timestamp));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+  });
+
+  it('filters by event_type and a [from, to) time range', async () => {
+    t.clock.advance(MINUTE);
+    const t1 = new Date(t.clock.now()).toISOString();
+    expect((await createUser({ username: 'range.a', roles: ['customer'] })).statusCode).toBe(201);
+    t.clock.advance(MINUTE);
+    const t2 = new Date(t.clock.now()).toISOString();
+    expect((await createUser({ username: 'range.b', roles: ['customer'] })).statusCode).toBe(201);
+    t.clock.advance(MINUTE);
+
+    const names = async (query: string): Promise<string[]> => ((await get(`/api/v1/admin/audit?event_type=USER_CREATED&${query}`)).json() as AuditPage).entries.map((e) => e.username!);
+    expect(await names(`from=${encodeURIComponent(t1)}&to=${encodeURIComponent(t2)}`)).toEqual(['range.a']);
+    expect(await names(`from=${encodeURIComponent(t2)}`)).toEqual(['range.b']);
+    expect(await names(`to=${encodeURIComponent(t2)}`)).not.toContain('range.b');
+    const logins = (await get('/api/v1/admin/audit?event_type=USER_LOGIN')).json() as AuditPage;
+    expect(logins.total).toBeGreaterThanOrEqual(3);
+    expect(logins.entries.every((e) => e.event_type === 'USER_LOGIN')).toBe(true);
+  });
+
+  it('refuses malformed filters with 422 VALIDATION_ERROR', async () => {
+    expect(invalidFields(await get('/api/v1/admin/audit?user_id=not-a-uuid'))).toContain('user_id');
+    expect(invalidFields(await get('/api/v1/admin/audit?event_type=user_login'))).toContain('event_type');
+    expect(invalidFields(await get('/api/v1/admin/audit?from=yesterday'))).toContain('from');
+  });
+});
+
+describe('permissions', () => {
+  const routes = (): Array<{ method: 'GET' | 'POST'; url: string; payload?: Record<string, unknown>; permission: string }> => [
+    { method: 'POST', url: '/api/v1/admin/users', payload: { username: 'perm.probe', roles: ['admin'] }, permission: 'users.create' },
+    { method: 'GET', url: '/api/v1/admin/users', permission: 'users.read' },
+    { method: 'POST', url: `/api/v1/admin/users/${customer.id}/reset-password`, permission: 'users.update' },
+    { method: 'POST', url: `/api/v1/admin/users/${customer.id}/unlock`, permission: 'users.update' },
+    { method: 'GET', url: '/api/v1/admin/audit', permission: 'audit.read' },
+  ];
+
+  it.each(['staff', 'customer'])('a %s user gets 403 PERMISSION_DENIED on every admin route', async (who) => {
+    const token = who === 'staff' ? staffToken : customerToken;
+    for (const r of routes()) {
+      const res = await t.app.inject({ method: r.method, url: r.url, headers: bearer(token), ...(r.payload ? { payload: r.payload } : {}) });
+      const body = expectError(res, 403, 'PERMISSION_DENIED');
+      expect(body.details, r.url).toMatchObject({ required_permission: r.permission });
+    }
+    // Nothing happened: no user created, the customer's password and session untouched.
+    expect(await t.s.users.findByLogin('perm.probe')).toBeUndefined();
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(customerToken) })).statusCode).toBe(200);
+    await signIn(t.app, 'cathy.customer');
+  });
+
+  it('no token gives 401 TOKEN_MISSING on every admin route', async () => {
+    for (const r of routes()) {
+      const res = await t.app.inject({ method: r.method, url: r.url, ...(r.payload ? { payload: r.payload } : {}) });
+      expectError(res, 401, 'TOKEN_MISSING');
+    }
+  });
+
+  it('the admin role holds every one of them', async () => {
+    const me = await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(rootToken) });
+    expect((me.json() as { permissions: string[] }).permissions).toEqual(expect.arrayContaining(routes().map((r) => r.permission)));
+    expect((await get('/api/v1/admin/users')).statusCode).toBe(200);
+    expect((await get('/api/v1/admin/audit')).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${customer.id}/unlock`, headers: bearer(rootToken) })).statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,212 @@
+/**
+ * Lockout (SPEC "States": MAX_LOGIN_ATTEMPTS failures lock for ACCOUNT_LOCKOUT_MINUTES; ruling 6)
+ * and the per-IP sign-in rate limit. Time only moves through the ManualClock.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/platform/clock.js';
+import type { DatabaseHandle } from '../../src/platform/db/database.js';
+import { createTestApp, dbKind, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
+import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+
+const MINUTE = 60_000;
+const WRONG = 'Wrong#Passw0rd!';
+
+type Res = Awaited<ReturnType<typeof login>>;
+
+function expectLocked(res: Res, retryAfter?: number): void {
+  const body = expectError(res, 429, 'ACCOUNT_LOCKED');
+  const header = Number(res.headers['retry-after']);
+  expect(Number.isInteger(header) && header > 0, `Retry-After: ${String(res.headers['retry-after'])}`).toBe(true);
+  expect((body.details as { retry_after_seconds: number }).retry_after_seconds).toBe(header);
+  if (retryAfter !== undefined) expect(header).toBe(retryAfter);
+}
+
+async function failTimes(t: TestApp, username: string, n: number): Promise<Res[]> {
+  const out: Res[] = [];
+  for (let i = 0; i < n; i++) out.push(await login(t.app, username, WRONG));
+  return out;
+}
+
+describe('account lockout', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('locks after 5 failures for 15 minutes with Retry-After, refusing even the right password, then lets the user in', async () => {
+    await seedUser(t.s, 'lena.mwangi');
+    const first = await failTimes(t, 'lena.mwangi', 4);
+    for (const r of first) expectError(r, 401, 'INVALID_CREDENTIALS');
+    expectLocked(await login(t.app, 'lena.mwangi', WRONG), 15 * 60);
+
+    expectLocked(await login(t.app, 'lena.mwangi', STRONG_PASSWORD), 15 * 60);
+    t.clock.advance(5 * MINUTE);
+    expectLocked(await login(t.app, 'lena.mwangi', STRONG_PASSWORD), 10 * 60);
+    t.clock.advance(10 * MINUTE - 1000);
+    expectLocked(await login(t.app, 'lena.mwangi', STRONG_PASSWORD), 1);
+
+    t.clock.advance(1001);
+    // The expired lock starts a fresh count: one failure is a plain 401, not a new lock.
+    expectError(await login(t.app, 'lena.mwangi', WRONG), 401, 'INVALID_CREDENTIALS');
+    await signIn(t.app, 'lena.mwangi');
+  });
+
+  it('a successful sign-in resets the failure counter', async () => {
+    await seedUser(t.s, 'omar.haji');
+    for (const r of await failTimes(t, 'omar.haji', 4)) expectError(r, 401, 'INVALID_CREDENTIALS');
+    await signIn(t.app, 'omar.haji');
+    for (const r of await failTimes(t, 'omar.haji', 4)) expectError(r, 401, 'INVALID_CREDENTIALS');
+    await signIn(t.app, 'omar.haji');
+  });
+
+  it('counts failures by account, whether the username or the email is typed', async () => {
+    await seedUser(t.s, 'ruth.achieng', { email: 'ruth@bank.example' });
+    await failTimes(t, 'ruth.achieng', 2);
+    await failTimes(t, 'RUTH@bank.example', 2);
+    expectLocked(await login(t.app, 'Ruth.Achieng', WRONG));
+    expectLocked(await login(t.app, 'ruth@bank.example', STRONG_PASSWORD));
+  });
+
+  it('locks unknown usernames exactly like known ones (ruling 6)', async () => {
+    for (const r of await failTimes(t, 'nobody.here', 4)) expectError(r, 401, 'INVALID_CREDENTIALS');
+    expectLocked(await login(t.app, 'nobody.here', WRONG), 15 * 60);
+  });
+
+  it('20 parallel wrong passwords never get more than the limit through; then the right one is locked out', async () => {
+    await seedUser(t.s, 'burst.target');
+    const results = await Promise.all(Array.from({ length: 20 }, () => login(t.app, 'burst.target', WRONG)));
+    const statuses = results.map((r) => r.statusCode);
+    expect(statuses.every((s) => s === 401 || s === 429), statuses.join(',')).toBe(true);
+    // Failures 1..4 are answered 401; the 5th and every later one find the account locked.
+    expect(statuses.filter((s) => s === 401)).toHaveLength(t.s.config.signin.maxLoginAttempts - 1);
+    for (const r of results.filter((x) => x.statusCode === 429)) expectLocked(r);
+    expectLocked(await login(t.app, 'burst.target', STRONG_PASSWORD));
+  });
+
+  it('an administrator unlock clears the lock, audited as ACCOUNT_UNLOCKED', async () => {
+    const user = await seedUser(t.s, 'locked.out');
+    await seedUser(t.s, 'unlock.admin', { roles: ['admin'] });
+    const adminToken = (await signIn(t.app, 'unlock.admin')).access_token;
+    await failTimes(t, 'locked.out', 5);
+    expectLocked(await login(t.app, 'locked.out', STRONG_PASSWORD));
+
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/unlock`, headers: bearer(adminToken) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'success', user: { id: user.id, username: 'locked.out' } });
+    await signIn(t.app, 'locked.out');
+
+    const audit = await t.s.audit.query({ userId: user.uuid, eventType: 'ACCOUNT_UNLOCKED', limit: 10, offset: 0 });
+    expect(audit.total).toBe(1);
+    expect(audit.entries[0]).toMatchObject({ status: 'SUCCESS', username: 'locked.out', ip_address: '127.0.0.1' });
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/users/999999/unlock', headers: bearer(adminToken) }), 404, 'USER_NOT_FOUND');
+  });
+
+  it('audits each failure as FAILED_LOGIN_ATTEMPT and the lock as ACCOUNT_LOCKED', async () => {
+    const user = await seedUser(t.s, 'audit.lock', { email: 'audit.lock@bank.example' });
+    await failTimes(t, 'audit.lock', 5);
+    await login(t.app, 'audit.lock', STRONG_PASSWORD);
+
+    const failed = await t.s.audit.query({ userId: user.uuid, eventType: 'FAILED_LOGIN_ATTEMPT', limit: 50, offset: 0 });
+    expect(failed.total).toBe(6);
+    const reasons = failed.entries.map((e) => e.details.reason).sort();
+    expect(reasons).toEqual(['account_locked', ...Array(5).fill('invalid_credentials')]);
+    expect(failed.entries[0]).toMatchObject({ status: 'FAILURE', username: 'audit.lock', ip_address: '127.0.0.1', channel: 'web' });
+    const counts = failed.entries.map((e) => e.details.failed_count).filter((c) => c !== undefined).sort();
+    expect(counts).toEqual([1, 2, 3, 4, 5]);
+
+    const locked = await t.s.audit.query({ userId: user.uuid, eventType: 'ACCOUNT_LOCKED', limit: 10, offset: 0 });
+    expect(locked.total).toBe(1);
+    expect(locked.entries[0]).toMatchObject({ event_type: 'ACCOUNT_LOCKED', username: 'audit.lock' });
+    expect(new Date(locked.entries[0]!.details.locked_until as string).getTime()).toBe(t.clock.now() + 15 * MINUTE);
+  });
+});
+
+describe('lockout shared by every node through the database', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let extra: DatabaseHandle | undefined;
+
+  beforeAll(async () => {
+    const secrets = testSecrets();
+    const clock = new ManualClock(Date.now());
+    if (dbKind() === 'postgres') {
+      // Two nodes: two connection pools on one PostgreSQL database.
+      const url = await freshPostgresDatabase();
+      a = await createTestApp({ database: await openTestDatabase('postgres', url), secrets, clock });
+      extra = await openTestDatabase('postgres', url);
+      b = await createTestApp({ database: extra, secrets, clock });
+    } else {
+      // PGlite is one process: the two nodes share the handle.
+      a = await createTestApp({ secrets, clock });
+      b = await createTestApp({ database: a.s.database, secrets, clock });
+    }
+  });
+  afterAll(async () => {
+    if (extra) await b.close();
+    else await b.app.close();
+    await a.close();
+  });
+
+  it('failures on two nodes add up, and both refuse the locked account', async () => {
+    await seedUser(a.s, 'two.nodes');
+    for (const r of await failTimes(a, 'two.nodes', 3)) expectError(r, 401, 'INVALID_CREDENTIALS');
+    expectError(await login(b.app, 'two.nodes', WRONG), 401, 'INVALID_CREDENTIALS');
+    expectLocked(await login(b.app, 'two.nodes', WRONG), 15 * 60);
+    expectLocked(await login(a.app, 'two.nodes', STRONG_PASSWORD), 15 * 60);
+    expectLocked(await login(b.app, 'two.nodes', STRONG_PASSWORD), 15 * 60);
+
+    const row = await a.s.database.db.selectFrom('login_attempts').selectAll().where('subject_key', '=', a.s.attempts.userKey((await a.s.users.findByLogin('two.nodes'))!.id)).executeTakeFirstOrThrow();
+    expect(row.failed_count).toBe(5);
+    expect(new Date(row.locked_until!).getTime()).toBe(a.clock.now() + 15 * MINUTE);
+
+    a.clock.advance(15 * MINUTE + 1000);
+    await signIn(b.app, 'two.nodes');
+    await signIn(a.app, 'two.nodes');
+  });
+
+  it('a success on one node resets the count the other node sees', async () => {
+    await seedUser(a.s, 'reset.across');
+    await failTimes(a, 'reset.across', 4);
+    await signIn(b.app, 'reset.across');
+    for (const r of await failTimes(a, 'reset.across', 4)) expectError(r, 401, 'INVALID_CREDENTIALS');
+  });
+});
+
+describe('per-IP sign-in rate limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // Start 10 s into a minute so the window's remaining time is known exactly.
+    t = await createTestApp({ env: { SIGNIN_RATE_LIMIT_PER_MINUTE: '3' }, clock: new ManualClock(Date.UTC(2026, 0, 15, 9, 0, 10)) });
+    await seedUser(t.s, 'rate.user');
+  });
+  afterAll(async () => t.close());
+
+  it('answers the 4th sign-in of a minute from one address with 429 RATE_LIMITED and Retry-After; the next minute works', async () => {
+    await signIn(t.app, 'rate.user');
+    expectError(await login(t.app, 'rate.user', WRONG), 401, 'INVALID_CREDENTIALS');
+    await signIn(t.app, 'rate.user');
+
+    const limited = await login(t.app, 'rate.user');
+    const body = expectError(limited, 429, 'RATE_LIMITED');
+    expect(limited.headers['retry-after']).toBe('50');
+    expect(body.details).toMatchObject({ retry_after_seconds: 50 });
+    // Other addresses have their own budget.
+    const other = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'rate.user', password: STRONG_PASSWORD }, remoteAddress: '10.1.2.3' });
+    expect(other.statusCode, other.body).toBe(200);
+
+    t.clock.advance(30_000);
+    expect((await login(t.app, 'rate.user')).headers['retry-after']).toBe('20');
+    t.clock.advance(20_000);
+    await signIn(t.app, 'rate.user');
+  });
+
+  it('rate-limited requests do not count as failed passwords', async () => {
+    t.clock.advance(MINUTE);
+    await seedUser(t.s, 'rate.victim');
+    for (let i = 0; i < 3; i++) expectError(await login(t.app, 'rate.victim', WRONG), 401, 'INVALID_CREDENTIALS');
+    for (let i = 0; i < 5; i++) expectError(await login(t.app, 'rate.victim', WRONG), 429, 'RATE_LIMITED');
+    t.clock.advance(MINUTE);
+    await signIn(t.app, 'rate.victim');
+  });
+});
