@@ -5,6 +5,7 @@ import type { Services } from '../app.js';
 import { AUDIT_EVENTS } from '../audit/service.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL, Pagination } from '../platform/http/schemas.js';
+import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN, USERNAME_RULE } from '../users/rules.js';
 import type { UserRow } from '../users/store.js';
 import { AdminService } from './service.js';
 
@@ -26,9 +27,9 @@ const AdminUser = Type.Object({
 
 const CreateUserBody = Type.Object(
   {
-    username: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]{2,63}$', description: '3 to 64 characters: letters, digits, `.`, `_`, `@`, `-`', examples: ['amina.otieno'] }),
-    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, examples: ['amina@bank.example'] })),
-    phone: Type.Optional(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164', examples: ['+254700000012'] })),
+    username: Type.String({ pattern: USERNAME_PATTERN, description: USERNAME_RULE, examples: ['amina.otieno'] }),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: EMAIL_MAX_LENGTH, examples: ['amina@bank.example'] })),
+    phone: Type.Optional(Type.String({ pattern: PHONE_PATTERN, description: 'E.164', examples: ['+254700000012'] })),
     full_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, examples: ['Amina Otieno'] })),
     roles: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 10, uniqueItems: true, examples: [['staff']] }),
   },

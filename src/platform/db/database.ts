@@ -51,7 +51,7 @@ function takeLock(dir: string): () => void {
   const file = path.join(dir, 'strongroom.lock');
   try {
     const pid = Number(readFileSync(file, 'utf8'));
-    if (Number.isInteger(pid) && pid !== process.pid) {
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) { // empty file: Number("") is 0, a process group
       try {
         process.kill(pid, 0);
         throw new DatabaseLockedError(
@@ -59,7 +59,10 @@ function takeLock(dir: string): () => void {
         );
       } catch (err) {
         if (err instanceof DatabaseLockedError) throw err;
-        // ESRCH: the process is gone; the lock is stale.
+        // ESRCH: the process is gone; the lock is stale. EPERM: it lives, under another user.
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') {
+          throw new DatabaseLockedError(`The embedded database in ${dir} is in use by process ${pid} (another user's). Stop that process first, or set DATABASE_URL to use PostgreSQL.`);
+        }
       }
     }
   } catch (err) {
@@ -74,7 +77,7 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
   let bus: EventBus;
   let location: string;
   let release = (): void => undefined;
-  let closeExtra = async (): Promise<void> => undefined;
+  let closeDb = async (): Promise<void> => db.destroy();
 
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 });
@@ -98,8 +101,12 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     await pglite.waitReady;
     db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
     bus = new LocalBus();
-    closeExtra = async () => {
-      if (!pglite.closed) await pglite.close();
+    // PGlite (0.4) hangs for good, spinning, when closed while a query runs (a worker's sync, a
+    // keyring reload after a NOTIFY). Take the one connection the dialect hands out, so what was
+    // queued first finishes, and close while holding it, so nothing starts in between; a later
+    // query fails with "PGlite is closed" instead. (Kysely's destroy would only close PGlite.)
+    closeDb = async () => {
+      if (!pglite.closed) await db.connection().execute(() => pglite.close());
     };
   }
 
@@ -119,8 +126,7 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     },
     async close() {
       await bus.close();
-      await db.destroy();
-      await closeExtra();
+      await closeDb();
       release();
     },
   };

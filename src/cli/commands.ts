@@ -1,0 +1,122 @@
+/**
+ * What each operator command does, on the runtime the server would open. Output is for people,
+ * on stdout. Loaded by src/cli.ts only once a command needs the database, so `help` and usage
+ * errors answer at once.
+ */
+import os from 'node:os';
+import pino from 'pino';
+import { AdminErrors } from '../admin/errors.js';
+import { AdminService } from '../admin/service.js';
+import type { Services } from '../app.js';
+import type { Config } from '../platform/config.js';
+import { createLogger } from '../platform/observability/logger.js';
+import { openRuntime } from '../runtime.js';
+import type { UserRow } from '../users/store.js';
+import type { Command } from './args.js';
+
+export type Print = (line?: string) => void;
+
+function adminService(s: Services): AdminService {
+  return new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
+}
+
+/** Who acted, for the audit trail: the CLI and the operating-system account that ran it. */
+function actor(): { uuid: null; username: string } {
+  let who = 'unknown';
+  try {
+    who = os.userInfo().username;
+  } catch {
+    // no passwd entry for the uid (some containers)
+  }
+  return { uuid: null, username: `cli:${who}` };
+}
+
+function describeUser(u: UserRow): string {
+  return `"${u.username}" (id ${u.id}, uuid ${u.uuid})`;
+}
+
+function printTemporaryPassword(print: Print, user: UserRow, password: string): void {
+  print();
+  print(`Temporary password for "${user.username}", shown only this once (it is not stored in clear anywhere):`);
+  print();
+  print(`    ${password}`);
+  print();
+  print('Hand it over through a safe channel. It must be changed at the first sign-in: signing in answers');
+  print('403 PASSWORD_CHANGE_REQUIRED with a reset_token for POST /api/v1/auth/reset/password.');
+}
+
+export function migrate(s: Services, migrated: string[], print: Print): void {
+  if (migrated.length === 0) {
+    print(`${s.database.location}: up to date, no migrations to run.`);
+    return;
+  }
+  print(`${s.database.location}: applied ${migrated.length} migration${migrated.length === 1 ? '' : 's'}:`);
+  for (const name of migrated) print(`  ${name}`);
+}
+
+export async function createAdmin(s: Services, cmd: Extract<Command, { name: 'create-admin' }>, password: string | undefined, print: Print): Promise<void> {
+  const created = await adminService(s).createUser({ username: cmd.username, email: cmd.email, roles: ['admin'], password }, actor());
+  print(`Created administrator ${describeUser(created.user)} with role admin.`);
+  if (created.temporaryPassword) {
+    printTemporaryPassword(print, created.user, created.temporaryPassword);
+    return;
+  }
+  const { expiryDays } = await s.policy.restrictions('admin');
+  print(`The password you supplied is set; "${created.user.username}" can sign in now.${expiryDays ? ` It expires in ${expiryDays} days.` : ''}`);
+}
+
+export async function createUser(s: Services, cmd: Extract<Command, { name: 'users create' }>, print: Print): Promise<void> {
+  const created = await adminService(s).createUser(
+    { username: cmd.username, email: cmd.email, phone: cmd.phone, fullName: cmd.fullName, roles: cmd.roles, isServiceAccount: cmd.serviceAccount },
+    actor(),
+  );
+  print(`Created ${cmd.serviceAccount ? 'service account' : 'user'} ${describeUser(created.user)} with role${created.roles.length === 1 ? '' : 's'} ${created.roles.join(', ')}.`);
+  printTemporaryPassword(print, created.user, created.temporaryPassword!);
+}
+
+export async function unlockUser(s: Services, cmd: Extract<Command, { name: 'users unlock' }>, print: Print): Promise<void> {
+  const user = await s.users.findByLogin(cmd.username);
+  if (!user) throw AdminErrors.USER_NOT_FOUND({ username: cmd.username });
+  const lockedUntil = await s.attempts.lockedUntil(s.attempts.userKey(user.id));
+  await adminService(s).unlock(user.id, actor());
+  print(lockedUntil === null
+    ? `${describeUser(user)} was not locked; its failed sign-in count is cleared.`
+    : `Unlocked ${describeUser(user)}: it was locked until ${new Date(lockedUntil).toISOString()}. Its failed sign-in count is cleared.`);
+  if (!user.is_active) print('Note: the account is deactivated, so it still cannot sign in.');
+}
+
+export async function rotateKeys(s: Services, print: Print): Promise<void> {
+  const previous = s.keyring.signingKey('access').kid;
+  const kid = await s.keyring.rotate();
+  print('Rotated the JWT signing keyring.');
+  print(`  new signing key:  kid ${kid} (signs every token from now on)`);
+  print(`  previous key:     kid ${previous} (still verifies the tokens it signed until they expire)`);
+  print('  older keys no longer verify: tokens they signed are refused with 401.');
+  if (s.database.kind === 'postgres') print('Servers on this database load the new key at once.');
+}
+
+/** Opens the runtime, runs one command, always closes the database (PGlite releases its lock). */
+export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: Config, password: string | undefined, print: Print): Promise<void> {
+  // Quiet: warnings and errors only, on stderr, so stdout holds nothing but the results.
+  const log = createLogger('warn', pino.destination({ fd: 2, sync: true }));
+  const { services, generated, migrated } = await openRuntime(config, log);
+  try {
+    if (generated.length > 0) {
+      process.stderr.write(`Note: generated development secrets in ${config.dataDir}/secrets (${generated.join(', ')}); the server started with the same DATA_DIR uses them.\n`);
+    }
+    switch (cmd.name) {
+      case 'migrate':
+        return migrate(services, migrated, print);
+      case 'create-admin':
+        return await createAdmin(services, cmd, password, print);
+      case 'rotate-keys':
+        return await rotateKeys(services, print);
+      case 'users create':
+        return await createUser(services, cmd, print);
+      case 'users unlock':
+        return await unlockUser(services, cmd, print);
+    }
+  } finally {
+    await services.database.close();
+  }
+}

@@ -1,0 +1,317 @@
+/**
+ * The operator CLI as an operator runs it: a child process (`node --import tsx src/cli.ts`) with
+ * the configuration in its environment, against a real PostgreSQL (and once against the embedded
+ * PGlite). What it did is checked in the database and by signing in through an app built on the
+ * same database with the same secrets.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodeProtectedHeader } from 'jose';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Secrets } from '../../src/platform/crypto/secrets.js';
+import { createTestApp, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
+import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, OTHER_PASSWORD } from '../harness/fixtures.js';
+
+const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion; `input` is written to its stdin (else stdin is empty). */
+function runCli(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    // A clean environment: only what an operator would set, nothing inherited from the test run.
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir(), ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: 25_000, // a hung CLI fails its test (code null) instead of spinning on
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+function cliEnv(secrets: Secrets, dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    BCRYPT_COST: '4',
+    FIELD_ENCRYPTION_KEY: secrets.fieldKey.toString('base64'),
+    IP_HASH_KEY: secrets.ipHashKey.toString('base64'),
+    TRANSPORT_PRIVATE_KEY: secrets.transportPrivateKeyPem,
+    DATA_DIR: dataDir,
+    ...extra,
+  };
+}
+
+/** An empty database (no migrations), to watch `migrate` do its work. */
+async function emptyPostgresDatabase(): Promise<string> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `cli_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return adminUrl.replace(/\/postgres$/, `/${name}`);
+}
+
+/** The password the CLI prints once, on its own indented line. */
+function printedPassword(stdout: string): string {
+  const m = /^ {4}(\S+)$/m.exec(stdout);
+  expect(m, stdout).not.toBeNull();
+  return m![1]!;
+}
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'strongroom-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('strongroom CLI on PostgreSQL', () => {
+  const secrets = testSecrets();
+  let url: string;
+  let env: Record<string, string>;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    url = await freshPostgresDatabase();
+    env = cliEnv(secrets, tempDir(), { DATABASE_URL: url });
+    t = await createTestApp({ database: await openTestDatabase('postgres', url), secrets });
+  });
+  afterAll(async () => t.close());
+
+  const newestKid = async (): Promise<string> =>
+    (await t.s.database.db.selectFrom('jwt_signing_keys').select('kid').orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow()).kid;
+
+  it('migrate applies the migrations to an empty database, then reports it up to date', async () => {
+    const e = { ...env, DATABASE_URL: await emptyPostgresDatabase() };
+    const first = await runCli(['migrate'], e);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/applied 1 migration:\n {2}001-core\n/);
+    expect(first.stdout).not.toContain('strongroom@'); // the location, never the credentials
+    const again = await runCli(['migrate'], e);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('up to date');
+    expect(again.stderr).toBe('');
+  });
+
+  it('create-admin takes the password from STRONGROOM_ADMIN_PASSWORD; the administrator signs in', async () => {
+    const r = await runCli(['create-admin', '--username', 'amina.otieno', '--email', 'amina@bank.example'], { ...env, STRONGROOM_ADMIN_PASSWORD: STRONG_PASSWORD });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Created administrator "amina.otieno" \(id \d+, uuid [0-9a-f-]{36}\) with role admin\./);
+    expect(r.stdout).not.toContain(STRONG_PASSWORD);
+    expect(r.stdout).not.toContain('Temporary password');
+    const body = await signIn(t.app, 'amina.otieno', STRONG_PASSWORD);
+    expect(body.user_profile).toMatchObject({ username: 'amina.otieno', email: 'amina@bank.example', roles: ['admin'] });
+    expect(body.permissions).toEqual(expect.arrayContaining(['users.create', 'users.read', 'users.update', 'audit.read']));
+    const audit = await t.s.audit.query({ eventType: 'USER_CREATED', limit: 10, offset: 0 });
+    expect(audit.entries.find((e) => e.username === 'amina.otieno')?.details).toMatchObject({ roles: ['admin'], created_by: expect.stringMatching(/^cli:/) });
+  });
+
+  it('create-admin --password-stdin reads the password from standard input', async () => {
+    const r = await runCli(['create-admin', '--username', 'kofi.mensah', '--password-stdin'], env, `${OTHER_PASSWORD}\n`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Created administrator "kofi.mensah"');
+    await signIn(t.app, 'kofi.mensah', OTHER_PASSWORD);
+  });
+
+  it('create-admin without a password prints a temporary one that must be changed at first sign-in', async () => {
+    const r = await runCli(['create-admin', '--username', 'abena.boateng'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Temporary password for "abena.boateng", shown only this once');
+    expect(r.stdout).toContain('must be changed at the first sign-in');
+    const res = await login(t.app, 'abena.boateng', printedPassword(r.stdout));
+    const err = expectError(res, 403, 'PASSWORD_CHANGE_REQUIRED');
+    expect(typeof (err.details as { reset_token?: unknown }).reset_token).toBe('string');
+  });
+
+  it('create-admin refuses a weak password, naming each violated rule, and creates nobody', async () => {
+    const r = await runCli(['create-admin', '--username', 'weak.admin'], { ...env, STRONGROOM_ADMIN_PASSWORD: 'password1' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^PASSWORD_POLICY_VIOLATION: /);
+    for (const rule of ['min_length', 'uppercase', 'symbol']) expect(r.stderr).toMatch(new RegExp(`^ {2}- ${rule}: `, 'm'));
+    expect(r.stderr).not.toContain('password1');
+    expect(await t.s.users.findByLogin('weak.admin')).toBeUndefined();
+  });
+
+  it('create-admin refuses a password given as an argument, before touching the database', async () => {
+    const r = await runCli(['create-admin', '--username', 'argv.admin', `--password=${STRONG_PASSWORD}`], env);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain('--password is not accepted');
+    expect(r.stderr).not.toContain(STRONG_PASSWORD);
+    expect(await t.s.users.findByLogin('argv.admin')).toBeUndefined();
+  });
+
+  it('users create prints a temporary password once and grants the roles', async () => {
+    const r = await runCli(
+      ['users', 'create', '--username', 'kwame.asante', '--roles', 'staff,operator', '--email', 'kwame@bank.example', '--phone', '+233200000001', '--full-name', 'Kwame Asante'],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Created user "kwame.asante" \(id \d+, uuid [0-9a-f-]{36}\) with roles operator, staff\./);
+    const password = printedPassword(r.stdout);
+    expect(r.stdout.split(password)).toHaveLength(2); // printed exactly once
+    expectError(await login(t.app, 'kwame.asante', password), 403, 'PASSWORD_CHANGE_REQUIRED');
+    const user = (await t.s.users.findByLogin('kwame.asante'))!;
+    expect(user).toMatchObject({ email: 'kwame@bank.example', phone: '+233200000001', full_name: 'Kwame Asante', must_change_password: true, is_service_account: false });
+    expect((await t.s.users.grants(user.id)).roles).toEqual(['operator', 'staff']);
+  });
+
+  it('users create refuses an existing username and unknown roles with their error codes', async () => {
+    const exists = await runCli(['users', 'create', '--username', 'kwame.asante', '--roles', 'staff'], env);
+    expect(exists.code).toBe(1);
+    expect(exists.stderr).toMatch(/^USER_EXISTS: .*\n {2}fields: username\n/);
+    const unknown = await runCli(['users', 'create', '--username', 'yaw.darko', '--roles', 'staff,wizard'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^UNKNOWN_ROLE: /);
+    expect(unknown.stderr).toContain('unknown_roles: wizard');
+    expect(unknown.stderr).toContain('known_roles: admin, agent, customer, operator, staff');
+  });
+
+  it('users create checks its flags: missing --roles is a usage error', async () => {
+    const r = await runCli(['users', 'create', '--username', 'no.roles'], env);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toContain('--roles is required');
+    expect(r.stderr).toContain('Usage: strongroom users');
+  });
+
+  it('users unlock clears a lockout so the user signs in again', async () => {
+    await seedUser(t.s, 'esi.locked');
+    for (let i = 0; i < 5; i++) await login(t.app, 'esi.locked', 'Wrong#Passw0rd!x');
+    expectError(await login(t.app, 'esi.locked', STRONG_PASSWORD), 429, 'ACCOUNT_LOCKED');
+
+    const r = await runCli(['users', 'unlock', '--username', 'esi.locked'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Unlocked "esi.locked" \(id \d+, uuid [0-9a-f-]{36}\): it was locked until \d{4}-\d\d-\d\dT/);
+    await signIn(t.app, 'esi.locked');
+    const audit = await t.s.audit.query({ eventType: 'ACCOUNT_UNLOCKED', limit: 10, offset: 0 });
+    expect(audit.entries.some((e) => e.username === 'esi.locked')).toBe(true);
+
+    const again = await runCli(['users', 'unlock', '--username', 'esi.locked'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('was not locked');
+  });
+
+  it('users unlock of an unknown user fails with USER_NOT_FOUND', async () => {
+    const r = await runCli(['users', 'unlock', '--username', 'nobody.here'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^USER_NOT_FOUND: /);
+  });
+
+  it('rotate-keys adds a new newest kid; the previous key still verifies, older ones stop', async () => {
+    const kidBefore = await newestKid();
+    await seedUser(t.s, 'ama.rotate');
+    const old = await signIn(t.app, 'ama.rotate');
+    expect(decodeProtectedHeader(old.access_token).kid).toBe(kidBefore);
+
+    const r = await runCli(['rotate-keys'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const kidAfter = await newestKid();
+    expect(kidAfter).not.toBe(kidBefore);
+    expect(r.stdout).toContain(`new signing key:  kid ${kidAfter}`);
+    expect(r.stdout).toContain(`previous key:     kid ${kidBefore} (still verifies`);
+    expect(r.stdout).toContain('older keys no longer verify');
+
+    await t.s.keyring.reload(); // what the NOTIFY does on a running server (tested in two-nodes)
+    const validate = (token: string) => t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(token) });
+    expect((await validate(old.access_token)).statusCode).toBe(200);
+    expect(decodeProtectedHeader((await signIn(t.app, 'ama.rotate')).access_token).kid).toBe(kidAfter);
+
+    expect((await runCli(['rotate-keys'], env)).code).toBe(0);
+    await t.s.keyring.reload();
+    expectError(await validate(old.access_token), 401, 'TOKEN_INVALID');
+  });
+
+  it('an unknown command exits 64 with the usage on stderr', async () => {
+    const r = await runCli(['frobnicate'], env);
+    expect(r.code).toBe(64);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('Unknown command "frobnicate"');
+    for (const cmd of ['migrate', 'create-admin', 'rotate-keys', 'users create', 'users unlock']) expect(r.stderr).toContain(cmd);
+  });
+
+  it('help lists every command and the environment it reads', async () => {
+    for (const args of [[], ['help'], ['--help']]) {
+      const r = await runCli(args, {});
+      expect(r.code, args.join(' ')).toBe(0);
+      for (const s of ['migrate', 'create-admin', 'rotate-keys', 'users create', 'users unlock', 'DATABASE_URL', 'DATA_DIR', 'STRONGROOM_ADMIN_PASSWORD', 'one process at a time']) {
+        expect(r.stdout).toContain(s);
+      }
+    }
+  });
+
+  it('an invalid environment exits 78 naming the variable', async () => {
+    const r = await runCli(['migrate'], { ...env, PORT: 'abc' });
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('PORT must be a whole number from 0 to 65535 (got "abc")');
+  });
+});
+
+describe('strongroom CLI on the embedded PGlite', () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+  let lock: string;
+  let first: CliResult;
+
+  beforeAll(async () => {
+    dataDir = tempDir();
+    env = cliEnv(testSecrets(), dataDir);
+    lock = path.join(dataDir, 'strongroom.lock');
+    first = await runCli(['migrate'], env);
+  });
+
+  it('migrate creates and migrates the database under DATA_DIR, then reports it up to date', async () => {
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(`PGlite (embedded) at ${path.join(dataDir, 'pglite')}: applied 1 migration:`);
+    expect(existsSync(lock)).toBe(false); // released on close
+    const again = await runCli(['migrate'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('up to date');
+  });
+
+  it('rotate-keys exits and releases the database (closing PGlite under a keyring reload used to hang)', async () => {
+    const r = await runCli(['rotate-keys'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Rotated the JWT signing keyring.');
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('exits 75 saying the database is in use while the lock file names a live process', async () => {
+    writeFileSync(lock, String(process.pid)); // this test process stands in for a running server
+    try {
+      const r = await runCli(['migrate'], env);
+      expect(r.code).toBe(75);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`is in use by process ${process.pid}`);
+      expect(r.stderr).toContain('stop the server');
+    } finally {
+      rmSync(lock, { force: true });
+    }
+  });
+
+  it('takes over a lock file left empty by a crash', async () => {
+    writeFileSync(lock, '');
+    const r = await runCli(['migrate'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(lock)).toBe(false);
+  });
+});
