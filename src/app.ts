@@ -29,7 +29,9 @@ import { LocalStrategy } from './signin/strategies/local.js';
 import { Denylist } from './tokens/denylist.js';
 import { Keyring } from './tokens/keyring.js';
 import { TokenService } from './tokens/service.js';
-import { TransportKeys } from './transport/keys.js';
+import { SensitiveColumns } from './platform/crypto/sensitive.js';
+import { TransportKeyring } from './transport/keys.js';
+import { createTransport, type Transport } from './transport/plugin.js';
 import { transportRoutes } from './transport/routes.js';
 import { UserStore } from './users/store.js';
 import { Workers } from './workers.js';
@@ -55,7 +57,9 @@ export interface Services {
   pipeline: SignInPipeline;
   local: LocalStrategy;
   refresh: RefreshService;
-  transportKeys: TransportKeys;
+  transportKeys: TransportKeyring;
+  transport: Transport;
+  sensitive: SensitiveColumns;
   guard: Guard;
   workers: Workers;
 }
@@ -68,7 +72,8 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   const keyring = new Keyring({ db, cipher: new FieldCipher([secrets.fieldKey], 'jwt-keyring'), clock, bus, log, rotationDays: config.tokens.keyRotationDays });
   const denylist = new Denylist({ db, clock, bus });
   const tokens = new TokenService({ keyring, denylist, clock, config: config.tokens });
-  const sessions = new SessionService({ db, clock, bus, config: config.sessions, maxLifetimeSec: config.tokens.refreshTtlSec });
+  const sensitive = new SensitiveColumns(new FieldCipher([secrets.fieldKey], 'columns'), config.dbFieldEncryption);
+  const sessions = new SessionService({ db, clock, bus, config: config.sessions, maxLifetimeSec: config.tokens.refreshTtlSec, sessionKeyTtlSec: config.transport.sessionKeyTtlSec, sensitive });
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics ?? false, activeSessions: () => sessions.countActive() });
   const users = new UserStore(db);
   const hasher = new PasswordHasher(config.passwords.bcryptCost);
@@ -83,23 +88,36 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   });
   const local = new LocalStrategy({ users, credentials, hasher, attempts });
   const refresh = new RefreshService({ db, clock, tokens, sessions, users, audit, pipeline });
-  const transportKeys = new TransportKeys(secrets.transportPrivateKeyPem, clock);
+  const transportKeys = new TransportKeyring({
+    db, cipher: new FieldCipher([secrets.fieldKey], 'transport-keyring'), clock, bus, log, rotationDays: config.transport.keyRotationDays,
+    graceDays: config.transport.keyGraceDays, configuredPem: secrets.transportPrivateKeyPem,
+  });
   const guard = createGuard({ tokens, sessions, ipHash: (ip) => ipHasher.hex(ip) });
-  const workers = new Workers({ db, clock, log, keyring, denylist, sessions, rateLimiter, syncMs: config.sessions.cacheSyncMs });
+  const transport = createTransport({
+    keys: transportKeys,
+    enforce: config.transport.enforce,
+    preAuthRoutes: config.transport.preAuthRoutes,
+    async sessionKey(request) {
+      if (!request.auth) await guard.authenticate(request);
+      return sessions.sessionKey(request.auth!.session);
+    },
+  });
+  const workers = new Workers({ db, clock, log, keyring, transportKeys, denylist, sessions, rateLimiter, syncMs: config.sessions.cacheSyncMs });
   return {
     config, clock, log, database, metrics, ipHasher, keyring, denylist, tokens, sessions, users, hasher, policy, credentials,
-    attempts, rateLimiter, audit, pipeline, local, refresh, transportKeys, guard, workers,
+    attempts, rateLimiter, audit, pipeline, local, refresh, transportKeys, transport, sensitive, guard, workers,
   };
 }
 
 /** Loads what the caches need before the first request. */
 export async function initServices(s: Services): Promise<void> {
   await s.keyring.init();
+  await s.transportKeys.init();
   await s.denylist.sync();
 }
 
 export async function buildApp(s: Services): Promise<App> {
-  const app = createHttpApp({ config: s.config, log: s.log, metrics: s.metrics });
+  const app = createHttpApp({ config: s.config, log: s.log, metrics: s.metrics, transport: s.transport });
   app.decorateRequest('auth', null);
   await app.register(swagger, {
     openapi: {

@@ -9,18 +9,20 @@ import type { RateLimiter } from './policy/rate-limit.js';
 import type { SessionService } from './sessions/service.js';
 import type { Denylist } from './tokens/denylist.js';
 import type { Keyring } from './tokens/keyring.js';
+import type { TransportKeyring } from './transport/keys.js';
 
 const HOUR = 3_600_000;
 
 export class Workers {
   private timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; keyring: Keyring; denylist: Denylist; sessions: SessionService; rateLimiter: RateLimiter; syncMs: number }) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; keyring: Keyring; transportKeys: TransportKeyring; denylist: Denylist; sessions: SessionService; rateLimiter: RateLimiter; syncMs: number }) {}
 
   start(): void {
     this.every(this.deps.syncMs, 'cache sync', () => this.syncCaches());
     this.every(HOUR, 'key rotation', async () => {
       await this.deps.keyring.rotateIfDue();
+      await this.deps.transportKeys.rotateIfDue();
     });
     this.every(10 * 60_000, 'expiry clean-up', () => this.cleanUp());
   }

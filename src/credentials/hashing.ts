@@ -5,9 +5,39 @@
  * Rather than silently ignore the rest, the policy refuses such passwords when they are set,
  * and `verify` refuses them outright, so "first 72 bytes + anything" can never sign in.
  */
+import os from 'node:os';
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
 
 export const BCRYPT_MAX_BYTES = 72;
+
+/**
+ * bcrypt shares the libuv pool (4 threads unless UV_THREADPOOL_SIZE says otherwise) with
+ * WebCrypto, which signs and verifies every JWT. With the pool full of bcrypt work, each token
+ * check would queue behind a password hash (about 0.25 s at cost 12) while sign-ins are busy.
+ * One bcrypt per core already keeps the CPU busy, so at most that many run at once (and never
+ * the whole default pool): the other threads stay free for short jobs.
+ */
+export const DEFAULT_BCRYPT_CONCURRENCY = Math.max(1, Math.min(os.availableParallelism(), 3));
+
+/** At most `limit` tasks at once; the others wait in arrival order. */
+class Gate {
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active < this.limit) this.active++;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
 
 export function bcryptSafe(password: string): boolean {
   return Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_BYTES && !password.includes('\0');
@@ -15,12 +45,15 @@ export function bcryptSafe(password: string): boolean {
 
 export class PasswordHasher {
   private dummy: Promise<string> | undefined;
+  private readonly gate: Gate;
 
-  constructor(readonly cost: number) {}
+  constructor(readonly cost: number, concurrency = DEFAULT_BCRYPT_CONCURRENCY) {
+    this.gate = new Gate(concurrency);
+  }
 
   async hash(password: string): Promise<string> {
     if (!bcryptSafe(password)) throw new Error('password not bcrypt-safe; the policy must refuse it first');
-    return bcryptHash(password, this.cost);
+    return this.gate.run(() => bcryptHash(password, this.cost));
   }
 
   /** Constant-time bcrypt comparison; false for anything bcrypt cannot hold whole. */
@@ -30,7 +63,7 @@ export class PasswordHasher {
       return false;
     }
     try {
-      return await bcryptVerify(password, hash);
+      return await this.gate.run(() => bcryptVerify(password, hash));
     } catch {
       return false;
     }
@@ -41,8 +74,9 @@ export class PasswordHasher {
    * time does not tell whether an account exists (ruling 6).
    */
   async dummyVerify(password: string): Promise<void> {
-    this.dummy ??= bcryptHash('strongroom-dummy-password', this.cost);
+    this.dummy ??= this.gate.run(() => bcryptHash('strongroom-dummy-password', this.cost));
     const safe = bcryptSafe(password) ? password : password.replace(/\0/g, '').slice(0, 32);
-    await bcryptVerify(safe, await this.dummy).catch(() => false);
+    const dummy = await this.dummy;
+    await this.gate.run(() => bcryptVerify(safe, dummy)).catch(() => false);
   }
 }

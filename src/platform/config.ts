@@ -28,6 +28,15 @@ export interface Config {
     transportPrivateKeyPem: string | undefined;
   };
   dbFieldEncryption: boolean;
+  transport: {
+    /** ENFORCE_TRANSPORT_ENCRYPTION: refuse unencrypted POST, PUT and PATCH (422). */
+    enforce: boolean;
+    keyRotationDays: number;
+    keyGraceDays: number;
+    sessionKeyTtlSec: number;
+    /** Routes whose bodies are encrypted to the server's RSA key; undefined means SPEC's list. */
+    preAuthRoutes: string[] | undefined;
+  };
   tokens: {
     issuer: string;
     audience: string[];
@@ -156,6 +165,13 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     secrets: { fieldKey, ipHashKey, transportPrivateKeyPem },
     dbFieldEncryption: r.bool('DB_FIELD_ENCRYPTION', true),
+    transport: {
+      enforce: r.bool('ENFORCE_TRANSPORT_ENCRYPTION', production),
+      keyRotationDays: r.int('TRANSPORT_KEY_ROTATION_DAYS', 90, 1, 365),
+      keyGraceDays: r.int('TRANSPORT_KEY_GRACE_DAYS', 7, 0, 90),
+      sessionKeyTtlSec: r.int('SESSION_KEY_TTL_HOURS', 24, 1, 24 * 30) * 3600,
+      preAuthRoutes: r.opt('TRANSPORT_PREAUTH_ROUTES')?.split(',').map((x) => x.trim()).filter(Boolean),
+    },
     tokens: {
       issuer: r.str('JWT_ISSUER', 'strongroom'),
       audience: r.str('JWT_AUDIENCE', 'strongroom').split(',').map((s) => s.trim()).filter(Boolean),

@@ -35,8 +35,8 @@ export function fingerprintOf(request: FastifyRequest): string {
 }
 
 export interface Guard {
-  authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  requirePermission(permission: string): (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  authenticate(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
+  requirePermission(permission: string): (request: FastifyRequest, reply?: FastifyReply) => Promise<void>;
 }
 
 export function createGuard(deps: { tokens: TokenService; sessions: SessionService; ipHash: (ip: string) => string }): Guard {

@@ -14,6 +14,8 @@ import type { Clock } from '../platform/clock.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
+import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
+import { newAesKey } from '../transport/crypto.js';
 import { TokenErrors } from '../tokens/errors.js';
 import { SessionErrors } from './errors.js';
 
@@ -33,6 +35,9 @@ export interface Session {
   isActive: boolean;
   mfaCompleted: boolean;
   channel: string;
+  /** The 256-bit transport session key (SPEC "Session" aes_key), and when it stops working. */
+  aesKey: Buffer | null;
+  aesKeyExpiresAt: number | null;
 }
 
 export interface NewSession {
@@ -58,12 +63,17 @@ const SYNC_SLACK_MS = 60_000;
 type Row = {
   session_id: string; user_id: number; created_at: Date | string; last_activity: Date | string; expires_at: Date | string;
   device_fingerprint: string; ip_address: string; user_agent: string; is_active: boolean; mfa_completed: boolean; channel: string;
+  aes_key: string | null; aes_key_expires_at: Date | string | null;
 };
+
+const AES_KEY_COLUMN = 'sessions.aes_key';
 
 const ms = (d: Date | string): number => new Date(d).getTime();
 
-function toSession(r: Row): Session {
+function toSession(r: Row, sensitive: SensitiveColumns): Session {
   return {
+    aesKey: r.aes_key === null ? null : Buffer.from(sensitive.reveal(r.aes_key, AES_KEY_COLUMN), 'hex'),
+    aesKeyExpiresAt: r.aes_key_expires_at === null ? null : ms(r.aes_key_expires_at),
     sessionId: r.session_id, userId: r.user_id, createdAt: ms(r.created_at), lastActivity: ms(r.last_activity),
     expiresAt: ms(r.expires_at), deviceFingerprint: r.device_fingerprint, ipAddress: r.ip_address, userAgent: r.user_agent,
     isActive: r.is_active, mfaCompleted: r.mfa_completed, channel: r.channel,
@@ -72,16 +82,18 @@ function toSession(r: Row): Session {
 
 const COLUMNS = [
   'session_id', 'user_id', 'created_at', 'last_activity', 'expires_at', 'device_fingerprint', 'ip_address',
-  'user_agent', 'is_active', 'mfa_completed', 'channel',
+  'user_agent', 'is_active', 'mfa_completed', 'channel', 'aes_key', 'aes_key_expires_at',
 ] as const;
 
 export class SessionService {
   private readonly cache = new Map<string, CacheEntry>();
   private syncedUpTo = 0;
 
-  constructor(private readonly deps: { db: Db; clock: Clock; bus: EventBus; config: Config['sessions']; maxLifetimeSec: number }) {
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; bus: EventBus; config: Config['sessions']; maxLifetimeSec: number; sessionKeyTtlSec: number; sensitive: SensitiveColumns },
+  ) {
     deps.bus.subscribe((e) => {
-      if (e.type === 'session.ended') this.cache.delete(e.sessionId);
+      if (e.type === 'session.ended' || e.type === 'session.changed') this.cache.delete(e.sessionId);
     });
     deps.bus.onReconnect(() => this.cache.clear());
   }
@@ -108,15 +120,18 @@ export class SessionService {
     await this.endMany(trx, stale.map((s) => s.session_id), 'inactivity', input.userId);
     await this.endMany(trx, excess.map((s) => s.session_id), this.deps.config.mode === 'single' ? 'superseded' : 'concurrency_limit', input.userId);
 
+    const aesKey = newAesKey();
     const session: Session = {
       sessionId: randomUUID(), userId: input.userId, createdAt: now, lastActivity: now,
       expiresAt: now + this.deps.maxLifetimeSec * 1000, deviceFingerprint: input.deviceFingerprint, ipAddress: input.ipAddress,
       userAgent: input.userAgent.slice(0, 512), isActive: true, mfaCompleted: input.mfaCompleted, channel: input.channel,
+      aesKey, aesKeyExpiresAt: now + this.deps.sessionKeyTtlSec * 1000,
     };
     await trx.insertInto('sessions').values({
       session_id: session.sessionId, user_id: session.userId, created_at: new Date(now), last_activity: new Date(now),
       expires_at: new Date(session.expiresAt), device_fingerprint: session.deviceFingerprint, ip_address: session.ipAddress,
-      user_agent: session.userAgent, is_active: true, mfa_completed: session.mfaCompleted, channel: session.channel, aes_key: null,
+      user_agent: session.userAgent, is_active: true, mfa_completed: session.mfaCompleted, channel: session.channel,
+      aes_key: this.deps.sensitive.protect(aesKey.toString('hex'), AES_KEY_COLUMN), aes_key_expires_at: new Date(session.aesKeyExpiresAt!),
       ended_at: null, end_reason: null,
     }).execute();
     await this.history(trx, session.sessionId, session.userId, 'created', null);
@@ -160,11 +175,26 @@ export class SessionService {
       this.cache.delete(sessionId);
       return undefined;
     }
-    const session = toSession(row);
+    const session = toSession(row, this.deps.sensitive);
     const entry = { session, dbLastActivity: session.lastActivity, fetchedAt: this.deps.clock.now() };
     if (session.isActive) this.cache.set(sessionId, entry);
     else this.cache.delete(sessionId);
     return entry;
+  }
+
+  /** The session's transport key while it is valid (24 hours by default), else null. */
+  sessionKey(session: Session): Buffer | null {
+    return session.aesKey !== null && session.aesKeyExpiresAt !== null && session.aesKeyExpiresAt > this.deps.clock.now() ? session.aesKey : null;
+  }
+
+  /** Gives the session a new transport key (on refresh), valid for the key lifetime from now. Announce with `announceChanged` after commit. */
+  async rekey(trx: Db, session: Session): Promise<Buffer> {
+    const key = newAesKey();
+    const expires = this.deps.clock.now() + this.deps.sessionKeyTtlSec * 1000;
+    await trx.updateTable('sessions').set({ aes_key: this.deps.sensitive.protect(key.toString('hex'), AES_KEY_COLUMN), aes_key_expires_at: new Date(expires) }).where('session_id', '=', session.sessionId).execute();
+    session.aesKey = key;
+    session.aesKeyExpiresAt = expires;
+    return key;
   }
 
   async get(sessionId: string): Promise<Session | undefined> {
@@ -200,6 +230,10 @@ export class SessionService {
     await trx.updateTable('sessions').set({ is_active: false, ended_at: now, end_reason: reason }).where('session_id', 'in', ids).where('is_active', '=', true).execute();
     await trx.updateTable('refresh_families').set({ revoked_at: now, revoke_reason: `session_${reason}` }).where('session_id', 'in', ids).where('revoked_at', 'is', null).execute();
     for (const id of ids) await this.history(trx, id, userId, 'ended', reason);
+  }
+
+  async announceChanged(sessionId: string): Promise<void> {
+    await this.deps.bus.publish({ type: 'session.changed', sessionId });
   }
 
   async announce(ids: string[]): Promise<void> {

@@ -65,6 +65,12 @@ export interface SignInResponse {
   };
 }
 
+/** What a completed sign-in gives its route: the body, and the session's transport key. */
+export interface SignInResult {
+  body: SignInResponse;
+  sessionKey: Buffer;
+}
+
 export const SUB_CONTEXT = 'jwt.sub';
 const PASSWORD_CHANGE_PURPOSE = 'password_change';
 export { PASSWORD_CHANGE_PURPOSE };
@@ -89,7 +95,7 @@ export interface PipelineDeps {
 export class SignInPipeline {
   constructor(private readonly deps: PipelineDeps) {}
 
-  async signIn<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<SignInResponse> {
+  async signIn<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<SignInResult> {
     const d = this.deps;
     const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
     const auditBase = { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel };
@@ -156,7 +162,7 @@ export class SignInPipeline {
   }
 
   /** Issues tokens and a session for a user whose identity (and second factor) is settled. */
-  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string }): Promise<SignInResponse> {
+  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string }): Promise<SignInResult> {
     const d = this.deps;
     const now = new Date(d.clock.now());
     const { session, ended, pair } = await d.db.transaction().execute(async (trx) => {
@@ -176,7 +182,7 @@ export class SignInPipeline {
       return { session: created.session, ended: created.ended, pair: issued };
     });
     await d.sessions.announce(ended);
-    return this.response(user, grants, session, pair, now);
+    return { body: await this.response(user, grants, session, pair, now), sessionKey: session.aesKey! };
   }
 
   /** A new access token and a new refresh token in `familyId`, the refresh one recorded in `trx`. */

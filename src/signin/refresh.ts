@@ -12,14 +12,15 @@ import type { SessionService } from '../sessions/service.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserStore } from '../users/store.js';
-import type { ClientContext, SignInPipeline, SignInResponse } from './pipeline.js';
+import type { ClientContext, SignInPipeline, SignInResult } from './pipeline.js';
 
 export class RefreshService {
   constructor(
     private readonly deps: { db: Db; clock: Clock; tokens: TokenService; sessions: SessionService; users: UserStore; audit: AuditLog; pipeline: SignInPipeline },
   ) {}
 
-  async refresh(refreshToken: string, ctx: ClientContext): Promise<SignInResponse> {
+  /** A new token pair, and a new transport key for the session (the old one stops at once). */
+  async refresh(refreshToken: string, ctx: ClientContext): Promise<SignInResult> {
     const d = this.deps;
     const claims = await d.tokens.verify(refreshToken, 'refresh');
     const now = new Date(d.clock.now());
@@ -49,12 +50,15 @@ export class RefreshService {
     const user = await d.users.findById(family.user_id);
     if (!user || !user.is_active || user.uuid !== claims.user_id) throw TokenErrors.TOKEN_REVOKED();
     const grants = await d.users.grants(user.id);
-    const pair = await d.db.transaction().execute(async (trx) => {
+    const { pair, sessionKey } = await d.db.transaction().execute(async (trx) => {
       const issued = await d.pipeline.issuePair(trx, user, grants, session, spent.family_id);
+      const key = await d.sessions.rekey(trx, session);
       await d.audit.record({ eventType: 'TOKEN_REFRESH', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: session.channel, details: { session_id: session.sessionId } }, trx);
-      return issued;
+      return { pair: issued, sessionKey: key };
     });
-    return d.pipeline.response(user, grants, session, pair, user.last_login_at ? new Date(user.last_login_at) : null);
+    await d.sessions.announceChanged(session.sessionId);
+    const body = await d.pipeline.response(user, grants, session, pair, user.last_login_at ? new Date(user.last_login_at) : null);
+    return { body, sessionKey };
   }
 
   private async revokeForReuse(familyId: string, sessionId: string, userUuid: string, ctx: ClientContext): Promise<void> {

@@ -6,6 +6,7 @@ import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { fingerprintOf } from '../sessions/guard.js';
+import { useResponseKey } from '../transport/plugin.js';
 import type { ClientContext } from './pipeline.js';
 
 const ISO = { format: 'date-time' } as const;
@@ -88,7 +89,9 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
       },
     }, async (request) => {
       const ctx = clientContext(request, s.ipHasher, request.body.channel ?? 'web', request.body.device_fingerprint);
-      return s.pipeline.signIn(s.local, { username: request.body.username, password: request.body.password }, ctx);
+      const result = await s.pipeline.signIn(s.local, { username: request.body.username, password: request.body.password }, ctx);
+      useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key
+      return result.body;
     });
 
     app.post('/api/v1/auth/refresh', {
@@ -100,7 +103,9 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
       },
     }, async (request) => {
       const ctx = clientContext(request, s.ipHasher, 'web');
-      return s.refresh.refresh(request.body.refresh_token, ctx);
+      const result = await s.refresh.refresh(request.body.refresh_token, ctx);
+      useResponseKey(request, result.sessionKey);
+      return result.body;
     });
 
     app.post('/api/v1/auth/logout', {

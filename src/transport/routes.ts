@@ -17,16 +17,14 @@ const PublicKeyResponse = Type.Object(
 export function transportRoutes(s: Pick<Services, 'transportKeys'>): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const handler = async () => ({
-      public_key: s.transportKeys.publicKeyPem,
-      algorithm: 'RSA-2048' as const,
-      key_id: s.transportKeys.keyId,
-      expires_at: s.transportKeys.expiresAt,
-    });
+    const handler = async () => {
+      const k = s.transportKeys.current();
+      return { public_key: k.publicKeyPem, algorithm: 'RSA-2048' as const, key_id: k.keyId, expires_at: new Date(k.expiresAt).toISOString() };
+    };
     const schema = {
       tags: ['Core authentication'],
       summary: 'The server transport public key',
-      description: 'RSA-2048 public key that clients use to encrypt pre-auth request bodies (RSA-OAEP, SHA-256). Open: no bearer token. GET and POST answer alike.',
+      description: 'The current RSA-2048 public key that clients use to wrap the AES key of pre-auth request bodies (RSA-OAEP with SHA-256 for hash and MGF1). Open: no bearer token; never encrypted. GET and POST answer alike. The key is accepted until `expires_at`; a newer one may be published before then (rotation every 90 days): fetch again when `expires_at` is near or a request answers DECRYPTION_FAILED.',
       response: { 200: PublicKeyResponse },
     };
     app.get('/api/v1/auth/public_key', { schema }, handler);

@@ -12,8 +12,10 @@ import type { Logger } from 'pino';
 
 export type BusEvent =
   | { type: 'session.ended'; sessionId: string }
+  | { type: 'session.changed'; sessionId: string }
   | { type: 'token.denied'; jti: string; expiresAt: number }
-  | { type: 'keyring.changed' };
+  | { type: 'keyring.changed' }
+  | { type: 'transport-keys.changed' };
 
 const CHANNEL = 'strongroom_events';
 

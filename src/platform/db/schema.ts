@@ -74,6 +74,7 @@ export interface SessionsTable {
   mfa_completed: boolean;
   channel: string;
   aes_key: string | null;
+  aes_key_expires_at: Timestamp | null;
   ended_at: Timestamp | null;
   end_reason: string | null;
 }
@@ -165,6 +166,15 @@ export interface JwtSigningKeysTable {
   created_at: Timestamp;
 }
 
+export interface TransportKeysTable {
+  version: Generated<number>;
+  key_id: string;
+  private_pem_enc: string;
+  public_pem: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -183,4 +193,5 @@ export interface Database {
   password_restrictions: PasswordRestrictionsTable;
   audit_log: AuditLogTable;
   jwt_signing_keys: JwtSigningKeysTable;
+  transport_keys: TransportKeysTable;
 }

@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './001-core.js';
+import * as transport from './002-transport.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
   '001-core': core,
+  '002-transport': transport,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,318 @@
+/**
+ * `npm run bench`: the performance targets of ARCHITECTURE.md section 6, measured in one run on
+ * this machine, loopback only. Builds the server, starts a PostgreSQL (test harness), a bare
+ * Fastify hello-world and Strongroom as child processes, loads them, prints a table and writes
+ * bench/results/latest.json. Every child and PostgreSQL is stopped at the end, even on error.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
+import pg from 'pg';
+import { freePort, startPostgres, type RunningPostgres } from '../test/harness/postgres.js';
+import { createUser, login, type Tokens } from './lib/api.js';
+import { closeIdle, post } from './lib/client.js';
+import { awaitQuiet, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
+import { cannon, closedLoop, type Rate } from './lib/load.js';
+import { rssMiB, sleep, startNode, stopAll, type Child } from './lib/proc.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const ADMIN = { username: 'benchadmin', password: 'Vt7#qLm2!xRp9$' };
+const USER = { username: 'benchuser', password: 'Kw4!rTz8#mPq2$vN' };
+/** Load shapes, kept together so the doc can quote them. */
+const LOAD = {
+  httpConnections: 50, // hello-world and validate: closed loop, same shape for both
+  warmupSec: 2,
+  seconds: 6,
+  bcryptParallel: 8, // in flight at once; the libuv pool (4 threads) runs them on both cores
+  loginWorkers: 8,
+  loginSeconds: 8,
+  mixedValidateRate: 200, // validate req/s offered while logins saturate the CPU
+  mixedValidateConnections: 10,
+  refreshWorkers: 32, // concurrent clients, each with its own refresh-token chain
+  refreshSeconds: 8,
+  idleSec: 5,
+};
+
+interface Row {
+  key: string;
+  label: string;
+  figure: string;
+  ratio: string;
+  target: string;
+  met: boolean | null;
+  metText: string;
+  value: number;
+  cpuPerOp: string;
+  otherLoad: string;
+}
+
+const tempDirs: string[] = [];
+let postgres: RunningPostgres | undefined;
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+async function cleanup(): Promise<void> {
+  closeIdle();
+  await stopAll();
+  try {
+    postgres?.stop();
+  } catch (err) {
+    console.error('stopping PostgreSQL:', err);
+  }
+  postgres = undefined;
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+function strongroomEnv(extra: Record<string, string>): Record<string, string> {
+  return {
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    // The config allows at most 100,000 per minute: far above the login rate of this machine.
+    SIGNIN_RATE_LIMIT_PER_MINUTE: '100000',
+    MAX_CONCURRENT_SESSIONS: '100',
+    BOOTSTRAP_ADMIN_USERNAME: ADMIN.username,
+    BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+    BCRYPT_COST: '12',
+    DATABASE_URL: '',
+    ...extra,
+  };
+}
+
+/** `extra` may name DATA_DIR (a restart must find its generated secrets again); a new one otherwise. */
+async function startStrongroom(name: string, extra: Record<string, string>): Promise<Child> {
+  return startNode(name, [path.join(ROOT, 'dist/src/server.js')], strongroomEnv({ DATA_DIR: tempDir('strongroom-bench-'), ...extra }), await freePort());
+}
+
+/** The machine's parallel bcrypt-12 verify rate, with the same library and pool the server uses. */
+async function bcryptRate(): Promise<Rate> {
+  const password = 'Bench-bcrypt#2024!';
+  const hash = await bcryptHash(password, 12);
+  return closedLoop({ workers: LOAD.bcryptParallel, warmupMs: 1000, seconds: LOAD.loginSeconds, makeWorker: () => () => bcryptVerify(password, hash) });
+}
+
+function loginLoad(base: string, seconds: number, warmupMs: number): Promise<Rate> {
+  const body = JSON.stringify({ username: ADMIN.username, password: ADMIN.password });
+  return closedLoop({
+    workers: LOAD.loginWorkers, warmupMs, seconds,
+    makeWorker: () => async () => (await post(`${base}/api/v1/auth/login`, body)).status === 200,
+  });
+}
+
+async function validateLoad(base: string, token: string, opts: { connections: number; seconds: number; overallRate?: number }): Promise<Rate> {
+  return cannon({ url: `${base}/api/v1/auth/validate`, method: 'POST', headers: { authorization: `Bearer ${token}` }, ...opts });
+}
+
+/** Each worker spends its refresh token and keeps the new one, in a loop (`chains`: one sign-in per worker). */
+function refreshLoad(base: string, chains: Tokens[]): Promise<Rate> {
+  return closedLoop({
+    workers: LOAD.refreshWorkers, warmupMs: 1000, seconds: LOAD.refreshSeconds,
+    makeWorker: (i) => async () => {
+      const res = await post(`${base}/api/v1/auth/refresh`, JSON.stringify({ refresh_token: chains[i]!.refresh_token }));
+      if (res.status !== 200) {
+        console.error(`refresh chain ${i} broke: ${res.status} ${res.body}`);
+        return false;
+      }
+      chains[i] = JSON.parse(res.body) as Tokens;
+      return true;
+    },
+  });
+}
+
+function checkClean(what: string, r: Rate): void {
+  if (r.failed > 0) throw new Error(`${what}: ${r.failed} failed requests (of ${r.ok + r.failed}); the figure would be wrong`);
+}
+
+interface Measured {
+  rate: Rate;
+  cpu: CpuUse;
+}
+
+/** This bench's own processes (itself and its children, and the PostgreSQL it started): everything else is "other load". */
+const ourRoots: number[] = [process.pid];
+let postmaster = -1;
+
+async function measure(what: string, focus: number, load: () => Promise<Rate>): Promise<Measured> {
+  const before = await awaitQuiet(ourRoots);
+  if (before >= 0.1) console.log(`  (other processes are using ${pct(before)} of the machine; measuring anyway)`);
+  const watch = watchCpu();
+  const rate = await load();
+  const cpu = watch.end(ourRoots, { focus: { pid: focus }, postgres: { pid: postmaster, tree: true }, bench: { pid: process.pid } });
+  checkClean(what, rate);
+  return { rate, cpu };
+}
+
+function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+const pct = (x: number): string => `${fmt(100 * x)}%`;
+
+/** CPU time of the measured process per operation, over every operation of the call. */
+function cpuPerOp(m: Measured, ops = m.rate.all): string {
+  if (Number.isNaN(ops)) return '';
+  const us = (1e6 * m.cpu.sec.focus!) / ops;
+  return us >= 10_000 ? `${fmt(us / 1000)} ms` : `${fmt(us)} us`;
+}
+
+function machine(): Record<string, string | number> {
+  const cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  return { nproc: os.availableParallelism(), cpu, memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version, uv_threadpool_size: process.env.UV_THREADPOOL_SIZE ?? '4 (default)' };
+}
+
+const COLUMNS: Array<[string, keyof Row]> = [['Measure', 'label'], ['Figure', 'figure'], ['Ratio', 'ratio'], ['Target', 'target'], ['Met', 'metText'], ['CPU/op', 'cpuPerOp'], ['Other load', 'otherLoad']];
+
+function printTable(rows: Row[]): void {
+  const cells = rows.map((r) => COLUMNS.map(([, k]) => String(r[k])));
+  const widths = COLUMNS.map(([h], i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]): string => `| ${c.map((v, i) => v.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(COLUMNS.map(([h]) => h)));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const c of cells) console.log(line(c));
+}
+
+function build(): void {
+  console.log('Building the server (npm run build) ...');
+  try {
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  } catch (err) {
+    // tsc emits JavaScript despite type errors; a half-edited tree elsewhere should not stop a bench.
+    if (!existsSync(path.join(ROOT, 'dist/src/server.js'))) throw err;
+    console.warn('WARNING: the build reported errors (above); benchmarking the JavaScript it emitted.');
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  build();
+
+  console.log('Starting PostgreSQL ...');
+  postgres = await startPostgres();
+  const adminClient = new pg.Client({ connectionString: postgres.url('postgres') });
+  await adminClient.connect();
+  await adminClient.query('CREATE DATABASE strongroom_bench');
+  const pgVersion = (await adminClient.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+  await adminClient.end();
+  const databaseUrl = postgres.url('strongroom_bench');
+  postmaster = postmasterPid(Number(new URL(databaseUrl).port)) ?? -1;
+  ourRoots.push(postmaster);
+
+  console.log(`Bare Fastify hello-world (${LOAD.httpConnections} connections, ${LOAD.seconds} s) ...`);
+  const hello = await startNode('hello-world', ['--import', 'tsx', path.join(ROOT, 'bench/hello.ts')], {}, await freePort());
+  await cannon({ url: hello.url, connections: LOAD.httpConnections, seconds: LOAD.warmupSec });
+  const helloRate = await measure('hello-world', hello.pid, () => cannon({ url: hello.url, connections: LOAD.httpConnections, seconds: LOAD.seconds }));
+  await hello.stop();
+
+  console.log(`Starting Strongroom on PostgreSQL, then ${LOAD.idleSec} s idle ...`);
+  const dataDir = tempDir('strongroom-bench-');
+  const server = await startStrongroom('strongroom (PostgreSQL)', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
+  await sleep(LOAD.idleSec * 1000);
+  const idleRss = rssMiB(server.pid);
+
+  const admin = await login(server.url, ADMIN.username, ADMIN.password);
+  await createUser(server.url, admin.access_token, USER.username, USER.password);
+  const user = await login(server.url, USER.username, USER.password);
+
+  console.log(`Validate on PostgreSQL (${LOAD.httpConnections} connections, ${LOAD.seconds} s) ...`);
+  await validateLoad(server.url, user.access_token, { connections: LOAD.httpConnections, seconds: LOAD.warmupSec });
+  const validate = await measure('validate', server.pid, () => validateLoad(server.url, user.access_token, { connections: LOAD.httpConnections, seconds: LOAD.seconds }));
+
+  console.log(`bcrypt-12 parallel verify rate, next to the login row (${LOAD.bcryptParallel} in flight, ${LOAD.loginSeconds} s) ...`);
+  const bcrypt = await measure('bcrypt', process.pid, bcryptRate);
+
+  console.log(`Login at BCRYPT_COST=12 (${LOAD.loginWorkers} clients, ${LOAD.loginSeconds} s) ...`);
+  const loginRate = await measure('login', server.pid, () => loginLoad(server.url, LOAD.loginSeconds, 2000));
+
+  console.log(`Validate at ${LOAD.mixedValidateRate} req/s while logins saturate the CPU (${LOAD.loginSeconds} s) ...`);
+  let mixedLogin: Rate | undefined;
+  const mixedValidate = await measure('validate (mixed)', server.pid, async () => {
+    const [l, v] = await Promise.all([
+      loginLoad(server.url, LOAD.loginSeconds, 2000),
+      sleep(2000).then(() => validateLoad(server.url, user.access_token, { connections: LOAD.mixedValidateConnections, seconds: LOAD.loginSeconds, overallRate: LOAD.mixedValidateRate })),
+    ]);
+    checkClean('login (mixed)', l);
+    mixedLogin = l;
+    return v;
+  });
+
+  console.log(`Refresh on PostgreSQL (${LOAD.refreshWorkers} token chains, ${LOAD.refreshSeconds} s) ...`);
+  const chains = await Promise.all(Array.from({ length: LOAD.refreshWorkers }, () => login(server.url, USER.username, USER.password)));
+  const refresh = await measure('refresh', server.pid, () => refreshLoad(server.url, chains));
+  const loadedRss = rssMiB(server.pid);
+  await server.stop();
+
+  console.log('Restarting Strongroom on the same database (nothing to bootstrap) ...');
+  const restarted = await startStrongroom('strongroom (PostgreSQL, restart)', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
+  await sleep(LOAD.idleSec * 1000);
+  const restartRss = rssMiB(restarted.pid);
+  await restarted.stop();
+
+  console.log(`Validate on PGlite (extra, ${LOAD.seconds} s) ...`);
+  const embedded = await startStrongroom('strongroom (PGlite)', {});
+  await sleep(LOAD.idleSec * 1000);
+  const pgliteIdleRss = rssMiB(embedded.pid);
+  const pgliteAdmin = await login(embedded.url, ADMIN.username, ADMIN.password);
+  await validateLoad(embedded.url, pgliteAdmin.access_token, { connections: LOAD.httpConnections, seconds: LOAD.warmupSec });
+  const pgliteValidate = await measure('validate (PGlite)', embedded.pid, () => validateLoad(embedded.url, pgliteAdmin.access_token, { connections: LOAD.httpConnections, seconds: LOAD.seconds }));
+  await embedded.stop();
+
+  const validateRatio = validate.rate.perSec / helloRate.rate.perSec;
+  const pgliteRatio = pgliteValidate.rate.perSec / helloRate.rate.perSec;
+  const loginRatio = loginRate.rate.perSec / bcrypt.rate.perSec;
+  const row = (r: Omit<Row, 'metText' | 'cpuPerOp' | 'otherLoad'>, m?: Measured, ops?: number): Row =>
+    ({ ...r, metText: r.met === null ? '-' : r.met ? 'met' : 'NOT MET', cpuPerOp: m ? cpuPerOp(m, ops) : '', otherLoad: m ? pct(m.cpu.foreign) : '' });
+  const rows: Row[] = [
+    row({ key: 'hello_rps', label: 'Bare Fastify hello-world', figure: `${fmt(helloRate.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: helloRate.rate.perSec }, helloRate),
+    row({ key: 'validate_rps', label: 'POST /auth/validate (PostgreSQL)', figure: `${fmt(validate.rate.perSec)} req/s`, ratio: fmt(validateRatio, 2), target: '>= 0.40 of hello', met: validateRatio >= 0.4, value: validate.rate.perSec }, validate),
+    row({ key: 'validate_pglite_rps', label: 'POST /auth/validate (PGlite, extra)', figure: `${fmt(pgliteValidate.rate.perSec)} req/s`, ratio: fmt(pgliteRatio, 2), target: '>= 0.40 of hello', met: pgliteRatio >= 0.4, value: pgliteValidate.rate.perSec }, pgliteValidate),
+    row({ key: 'bcrypt_verify_rate', label: 'bcrypt-12 verify, parallel (machine)', figure: `${fmt(bcrypt.rate.perSec, 2)} /s`, ratio: '1.00', target: 'baseline', met: null, value: bcrypt.rate.perSec }, bcrypt),
+    row({ key: 'login_rps', label: 'POST /auth/login, BCRYPT_COST=12', figure: `${fmt(loginRate.rate.perSec, 2)} /s`, ratio: fmt(loginRatio, 2), target: '>= 0.90 of bcrypt', met: loginRatio >= 0.9, value: loginRate.rate.perSec }, loginRate),
+    row({ key: 'validate_p99_under_login_ms', label: `validate p99 at ${LOAD.mixedValidateRate} req/s under login load`, figure: `${fmt(mixedValidate.rate.p99Ms, 1)} ms`, ratio: '', target: '<= 50 ms', met: mixedValidate.rate.p99Ms <= 50, value: mixedValidate.rate.p99Ms }, mixedValidate, NaN),
+    row({ key: 'refresh_rps', label: 'POST /auth/refresh (PostgreSQL)', figure: `${fmt(refresh.rate.perSec)} /s`, ratio: '', target: '>= 1,000 /s', met: refresh.rate.perSec >= 1000, value: refresh.rate.perSec }, refresh),
+    row({ key: 'idle_rss_mib', label: 'Idle RSS, first start (PostgreSQL)', figure: `${fmt(idleRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: idleRss <= 150, value: idleRss }),
+    row({ key: 'idle_rss_restart_mib', label: 'Idle RSS, restart (PostgreSQL)', figure: `${fmt(restartRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: restartRss <= 150, value: restartRss }),
+  ];
+
+  console.log('');
+  printTable(rows);
+  console.log('');
+  console.log('CPU/op: CPU time of the measured process (all its threads: the server, or this process for bcrypt) per operation.');
+  console.log('Other load: share of the whole machine used by processes this bench did not start, during that row.');
+  console.log(`Details: validate p50 ${fmt(validate.rate.p50Ms, 1)} ms, p99 ${fmt(validate.rate.p99Ms, 1)} ms; login p50 ${fmt(loginRate.rate.p50Ms)} ms; ` +
+    `during the mixed run login ${fmt(mixedLogin?.perSec ?? 0, 2)} /s (${fmt((mixedLogin?.perSec ?? 0) / bcrypt.rate.perSec, 2)} of bcrypt), validate p50 ${fmt(mixedValidate.rate.p50Ms, 1)} ms; ` +
+    `refresh p50 ${fmt(refresh.rate.p50Ms, 1)} ms, p99 ${fmt(refresh.rate.p99Ms, 1)} ms, PostgreSQL CPU ${fmt((1e6 * refresh.cpu.sec.postgres!) / refresh.rate.all)} us and load generator (this process) CPU ${fmt((1e6 * refresh.cpu.sec.bench!) / refresh.rate.all)} us per refresh; RSS after load ${fmt(loadedRss, 1)} MiB; PGlite idle RSS ${fmt(pgliteIdleRss, 1)} MiB.`);
+  const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh].map((m) => m.cpu.foreign));
+  if (busiest > 0.1) console.log(`WARNING: other processes used up to ${pct(busiest)} of the machine during a row: those figures are below what a quiet machine gives.`);
+
+  const results = {
+    date: new Date().toISOString(),
+    command: 'npm run bench',
+    machine: { ...machine(), postgresql: pgVersion },
+    load: LOAD,
+    rows: rows.map(({ key, label, value, ratio: r, target, met, cpuPerOp: c, otherLoad }) => ({ key, label, value, ratio: r === '' ? null : Number(r), target, met, cpu_per_op: c || null, other_load: otherLoad || null })),
+    raw: { hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss },
+    seconds: Math.round((Date.now() - started) / 1000),
+  };
+  mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(path.join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`Wrote bench/results/latest.json (${results.seconds} s in all).`);
+}
+
+process.once('SIGINT', () => {
+  void cleanup().finally(() => process.exit(130));
+});
+
+try {
+  await main();
+} catch (err) {
+  console.error('Benchmark failed:', err);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}

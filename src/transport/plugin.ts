@@ -1,0 +1,168 @@
+/**
+ * Transport encryption of request and response bodies (SPEC "Transport encryption" 1-9,
+ * ARCHITECTURE ruling 4), as a Fastify plugin other services of the platform can reuse: it
+ * depends on its host only through `TransportOptions` (a key source and a way to find the
+ * caller's session key).
+ *
+ * - Pre-auth routes: `{"data": {encrypted_key, ciphertext, nonce, tag, key_id?}}`; the JSON
+ *   inside carries `client_public_key`; the answer (errors included) is
+ *   `{encrypted_key, ciphertext, nonce, tag}`, its AES key wrapped for the client.
+ * - Other routes: `{"data": {iv, ciphertext, tag}}` under the session key; the answer is
+ *   `{iv, ciphertext, tag}` under the same key.
+ * - Every decryption failure is a plaintext 400 DECRYPTION_FAILED with one identical message.
+ */
+import type { KeyObject } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { aesGcmOpen, aesGcmSeal, newAesKey, parseClientPublicKey, rsaUnwrap, sealForRecipient, TransportDecryptError } from './crypto.js';
+import { TransportErrors } from './errors.js';
+import type { TransportKeySource } from './keys.js';
+
+/** SPEC Transport encryption 3, plus refresh and the forced password change (docs/decisions.md). */
+export const DEFAULT_PREAUTH_ROUTES = [
+  '/api/v1/auth/login', '/api/v1/auth/validate', '/api/v1/auth/2fa/request', '/api/v1/auth/2fa/verify',
+  '/api/v1/auth/2fa/validate', '/api/v1/auth/agent/validate', '/api/v1/auth/password', '/api/v1/transaction/transfer/receipt',
+  '/api/v1/2fa/totp/setup', '/api/v1/2fa/totp/verify', '/api/v1/2fa/totp/verify-login', '/api/v1/2fa/totp/verify-backup-code',
+  '/api/v1/auth/security-questions/predefined', '/api/v1/auth/security-questions/verify', '/api/v1/auth/security-questions/setup',
+  '/api/v1/auth/refresh', '/api/v1/auth/reset/password',
+];
+
+/** SPEC Transport encryption 6: exact paths (the documentation's assets are matched by prefix). */
+export const DEFAULT_EXEMPT_PATHS = [
+  '/api/v1/auth/public_key', '/api/v1/core/translations/fetch', '/api/docs', '/api/redoc', '/api/openapi.json', '/api',
+  '/api/health', '/health', '/metrics',
+];
+
+/** SPEC Transport encryption 7. */
+export const DEFAULT_BINARY_FRAGMENTS = [
+  'document/download', 'customer/download', 'file/download', 'attachment', 'statement/export', 'simulator/download',
+  'report/download', 'qr-code/image',
+];
+
+export interface TransportOptions {
+  keys: TransportKeySource;
+  /** The caller's AES-256 session key (from its bearer token), or null. */
+  sessionKey(request: FastifyRequest): Promise<Buffer | null>;
+  enforce: boolean;
+  preAuthRoutes?: string[];
+  exemptPaths?: string[];
+  binaryFragments?: string[];
+}
+
+interface TransportState {
+  mode: 'preauth' | 'session';
+  /** Key that encrypts the answer; a pre-auth route may replace it (login: the new session key). */
+  responseKey: Buffer;
+  recipient?: KeyObject;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    transport: TransportState | null;
+  }
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+const pathOf = (request: FastifyRequest): string => request.url.split('?')[0]!.replace(/\/+$/, '') || '/';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function parseJsonObject(buf: Buffer): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = secureJson.parse(buf.toString('utf8'), undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch {
+    throw new TransportDecryptError();
+  }
+  if (!isObject(value)) throw new TransportDecryptError();
+  return value;
+}
+
+/** Pre-auth login: answer under the new session key, which the client keeps. */
+export function useResponseKey(request: FastifyRequest, key: Buffer): void {
+  if (request.transport?.mode === 'preauth') request.transport.responseKey = key;
+}
+
+export interface Transport {
+  /** Root `onRequest`: refuses unencrypted writes when enforcement is on. */
+  enforce(request: FastifyRequest): Promise<void>;
+  /** Root `preValidation`: replaces an encrypted body by its plaintext. */
+  decrypt(request: FastifyRequest): Promise<void>;
+  /** Called on the serialized answer before it is hashed and sent. */
+  seal(request: FastifyRequest, reply: FastifyReply, payload: string | Buffer): string | Buffer;
+}
+
+export function createTransport(opts: TransportOptions): Transport {
+  const preAuth = new Set(opts.preAuthRoutes ?? DEFAULT_PREAUTH_ROUTES);
+  const exempt = opts.exemptPaths ?? DEFAULT_EXEMPT_PATHS;
+  const binary = opts.binaryFragments ?? DEFAULT_BINARY_FRAGMENTS;
+  const isExempt = (path: string): boolean => exempt.includes(path) || path.startsWith('/api/docs/');
+  // SPEC 7: USSD traffic is excluded (USSD gateways cannot run the cryptography).
+  const isUssd = (request: FastifyRequest, path: string): boolean => path.split('/').includes('ussd') || request.headers['x-channel'] === 'ussd';
+  const flagged = (request: FastifyRequest): boolean => String(request.headers['x-encrypted'] ?? '').toLowerCase() === 'true';
+  const fail = (): Error => TransportErrors.DECRYPTION_FAILED();
+
+  return {
+    async enforce(request) {
+      request.transport = null;
+      if (!opts.enforce || !BODY_METHODS.has(request.method) || flagged(request)) return;
+      const path = pathOf(request);
+      if (isExempt(path) || isUssd(request, path)) return;
+      throw TransportErrors.ENCRYPTION_REQUIRED();
+    },
+
+    async decrypt(request) {
+      const path = pathOf(request);
+      if (!flagged(request) || isExempt(path) || isUssd(request, path)) return;
+      const hasBody = BODY_METHODS.has(request.method);
+      try {
+        if (preAuth.has(path)) {
+          if (!hasBody) throw new TransportDecryptError();
+          const data = isObject(request.body) ? request.body.data : undefined;
+          if (!isObject(data)) throw new TransportDecryptError();
+          const candidates = data.key_id === undefined ? opts.keys.live() : opts.keys.live().filter((k) => k.keyId === data.key_id);
+          let aesKey: Buffer | undefined;
+          for (const k of candidates) {
+            try {
+              aesKey = rsaUnwrap(k.privateKey, data.encrypted_key);
+              break;
+            } catch {
+              // try the next live key (a client may still hold the previous public key)
+            }
+          }
+          if (!aesKey) throw new TransportDecryptError();
+          const body = parseJsonObject(aesGcmOpen(aesKey, data.nonce, data.ciphertext, data.tag));
+          const recipient = parseClientPublicKey(body.client_public_key);
+          delete body.client_public_key;
+          request.body = body;
+          request.transport = { mode: 'preauth', responseKey: newAesKey(), recipient };
+          return;
+        }
+        const key = await opts.sessionKey(request);
+        if (!key) throw new TransportDecryptError();
+        if (hasBody) {
+          const data = isObject(request.body) ? request.body.data : undefined;
+          if (!isObject(data)) throw new TransportDecryptError();
+          request.body = parseJsonObject(aesGcmOpen(key, data.iv, data.ciphertext, data.tag));
+        }
+        request.transport = { mode: 'session', responseKey: key };
+      } catch (err) {
+        if (err instanceof TransportDecryptError) throw fail();
+        throw err;
+      }
+    },
+
+    seal(request, reply, payload) {
+      const state = request.transport;
+      if (!state || binary.some((f) => pathOf(request).includes(f))) return payload;
+      const type = String(reply.getHeader('content-type') ?? '');
+      if (type !== '' && !type.startsWith('application/json')) return payload;
+      reply.header('x-encrypted', 'true');
+      if (state.mode === 'preauth') return JSON.stringify(sealForRecipient(state.recipient!, state.responseKey, payload));
+      return JSON.stringify(aesGcmSeal(state.responseKey, payload));
+    },
+  };
+}
