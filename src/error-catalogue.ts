@@ -9,6 +9,7 @@ import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
 import { TokenErrors } from './tokens/errors.js';
+import { TransportErrors } from './transport/errors.js';
 
 export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Common: CommonErrors.definitions,
@@ -18,4 +19,5 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Credentials: CredentialErrors.definitions,
   Policy: PolicyErrors.definitions,
   Administration: AdminErrors.definitions,
+  'Transport encryption': TransportErrors.definitions,
 };
