@@ -7,7 +7,7 @@
  * Each token type signs with its own key derived from the secret (HMAC(secret, type)), so a
  * refresh or reset token can never verify as an access token even if a type check were missed.
  */
-import { createHmac, randomBytes, webcrypto } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../platform/clock.js';
@@ -21,7 +21,7 @@ export type TokenType = (typeof TOKEN_TYPES)[number];
 interface LoadedKey {
   kid: string;
   createdAt: number;
-  keys: Record<TokenType, webcrypto.CryptoKey>;
+  keys: Record<TokenType, Buffer>;
 }
 
 const VERIFYING_VERSIONS = 2;
@@ -57,28 +57,31 @@ export class Keyring {
     const loaded: LoadedKey[] = [];
     for (const row of rows) {
       const secret = Buffer.from(this.deps.cipher.decrypt(row.secret_enc, CONTEXT), 'base64');
-      loaded.push({ kid: row.kid, createdAt: new Date(row.created_at).getTime(), keys: await deriveTypeKeys(secret) });
+      loaded.push({ kid: row.kid, createdAt: new Date(row.created_at).getTime(), keys: deriveTypeKeys(secret) });
     }
     this.loaded = loaded;
     this.lastReload = this.deps.clock.now();
   }
 
-  signingKey(type: TokenType): { kid: string; key: webcrypto.CryptoKey } {
+  signingKey(type: TokenType): { kid: string; key: Buffer } {
     const newest = this.loaded[0];
     if (!newest) throw new Error('keyring not initialised');
     return { kid: newest.kid, key: newest.keys[type] };
   }
 
-  /**
-   * The verification key for `kid`, or undefined. An unknown kid may mean another node just
-   * rotated: reload, but at most once per few seconds so hostile kids cannot hammer the DB.
-   */
-  async verificationKey(kid: string, type: TokenType): Promise<webcrypto.CryptoKey | undefined> {
-    const hit = this.loaded.find((k) => k.kid === kid);
-    if (hit) return hit.keys[type];
-    if (this.deps.clock.now() - this.lastReload < RELOAD_THROTTLE_MS) return undefined;
-    await this.reload();
+  /** The verification key for `kid`, or undefined. */
+  verificationKey(kid: string, type: TokenType): Buffer | undefined {
     return this.loaded.find((k) => k.kid === kid)?.keys[type];
+  }
+
+  /**
+   * An unknown kid may mean another node just rotated: reload, but at most once per few
+   * seconds so hostile kids cannot hammer the database. True when it reloaded.
+   */
+  async reloadForUnknownKid(): Promise<boolean> {
+    if (this.deps.clock.now() - this.lastReload < RELOAD_THROTTLE_MS) return false;
+    await this.reload();
+    return true;
   }
 
   /** Adds a new signing key now. The previous one keeps verifying; older ones stop. */
@@ -122,11 +125,8 @@ export class Keyring {
   }
 }
 
-async function deriveTypeKeys(secret: Buffer): Promise<Record<TokenType, webcrypto.CryptoKey>> {
-  const out = {} as Record<TokenType, webcrypto.CryptoKey>;
-  for (const type of TOKEN_TYPES) {
-    const raw = createHmac('sha256', secret).update(`strongroom-jwt:${type}`).digest();
-    out[type] = await webcrypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-  }
+function deriveTypeKeys(secret: Buffer): Record<TokenType, Buffer> {
+  const out = {} as Record<TokenType, Buffer>;
+  for (const type of TOKEN_TYPES) out[type] = createHmac('sha256', secret).update(`strongroom-jwt:${type}`).digest();
   return out;
 }

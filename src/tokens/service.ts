@@ -5,16 +5,24 @@
  * when enabled, the IP address.
  */
 import { randomUUID } from 'node:crypto';
-import { SignJWT, errors as joseErrors, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import type { Config } from '../platform/config.js';
 import type { Clock } from '../platform/clock.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
 import type { Denylist } from './denylist.js';
 import { TokenErrors } from './errors.js';
+import { JwtError, signHs256, verifyHs256 } from './jwt.js';
 import type { Keyring, TokenType } from './keyring.js';
 
-/** Tokens larger than this are refused before any parsing. */
-const MAX_TOKEN_LENGTH = 8192;
+/** Registered claims (RFC 7519 4.1) every token carries. */
+interface JWTPayload {
+  iss?: string;
+  aud?: string | string[];
+  iat?: number;
+  nbf?: number;
+  exp?: number;
+  jti?: string;
+  [claim: string]: unknown;
+}
 
 export interface AccessClaims extends JWTPayload {
   token_type: 'access';
@@ -91,49 +99,36 @@ export class TokenService {
     const exp = now + this.ttl(type);
     const jti = randomUUID();
     const { kid, key } = this.deps.keyring.signingKey(type);
-    const token = await new SignJWT({ ...claims, token_type: type })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid })
-      .setIssuer(this.deps.config.issuer)
-      .setAudience(this.deps.config.audience)
-      .setIssuedAt(now)
-      .setNotBefore(now)
-      .setExpirationTime(exp)
-      .setJti(jti)
-      .sign(key);
+    const c = this.deps.config;
+    const token = signHs256(kid, key, { ...claims, token_type: type, iss: c.issuer, aud: c.audience, iat: now, nbf: now, exp, jti });
     return { token, jti, expiresAt: exp * 1000 };
   }
 
   /** Verifies signature and registered claims; throws a TokenErrors error on any failure. */
   async verify<T extends TokenType>(token: string, type: T): Promise<ClaimsOf<T>> {
-    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) throw TokenErrors.TOKEN_INVALID();
-    let payload: JWTPayload;
+    let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(
-        token,
-        async (header: JWTHeaderParameters) => {
-          if (typeof header.kid !== 'string' || header.kid.length > 64) throw TokenErrors.TOKEN_INVALID();
-          const key = await this.deps.keyring.verificationKey(header.kid, type);
-          if (!key) throw TokenErrors.TOKEN_INVALID();
-          return key;
-        },
-        {
-          algorithms: ['HS256'],
-          issuer: this.deps.config.issuer,
-          audience: this.deps.config.audience,
-          currentDate: new Date(this.deps.clock.now()),
-          clockTolerance: 0,
-          requiredClaims: ['exp', 'nbf', 'iat', 'jti'],
-          typ: 'JWT',
-        },
-      ));
+      payload = this.check(token, type);
     } catch (err) {
-      if (err instanceof joseErrors.JWTExpired) throw TokenErrors.TOKEN_EXPIRED();
-      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'nbf') throw TokenErrors.TOKEN_NOT_YET_VALID();
-      throw TokenErrors.TOKEN_INVALID(undefined, { cause: err });
+      // An unknown kid may be a key another node has just created.
+      if (!(err instanceof JwtError && err.reason === 'unknown_key') || !(await this.deps.keyring.reloadForUnknownKid())) throw toTokenError(err);
+      try {
+        payload = this.check(token, type);
+      } catch (again) {
+        throw toTokenError(again);
+      }
     }
-    if (payload.token_type !== type || typeof payload.jti !== 'string') throw TokenErrors.TOKEN_INVALID();
-    if (this.deps.denylist.isDenied(payload.jti)) throw TokenErrors.TOKEN_REVOKED();
+    if (payload.token_type !== type) throw TokenErrors.TOKEN_INVALID();
+    if (this.deps.denylist.isDenied(payload.jti as string)) throw TokenErrors.TOKEN_REVOKED();
     return payload as ClaimsOf<T>;
+  }
+
+  private check(token: string, type: TokenType): Record<string, unknown> {
+    const c = this.deps.config;
+    return verifyHs256(token, {
+      now: Math.floor(this.deps.clock.now() / 1000), issuer: c.issuer, audience: c.audience,
+      keyFor: (kid) => this.deps.keyring.verificationKey(kid, type),
+    });
   }
 
   /** SPEC Authentication 3, last two steps: device fingerprint, then (optional) IP address. */
@@ -142,4 +137,13 @@ export class TokenService {
     if (bound !== '' && !safeEqual(bound, request.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
     if (this.deps.config.bindIp && !safeEqual(claims.ip_address ?? '', request.ipHash())) throw TokenErrors.IP_MISMATCH();
   }
+}
+
+function toTokenError(err: unknown): Error {
+  if (err instanceof JwtError) {
+    if (err.reason === 'expired') return TokenErrors.TOKEN_EXPIRED();
+    if (err.reason === 'not_yet_valid') return TokenErrors.TOKEN_NOT_YET_VALID();
+    return TokenErrors.TOKEN_INVALID({}, { cause: err });
+  }
+  return TokenErrors.TOKEN_INVALID({}, { cause: err });
 }

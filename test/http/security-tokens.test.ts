@@ -19,8 +19,7 @@ const b64 = (v: unknown): string => Buffer.from(typeof v === 'string' ? v : JSON
 async function signWithServerKey(header: Record<string, unknown>, payload: Record<string, unknown>): Promise<string> {
   const input = `${b64(header)}.${b64(payload)}`;
   const { key } = t.s.keyring.signingKey('access');
-  const sig = await webcrypto.subtle.sign('HMAC', key, Buffer.from(input));
-  return `${input}.${Buffer.from(sig).toString('base64url')}`;
+  return `${input}.${createHmac('sha256', key).update(input).digest('base64url')}`;
 }
 
 function hmacToken(alg: 'sha256' | 'sha384' | 'sha512', header: Record<string, unknown>, payload: Record<string, unknown>, secret: string | Buffer): string {
