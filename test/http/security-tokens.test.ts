@@ -3,7 +3,7 @@
  * (JWT)", "Bearer tokens" 3; issue 2 section 9). Each test is named after the threat and asserts
  * the exact status and error_code.
  */
-import { createHmac, createPrivateKey, generateKeyPairSync, sign as rsaSign, webcrypto } from 'node:crypto';
+import { createHmac, createPrivateKey, generateKeyPairSync, sign as rsaSign } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
