@@ -197,8 +197,16 @@ export class SessionService {
     return key;
   }
 
+  /** Reads the database, bypassing the cache. */
   async get(sessionId: string): Promise<Session | undefined> {
     return (await this.load(sessionId))?.session;
+  }
+
+  /** The cached session when fresh, else from the database. */
+  async current(sessionId: string): Promise<Session | undefined> {
+    const entry = this.cache.get(sessionId);
+    if (entry && this.deps.clock.now() - entry.fetchedAt <= CACHE_TTL_MS) return entry.session;
+    return this.get(sessionId);
   }
 
   /** Ends one session and tells every node. */

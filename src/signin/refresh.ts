@@ -4,6 +4,7 @@
  * spent token again means it was copied: the whole family and its session end, and the event
  * is audited as TOKEN_REUSE_DETECTED (OAuth 2.0 Security BCP, RFC 9700 4.14.2).
  */
+import { sql } from 'kysely';
 import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
@@ -26,28 +27,26 @@ export class RefreshService {
     const now = new Date(d.clock.now());
 
     // Refused before it is spent: a copy presented without the device cannot burn the owner's session.
-    const bound = await d.sessions.get(claims.session_id);
+    const bound = await d.sessions.current(claims.session_id);
     if (bound && bound.deviceFingerprint !== '' && !safeEqual(bound.deviceFingerprint, ctx.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
 
-    // Spend the token atomically: of two parallel uses, exactly one wins.
-    const spent = await d.db
-      .updateTable('refresh_tokens')
-      .set({ used_at: now })
-      .where('jti', '=', claims.jti)
-      .where('used_at', 'is', null)
-      .returning('family_id')
-      .executeTakeFirst();
+    // Spend the token atomically, reading its family in the same statement: of two parallel
+    // uses, exactly one wins.
+    const spent = (await sql<{ family_id: string; revoked_at: Date | null; session_id: string; user_id: number }>`
+      UPDATE refresh_tokens AS rt SET used_at = ${now}
+      FROM refresh_families AS f
+      WHERE rt.jti = ${claims.jti} AND rt.used_at IS NULL AND f.family_id = rt.family_id
+      RETURNING rt.family_id, f.revoked_at, f.session_id, f.user_id`.execute(d.db)).rows[0];
     if (!spent) {
       const known = await d.db.selectFrom('refresh_tokens').select('family_id').where('jti', '=', claims.jti).executeTakeFirst();
       if (!known) throw TokenErrors.TOKEN_INVALID();
       await this.revokeForReuse(known.family_id, claims.session_id, claims.user_id, ctx);
       throw TokenErrors.REFRESH_TOKEN_REUSED();
     }
-    const family = await d.db.selectFrom('refresh_families').select(['revoked_at', 'session_id', 'user_id']).where('family_id', '=', spent.family_id).executeTakeFirst();
-    if (!family || family.revoked_at !== null || family.session_id !== claims.session_id) throw TokenErrors.TOKEN_REVOKED();
+    if (spent.revoked_at !== null || spent.session_id !== claims.session_id) throw TokenErrors.TOKEN_REVOKED();
 
     const session = await d.sessions.validate(claims.session_id, ctx.fingerprint);
-    const user = await d.users.findById(family.user_id);
+    const user = await d.users.findById(spent.user_id);
     if (!user || !user.is_active || user.uuid !== claims.user_id) throw TokenErrors.TOKEN_REVOKED();
     const grants = await d.users.grants(user.id);
     const { pair, sessionKey } = await d.db.transaction().execute(async (trx) => {
