@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     force.unref();
     services.workers.stop();
     await app.close(); // stops accepting, waits for in-flight requests
+    await services.policy.close();
     await services.database.close(); // PGlite checkpoints and releases its lock
     log.info('Stopped cleanly');
     process.exit(0);

@@ -4,9 +4,9 @@
  * account class (admin, regular, service) live in the `password_restrictions` table.
  * Every violated rule is reported, each with a stable `rule` name.
  */
-import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import type { Db } from '../platform/db/database.js';
 import { BCRYPT_MAX_BYTES } from './hashing.js';
+import { StrengthChecker } from './strength.js';
 
 export type AccountClass = 'admin' | 'regular' | 'service';
 
@@ -44,11 +44,15 @@ export function hasKeyboardWalk(password: string): boolean {
 
 export class PasswordPolicy {
   private cache = new Map<AccountClass, Restrictions>();
-  private zxcvbn: Promise<ZxcvbnFactory> | undefined;
+  private readonly strength = new StrengthChecker();
 
   constructor(private readonly db: Db) {}
 
-  /** Pass `trx` when inside a transaction: PGlite has one connection, so `db` would wait forever. */
+  /** Stops the strength-check worker (it also stops by itself when idle). */
+  async close(): Promise<void> {
+    await this.strength.close();
+  }
+
   async restrictions(accountClass: AccountClass, trx: Db = this.db): Promise<Restrictions> {
     const hit = this.cache.get(accountClass);
     if (hit) return hit;
@@ -60,17 +64,6 @@ export class PasswordPolicy {
     };
     this.cache.set(accountClass, out);
     return out;
-  }
-
-  /** The dictionaries are large: load them on first use, not at start-up (idle memory). */
-  private dictionary(): Promise<ZxcvbnFactory> {
-    this.zxcvbn ??= (async () => {
-      const [{ ZxcvbnFactory }, common, en] = await Promise.all([
-        import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common'), import('@zxcvbn-ts/language-en'),
-      ]);
-      return new ZxcvbnFactory({ dictionary: { ...common.dictionary, ...en.dictionary }, graphs: common.adjacencyGraphs });
-    })();
-    return this.zxcvbn;
   }
 
   async check(password: string, who: { username: string; email: string | null; accountClass: AccountClass }, trx: Db = this.db): Promise<Violation[]> {
@@ -90,10 +83,9 @@ export class PasswordPolicy {
     let keyboard = hasKeyboardWalk(password);
     let dictionary = false;
     if (chars <= 256) {
-      const result = (await this.dictionary()).check(password);
-      for (const m of result.sequence) {
-        if (m.pattern === 'spatial' && m.token.length >= WALK_LENGTH) keyboard = true;
-        if (m.pattern === 'dictionary' && m.token.length >= 4) dictionary = true;
+      for (const m of await this.strength.check(password)) {
+        if (m.pattern === 'spatial' && m.length >= WALK_LENGTH) keyboard = true;
+        if (m.pattern === 'dictionary' && m.length >= 4) dictionary = true;
       }
     }
     if (keyboard) v.push({ rule: 'keyboard_pattern', message: 'Avoid keyboard patterns such as qwerty or 1234.' });
