@@ -37,7 +37,7 @@ export class StrengthChecker {
   private readonly pending = new Map<number, { resolve: (m: Match[]) => void; reject: (e: Error) => void }>();
   private idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly idleMs = 30_000) {}
+  constructor(private readonly idleMs = 10_000) {}
 
   /** The patterns zxcvbn finds in `password`. */
   check(password: string): Promise<Match[]> {
