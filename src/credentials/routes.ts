@@ -32,7 +32,8 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
         body: Type.Object({ current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: NewPassword }, { additionalProperties: false }),
         response: { 200: PasswordChanged, ...errors(400, 401, 422, 429) },
       },
-      onRequest: s.guard.authenticate,
+      // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
+      preHandler: s.guard.authenticate,
     }, async (request) => {
       const auth = request.auth!;
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);

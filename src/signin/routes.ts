@@ -143,7 +143,8 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
         description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`). 200 with the caller, or 401 with the reason in `error_code`.',
         response: { 200: ValidateResponse, ...errors(401) },
       },
-      onRequest: s.guard.authenticate,
+      // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
+      preHandler: s.guard.authenticate,
     }, async (request) => {
       const { claims, session } = request.auth!;
       return {

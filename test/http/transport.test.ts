@@ -55,6 +55,14 @@ describe('transport encryption end to end', () => {
     expect(ok.statusCode).toBe(200);
   });
 
+  it('seals token errors on pre-auth routes that need a bearer token (validate)', async () => {
+    const { opened } = await encryptedLogin();
+    t.clock.advance(61 * 60_000); // the access token has expired
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: { ...ENCRYPTED, ...bearer(String(opened.body.access_token)) }, payload: preAuthBody(serverPem, {}) });
+    expect(res.statusCode).toBe(401);
+    expect(openPreAuth(res.json()).body).toMatchObject({ status_code: 401, error_code: 'TOKEN_EXPIRED' });
+  });
+
   it('refuses an unencrypted write with 422 ENCRYPTION_REQUIRED when enforcement is on', async () => {
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'transport.user', password: STRONG_PASSWORD } }), 422, 'ENCRYPTION_REQUIRED');
   });

@@ -1,0 +1,11 @@
+/** @strongroom/client: the Strongroom SDK (Node 20+ and browsers, WebCrypto only). */
+export { StrongroomClient, PATHS } from './client.js';
+export type { FetchLike, HttpMethod, RequestOptions, StrongroomClientOptions } from './client.js';
+export { StrongroomError, isErrorBody } from './errors.js';
+export type { ClientErrorCode, ErrorBody } from './errors.js';
+export { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath } from './routes.js';
+export type { EncryptionMode, RouteRules } from './routes.js';
+export type { Channel, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
+export * as transportCrypto from './crypto.js';
+export type { ClientKeyPair, PreAuthEnvelope, SessionEnvelope } from './crypto.js';
+export { fromBase64, toBase64 } from './base64.js';

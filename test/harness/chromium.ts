@@ -1,0 +1,37 @@
+/**
+ * Finds Debian's Chromium for the browser suites (driven by playwright-core, which never
+ * downloads a browser here). Installs the Debian package `chromium` when it is missing and we
+ * are root with apt-get; otherwise fails saying what to install. CHROMIUM_PATH overrides.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+export const CHROMIUM_ARGS = [
+  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+function findChromium(): string | undefined {
+  const given = process.env.CHROMIUM_PATH;
+  if (given && existsSync(given)) return given;
+  if (existsSync('/usr/bin/chromium')) return '/usr/bin/chromium';
+  const which = spawnSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' });
+  return which.status === 0 && which.stdout.trim() !== '' ? which.stdout.trim() : undefined;
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** The path of a Chromium executable, installing Debian's package when possible. */
+export function ensureChromium(): string {
+  let found = findChromium();
+  if (found) return found;
+  if (isRoot() && existsSync('/usr/bin/apt-get')) {
+    console.log('[harness] Chromium not found: installing Debian package chromium');
+    execFileSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null'], { stdio: 'inherit' });
+    found = findChromium();
+    if (found) return found;
+  }
+  throw new Error('Chromium is missing: install the Debian package "chromium" (apt-get install chromium), or set CHROMIUM_PATH to a Chromium executable.');
+}
