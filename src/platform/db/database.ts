@@ -33,6 +33,13 @@ export type DatabaseTarget =
 
 export class DatabaseLockedError extends Error {}
 
+/**
+ * The embedded database is for one process with modest data: PostgreSQL's default 128 MB of
+ * shared buffers cost about 140 MiB of resident memory in PGlite's heap for nothing
+ * (docs/benchmarks.md). The file replaces PGlite's postgresql.conf at each start.
+ */
+const PGLITE_CONF = ['shared_buffers = 16MB', 'work_mem = 4MB'];
+
 /** Redacts the password of a connection string for logs. */
 export function describeUrl(url: string): string {
   try {
@@ -92,10 +99,10 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     if (target.kind === 'pglite') {
       mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
       release = takeLock(target.dataDir);
-      pglite = new PGlite(path.join(target.dataDir, 'pglite'));
+      pglite = new PGlite(path.join(target.dataDir, 'pglite'), { postgresqlconf: PGLITE_CONF });
       location = `PGlite (embedded) at ${path.join(target.dataDir, 'pglite')}`;
     } else {
-      pglite = new PGlite();
+      pglite = new PGlite({ postgresqlconf: PGLITE_CONF });
       location = 'PGlite (embedded, in memory)';
     }
     await pglite.waitReady;
