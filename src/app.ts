@@ -13,7 +13,8 @@ import { CredentialService } from './credentials/service.js';
 import type { Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import { FieldCipher, Hasher, deriveKey } from './platform/crypto/field-cipher.js';
-import type { Secrets } from './platform/crypto/secrets.js';
+import { fieldMasters, type Secrets } from './platform/crypto/secrets.js';
+import { BlindIndex } from './platform/crypto/blind-index.js';
 import type { DatabaseHandle } from './platform/db/database.js';
 import { createHttpApp, type App } from './platform/http/app.js';
 import { opsRoutes } from './platform/http/ops-routes.js';
@@ -69,27 +70,28 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   const db = database.db;
   const bus = database.bus;
   const ipHasher = new Hasher(deriveKey(secrets.ipHashKey, 'ip-hash'));
-  const keyring = new Keyring({ db, cipher: new FieldCipher([secrets.fieldKey], 'jwt-keyring'), clock, bus, log, rotationDays: config.tokens.keyRotationDays });
+  const masters = fieldMasters(secrets); // current field key first, then FIELD_ENCRYPTION_KEYS_PREVIOUS
+  const keyring = new Keyring({ db, cipher: new FieldCipher(masters, 'jwt-keyring'), clock, bus, log, rotationDays: config.tokens.keyRotationDays });
   const denylist = new Denylist({ db, clock, bus });
   const tokens = new TokenService({ keyring, denylist, clock, config: config.tokens });
-  const sensitive = new SensitiveColumns(new FieldCipher([secrets.fieldKey], 'columns'), config.dbFieldEncryption);
+  const sensitive = new SensitiveColumns(new FieldCipher(masters, 'columns'), config.dbFieldEncryption);
   const sessions = new SessionService({ db, clock, bus, config: config.sessions, maxLifetimeSec: config.tokens.refreshTtlSec, sessionKeyTtlSec: config.transport.sessionKeyTtlSec, sensitive });
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics ?? false, activeSessions: () => sessions.countActive() });
-  const users = new UserStore(db);
+  const users = new UserStore(db, { sensitive, blindIndex: new BlindIndex(masters, 'blind-index') });
   const hasher = new PasswordHasher(config.passwords.bcryptCost);
   const policy = new PasswordPolicy(db);
-  const credentials = new CredentialService({ db, hasher, policy, cipher: new FieldCipher([secrets.fieldKey], 'credential-copy'), clock, users });
+  const credentials = new CredentialService({ db, hasher, policy, cipher: new FieldCipher(masters, 'credential-copy'), clock, users });
   const attempts = new LoginAttempts({ db, clock, hasher: new Hasher(deriveKey(secrets.fieldKey, 'login-subject')), config: config.signin });
   const rateLimiter = new RateLimiter({ db, clock });
   const audit = new AuditLog({ db, clock });
   const pipeline = new SignInPipeline({
     db, clock, config, users, credentials, tokens, sessions, attempts, rateLimiter, audit, metrics,
-    subCipher: new FieldCipher([secrets.fieldKey], 'token-sub'),
+    subCipher: new FieldCipher(masters, 'token-sub'),
   });
   const local = new LocalStrategy({ users, credentials, hasher, attempts });
   const refresh = new RefreshService({ db, clock, tokens, sessions, users, audit, pipeline });
   const transportKeys = new TransportKeyring({
-    db, cipher: new FieldCipher([secrets.fieldKey], 'transport-keyring'), clock, bus, log, rotationDays: config.transport.keyRotationDays,
+    db, cipher: new FieldCipher(masters, 'transport-keyring'), clock, bus, log, rotationDays: config.transport.keyRotationDays,
     graceDays: config.transport.keyGraceDays, configuredPem: secrets.transportPrivateKeyPem,
   });
   const guard = createGuard({ tokens, sessions, ipHash: (ip) => ipHasher.hex(ip) });

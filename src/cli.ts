@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * `strongroom <command>` (from a checkout: `npm run cli -- <command>`): the operator commands
- * `migrate`, `create-admin`, `rotate-keys`, `users create` and `users unlock`, against the
- * database the server uses. Results go to stdout for people; errors to stderr; the exit code
+ * `migrate`, `create-admin`, `rotate-keys`, `rotate-field-key`, `rotate-transport-key`,
+ * `users create` and `users unlock`, against the database the server uses. Results go to stdout for people; errors to stderr; the exit code
  * follows sysexits.h (see src/cli/usage.ts) so scripts can tell a refusal from a usage error.
  */
 import { ConfigError, loadConfig, type Config } from './platform/config.js';
@@ -10,7 +10,7 @@ import { AppError } from './platform/errors.js';
 import { parseCommand, type Command } from './cli/args.js';
 import type { Print } from './cli/commands.js';
 import { CancelledError, readPasswordFromStdin } from './cli/password.js';
-import { EXIT, usage, UsageError } from './cli/usage.js';
+import { CommandFailed, EXIT, usage, UsageError } from './cli/usage.js';
 
 const print: Print = (line = '') => console.log(line);
 
@@ -84,6 +84,10 @@ async function main(): Promise<number> {
     }
     if (err instanceof AppError) {
       printAppError(err);
+      return EXIT.FAILURE;
+    }
+    if (err instanceof CommandFailed) {
+      console.error(`strongroom: ${err.message}`);
       return EXIT.FAILURE;
     }
     if (err instanceof CancelledError) {

@@ -97,7 +97,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
     app.get('/api/v1/admin/users', {
       schema: {
         tags, security, summary: 'List users (permission users.read)',
-        description: '`search` matches username, email or full name (case-insensitive substring).',
+        description: '`search` matches username or full name by case-insensitive substring, or the whole email address (case-insensitive; emails are stored encrypted and found by their blind index).',
         querystring: Type.Object({ search: Type.Optional(Type.String({ maxLength: 100, pattern: NO_NUL })), ...Pagination }, { additionalProperties: false }),
         response: { 200: Type.Object({ users: Type.Array(AdminUser), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }), ...errors(401, 403, 422) },
       },

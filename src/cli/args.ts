@@ -7,6 +7,8 @@ export type Command =
   | { name: 'help'; topic: HelpTopic }
   | { name: 'migrate' }
   | { name: 'rotate-keys' }
+  | { name: 'rotate-field-key'; batchSize: number; checkOnly: boolean }
+  | { name: 'rotate-transport-key'; revokePrevious: boolean }
   | { name: 'create-admin'; username: string; email: string | null; passwordStdin: boolean }
   | { name: 'users create'; username: string; roles: string[]; email: string | null; phone: string | null; fullName: string | null; serviceAccount: boolean }
   | { name: 'users unlock'; username: string };
@@ -50,10 +52,15 @@ function str(v: Values, name: string, topic: HelpTopic, opts: { required?: boole
 const USERNAME_RULE = { required: true, pattern: USERNAME, what: '3 to 64 characters: letters, digits, ".", "_", "@", "-", starting with a letter or digit' };
 const EMAIL_RULE = { pattern: EMAIL, what: 'an email address', max: EMAIL_MAX_LENGTH };
 
+/** Other names of commands. */
+const ALIASES: Record<string, string> = { reencrypt: 'rotate-field-key' };
+
 export function parseCommand(argv: string[]): Command {
-  const [first, ...rest] = argv;
+  const [given, ...rest] = argv;
+  const first = given !== undefined && Object.hasOwn(ALIASES, given) ? ALIASES[given] : given;
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
-    const topic = first === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
+    const named = first === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
+    const topic = named !== undefined && Object.hasOwn(ALIASES, named) ? ALIASES[named] : named;
     if (!topic) return { name: 'help', topic: 'main' };
     if (!isHelpTopic(topic)) throw new UsageError(`Unknown command "${topic}".`);
     return { name: 'help', topic };
@@ -62,6 +69,18 @@ export function parseCommand(argv: string[]): Command {
     case 'migrate':
     case 'rotate-keys':
       return parse(rest, {}, first) ? { name: first } : { name: 'help', topic: first };
+    case 'rotate-field-key': {
+      const v = parse(rest, { 'batch-size': { type: 'string' }, check: { type: 'boolean' } }, first);
+      if (!v) return { name: 'help', topic: first };
+      const raw = str(v, 'batch-size', first, { pattern: /^[0-9]+$/, what: 'a whole number from 1 to 10000' });
+      const batchSize = raw === null ? 200 : Number(raw);
+      if (batchSize < 1 || batchSize > 10_000) throw new UsageError(`--batch-size must be a whole number from 1 to 10000 (got "${raw}").`, first);
+      return { name: first, batchSize, checkOnly: v.check === true };
+    }
+    case 'rotate-transport-key': {
+      const v = parse(rest, { 'revoke-previous': { type: 'boolean' } }, first);
+      return v ? { name: first, revokePrevious: v['revoke-previous'] === true } : { name: 'help', topic: first };
+    }
     case 'create-admin': {
       const v = parse(rest, { username: { type: 'string' }, email: { type: 'string' }, 'password-stdin': { type: 'boolean' } }, first);
       if (!v) return { name: 'help', topic: first };

@@ -13,6 +13,7 @@ import { createLogger } from '../platform/observability/logger.js';
 import { openRuntime } from '../runtime.js';
 import type { UserRow } from '../users/store.js';
 import type { Command } from './args.js';
+import { rotateFieldKey } from './field-key.js';
 
 export type Print = (line?: string) => void;
 
@@ -95,10 +96,26 @@ export async function rotateKeys(s: Services, print: Print): Promise<void> {
   if (s.database.kind === 'postgres') print('Servers on this database load the new key at once.');
 }
 
+export async function rotateTransportKey(s: Services, cmd: Extract<Command, { name: 'rotate-transport-key' }>, print: Print): Promise<void> {
+  const previous = s.transportKeys.live();
+  const keyId = await s.transportKeys.rotate({ revokePrevious: cmd.revokePrevious });
+  const current = s.transportKeys.current();
+  const at = (ms: number): string => new Date(ms).toISOString();
+  print('Rotated the transport key pair (RSA-2048).');
+  print(`  new key:       key_id ${keyId} (published by GET /api/v1/auth/public_key from now on; expires ${at(current.expiresAt)})`);
+  for (const k of previous.filter((p) => p.keyId !== keyId)) {
+    print(cmd.revokePrevious
+      ? `  revoked:       key_id ${k.keyId} is no longer accepted: clients still using it get 400 DECRYPTION_FAILED until they fetch the new public key.`
+      : `  previous key:  key_id ${k.keyId} stays accepted until its expires_at, ${at(k.expiresAt)}, so clients holding it keep working.`);
+  }
+  if (s.database.kind === 'postgres') print('Servers on this database load the new key at once.');
+}
+
 /** Opens the runtime, runs one command, always closes the database (PGlite releases its lock). */
 export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: Config, password: string | undefined, print: Print): Promise<void> {
   // Quiet: warnings and errors only, on stderr, so stdout holds nothing but the results.
   const log = createLogger('warn', pino.destination({ fd: 2, sync: true }));
+  if (cmd.name === 'rotate-field-key') return rotateFieldKey(config, cmd, log, print);
   const { services, generated, migrated } = await openRuntime(config, log);
   try {
     if (generated.length > 0) {
@@ -111,6 +128,8 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
         return await createAdmin(services, cmd, password, print);
       case 'rotate-keys':
         return await rotateKeys(services, print);
+      case 'rotate-transport-key':
+        return await rotateTransportKey(services, cmd, print);
       case 'users create':
         return await createUser(services, cmd, print);
       case 'users unlock':

@@ -23,6 +23,14 @@ export class UsageError extends Error {
   }
 }
 
+/** The command ran and refused or could not finish: its message says why and what to do (exit 1). */
+export class CommandFailed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandFailed';
+  }
+}
+
 const ENVIRONMENT = `Environment:
   DATABASE_URL          PostgreSQL connection string. Unset: the embedded PGlite database
                         under DATA_DIR. PGlite admits one process at a time: stop the
@@ -33,6 +41,10 @@ const ENVIRONMENT = `Environment:
                         (or TRANSPORT_PRIVATE_KEY).
   FIELD_ENCRYPTION_KEY  Master key (32 bytes, base64 or hex). Must be the server's own: it wraps
                         the JWT keyring and the encrypted password copies.
+  FIELD_ENCRYPTION_KEYS_PREVIOUS
+                        Older master keys, comma-separated, still read during a rotation
+                        (rotate-field-key).
+  DB_FIELD_ENCRYPTION   1 (default): personal data and session keys are stored encrypted.
   IP_HASH_KEY           Key of the client-IP HMAC (32 bytes, base64 or hex).
   BCRYPT_COST           bcrypt cost for new passwords (default 12; lower only outside production).
   STRONGROOM_ADMIN_PASSWORD
@@ -44,13 +56,17 @@ const COMMANDS = `Commands:
   create-admin --username NAME [--email EMAIL] [--password-stdin]
                                 Create an administrator (role admin).
   rotate-keys                   Rotate the JWT signing keyring now.
+  rotate-field-key [--batch-size N] [--check]     (alias: reencrypt)
+                                Re-encrypt every encrypted column under FIELD_ENCRYPTION_KEY.
+  rotate-transport-key [--revoke-previous]
+                                Make a new RSA transport key pair current now.
   users create --username NAME --roles ROLE[,ROLE...] [--email EMAIL] [--phone +E164]
                [--full-name NAME] [--service-account]
                                 Create a user with a temporary password, printed once.
   users unlock --username NAME  Clear the failed sign-in lockout of a user.
   help [COMMAND]                This text, or the help of one command.`;
 
-const EXIT_CODES = `Exit codes: 0 done, 1 refused (the error code and reason are printed), 64 usage error,
+const EXIT_CODES = `Exit codes: 0 done, 1 refused or unfinished (the reason is printed), 64 usage error,
   69 database unreachable, 70 internal error, 75 embedded database in use, 78 invalid configuration.`;
 
 const TOPICS = {
@@ -90,6 +106,37 @@ Adds a new JWT signing key now. New tokens are signed with it; the previous key 
 the tokens it signed; keys older than that stop verifying, so their tokens are refused. Servers
 on the same PostgreSQL load the new key at once. Keys also rotate by themselves every
 JWT_KEY_ROTATION_DAYS (default 90).
+`,
+  'rotate-field-key': `Usage: strongroom rotate-field-key [--batch-size N] [--check]      (alias: reencrypt)
+
+Re-encrypts every encrypted column (users.email, users.phone, credentials.password_enc,
+sessions.aes_key, jwt_signing_keys.secret_enc, transport_keys.private_pem_enc) under the current
+FIELD_ENCRYPTION_KEY, and recomputes the email blind index (users.email_bidx). With
+DB_FIELD_ENCRYPTION=1 it also encrypts personal data and session keys still stored in clear.
+
+Rotating the key (docs/operations.md, "Rotating the field-encryption key"):
+  1. Give every server the new FIELD_ENCRYPTION_KEY and move the old one to
+     FIELD_ENCRYPTION_KEYS_PREVIOUS; restart them (they read both, write the new one).
+  2. Run this command with the same environment. It works in batches of --batch-size rows
+     (default 200), each batch committed on its own: stopped at any point, run it again and it
+     does only what is left.
+  3. When it reports that nothing remains under an old key, remove
+     FIELD_ENCRYPTION_KEYS_PREVIOUS from every server and restart them.
+
+  --check          Change nothing: report what remains under an old key or in clear, and exit
+                   1 if anything remains under an old key (0 when the old key can go).
+  --batch-size N   Rows per batch and transaction, 1 to 10000 (default 200).
+`,
+  'rotate-transport-key': `Usage: strongroom rotate-transport-key [--revoke-previous]
+
+Generates a new RSA-2048 transport key pair and makes it current now: GET /api/v1/auth/public_key
+publishes it and new pre-auth requests use it. The previous key stays accepted until its
+expires_at (TRANSPORT_KEY_ROTATION_DAYS + TRANSPORT_KEY_GRACE_DAYS after it was made), so clients
+holding it keep working. Servers on the same PostgreSQL load the new key at once. Keys also rotate
+by themselves every TRANSPORT_KEY_ROTATION_DAYS (default 90).
+
+  --revoke-previous  Stop accepting every previous key now (a suspected key compromise): clients
+                     still using one get 400 DECRYPTION_FAILED until they fetch the new key.
 `,
   users: `Usage: strongroom users <create|unlock> [options]
 

@@ -38,6 +38,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ FIELD_ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') })).toThrow(/FIELD_ENCRYPTION_KEY must hold at least 32 bytes/);
   });
 
+  it('reads FIELD_ENCRYPTION_KEYS_PREVIOUS as a comma-separated list of base64 or hex keys', () => {
+    expect(loadConfig({}).secrets.previousFieldKeys).toEqual([]);
+    const hex = Buffer.alloc(32, 9).toString('hex');
+    const c = loadConfig({ FIELD_ENCRYPTION_KEY: key, FIELD_ENCRYPTION_KEYS_PREVIOUS: ` ${Buffer.alloc(32, 8).toString('base64')} , ${hex},` });
+    expect(c.secrets.previousFieldKeys).toEqual([Buffer.alloc(32, 8), Buffer.alloc(32, 9)]);
+  });
+
+  it('refuses a short previous key, and the current key listed as a previous one', () => {
+    expect(() => loadConfig({ FIELD_ENCRYPTION_KEYS_PREVIOUS: `${key},${Buffer.alloc(8).toString('base64')}` })).toThrow(/FIELD_ENCRYPTION_KEYS_PREVIOUS: key 2 must hold at least 32 bytes/);
+    expect(() => loadConfig({ FIELD_ENCRYPTION_KEY: key, FIELD_ENCRYPTION_KEYS_PREVIOUS: key })).toThrow(/must not hold FIELD_ENCRYPTION_KEY/);
+  });
+
   it('explains bad values with the variable name', () => {
     expect(() => loadConfig({ PORT: 'eighty', SESSION_MODE: 'double', TOKEN_BIND_IP: 'maybe' })).toThrow(ConfigError);
     try {

@@ -20,8 +20,13 @@ export interface Config {
   bodyLimitBytes: number;
   shutdownGraceMs: number;
   secrets: {
-    /** 32-byte master key for field encryption and for wrapping the JWT keyring. */
+    /** 32-byte master key for field encryption and for wrapping the JWT keyring: the current one, that writes. */
     fieldKey: Buffer | undefined;
+    /**
+     * FIELD_ENCRYPTION_KEYS_PREVIOUS: older master keys, still readable while `rotate-field-key`
+     * re-encrypts what they wrote (docs/operations.md). Empty outside a rotation.
+     */
+    previousFieldKeys: Buffer[];
     /** Key of the HMAC that hashes client IP addresses. */
     ipHashKey: Buffer | undefined;
     /** PEM of the RSA-2048 transport private key. */
@@ -80,6 +85,11 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** Hex when it reads as hex, else base64. */
+function decodeKey(raw: string): Buffer {
+  return /^[0-9a-fA-F]+$/.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+}
+
 class Reader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
@@ -126,12 +136,26 @@ class Reader {
   key(name: string, minBytes: number): Buffer | undefined {
     const raw = this.opt(name);
     if (raw === undefined) return undefined;
-    const buf = /^[0-9a-fA-F]+$/.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    const buf = decodeKey(raw);
     if (buf.length < minBytes) {
       this.problems.push(`${name} must hold at least ${minBytes} bytes of key material, base64 or hex (got ${buf.length})`);
       return undefined;
     }
     return buf;
+  }
+
+  /** A comma-separated list of keys, each as `key` reads it; empty when unset. */
+  keys(name: string, minBytes: number): Buffer[] {
+    const raw = this.opt(name);
+    if (raw === undefined) return [];
+    const out: Buffer[] = [];
+    raw.split(',').map((k) => k.trim()).forEach((k, i) => {
+      if (k === '') return;
+      const buf = decodeKey(k);
+      if (buf.length < minBytes) this.problems.push(`${name}: key ${i + 1} must hold at least ${minBytes} bytes of key material, base64 or hex (got ${buf.length})`);
+      else out.push(buf);
+    });
+    return out;
   }
 }
 
@@ -142,6 +166,10 @@ export function loadConfig(env: Env = process.env): Config {
   const production = nodeEnv === 'production';
 
   const fieldKey = r.key('FIELD_ENCRYPTION_KEY', 32);
+  const previousFieldKeys = r.keys('FIELD_ENCRYPTION_KEYS_PREVIOUS', 32);
+  if (fieldKey && previousFieldKeys.some((k) => k.equals(fieldKey))) {
+    r.problems.push('FIELD_ENCRYPTION_KEYS_PREVIOUS must not hold FIELD_ENCRYPTION_KEY: to rotate, set a new FIELD_ENCRYPTION_KEY and move the old one to FIELD_ENCRYPTION_KEYS_PREVIOUS');
+  }
   const ipHashKey = r.key('IP_HASH_KEY', 32);
   let transportPrivateKeyPem = r.opt('TRANSPORT_PRIVATE_KEY');
   const transportKeyPath = r.opt('TRANSPORT_PRIVATE_KEY_PATH');
@@ -163,7 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: r.bool('TRUST_PROXY', false),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
-    secrets: { fieldKey, ipHashKey, transportPrivateKeyPem },
+    secrets: { fieldKey, previousFieldKeys, ipHashKey, transportPrivateKeyPem },
     dbFieldEncryption: r.bool('DB_FIELD_ENCRYPTION', true),
     transport: {
       enforce: r.bool('ENFORCE_TRANSPORT_ENCRYPTION', production),

@@ -1,5 +1,14 @@
-/** Users, their roles and permissions. */
-import { sql } from 'kysely';
+/**
+ * Users, their roles and permissions.
+ *
+ * `email` and `phone` are personal data: written through `SensitiveColumns` (ciphertext when
+ * DB_FIELD_ENCRYPTION=1) and revealed here, so every caller sees plaintext. The email is found
+ * and kept unique by its blind index `email_bidx`, never by its stored text; `username` and
+ * `full_name` stay in clear (docs/decisions.md, "Field encryption at rest").
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { BlindIndex } from '../platform/crypto/blind-index.js';
+import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { Db } from '../platform/db/database.js';
 
 export interface UserRow {
@@ -26,39 +35,67 @@ export interface Grants {
   permissions: string[];
 }
 
+export const EMAIL_COLUMN = 'users.email';
+export const PHONE_COLUMN = 'users.phone';
+
 export class UserStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly crypto: { sensitive: SensitiveColumns; blindIndex: BlindIndex },
+  ) {}
 
   /** By username or email, case-insensitively (SPEC: "username or email plus password"). */
   async findByLogin(identifier: string, trx: Db = this.db): Promise<UserRow | undefined> {
     const lower = identifier.toLowerCase();
-    return trx
+    const row = await trx
       .selectFrom('users')
       .select(USER_COLUMNS)
-      .where((eb) => eb.or([eb(sql`lower(username)`, '=', lower), eb(sql`lower(email)`, '=', lower)]))
+      .where((eb) => eb.or([eb(sql`lower(username)`, '=', lower), this.emailIs(identifier)]))
       .orderBy(sql`lower(username) = ${lower}`, 'desc') // a username match wins over an email match
       .limit(1)
       .executeTakeFirst();
+    return this.reveal(row);
   }
 
   async findById(id: number, trx: Db = this.db): Promise<UserRow | undefined> {
-    return trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+    return this.reveal(await trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst());
   }
 
   async findByUuid(uuid: string, trx: Db = this.db): Promise<UserRow | undefined> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid)) return undefined;
-    return trx.selectFrom('users').select(USER_COLUMNS).where('uuid', '=', uuid).executeTakeFirst();
+    return this.reveal(await trx.selectFrom('users').select(USER_COLUMNS).where('uuid', '=', uuid).executeTakeFirst());
   }
 
   async exists(username: string, email: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean }> {
     const rows = await trx
       .selectFrom('users')
-      .select(['username', 'email'])
-      .where((eb) => eb.or([eb(sql`lower(username)`, '=', username.toLowerCase()), ...(email ? [eb(sql`lower(email)`, '=', email.toLowerCase())] : [])]))
+      .select(['username', (email ? this.emailIs(email) : sql<boolean>`false`).as('email_match')])
+      .where((eb) => eb.or([eb(sql`lower(username)`, '=', username.toLowerCase()), ...(email ? [this.emailIs(email)] : [])]))
       .execute();
     return {
       username: rows.some((r) => r.username.toLowerCase() === username.toLowerCase()),
-      email: email !== null && rows.some((r) => r.email?.toLowerCase() === email.toLowerCase()),
+      email: rows.some((r) => r.email_match),
+    };
+  }
+
+  /**
+   * The condition "this row's email is `email`": its blind index under the current key or a
+   * previous one (during a rotation), or, for a row written before migration 003 and not yet
+   * indexed, its plaintext compared as before.
+   */
+  private emailIs(email: string): RawBuilder<boolean> {
+    const candidates = this.crypto.blindIndex.candidates(email);
+    const lower = email.toLowerCase();
+    return sql<boolean>`(email_bidx IN (${sql.join(candidates)}) OR (email_bidx IS NULL AND lower(email) = ${lower}))`;
+  }
+
+  private reveal<T extends { email: string | null; phone: string | null } | undefined>(row: T): T {
+    if (!row) return row;
+    const { sensitive } = this.crypto;
+    return {
+      ...row,
+      email: row.email === null ? null : sensitive.reveal(row.email, EMAIL_COLUMN),
+      phone: row.phone === null ? null : sensitive.reveal(row.phone, PHONE_COLUMN),
     };
   }
 
@@ -71,15 +108,20 @@ export class UserStore {
     trx: Db,
     input: { username: string; email: string | null; phone: string | null; fullName: string | null; isServiceAccount: boolean; mustChangePassword: boolean; now: Date },
   ): Promise<UserRow> {
-    return trx
+    const { sensitive, blindIndex } = this.crypto;
+    const row = await trx
       .insertInto('users')
       .values({
-        username: input.username, email: input.email, phone: input.phone, full_name: input.fullName,
-        is_service_account: input.isServiceAccount, must_change_password: input.mustChangePassword,
+        username: input.username,
+        email: input.email === null ? null : sensitive.protect(input.email, EMAIL_COLUMN),
+        email_bidx: input.email === null ? null : blindIndex.of(input.email),
+        phone: input.phone === null ? null : sensitive.protect(input.phone, PHONE_COLUMN),
+        full_name: input.fullName, is_service_account: input.isServiceAccount, must_change_password: input.mustChangePassword,
         created_at: input.now, updated_at: input.now,
       })
       .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
+    return this.reveal(row);
   }
 
   async setRoles(trx: Db, userId: number, roles: string[]): Promise<void> {
@@ -120,11 +162,16 @@ export class UserStore {
     await trx.updateTable('users').set({ ...patch, updated_at: now }).where('id', '=', id).execute();
   }
 
+  /**
+   * `search` matches username and full name by case-insensitive substring, and the email by
+   * whole value (case-insensitive): an encrypted email can only be compared by its blind index.
+   */
   async list(opts: { search?: string; limit: number; offset: number }): Promise<{ total: number; users: Array<UserRow & { roles: string[] }> }> {
     let q = this.db.selectFrom('users');
-    if (opts.search) {
-      const like = `%${opts.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      q = q.where((eb) => eb.or([eb(sql`lower(username)`, 'like', like), eb(sql`lower(coalesce(email, ''))`, 'like', like), eb(sql`lower(coalesce(full_name, ''))`, 'like', like)]));
+    const search = opts.search;
+    if (search) {
+      const like = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where((eb) => eb.or([eb(sql`lower(username)`, 'like', like), eb(sql`lower(coalesce(full_name, ''))`, 'like', like), this.emailIs(search)]));
     }
     const total = (await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirst())?.n ?? 0;
     const users = await q.select(USER_COLUMNS).orderBy('id').limit(opts.limit).offset(opts.offset).execute();
@@ -132,6 +179,6 @@ export class UserStore {
     const roleRows = ids.length === 0 ? [] : await this.db
       .selectFrom('user_roles').innerJoin('roles', 'roles.id', 'user_roles.role_id')
       .select(['user_roles.user_id', 'roles.name']).where('user_roles.user_id', 'in', ids).orderBy('roles.name').execute();
-    return { total, users: users.map((u) => ({ ...u, roles: roleRows.filter((r) => r.user_id === u.id).map((r) => r.name) })) };
+    return { total, users: users.map((u) => ({ ...this.reveal(u), roles: roleRows.filter((r) => r.user_id === u.id).map((r) => r.name) })) };
   }
 }

@@ -4,7 +4,6 @@
  * PGlite). What it did is checked in the database and by signing in through an app built on the
  * same database with the same secrets.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -12,50 +11,12 @@ import path from 'node:path';
 import { decodeProtectedHeader } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Secrets } from '../../src/platform/crypto/secrets.js';
+import { migrations } from '../../src/platform/db/migrations/index.js';
+import { cliEnv, runCli, type CliResult } from '../harness/cli.js';
 import { createTestApp, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, OTHER_PASSWORD } from '../harness/fixtures.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
-const ROOT = path.resolve(import.meta.dirname, '../..');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI to completion; `input` is written to its stdin (else stdin is empty). */
-function runCli(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    // A clean environment: only what an operator would set, nothing inherited from the test run.
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir(), ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: 25_000, // a hung CLI fails its test (code null) instead of spinning on
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
-
-function cliEnv(secrets: Secrets, dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    NODE_ENV: 'test',
-    BCRYPT_COST: '4',
-    FIELD_ENCRYPTION_KEY: secrets.fieldKey.toString('base64'),
-    IP_HASH_KEY: secrets.ipHashKey.toString('base64'),
-    TRANSPORT_PRIVATE_KEY: secrets.transportPrivateKeyPem,
-    DATA_DIR: dataDir,
-    ...extra,
-  };
-}
+const ALL_MIGRATIONS = Object.keys(migrations);
 
 /** An empty database (no migrations), to watch `migrate` do its work. */
 async function emptyPostgresDatabase(): Promise<string> {
@@ -105,7 +66,7 @@ describe('strongroom CLI on PostgreSQL', () => {
     const e = { ...env, DATABASE_URL: await emptyPostgresDatabase() };
     const first = await runCli(['migrate'], e);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/applied 1 migration:\n {2}001-core\n/);
+    expect(first.stdout).toContain(`applied ${ALL_MIGRATIONS.length} migrations:\n${ALL_MIGRATIONS.map((m) => `  ${m}\n`).join('')}`);
     expect(first.stdout).not.toContain('strongroom@'); // the location, never the credentials
     const again = await runCli(['migrate'], e);
     expect(again.code, again.stderr).toBe(0);
@@ -241,19 +202,46 @@ describe('strongroom CLI on PostgreSQL', () => {
     expectError(await validate(old.access_token), 401, 'TOKEN_INVALID');
   });
 
+  it('rotate-transport-key makes a new key pair current; the previous one stays accepted until its expires_at', async () => {
+    const before = t.s.transportKeys.current();
+    const r = await runCli(['rotate-transport-key'], env);
+    expect(r.code, r.stderr).toBe(0);
+    t.clock.set(Date.now()); // the CLI ran on the system clock
+    await t.s.transportKeys.reload(); // what the NOTIFY does on a running server
+    const after = t.s.transportKeys.current();
+    expect(after.keyId).not.toBe(before.keyId);
+    expect(r.stdout).toContain(`new key:       key_id ${after.keyId} (published by GET /api/v1/auth/public_key from now on; expires ${new Date(after.expiresAt).toISOString()})`);
+    expect(r.stdout).toContain(`previous key:  key_id ${before.keyId} stays accepted until its expires_at, ${new Date(before.expiresAt).toISOString()}`);
+    expect(t.s.transportKeys.live().map((k) => k.keyId)).toEqual(expect.arrayContaining([after.keyId, before.keyId]));
+    const published = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json() as { key_id: string };
+    expect(published.key_id).toBe(after.keyId);
+  });
+
+  it('rotate-transport-key --revoke-previous stops accepting every older key at once', async () => {
+    const older = t.s.transportKeys.live().map((k) => k.keyId);
+    const r = await runCli(['rotate-transport-key', '--revoke-previous'], env);
+    expect(r.code, r.stderr).toBe(0);
+    for (const id of older) expect(r.stdout).toContain(`revoked:       key_id ${id} is no longer accepted`);
+    t.clock.set(Date.now());
+    await t.s.transportKeys.reload();
+    const live = t.s.transportKeys.live().map((k) => k.keyId);
+    expect(live).toEqual([t.s.transportKeys.current().keyId]);
+    expect(older).not.toContain(live[0]);
+  });
+
   it('an unknown command exits 64 with the usage on stderr', async () => {
     const r = await runCli(['frobnicate'], env);
     expect(r.code).toBe(64);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('Unknown command "frobnicate"');
-    for (const cmd of ['migrate', 'create-admin', 'rotate-keys', 'users create', 'users unlock']) expect(r.stderr).toContain(cmd);
+    for (const cmd of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'users create', 'users unlock']) expect(r.stderr).toContain(cmd);
   });
 
   it('help lists every command and the environment it reads', async () => {
     for (const args of [[], ['help'], ['--help']]) {
       const r = await runCli(args, {});
       expect(r.code, args.join(' ')).toBe(0);
-      for (const s of ['migrate', 'create-admin', 'rotate-keys', 'users create', 'users unlock', 'DATABASE_URL', 'DATA_DIR', 'STRONGROOM_ADMIN_PASSWORD', 'one process at a time']) {
+      for (const s of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'users create', 'users unlock', 'DATABASE_URL', 'DATA_DIR', 'STRONGROOM_ADMIN_PASSWORD', 'one process at a time']) {
         expect(r.stdout).toContain(s);
       }
     }
@@ -281,7 +269,7 @@ describe('strongroom CLI on the embedded PGlite', () => {
 
   it('migrate creates and migrates the database under DATA_DIR, then reports it up to date', async () => {
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toContain(`PGlite (embedded) at ${path.join(dataDir, 'pglite')}: applied 1 migration:`);
+    expect(first.stdout).toContain(`PGlite (embedded) at ${path.join(dataDir, 'pglite')}: applied ${ALL_MIGRATIONS.length} migrations:`);
     expect(existsSync(lock)).toBe(false); // released on close
     const again = await runCli(['migrate'], env);
     expect(again.code, again.stderr).toBe(0);

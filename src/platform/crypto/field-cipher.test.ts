@@ -42,6 +42,26 @@ describe('FieldCipher (AES-256-GCM, versioned, context-bound)', () => {
     expect(() => other.decrypt(cipher.encrypt('x', 'c'), 'c')).toThrow(FieldCipherError);
   });
 
+  it('currentKeyPattern matches exactly the values whose key id is the current one', () => {
+    // The sixth character of the payload carries the last two bits of the key id and four of
+    // the IV: try all 64 values there and compare with what keyIdOf decodes.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    for (let k = 0; k < 20; k++) {
+      const c = new FieldCipher([randomBytes(32)], 'test');
+      const re = new RegExp(c.currentKeyPattern());
+      const v = c.encrypt('x', 'c');
+      expect(re.test(v)).toBe(true);
+      for (let pos = 4; pos < 10; pos++) {
+        for (const ch of alphabet) {
+          const w = v.slice(0, pos) + ch + v.slice(pos + 1);
+          expect(re.test(w), `${w} at ${pos}`).toBe(c.keyIdOf(w) === c.currentKeyId);
+        }
+      }
+      expect(re.test(new FieldCipher([randomBytes(32)], 'test').encrypt('x', 'c'))).toBe(false);
+      expect(re.test('plain@bank.example')).toBe(false);
+    }
+  });
+
   it('refuses garbage without throwing anything but FieldCipherError', () => {
     for (const v of ['', 'fe1:', 'fe1:!!!', 'fe2:abc', `fe1:${'A'.repeat(10)}`, 'plain']) expect(() => cipher.decrypt(v, 'c')).toThrow(FieldCipherError);
   });

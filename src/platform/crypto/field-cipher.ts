@@ -11,6 +11,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const PREFIX = 'fe1';
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 export function deriveKey(master: Buffer, purpose: string, length = 32): Buffer {
   return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `strongroom:${purpose}`, length));
@@ -83,6 +84,19 @@ export class FieldCipher {
 
   isEncrypted(value: string): boolean {
     return value.startsWith(`${PREFIX}:`);
+  }
+
+  /**
+   * A POSIX regular expression (PostgreSQL `~`) that matches exactly the stored values written
+   * under the current key, so a re-encryption pass selects the others in SQL. The key id is 32
+   * bits: five base64url characters carry 30 of them, the sixth the last two and four bits of
+   * the IV, so the sixth is one of sixteen consecutive characters of the alphabet.
+   */
+  currentKeyPattern(): string {
+    const head = Buffer.concat([this.current.idBytes, Buffer.alloc(1)]).toString('base64url').slice(0, 5);
+    const start = (this.current.idBytes[3]! & 0b11) * 16;
+    const sixth = B64URL.slice(start, start + 16).replace('-', '').concat(B64URL.slice(start, start + 16).includes('-') ? '-' : '');
+    return `^${PREFIX}:${head}[${sixth}]`;
   }
 
   /** Key id (hex) a stored value was written with, or undefined: for re-encryption batches. */

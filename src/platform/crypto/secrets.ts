@@ -9,7 +9,10 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 
 export interface Secrets {
+  /** The current field-encryption master key: every new value is written under it. */
   fieldKey: Buffer;
+  /** Older master keys still readable during a rotation (FIELD_ENCRYPTION_KEYS_PREVIOUS). */
+  previousFieldKeys?: Buffer[];
   ipHashKey: Buffer;
   transportPrivateKeyPem: string;
   /** Names of the secrets that were generated for development, for the startup warning. */
@@ -46,5 +49,11 @@ export function resolveSecrets(config: Config): Secrets {
     if (r.created) generated.push('TRANSPORT_PRIVATE_KEY');
     pem = r.value.toString('utf8');
   }
-  return { fieldKey, ipHashKey, transportPrivateKeyPem: pem, generated };
+  return { fieldKey, previousFieldKeys: config.secrets.previousFieldKeys, ipHashKey, transportPrivateKeyPem: pem, generated };
+}
+
+/** The field-encryption master keys, current first: what every FieldCipher and BlindIndex takes. */
+export function fieldMasters(secrets: Pick<Secrets, 'fieldKey' | 'previousFieldKeys'>): Buffer[] {
+  const previous = (secrets.previousFieldKeys ?? []).filter((k) => !k.equals(secrets.fieldKey));
+  return [secrets.fieldKey, ...previous];
 }

@@ -8,7 +8,10 @@ export interface UsersTable {
   id: Generated<number>;
   uuid: Generated<string>;
   username: string;
+  /** Plaintext or `fe1:` ciphertext (DB_FIELD_ENCRYPTION); read through UserStore, which reveals it. */
   email: string | null;
+  /** HMAC blind index of the email, `<key id>:<hex>`; unique. Null only for rows older than migration 003. */
+  email_bidx: string | null;
   phone: string | null;
   full_name: string | null;
   is_active: Generated<boolean>;

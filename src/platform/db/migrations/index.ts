@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './001-core.js';
 import * as transport from './002-transport.js';
+import * as fieldEncryption from './003-field-encryption.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
   '001-core': core,
   '002-transport': transport,
+  '003-field-encryption': fieldEncryption,
 };
 
 export const migrationProvider: MigrationProvider = {

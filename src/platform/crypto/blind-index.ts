@@ -1,0 +1,60 @@
+/**
+ * Blind index: a keyed hash (HMAC-SHA256, RFC 2104) of a normalised value, stored beside the
+ * value's ciphertext so a column encrypted with a random IV can still be unique and looked up
+ * by equality (ARCHITECTURE.md 4, docs/decisions.md). The key is derived per purpose from the
+ * field-encryption master key (HKDF), never the encryption key itself.
+ *
+ * Stored form: `<key id>:<hex HMAC>`, the key id (8 hex digits) naming which master key made
+ * it. During a rotation lookups try every configured key (`candidates`), and the re-encryption
+ * pass finds indexes still under an old key by their prefix.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { deriveKey } from './field-cipher.js';
+
+interface IndexKey {
+  id: string;
+  key: Buffer;
+}
+
+export class BlindIndex {
+  private readonly keys: IndexKey[] = [];
+
+  /** @param masters the current master key first, then older ones still accepted for lookups. */
+  constructor(masters: Buffer[], purpose = 'blind-index') {
+    if (masters.length === 0) throw new Error('BlindIndex needs at least one key');
+    for (const m of masters) {
+      const key = deriveKey(m, purpose);
+      const id = createHash('sha256').update(key).digest().subarray(0, 4).toString('hex');
+      if (!this.keys.some((k) => k.id === id)) this.keys.push({ id, key });
+    }
+  }
+
+  get currentKeyId(): string {
+    return this.keys[0]!.id;
+  }
+
+  /** What is indexed: surrounding blanks and case do not make a different value. */
+  static normalize(value: string): string {
+    return value.trim().toLowerCase();
+  }
+
+  /** The index of `value` under the current key: what is written. */
+  of(value: string): string {
+    return this.under(this.keys[0]!, value);
+  }
+
+  /** The index of `value` under every configured key, current first: what a lookup matches. */
+  candidates(value: string): string[] {
+    return this.keys.map((k) => this.under(k, value));
+  }
+
+  /** The key id a stored index was made with. */
+  keyIdOf(stored: string): string | undefined {
+    const m = /^([0-9a-f]{8}):[0-9a-f]{64}$/.exec(stored);
+    return m?.[1];
+  }
+
+  private under(k: IndexKey, value: string): string {
+    return `${k.id}:${createHmac('sha256', k.key).update(BlindIndex.normalize(value), 'utf8').digest('hex')}`;
+  }
+}
