@@ -36,6 +36,7 @@ import { createTransport, type Transport } from './transport/plugin.js';
 import { transportRoutes } from './transport/routes.js';
 import { UserStore } from './users/store.js';
 import { Workers } from './workers.js';
+import { ENCRYPTED_COLUMNS } from './platform/crypto/columns.js';
 
 export interface Services {
   config: Config;
@@ -71,16 +72,16 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   const bus = database.bus;
   const ipHasher = new Hasher(deriveKey(secrets.ipHashKey, 'ip-hash'));
   const masters = fieldMasters(secrets); // current field key first, then FIELD_ENCRYPTION_KEYS_PREVIOUS
-  const keyring = new Keyring({ db, cipher: new FieldCipher(masters, 'jwt-keyring'), clock, bus, log, rotationDays: config.tokens.keyRotationDays });
+  const keyring = new Keyring({ db, cipher: new FieldCipher(masters, ENCRYPTED_COLUMNS.jwtSecret.purpose), clock, bus, log, rotationDays: config.tokens.keyRotationDays });
   const denylist = new Denylist({ db, clock, bus });
   const tokens = new TokenService({ keyring, denylist, clock, config: config.tokens });
-  const sensitive = new SensitiveColumns(new FieldCipher(masters, 'columns'), config.dbFieldEncryption);
+  const sensitive = new SensitiveColumns(new FieldCipher(masters, ENCRYPTED_COLUMNS.usersEmail.purpose), config.dbFieldEncryption);
   const sessions = new SessionService({ db, clock, bus, config: config.sessions, maxLifetimeSec: config.tokens.refreshTtlSec, sessionKeyTtlSec: config.transport.sessionKeyTtlSec, sensitive });
   const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics ?? false, activeSessions: () => sessions.countActive() });
   const users = new UserStore(db, { sensitive, blindIndex: new BlindIndex(masters, 'blind-index') });
   const hasher = new PasswordHasher(config.passwords.bcryptCost);
   const policy = new PasswordPolicy(db);
-  const credentials = new CredentialService({ db, hasher, policy, cipher: new FieldCipher(masters, 'credential-copy'), clock, users });
+  const credentials = new CredentialService({ db, hasher, policy, cipher: new FieldCipher(masters, ENCRYPTED_COLUMNS.passwordCopy.purpose), clock, users });
   const attempts = new LoginAttempts({ db, clock, hasher: new Hasher(deriveKey(secrets.fieldKey, 'login-subject')), config: config.signin });
   const rateLimiter = new RateLimiter({ db, clock });
   const audit = new AuditLog({ db, clock });
@@ -91,7 +92,7 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   const local = new LocalStrategy({ users, credentials, hasher, attempts });
   const refresh = new RefreshService({ db, clock, tokens, sessions, users, audit, pipeline });
   const transportKeys = new TransportKeyring({
-    db, cipher: new FieldCipher(masters, 'transport-keyring'), clock, bus, log, rotationDays: config.transport.keyRotationDays,
+    db, cipher: new FieldCipher(masters, ENCRYPTED_COLUMNS.transportKey.purpose), clock, bus, log, rotationDays: config.transport.keyRotationDays,
     graceDays: config.transport.keyGraceDays, configuredPem: secrets.transportPrivateKeyPem,
   });
   const guard = createGuard({ tokens, sessions, ipHash: (ip) => ipHasher.hex(ip) });

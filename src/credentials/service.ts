@@ -11,6 +11,7 @@ import type { UserRow, UserStore } from '../users/store.js';
 import { CredentialErrors } from './errors.js';
 import type { PasswordHasher } from './hashing.js';
 import type { AccountClass, PasswordPolicy } from './policy.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
 export interface PasswordState {
   hash: string | null;
@@ -18,7 +19,7 @@ export interface PasswordState {
   isTemporary: boolean;
 }
 
-const COPY_CONTEXT = 'credentials.password_enc';
+const COPY_CONTEXT = ENCRYPTED_COLUMNS.passwordCopy.context;
 
 export class CredentialService {
   constructor(

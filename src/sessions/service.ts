@@ -18,6 +18,7 @@ import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import { newAesKey } from '../transport/crypto.js';
 import { TokenErrors } from '../tokens/errors.js';
 import { SessionErrors } from './errors.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
 export type EndReason =
   | 'logout' | 'logout_all' | 'inactivity' | 'expired' | 'superseded' | 'concurrency_limit'
@@ -66,7 +67,7 @@ type Row = {
   aes_key: string | null; aes_key_expires_at: Date | string | null;
 };
 
-const AES_KEY_COLUMN = 'sessions.aes_key';
+const AES_KEY_COLUMN = ENCRYPTED_COLUMNS.sessionKey.context;
 
 const ms = (d: Date | string): number => new Date(d).getTime();
 

@@ -14,6 +14,7 @@ import type { Clock } from '../platform/clock.js';
 import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
 export const TOKEN_TYPES = ['access', 'refresh', 'reset', '2fa'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
@@ -26,7 +27,7 @@ interface LoadedKey {
 
 const VERIFYING_VERSIONS = 2;
 const RELOAD_THROTTLE_MS = 5000;
-const CONTEXT = 'jwt_signing_keys.secret';
+const CONTEXT = ENCRYPTED_COLUMNS.jwtSecret.context;
 
 export class Keyring {
   private loaded: LoadedKey[] = [];

@@ -23,11 +23,15 @@ export class TransportDecryptError extends Error {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Standard base64 (RFC 4648 4) with padding; anything else, or a wrong length, fails. */
+/**
+ * Standard base64 (RFC 4648 4) with padding, in its canonical form (the unused bits of the last
+ * digit zero, RFC 4648 3.5); anything else, or a wrong length, fails.
+ */
 export function strictBase64(value: unknown, exactBytes?: number, maxBytes = 1 << 20): Buffer {
   if (typeof value !== 'string' || value.length > Math.ceil(maxBytes / 3) * 4 || !BASE64.test(value)) throw new TransportDecryptError();
   const buf = Buffer.from(value, 'base64');
   if (exactBytes !== undefined && buf.length !== exactBytes) throw new TransportDecryptError();
+  if (buf.toString('base64') !== value) throw new TransportDecryptError();
   return buf;
 }
 
@@ -77,7 +81,11 @@ export function rsaWrap(publicKey: KeyObject, key: Buffer): string {
   return publicEncrypt({ key: publicKey, ...OAEP }, key).toString('base64');
 }
 
-/** Parses a client's public key: PEM, RSA, at least 2048 bits. */
+/**
+ * Parses a client's public key: PEM, RSA, at least 2048 bits, and usable. A key that parses can
+ * still be refused by OpenSSL when the answer is wrapped (e >= n, an even modulus, a large
+ * exponent on a large modulus): one trial wrap here refuses it before the route runs.
+ */
 export function parseClientPublicKey(pem: unknown): KeyObject {
   if (typeof pem !== 'string' || pem.length > 4096) throw new TransportDecryptError();
   let key: KeyObject;
@@ -87,6 +95,11 @@ export function parseClientPublicKey(pem: unknown): KeyObject {
     throw new TransportDecryptError();
   }
   if (key.asymmetricKeyType !== 'rsa' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_CLIENT_RSA_BITS) throw new TransportDecryptError();
+  try {
+    publicEncrypt({ key, ...OAEP }, Buffer.alloc(AES_KEY_BYTES));
+  } catch {
+    throw new TransportDecryptError();
+  }
   return key;
 }
 

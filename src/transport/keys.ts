@@ -14,9 +14,10 @@ import type { Clock } from '../platform/clock.js';
 import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
 const generate = promisify(generateKeyPair);
-const CONTEXT = 'transport_keys.private_pem';
+const CONTEXT = ENCRYPTED_COLUMNS.transportKey.context;
 const DAY = 86_400_000;
 const LOCK = 8675310;
 

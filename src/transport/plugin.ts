@@ -160,9 +160,9 @@ export function createTransport(opts: TransportOptions): Transport {
       if (!state || binary.some((f) => pathOf(request).includes(f))) return payload;
       const type = String(reply.getHeader('content-type') ?? '');
       if (type !== '' && !type.startsWith('application/json')) return payload;
+      const sealed = state.mode === 'preauth' ? sealForRecipient(state.recipient!, state.responseKey, payload) : aesGcmSeal(state.responseKey, payload);
       reply.header('x-encrypted', 'true');
-      if (state.mode === 'preauth') return JSON.stringify(sealForRecipient(state.recipient!, state.responseKey, payload));
-      return JSON.stringify(aesGcmSeal(state.responseKey, payload));
+      return JSON.stringify(sealed);
     },
   };
 }

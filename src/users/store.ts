@@ -10,6 +10,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { BlindIndex } from '../platform/crypto/blind-index.js';
 import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { Db } from '../platform/db/database.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
 export interface UserRow {
   id: number;
@@ -35,8 +36,8 @@ export interface Grants {
   permissions: string[];
 }
 
-export const EMAIL_COLUMN = 'users.email';
-export const PHONE_COLUMN = 'users.phone';
+export const EMAIL_COLUMN = ENCRYPTED_COLUMNS.usersEmail.context;
+export const PHONE_COLUMN = ENCRYPTED_COLUMNS.usersPhone.context;
 
 export class UserStore {
   constructor(

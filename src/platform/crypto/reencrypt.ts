@@ -16,6 +16,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import { BlindIndex } from './blind-index.js';
 import { FieldCipher, FieldCipherError, deriveKey } from './field-cipher.js';
+import { ENCRYPTED_COLUMNS } from './columns.js';
 
 interface EncryptedColumn {
   column: string;
@@ -39,14 +40,14 @@ interface EncryptedTable {
 export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   {
     table: 'users', pk: 'id', emailIndex: true, columns: [
-      { column: 'email', purpose: 'columns', context: 'users.email', followsSwitch: true },
-      { column: 'phone', purpose: 'columns', context: 'users.phone', followsSwitch: true },
+      { column: 'email', ...ENCRYPTED_COLUMNS.usersEmail, followsSwitch: true },
+      { column: 'phone', ...ENCRYPTED_COLUMNS.usersPhone, followsSwitch: true },
     ],
   },
-  { table: 'credentials', pk: 'id', columns: [{ column: 'password_enc', purpose: 'credential-copy', context: 'credentials.password_enc', followsSwitch: false }] },
-  { table: 'sessions', pk: 'session_id', columns: [{ column: 'aes_key', purpose: 'columns', context: 'sessions.aes_key', followsSwitch: true }] },
-  { table: 'jwt_signing_keys', pk: 'kid', columns: [{ column: 'secret_enc', purpose: 'jwt-keyring', context: 'jwt_signing_keys.secret', followsSwitch: false }] },
-  { table: 'transport_keys', pk: 'key_id', columns: [{ column: 'private_pem_enc', purpose: 'transport-keyring', context: 'transport_keys.private_pem', followsSwitch: false }] },
+  { table: 'credentials', pk: 'id', columns: [{ column: 'password_enc', ...ENCRYPTED_COLUMNS.passwordCopy, followsSwitch: false }] },
+  { table: 'sessions', pk: 'session_id', columns: [{ column: 'aes_key', ...ENCRYPTED_COLUMNS.sessionKey, followsSwitch: true }] },
+  { table: 'jwt_signing_keys', pk: 'kid', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.jwtSecret, followsSwitch: false }] },
+  { table: 'transport_keys', pk: 'key_id', columns: [{ column: 'private_pem_enc', ...ENCRYPTED_COLUMNS.transportKey, followsSwitch: false }] },
 ];
 
 export const BLIND_INDEX_PURPOSE = 'blind-index';

@@ -1,0 +1,13 @@
+/**
+ * Every encrypted column, in one place: the purpose its key is derived for (one FieldCipher per
+ * purpose) and the context bound to each value as additional authenticated data. The writers
+ * and the re-encryption pass (reencrypt.ts) both read it, so they cannot drift apart.
+ */
+export const ENCRYPTED_COLUMNS = {
+  usersEmail: { purpose: 'columns', context: 'users.email' },
+  usersPhone: { purpose: 'columns', context: 'users.phone' },
+  sessionKey: { purpose: 'columns', context: 'sessions.aes_key' },
+  passwordCopy: { purpose: 'credential-copy', context: 'credentials.password_enc' },
+  jwtSecret: { purpose: 'jwt-keyring', context: 'jwt_signing_keys.secret' },
+  transportKey: { purpose: 'transport-keyring', context: 'transport_keys.private_pem' },
+} as const;
