@@ -8,14 +8,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
+import bcrypt from 'bcrypt';
 import pg from 'pg';
 import { freePort, startPostgres, type RunningPostgres } from '../test/harness/postgres.js';
 import { createUser, login, type Tokens } from './lib/api.js';
 import { closeIdle, post } from './lib/client.js';
-import { awaitQuiet, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
-import { cannon, closedLoop, type Rate } from './lib/load.js';
+import { awaitQuiet, combineCpu, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
+import { cannon, closedLoop, combineRates, type Rate } from './lib/load.js';
 import { rssMiB, sleep, startNode, stopAll, type Child } from './lib/proc.js';
+import { checkEncryptedValidate, checkSealedGet, encryptedLogin, opensslRsaSignRate, preAuthJson, rsaUnwrapRate, rsaUnwrapRateThreads, serverPublicKey } from './lib/transport.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const ADMIN = { username: 'benchadmin', password: 'Vt7#qLm2!xRp9$' };
@@ -33,6 +34,11 @@ const LOAD = {
   refreshWorkers: 32, // concurrent clients, each with its own refresh-token chain
   refreshSeconds: 8,
   idleSec: 5,
+  // Transport comparisons: plaintext and encrypted (or openssl and the plugin) take turns, this
+  // many rounds each, so other load that comes and goes weighs on both alike.
+  abRounds: 3,
+  abSeconds: 2, // per turn, HTTP rows
+  rsaSeconds: 1, // per turn: the plugin's loop, and each of openssl speed's two phases (sign, verify)
 };
 
 interface Row {
@@ -93,8 +99,8 @@ async function startStrongroom(name: string, extra: Record<string, string>): Pro
 /** The machine's parallel bcrypt-12 verify rate, with the same library and pool the server uses. */
 async function bcryptRate(): Promise<Rate> {
   const password = 'Bench-bcrypt#2024!';
-  const hash = await bcryptHash(password, 12);
-  return closedLoop({ workers: LOAD.bcryptParallel, warmupMs: 1000, seconds: LOAD.loginSeconds, makeWorker: () => () => bcryptVerify(password, hash) });
+  const hash = await bcrypt.hash(password, 12);
+  return closedLoop({ workers: LOAD.bcryptParallel, warmupMs: 1000, seconds: LOAD.loginSeconds, makeWorker: () => () => bcrypt.compare(password, hash) });
 }
 
 function loginLoad(base: string, seconds: number, warmupMs: number): Promise<Rate> {
@@ -108,6 +114,31 @@ function loginLoad(base: string, seconds: number, warmupMs: number): Promise<Rat
 async function validateLoad(base: string, token: string, opts: { connections: number; seconds: number; overallRate?: number }): Promise<Rate> {
   return cannon({ url: `${base}/api/v1/auth/validate`, method: 'POST', headers: { authorization: `Bearer ${token}` }, ...opts });
 }
+
+/** Validate with one precomputed pre-auth envelope, replayed: one RSA-OAEP decrypt and one RSA wrap per request. */
+function encryptedValidateLoad(base: string, token: string, body: string, seconds: number): Promise<Rate> {
+  return cannon({ url: `${base}/api/v1/auth/validate`, method: 'POST', headers: { authorization: `Bearer ${token}`, 'x-encrypted': 'true', 'content-type': 'application/json' }, body, connections: LOAD.httpConnections, seconds });
+}
+
+/** An authenticated GET, sealed under the session key when `encrypted` (AES-GCM only, no RSA). */
+function listUsersLoad(base: string, token: string, encrypted: boolean, seconds: number): Promise<Rate> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(encrypted ? { 'x-encrypted': 'true' } : {}) };
+  return cannon({ url: `${base}/api/v1/admin/users?page_size=1`, headers, connections: LOAD.httpConnections, seconds });
+}
+
+/** Like `loginLoad`, each client replaying its own precomputed pre-auth envelope. */
+function encryptedLoginLoad(base: string, serverPem: string, seconds: number, warmupMs: number): Promise<Rate> {
+  return closedLoop({
+    workers: LOAD.loginWorkers, warmupMs, seconds,
+    makeWorker: () => {
+      const body = preAuthJson(serverPem, { username: ADMIN.username, password: ADMIN.password });
+      return async () => (await post(`${base}/api/v1/auth/login`, body, { 'x-encrypted': 'true' })).status === 200;
+    },
+  });
+}
+
+/** A figure computed in this process (no HTTP), as a Rate for \`measure\`. */
+const fixedRate = (perSec: number, seconds: number): Rate => ({ perSec, ok: 1, failed: 0, all: NaN, p50Ms: NaN, p99Ms: NaN, seconds });
 
 /** Each worker spends its refresh token and keeps the new one, in a loop (`chains`: one sign-in per worker). */
 function refreshLoad(base: string, chains: Tokens[]): Promise<Rate> {
@@ -146,6 +177,17 @@ async function measure(what: string, focus: number, load: () => Promise<Rate>): 
   const cpu = watch.end(ourRoots, { focus: { pid: focus }, postgres: { pid: postmaster, tree: true }, bench: { pid: process.pid } });
   checkClean(what, rate);
   return { rate, cpu };
+}
+
+/** `a` and `b` take turns, `LOAD.abRounds` times each; each side's windows are then added up. */
+async function alternate(what: [string, string], focus: number, a: () => Promise<Rate>, b: () => Promise<Rate>): Promise<[Measured, Measured]> {
+  const runs: [Measured[], Measured[]] = [[], []];
+  for (let i = 0; i < LOAD.abRounds; i++) {
+    runs[0].push(await measure(what[0], focus, a));
+    runs[1].push(await measure(what[1], focus, b));
+  }
+  const join = (ms: Measured[]): Measured => ({ rate: combineRates(ms.map((m) => m.rate)), cpu: combineCpu(ms.map((m) => ({ cpu: m.cpu, seconds: m.rate.seconds }))) });
+  return [join(runs[0]), join(runs[1])];
 }
 
 function fmt(n: number, digits = 0): string {
@@ -223,11 +265,32 @@ async function main(): Promise<void> {
   await validateLoad(server.url, user.access_token, { connections: LOAD.httpConnections, seconds: LOAD.warmupSec });
   const validate = await measure('validate', server.pid, () => validateLoad(server.url, user.access_token, { connections: LOAD.httpConnections, seconds: LOAD.seconds }));
 
+  const turns = `${LOAD.abRounds} turns of ${LOAD.abSeconds} s each, ${LOAD.httpConnections} connections`;
+  console.log(`Validate, plaintext and encrypted (a fixed pre-auth envelope) in turns (${turns}) ...`);
+  const serverPem = await serverPublicKey(server.url);
+  const encryptedValidateBody = preAuthJson(serverPem, {});
+  await checkEncryptedValidate(server.url, user.access_token, encryptedValidateBody);
+  await encryptedValidateLoad(server.url, user.access_token, encryptedValidateBody, LOAD.warmupSec);
+  const [validatePlain, validateEnc] = await alternate(['validate (alongside)', 'validate (encrypted)'], server.pid,
+    () => validateLoad(server.url, user.access_token, { connections: LOAD.httpConnections, seconds: LOAD.abSeconds }),
+    () => encryptedValidateLoad(server.url, user.access_token, encryptedValidateBody, LOAD.abSeconds));
+
+  console.log(`GET /admin/users?page_size=1, plaintext and under the session key in turns (${turns}) ...`);
+  const adminSession = await encryptedLogin(server.url, serverPem, ADMIN.username, ADMIN.password);
+  await checkSealedGet(`${server.url}/api/v1/admin/users?page_size=1`, adminSession);
+  await listUsersLoad(server.url, adminSession.access_token, true, LOAD.warmupSec);
+  const [listPlain, listEnc] = await alternate(['admin users', 'admin users (encrypted)'], server.pid,
+    () => listUsersLoad(server.url, adminSession.access_token, false, LOAD.abSeconds),
+    () => listUsersLoad(server.url, adminSession.access_token, true, LOAD.abSeconds));
+
   console.log(`bcrypt-12 parallel verify rate, next to the login row (${LOAD.bcryptParallel} in flight, ${LOAD.loginSeconds} s) ...`);
   const bcrypt = await measure('bcrypt', process.pid, bcryptRate);
 
   console.log(`Login at BCRYPT_COST=12 (${LOAD.loginWorkers} clients, ${LOAD.loginSeconds} s) ...`);
   const loginRate = await measure('login', server.pid, () => loginLoad(server.url, LOAD.loginSeconds, 2000));
+
+  console.log(`Login, encrypted (${LOAD.loginWorkers} clients, ${LOAD.loginSeconds} s) ...`);
+  const loginEnc = await measure('login (encrypted)', server.pid, () => encryptedLoginLoad(server.url, serverPem, LOAD.loginSeconds, 2000));
 
   console.log(`Validate at ${LOAD.mixedValidateRate} req/s while logins saturate the CPU (${LOAD.loginSeconds} s) ...`);
   let mixedLogin: Rate | undefined;
@@ -262,9 +325,21 @@ async function main(): Promise<void> {
   const pgliteValidate = await measure('validate (PGlite)', embedded.pid, () => validateLoad(embedded.url, pgliteAdmin.access_token, { connections: LOAD.httpConnections, seconds: LOAD.seconds }));
   await embedded.stop();
 
+  const threads = os.availableParallelism();
+  console.log(`RSA-2048 private operations: openssl speed rsa2048 and the plugin's rsaUnwrap in turns, on 1 core, then ${threads} (${LOAD.abRounds} turns of ${LOAD.rsaSeconds} s each) ...`);
+  const [openssl1, rsa1] = await alternate(['openssl speed rsa2048', 'rsaUnwrap, 1 core'], process.pid,
+    async () => fixedRate(opensslRsaSignRate(LOAD.rsaSeconds), LOAD.rsaSeconds), async () => rsaUnwrapRate(LOAD.rsaSeconds));
+  const [opensslN, rsaN] = await alternate([`openssl speed -multi ${threads} rsa2048`, `rsaUnwrap, ${threads} threads`], process.pid,
+    async () => fixedRate(opensslRsaSignRate(LOAD.rsaSeconds, threads), LOAD.rsaSeconds), () => rsaUnwrapRateThreads(ROOT, threads, LOAD.rsaSeconds));
+
   const validateRatio = validate.rate.perSec / helloRate.rate.perSec;
   const pgliteRatio = pgliteValidate.rate.perSec / helloRate.rate.perSec;
   const loginRatio = loginRate.rate.perSec / bcrypt.rate.perSec;
+  const validateEncRatio = validateEnc.rate.perSec / validatePlain.rate.perSec;
+  const listEncRatio = listEnc.rate.perSec / listPlain.rate.perSec;
+  const loginEncRatio = loginEnc.rate.perSec / loginRate.rate.perSec;
+  const rsa1Ratio = rsa1.rate.perSec / openssl1.rate.perSec;
+  const rsaNRatio = rsaN.rate.perSec / opensslN.rate.perSec;
   const row = (r: Omit<Row, 'metText' | 'cpuPerOp' | 'otherLoad'>, m?: Measured, ops?: number): Row =>
     ({ ...r, metText: r.met === null ? '-' : r.met ? 'met' : 'NOT MET', cpuPerOp: m ? cpuPerOp(m, ops) : '', otherLoad: m ? pct(m.cpu.foreign) : '' });
   const rows: Row[] = [
@@ -277,6 +352,16 @@ async function main(): Promise<void> {
     row({ key: 'refresh_rps', label: 'POST /auth/refresh (PostgreSQL)', figure: `${fmt(refresh.rate.perSec)} /s`, ratio: '', target: '>= 1,000 /s', met: refresh.rate.perSec >= 1000, value: refresh.rate.perSec }, refresh),
     row({ key: 'idle_rss_mib', label: 'Idle RSS, first start (PostgreSQL)', figure: `${fmt(idleRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: idleRss <= 150, value: idleRss }),
     row({ key: 'idle_rss_restart_mib', label: 'Idle RSS, restart (PostgreSQL)', figure: `${fmt(restartRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: restartRss <= 150, value: restartRss }),
+    // Transport encryption (issue 3 section 5). Ratios are to the plaintext row just above.
+    row({ key: 'validate_alongside_rps', label: 'POST /auth/validate, plaintext (in turns)', figure: `${fmt(validatePlain.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: validatePlain.rate.perSec }, validatePlain),
+    row({ key: 'validate_encrypted_rps', label: 'POST /auth/validate, encrypted (pre-auth)', figure: `${fmt(validateEnc.rate.perSec)} req/s`, ratio: fmt(validateEncRatio, 2), target: '>= 0.85 of plaintext', met: validateEncRatio >= 0.85, value: validateEnc.rate.perSec }, validateEnc),
+    row({ key: 'admin_users_rps', label: 'GET /admin/users?page_size=1, plaintext (in turns)', figure: `${fmt(listPlain.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: listPlain.rate.perSec }, listPlain),
+    row({ key: 'admin_users_encrypted_rps', label: 'GET /admin/users?page_size=1, session key', figure: `${fmt(listEnc.rate.perSec)} req/s`, ratio: fmt(listEncRatio, 2), target: '>= 0.85 of plaintext', met: listEncRatio >= 0.85, value: listEnc.rate.perSec }, listEnc),
+    row({ key: 'login_encrypted_rps', label: 'POST /auth/login, encrypted', figure: `${fmt(loginEnc.rate.perSec, 2)} /s`, ratio: fmt(loginEncRatio, 2), target: 'vs plaintext login', met: null, value: loginEnc.rate.perSec }, loginEnc),
+    row({ key: 'openssl_rsa2048_sign', label: 'openssl speed rsa2048, sign/s (1 core)', figure: `${fmt(openssl1.rate.perSec)} /s`, ratio: '1.00', target: 'baseline', met: null, value: openssl1.rate.perSec }, openssl1, NaN),
+    row({ key: 'rsa_oaep_decrypt_rate', label: 'plugin RSA-OAEP-2048 decrypt (1 core)', figure: `${fmt(rsa1.rate.perSec)} /s`, ratio: fmt(rsa1Ratio, 2), target: 'vs openssl', met: null, value: rsa1.rate.perSec }, rsa1),
+    row({ key: 'openssl_rsa2048_sign_multi', label: `openssl speed -multi ${threads} rsa2048, sign/s`, figure: `${fmt(opensslN.rate.perSec)} /s`, ratio: '1.00', target: 'baseline', met: null, value: opensslN.rate.perSec }, opensslN, NaN),
+    row({ key: 'rsa_oaep_decrypt_rate_threads', label: `plugin RSA-OAEP-2048 decrypt (${threads} threads)`, figure: `${fmt(rsaN.rate.perSec)} /s`, ratio: fmt(rsaNRatio, 2), target: 'vs openssl', met: null, value: rsaN.rate.perSec }, rsaN),
   ];
 
   console.log('');
@@ -287,7 +372,9 @@ async function main(): Promise<void> {
   console.log(`Details: validate p50 ${fmt(validate.rate.p50Ms, 1)} ms, p99 ${fmt(validate.rate.p99Ms, 1)} ms; login p50 ${fmt(loginRate.rate.p50Ms)} ms; ` +
     `during the mixed run login ${fmt(mixedLogin?.perSec ?? 0, 2)} /s (${fmt((mixedLogin?.perSec ?? 0) / bcrypt.rate.perSec, 2)} of bcrypt), validate p50 ${fmt(mixedValidate.rate.p50Ms, 1)} ms; ` +
     `refresh p50 ${fmt(refresh.rate.p50Ms, 1)} ms, p99 ${fmt(refresh.rate.p99Ms, 1)} ms, PostgreSQL CPU ${fmt((1e6 * refresh.cpu.sec.postgres!) / refresh.rate.all)} us and load generator (this process) CPU ${fmt((1e6 * refresh.cpu.sec.bench!) / refresh.rate.all)} us per refresh; RSS after load ${fmt(loadedRss, 1)} MiB; PGlite idle RSS ${fmt(pgliteIdleRss, 1)} MiB.`);
-  const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh].map((m) => m.cpu.foreign));
+  console.log(`Transport: encrypted validate p50 ${fmt(validateEnc.rate.p50Ms, 1)} ms, p99 ${fmt(validateEnc.rate.p99Ms, 1)} ms; admin users p50 ${fmt(listPlain.rate.p50Ms, 1)} ms plaintext, ${fmt(listEnc.rate.p50Ms, 1)} ms sealed; ` +
+    `encrypted login p50 ${fmt(loginEnc.rate.p50Ms)} ms.`);
+  const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh, validatePlain, validateEnc, listPlain, listEnc, loginEnc, rsa1, rsaN, openssl1, opensslN].map((m) => m.cpu.foreign));
   if (busiest > 0.1) console.log(`WARNING: other processes used up to ${pct(busiest)} of the machine during a row: those figures are below what a quiet machine gives.`);
 
   const results = {
@@ -296,7 +383,10 @@ async function main(): Promise<void> {
     machine: { ...machine(), postgresql: pgVersion },
     load: LOAD,
     rows: rows.map(({ key, label, value, ratio: r, target, met, cpuPerOp: c, otherLoad }) => ({ key, label, value, ratio: r === '' ? null : Number(r), target, met, cpu_per_op: c || null, other_load: otherLoad || null })),
-    raw: { hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss },
+    raw: {
+      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss,
+      transport: { validatePlaintext: validatePlain, validateEncrypted: validateEnc, adminUsers: listPlain, adminUsersEncrypted: listEnc, loginEncrypted: loginEnc, rsaUnwrap1: rsa1, rsaUnwrapThreads: rsaN, opensslSign1: openssl1, opensslSignMulti: opensslN, threads },
+    },
     seconds: Math.round((Date.now() - started) / 1000),
   };
   mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });

@@ -21,7 +21,9 @@ function snapshot(): Snapshot {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
-      procs.set(Number(name), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+      // utime + stime, plus cutime + cstime: children that ended and were reaped during the row
+      // (a short-lived `openssl speed`, a PostgreSQL backend) still count for their parent.
+      procs.set(Number(name), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
     } catch {
       // the process ended meanwhile
     }
@@ -51,6 +53,14 @@ export interface CpuUse {
 }
 
 const TICKS_PER_SEC = 100; // USER_HZ
+
+/** Several windows as one: CPU seconds added up, the other load weighted by each window's length. */
+export function combineCpu(parts: Array<{ cpu: CpuUse; seconds: number }>): CpuUse {
+  const seconds = parts.reduce((a, p) => a + p.seconds, 0);
+  const sec: Record<string, number> = {};
+  for (const p of parts) for (const [k, v] of Object.entries(p.cpu.sec)) sec[k] = (sec[k] ?? 0) + v;
+  return { foreign: parts.reduce((a, p) => a + p.cpu.foreign * p.seconds, 0) / seconds, sec };
+}
 
 /** Starts watching; `end(ours, focus)` counts `ours` and their descendants as this bench's own processes. */
 export function watchCpu(): { end(ours: number[], focus: Record<string, { pid: number; tree?: boolean }>): CpuUse } {

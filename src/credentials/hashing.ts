@@ -1,21 +1,24 @@
 /**
- * bcrypt (cost 12 by default) off the event loop (@node-rs/bcrypt runs on the libuv pool).
+ * bcrypt (cost 12 by default) off the event loop (the `bcrypt` addon hashes on the libuv pool).
  *
  * bcrypt reads at most 72 bytes of its input and stops at a NUL byte in many implementations.
  * Rather than silently ignore the rest, the policy refuses such passwords when they are set,
  * and `verify` refuses them outright, so "first 72 bytes + anything" can never sign in.
  */
 import os from 'node:os';
-import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
+import bcrypt from 'bcrypt';
+
+const bcryptHash = (password: string, cost: number): Promise<string> => bcrypt.hash(password, cost);
+const bcryptVerify = (password: string, hash: string): Promise<boolean> => bcrypt.compare(password, hash);
 
 export const BCRYPT_MAX_BYTES = 72;
 
 /**
- * bcrypt shares the libuv pool (4 threads unless UV_THREADPOOL_SIZE says otherwise) with
- * WebCrypto, which signs and verifies every JWT. With the pool full of bcrypt work, each token
- * check would queue behind a password hash (about 0.25 s at cost 12) while sign-ins are busy.
- * One bcrypt per core already keeps the CPU busy, so at most that many run at once (and never
- * the whole default pool): the other threads stay free for short jobs.
+ * bcrypt runs on the libuv pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which
+ * file, DNS and other crypto work share. With the pool full of 0.25 s hashes, every such job
+ * would queue behind them while sign-ins are busy (validate p99 rose to 316 ms before this
+ * gate, docs/benchmarks.md). One bcrypt per core already keeps the CPU busy, so at most that
+ * many run at once (never the whole pool), first come first served.
  */
 export const DEFAULT_BCRYPT_CONCURRENCY = Math.max(1, Math.min(os.availableParallelism(), 3));
 
