@@ -10,6 +10,8 @@ import { credentialRoutes } from './credentials/routes.js';
 import { PasswordHasher } from './credentials/hashing.js';
 import { PasswordPolicy } from './credentials/policy.js';
 import { CredentialService } from './credentials/service.js';
+import { ExpiryWarnings } from './credentials/expiry-warnings.js';
+import { createMailer, type Mailer } from './mail/mailer.js';
 import type { Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import { FieldCipher, Hasher, deriveKey } from './platform/crypto/field-cipher.js';
@@ -63,10 +65,13 @@ export interface Services {
   transport: Transport;
   sensitive: SensitiveColumns;
   guard: Guard;
+  mailer: Mailer;
+  expiryWarnings: ExpiryWarnings;
   workers: Workers;
 }
 
-export function createServices(deps: { config: Config; secrets: Secrets; database: DatabaseHandle; clock: Clock; log: Logger; defaultMetrics?: boolean }): Services {
+/** `mailer` defaults to the one SMTP_URL describes (or the disabled one); tests may inject their own. */
+export function createServices(deps: { config: Config; secrets: Secrets; database: DatabaseHandle; clock: Clock; log: Logger; defaultMetrics?: boolean; mailer?: Mailer }): Services {
   const { config, secrets, database, clock, log } = deps;
   const db = database.db;
   const bus = database.bus;
@@ -105,10 +110,12 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
       return sessions.sessionKey(request.auth!.session);
     },
   });
-  const workers = new Workers({ db, clock, log, keyring, transportKeys, denylist, sessions, rateLimiter, syncMs: config.sessions.cacheSyncMs });
+  const mailer = deps.mailer ?? createMailer(config, log);
+  const expiryWarnings = new ExpiryWarnings({ db, clock, users, mailer, audit, log });
+  const workers = new Workers({ db, clock, log, keyring, transportKeys, denylist, sessions, rateLimiter, expiryWarnings, syncMs: config.sessions.cacheSyncMs });
   return {
     config, clock, log, database, metrics, ipHasher, keyring, denylist, tokens, sessions, users, hasher, policy, credentials,
-    attempts, rateLimiter, audit, pipeline, local, refresh, transportKeys, transport, sensitive, guard, workers,
+    attempts, rateLimiter, audit, pipeline, local, refresh, transportKeys, transport, sensitive, guard, mailer, expiryWarnings, workers,
   };
 }
 

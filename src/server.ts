@@ -1,6 +1,7 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
 import { buildApp } from './app.js';
 import { bootstrapAdmin } from './bootstrap.js';
+import { describeSmtp } from './mail/mailer.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { DatabaseLockedError } from './platform/db/database.js';
 import { createLogger } from './platform/observability/logger.js';
@@ -27,6 +28,8 @@ async function main(): Promise<void> {
   });
 
   log.info({ database: services.database.location, migrations_applied: migrated }, `Database: ${services.database.location}`);
+  if (config.mail.url !== undefined) log.info({ email: describeSmtp(config.mail.url), from: config.mail.from }, `Email: ${describeSmtp(config.mail.url)}, from ${config.mail.from}`);
+  else log.info({ email: 'not configured' }, 'Email: not configured; temporary passwords are returned in API responses and no password expiry warnings are sent');
   if (config.env !== 'production') {
     log.warn({ env: config.env }, `Development mode (NODE_ENV=${config.env}): not for production.`);
     if (generated.length > 0) log.warn({ generated }, `Generated development secrets in ${config.dataDir}/secrets: ${generated.join(', ')}. Production requires them explicitly.`);
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
     services.workers.stop();
     await app.close(); // stops accepting, waits for in-flight requests
     await services.policy.close();
+    services.mailer.close?.();
     await services.database.close(); // PGlite checkpoints and releases its lock
     log.info('Stopped cleanly');
     process.exit(0);

@@ -1,8 +1,10 @@
 /**
  * In-process background work: the cache re-sync (the safety net under LISTEN/NOTIFY), key
- * rotation when due, and expiry clean-up. Every node runs them; each job is idempotent.
+ * rotation when due, expiry clean-up and password expiry warnings. Every node runs them; each
+ * job is idempotent.
  */
 import type { Logger } from 'pino';
+import type { ExpiryWarnings } from './credentials/expiry-warnings.js';
 import type { Clock } from './platform/clock.js';
 import type { Db } from './platform/db/database.js';
 import type { RateLimiter } from './policy/rate-limit.js';
@@ -16,7 +18,7 @@ const HOUR = 3_600_000;
 export class Workers {
   private timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; keyring: Keyring; transportKeys: TransportKeyring; denylist: Denylist; sessions: SessionService; rateLimiter: RateLimiter; syncMs: number }) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; keyring: Keyring; transportKeys: TransportKeyring; denylist: Denylist; sessions: SessionService; rateLimiter: RateLimiter; expiryWarnings: ExpiryWarnings; syncMs: number }) {}
 
   start(): void {
     this.every(this.deps.syncMs, 'cache sync', () => this.syncCaches());
@@ -25,6 +27,14 @@ export class Workers {
       await this.deps.transportKeys.rotateIfDue();
     });
     this.every(10 * 60_000, 'expiry clean-up', () => this.cleanUp());
+    this.every(HOUR, 'password expiry warnings', async () => {
+      await this.warnExpiringPasswords();
+    });
+  }
+
+  /** Emails the warnings that are due (a no-op without SMTP_URL); returns how many were sent. */
+  warnExpiringPasswords(): Promise<number> {
+    return this.deps.expiryWarnings.run();
   }
 
   async syncCaches(): Promise<void> {

@@ -65,3 +65,14 @@ export async function closedLoop(opts: { workers: number; warmupMs: number; seco
   latencies.sort((a, b) => a - b);
   return { perSec: ok / opts.seconds, ok, failed, all, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), seconds: opts.seconds };
 }
+
+/** Several measuring windows of one load as one: rates weighted by window length, p50 the median, p99 the worst. */
+export function combineRates(rates: Rate[]): Rate {
+  const sum = (f: (r: Rate) => number): number => rates.reduce((a, r) => a + f(r), 0);
+  const seconds = sum((r) => r.seconds);
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+  return {
+    perSec: sum((r) => r.perSec * r.seconds) / seconds, ok: sum((r) => r.ok), failed: sum((r) => r.failed), all: sum((r) => r.all),
+    p50Ms: median(rates.map((r) => r.p50Ms)), p99Ms: Math.max(...rates.map((r) => r.p99Ms)), seconds,
+  };
+}

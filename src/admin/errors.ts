@@ -4,4 +4,5 @@ export const AdminErrors = defineErrors({
   USER_EXISTS: { status: 409, message: 'A user with this username or email already exists.' },
   USER_NOT_FOUND: { status: 404, message: 'No such user.' },
   UNKNOWN_ROLE: { status: 422, message: 'One or more roles do not exist.' },
+  MAIL_DELIVERY_FAILED: { status: 503, message: 'The temporary password could not be emailed; nothing was changed. Try again later.' },
 });

@@ -36,6 +36,11 @@ const CreateUserBody = Type.Object(
   { additionalProperties: false },
 );
 
+const DELIVERY_TEXT = 'Where the temporary password went. `email`: sent to the user\'s email address (email delivery is configured and the user has one); `temporary_password` is then absent, and nobody but the user sees it. `response`: returned once here as `temporary_password`.';
+const Delivery = Type.Union([Type.Literal('email'), Type.Literal('response')], { description: DELIVERY_TEXT, examples: ['email'] });
+const TemporaryPassword = Type.Optional(Type.String({ description: 'Present only when `delivery` is `response`. Shown once; never retrievable again.', examples: ['q7N#vX2m-Tb9@kLp4Rz'] }));
+const MAIL_FAILURE_TEXT = '`503 MAIL_DELIVERY_FAILED` when email delivery applies and the SMTP server does not accept the message: nothing was changed (the transaction rolled back), so try again.';
+
 const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
 
 const AuditEntrySchema = Type.Object({
@@ -67,7 +72,7 @@ function present(u: UserRow, roles: string[]) {
 }
 
 export function adminRoutes(s: Services): FastifyPluginAsync {
-  const admin = new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
+  const admin = new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit, mailer: s.mailer });
   const actorOf = async (request: FastifyRequest) => {
     const uuid = request.auth?.claims.user_id ?? null;
     return { uuid, username: uuid ? ((await s.users.findByUuid(uuid))?.username ?? null) : null };
@@ -82,16 +87,25 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
     app.post('/api/v1/admin/users', {
       schema: {
         tags, security, summary: 'Create a user (permission users.create)',
-        description: 'Creates the user with a temporary password, returned once as `temporary_password`. The user must change it at first sign-in (`403 PASSWORD_CHANGE_REQUIRED`). `409 USER_EXISTS` when the username or email is taken; `422 UNKNOWN_ROLE` for a role that does not exist.',
+        description: `Creates the user with a temporary password. When email delivery is configured (SMTP_URL) and \`email\` is given, the password is emailed to the user and the response holds \`delivery: "email"\` and no password; otherwise it is returned once as \`temporary_password\` with \`delivery: "response"\`. The user must change it at first sign-in (\`403 PASSWORD_CHANGE_REQUIRED\`). \`409 USER_EXISTS\` when the username or email is taken; \`422 UNKNOWN_ROLE\` for a role that does not exist; ${MAIL_FAILURE_TEXT}`,
         body: CreateUserBody,
-        response: { 201: Type.Object({ user: AdminUser, temporary_password: Type.String({ description: 'Shown once; never retrievable again.', examples: ['q7N#vX2m-Tb9@kLp4Rz'] }) }), ...errors(400, 401, 403, 409, 422) },
+        response: {
+          201: Type.Object({ user: AdminUser, delivery: Delivery, temporary_password: TemporaryPassword }, {
+            examples: [
+              { user: { id: 42, uuid: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', username: 'amina.otieno', email: 'amina@bank.example', phone: null, full_name: 'Amina Otieno', roles: ['staff'], is_active: true, must_change_password: true, last_login_at: null, created_at: '2026-01-15T09:00:00.000Z' }, delivery: 'email' },
+              { user: { id: 43, uuid: '9b1d2c3e-4f5a-4b6c-8d7e-1f2a3b4c5d6e', username: 'branch.kiosk', email: null, phone: null, full_name: null, roles: ['operator'], is_active: true, must_change_password: true, last_login_at: null, created_at: '2026-01-15T09:00:00.000Z' }, delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' },
+            ],
+          }),
+          ...errors(400, 401, 403, 409, 422, 503),
+        },
       },
       onRequest: s.guard.requirePermission('users.create'),
     }, async (request, reply) => {
       const b = request.body;
       const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, roles: b.roles }, await actorOf(request), ctxOf(request));
       reply.status(201);
-      return { user: present(created.user, created.roles), temporary_password: created.temporaryPassword! };
+      const delivery = created.delivery ?? 'response';
+      return { user: present(created.user, created.roles), delivery, ...(delivery === 'response' ? { temporary_password: created.temporaryPassword! } : {}) };
     });
 
     app.get('/api/v1/admin/users', {
@@ -112,12 +126,20 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
     app.post('/api/v1/admin/users/:id/reset-password', {
       schema: {
         tags, security, summary: 'Reset a user\'s password (permission users.update)',
-        description: 'Issues a new temporary password (returned once), forces a change at next sign-in and ends every session of the user.',
+        description: `Issues a new temporary password, forces a change at next sign-in and ends every session of the user. The password is emailed to the user when email delivery is configured and the user has an email address (\`delivery: "email"\`, no password in the response); otherwise it is returned once as \`temporary_password\` (\`delivery: "response"\`). ${MAIL_FAILURE_TEXT} The old password and the sessions stay as they were.`,
         params: IdParams,
-        response: { 200: Type.Object({ status: Type.Literal('success'), temporary_password: Type.String() }), ...errors(401, 403, 404, 422) },
+        response: {
+          200: Type.Object({ status: Type.Literal('success'), delivery: Delivery, temporary_password: TemporaryPassword }, {
+            examples: [{ status: 'success', delivery: 'email' }, { status: 'success', delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' }],
+          }),
+          ...errors(401, 403, 404, 422, 503),
+        },
       },
       onRequest: s.guard.requirePermission('users.update'),
-    }, async (request) => ({ status: 'success' as const, temporary_password: await admin.resetPassword(request.params.id, await actorOf(request), ctxOf(request)) }));
+    }, async (request) => {
+      const r = await admin.resetPassword(request.params.id, await actorOf(request), ctxOf(request));
+      return { status: 'success' as const, delivery: r.delivery, ...(r.delivery === 'response' ? { temporary_password: r.temporaryPassword } : {}) };
+    });
 
     app.post('/api/v1/admin/users/:id/unlock', {
       schema: {

@@ -1,15 +1,29 @@
 /**
  * Administrator tasks, shared by the HTTP routes, the CLI and the first-run bootstrap:
  * create users (with a temporary password unless one is given), reset passwords, unlock.
+ *
+ * With a configured mailer (the HTTP routes pass one; the CLI and the bootstrap do not) a
+ * temporary password goes to the user's email address instead of back to the caller. The mail
+ * is sent inside the transaction that sets the password, last: when the SMTP server does not
+ * accept it, the transaction rolls back and the caller gets `503 MAIL_DELIVERY_FAILED`, so no
+ * account or reset exists whose password nobody knows (docs/decisions.md).
  */
 import type { AuditContext, AuditLog } from '../audit/service.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
+import { AppError } from '../platform/errors.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { SessionService } from '../sessions/service.js';
 import type { UserRow, UserStore } from '../users/store.js';
+import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
+import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
 import { AdminErrors } from './errors.js';
+
+/** Where a temporary password went: to the user's mailbox, or back in the response. */
+export type Delivery = 'email' | 'response';
+
+type Actor = { uuid: string | null; username: string | null };
 
 export interface CreateUserInput {
   username: string;
@@ -24,10 +38,37 @@ export interface CreateUserInput {
 
 export class AdminService {
   constructor(
-    private readonly deps: { db: Db; clock: Clock; users: UserStore; credentials: CredentialService; sessions: SessionService; attempts: LoginAttempts; audit: AuditLog },
+    private readonly deps: { db: Db; clock: Clock; users: UserStore; credentials: CredentialService; sessions: SessionService; attempts: LoginAttempts; audit: AuditLog; mailer?: Mailer },
   ) {}
 
-  async createUser(input: CreateUserInput, actor: { uuid: string | null; username: string | null }, ctx: AuditContext = {}): Promise<{ user: UserRow; roles: string[]; temporaryPassword: string | null }> {
+  /** Email when a mailer is configured and the user has an address; else the response. */
+  private deliveryFor(user: UserRow): Delivery {
+    return this.deps.mailer?.configured && user.email ? 'email' : 'response';
+  }
+
+  /** Sends the temporary password; a failure becomes MAIL_DELIVERY_FAILED (the caller's transaction rolls back). */
+  private async mail(user: UserRow, password: string, reason: 'created' | 'reset'): Promise<Record<string, unknown>> {
+    const to = user.email!;
+    try {
+      const { messageId } = await this.deps.mailer!.send(temporaryPasswordMail({ to, username: user.username, fullName: user.full_name }, password, reason));
+      return { delivery: 'email', recipient: maskEmail(to), message_id: messageId };
+    } catch (err) {
+      if (err instanceof MailDeliveryError) throw AdminErrors.MAIL_DELIVERY_FAILED({ delivery: 'email' }, { cause: err });
+      throw err;
+    }
+  }
+
+  /** Audits a delivery that failed, after the rollback, so the attempt is on record. */
+  private async auditFailure(err: unknown, e: { eventType: 'USER_CREATED' | 'PASSWORD_RESET_BY_ADMIN'; userId: string | null; username: string; email: string | null; details: Record<string, unknown> }, ctx: AuditContext): Promise<void> {
+    if (!(err instanceof AppError && err.code === 'MAIL_DELIVERY_FAILED')) return;
+    const reason = err.cause instanceof MailDeliveryError ? err.cause.reason : 'unknown';
+    await this.deps.audit.record({
+      ...ctx, eventType: e.eventType, status: 'FAILURE', userId: e.userId, username: e.username,
+      details: { ...e.details, delivery: 'email', recipient: e.email ? maskEmail(e.email) : null, error_code: 'MAIL_DELIVERY_FAILED', reason, rolled_back: true },
+    });
+  }
+
+  async createUser(input: CreateUserInput, actor: Actor, ctx: AuditContext = {}): Promise<{ user: UserRow; roles: string[]; temporaryPassword: string | null; delivery: Delivery | null }> {
     const d = this.deps;
     const email = input.email?.trim() || null;
     const known = await d.users.knownRoles();
@@ -36,6 +77,7 @@ export class AdminService {
     const taken = await d.users.exists(input.username, email);
     if (taken.username || taken.email) throw AdminErrors.USER_EXISTS({ fields: [...(taken.username ? ['username'] : []), ...(taken.email ? ['email'] : [])] });
 
+    const roles = [...new Set(input.roles)];
     return d.db.transaction().execute(async (trx) => {
       const now = new Date(d.clock.now());
       let user = await d.users.create(trx, {
@@ -45,12 +87,18 @@ export class AdminService {
         if ((err as { code?: string }).code === '23505') throw AdminErrors.USER_EXISTS(); // lost a race on the unique index
         throw err;
       });
-      await d.users.setRoles(trx, user.id, [...new Set(input.roles)]);
+      await d.users.setRoles(trx, user.id, roles);
       const temporaryPassword = input.password === undefined ? await d.credentials.temporaryPassword(user, trx) : null;
       await d.credentials.setPassword(trx, user, input.password ?? temporaryPassword!, { temporary: input.password === undefined });
       user = (await d.users.findById(user.id, trx))!;
-      await d.audit.record({ ...ctx, eventType: 'USER_CREATED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { roles: input.roles, created_by: actor.username, created_by_id: actor.uuid } }, trx);
-      return { user, roles: [...new Set(input.roles)].sort(), temporaryPassword };
+      const delivery = temporaryPassword === null ? null : this.deliveryFor(user);
+      // Last step before commit: the mail leaves only when everything else is written.
+      const sent = delivery === 'email' ? await this.mail(user, temporaryPassword!, 'created') : delivery === null ? {} : { delivery };
+      await d.audit.record({ ...ctx, eventType: 'USER_CREATED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { roles: input.roles, created_by: actor.username, created_by_id: actor.uuid, ...sent } }, trx);
+      return { user, roles: [...roles].sort(), temporaryPassword, delivery };
+    }).catch(async (err: unknown) => {
+      await this.auditFailure(err, { eventType: 'USER_CREATED', userId: null, username: input.username, email, details: { roles: input.roles, created_by: actor.username, created_by_id: actor.uuid } }, ctx);
+      throw err;
     });
   }
 
@@ -60,22 +108,31 @@ export class AdminService {
     return user;
   }
 
-  /** A new temporary password, a forced change at next sign-in, every session ended. */
-  async resetPassword(id: number, actor: { uuid: string | null; username: string | null }, ctx: AuditContext = {}): Promise<string> {
+  /**
+   * A new temporary password, a forced change at next sign-in, every session ended. When the
+   * password is emailed and the mail fails, nothing changes: the old password and sessions stay.
+   */
+  async resetPassword(id: number, actor: Actor, ctx: AuditContext = {}): Promise<{ temporaryPassword: string; delivery: Delivery }> {
     const d = this.deps;
     const user = await this.findUser(id);
+    const delivery = this.deliveryFor(user);
+    const who = { reset_by: actor.username, reset_by_id: actor.uuid };
     const { password, ended } = await d.db.transaction().execute(async (trx) => {
       const password = await d.credentials.temporaryPassword(user, trx);
       await d.credentials.setPassword(trx, user, password, { temporary: true });
       const ended = await d.sessions.endAllForUser(trx, user.id, 'admin');
-      await d.audit.record({ ...ctx, eventType: 'PASSWORD_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reset_by: actor.username, reset_by_id: actor.uuid, sessions_ended: ended.length } }, trx);
+      const sent = delivery === 'email' ? await this.mail(user, password, 'reset') : { delivery };
+      await d.audit.record({ ...ctx, eventType: 'PASSWORD_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { ...who, sessions_ended: ended.length, ...sent } }, trx);
       return { password, ended };
+    }).catch(async (err: unknown) => {
+      await this.auditFailure(err, { eventType: 'PASSWORD_RESET_BY_ADMIN', userId: user.uuid, username: user.username, email: user.email, details: who }, ctx);
+      throw err;
     });
     await d.sessions.announce(ended);
-    return password;
+    return { temporaryPassword: password, delivery };
   }
 
-  async unlock(id: number, actor: { uuid: string | null; username: string | null }, ctx: AuditContext = {}): Promise<UserRow> {
+  async unlock(id: number, actor: Actor, ctx: AuditContext = {}): Promise<UserRow> {
     const user = await this.findUser(id);
     await this.deps.attempts.reset(this.deps.attempts.userKey(user.id));
     await this.deps.audit.record({ ...ctx, eventType: 'ACCOUNT_UNLOCKED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { unlocked_by: actor.username, unlocked_by_id: actor.uuid } });

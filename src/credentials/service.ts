@@ -57,6 +57,7 @@ export class CredentialService {
     const values = {
       password_hash: hash, password_enc: this.deps.cipher.encrypt(password, COPY_CONTEXT), changed_at: new Date(now),
       expires_at: expiresAt === null ? null : new Date(expiresAt), is_temporary: opts.temporary, username: user.username,
+      expiry_warned_at: null, // a new password earns its own expiry warning
     };
     await trx
       .insertInto('credentials')

@@ -58,4 +58,42 @@ describe('loadConfig', () => {
       expect((err as ConfigError).problems).toHaveLength(3);
     }
   });
+
+  describe('SMTP_URL and SMTP_FROM', () => {
+    it('leaves email delivery off by default, with a default sender', () => {
+      expect(loadConfig({}).mail).toEqual({ url: undefined, from: 'Strongroom <no-reply@localhost>' });
+    });
+
+    it('accepts smtp:// and smtps:// URLs, with credentials', () => {
+      expect(loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525' }).mail.url).toBe('smtp://127.0.0.1:2525');
+      expect(loadConfig({ SMTP_URL: 'smtps://user:p%40ss@mail.bank.example:465', SMTP_FROM: 'Bank <no-reply@bank.example>' }).mail)
+        .toEqual({ url: 'smtps://user:p%40ss@mail.bank.example:465', from: 'Bank <no-reply@bank.example>' });
+    });
+
+    it('refuses another scheme, naming the two allowed, without echoing credentials', () => {
+      try {
+        loadConfig({ SMTP_URL: 'http://user:hunter2secret@mail.bank.example' });
+        expect.unreachable();
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        const text = (err as ConfigError).problems.join('\n');
+        expect(text).toMatch(/SMTP_URL must use smtp:\/\/ .* or smtps:\/\//);
+        expect(text).not.toContain('hunter2secret');
+      }
+    });
+
+    it('refuses a value that is not a URL, or has no host, without echoing it', () => {
+      expect(() => loadConfig({ SMTP_URL: 'mail.bank.example:25' })).toThrow(/SMTP_URL must use smtp:\/\//); // parses, scheme "mail.bank.example:"
+      expect(() => loadConfig({ SMTP_URL: 'not a url secret' })).toThrow(/SMTP_URL must be a URL/);
+      expect(() => loadConfig({ SMTP_URL: 'not a url secret' })).not.toThrow(/secret/);
+      expect(() => loadConfig({ SMTP_URL: 'smtp://u:topsecret@' })).toThrow(ConfigError);
+      expect(() => loadConfig({ SMTP_URL: 'smtp://u:topsecret@' })).not.toThrow(/topsecret/);
+    });
+
+    it('refuses an SMTP_FROM that is not one address, or holds a line break', () => {
+      expect(loadConfig({ SMTP_FROM: 'no-reply@bank.example' }).mail.from).toBe('no-reply@bank.example');
+      expect(() => loadConfig({ SMTP_FROM: 'Strongroom' })).toThrow(/SMTP_FROM must be one address/);
+      expect(() => loadConfig({ SMTP_FROM: 'a@bank.example\r\nBcc: x@evil.example' })).toThrow(/SMTP_FROM/);
+    });
+  });
 });

@@ -74,6 +74,12 @@ export interface Config {
     password: string | undefined;
     email: string | undefined;
   };
+  mail: {
+    /** SMTP_URL: `smtp://` or `smtps://`, may carry credentials (never log it). Unset: no email delivery. */
+    url: string | undefined;
+    /** SMTP_FROM: the From header of every message. */
+    from: string;
+  };
 }
 
 export class ConfigError extends Error {
@@ -159,6 +165,45 @@ class Reader {
   }
 }
 
+/** The URL without its credentials, for messages and logs. */
+export function redactUrl(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = '';
+  copy.password = '';
+  return copy.href;
+}
+
+/** SMTP_URL: an smtp:// or smtps:// URL with a host. Never echoes credentials in a problem. */
+function smtpUrl(r: Reader): string | undefined {
+  const raw = r.opt('SMTP_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    r.problems.push('SMTP_URL must be a URL such as smtp://mail.bank.example:587 or smtps://user:password@mail.bank.example:465 (the value given does not parse)');
+    return undefined;
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') {
+    r.problems.push(`SMTP_URL must use smtp:// (STARTTLS when the server offers it) or smtps:// (TLS from the first byte); got ${url.protocol}//`);
+    return undefined;
+  }
+  if (url.hostname === '') {
+    r.problems.push(`SMTP_URL must name the SMTP server's host (got "${redactUrl(url)}")`);
+    return undefined;
+  }
+  return raw;
+}
+
+/** SMTP_FROM: one address, bare or as `Name <address>`; no line breaks (header injection). */
+function smtpFrom(r: Reader): string {
+  const from = r.str('SMTP_FROM', 'Strongroom <no-reply@localhost>');
+  if (/[\r\n]/.test(from) || !/^(?:[^<>@]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/.test(from.trim())) {
+    r.problems.push(`SMTP_FROM must be one address such as "Strongroom <no-reply@bank.example>" or no-reply@bank.example (got ${JSON.stringify(from)})`);
+  }
+  return from.trim();
+}
+
 /** Parses and validates the environment. Pure: reads nothing but `env`. */
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
@@ -228,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
       password: r.opt('BOOTSTRAP_ADMIN_PASSWORD'),
       email: r.opt('BOOTSTRAP_ADMIN_EMAIL'),
     },
+    mail: { url: smtpUrl(r), from: smtpFrom(r) },
   };
 
   if (config.tokens.audience.length === 0) r.problems.push('JWT_AUDIENCE must name at least one audience');

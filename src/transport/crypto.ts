@@ -12,6 +12,8 @@ export const AES_KEY_BYTES = 32;
 export const IV_BYTES = 12;
 export const TAG_BYTES = 16;
 export const MIN_CLIENT_RSA_BITS = 2048;
+/** Larger keys would let a client make every answer cost the server milliseconds. */
+export const MAX_CLIENT_RSA_BITS = 4096;
 
 /** One failure for every way decryption can fail. Carries no detail on purpose. */
 export class TransportDecryptError extends Error {
@@ -94,7 +96,8 @@ export function parseClientPublicKey(pem: unknown): KeyObject {
   } catch {
     throw new TransportDecryptError();
   }
-  if (key.asymmetricKeyType !== 'rsa' || (key.asymmetricKeyDetails?.modulusLength ?? 0) < MIN_CLIENT_RSA_BITS) throw new TransportDecryptError();
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (key.asymmetricKeyType !== 'rsa' || bits < MIN_CLIENT_RSA_BITS || bits > MAX_CLIENT_RSA_BITS) throw new TransportDecryptError();
   try {
     publicEncrypt({ key, ...OAEP }, Buffer.alloc(AES_KEY_BYTES));
   } catch {

@@ -100,8 +100,9 @@ export function createTransport(opts: TransportOptions): Transport {
   const exempt = opts.exemptPaths ?? DEFAULT_EXEMPT_PATHS;
   const binary = opts.binaryFragments ?? DEFAULT_BINARY_FRAGMENTS;
   const isExempt = (path: string): boolean => exempt.includes(path) || path.startsWith('/api/docs/');
-  // SPEC 7: USSD traffic is excluded (USSD gateways cannot run the cryptography).
-  const isUssd = (request: FastifyRequest, path: string): boolean => path.split('/').includes('ussd') || request.headers['x-channel'] === 'ussd';
+  // SPEC 7: USSD traffic is excluded (USSD gateways cannot run the cryptography). It is known by
+  // its routes (a `ussd` path segment), never by a header a client could simply send.
+  const isUssd = (_request: FastifyRequest, path: string): boolean => path.split('/').includes('ussd');
   const flagged = (request: FastifyRequest): boolean => String(request.headers['x-encrypted'] ?? '').toLowerCase() === 'true';
   const fail = (): Error => TransportErrors.DECRYPTION_FAILED();
 
@@ -157,7 +158,11 @@ export function createTransport(opts: TransportOptions): Transport {
 
     seal(request, reply, payload) {
       const state = request.transport;
-      if (!state || binary.some((f) => pathOf(request).includes(f))) return payload;
+      // Matched on the route's pattern, so a path parameter cannot turn sealing off (a wildcard
+      // route has no pattern to speak of: its path is used).
+      const pattern = request.routeOptions.url;
+      const route = pattern === undefined || pattern.includes('*') ? pathOf(request) : pattern;
+      if (!state || binary.some((f) => route.includes(f))) return payload;
       const type = String(reply.getHeader('content-type') ?? '');
       if (type !== '' && !type.startsWith('application/json')) return payload;
       const sealed = state.mode === 'preauth' ? sealForRecipient(state.recipient!, state.responseKey, payload) : aesGcmSeal(state.responseKey, payload);

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/platform/config.js';
 import type { Secrets } from '../../src/platform/crypto/secrets.js';
 import { openDatabase, type DatabaseHandle } from '../../src/platform/db/database.js';
 import type { App } from '../../src/platform/http/app.js';
+import type { Mailer } from '../../src/mail/mailer.js';
 
 let transportPem: string | undefined;
 
@@ -52,11 +53,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock } = {}): Promise<TestApp> {
+export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock; mailer?: Mailer } = {}): Promise<TestApp> {
   const config = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...opts.env });
   const database = opts.database ?? (await openTestDatabase());
   const clock = opts.clock ?? new ManualClock(Date.now());
-  const s = createServices({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: pino({ level: process.env.TEST_LOG ?? 'silent' }) });
+  const s = createServices({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: pino({ level: process.env.TEST_LOG ?? 'silent' }), mailer: opts.mailer });
   await initServices(s);
   const app = await buildApp(s);
   await app.ready();
@@ -64,6 +65,7 @@ export async function createTestApp(opts: { env?: Record<string, string>; databa
     app, s, clock,
     async close() {
       await app.close();
+      s.mailer.close?.();
       await database.close();
     },
   };

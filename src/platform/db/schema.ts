@@ -32,6 +32,8 @@ export interface CredentialsTable {
   changed_at: Timestamp;
   expires_at: Timestamp | null;
   is_temporary: Generated<boolean>;
+  /** When the expiry warning for this password was claimed (migration 004); cleared by a new password. */
+  expiry_warned_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface CredentialHistoryTable {

@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as core from './001-core.js';
 import * as transport from './002-transport.js';
 import * as fieldEncryption from './003-field-encryption.js';
+import * as expiryWarning from './004-password-expiry-warning.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
   '001-core': core,
   '002-transport': transport,
   '003-field-encryption': fieldEncryption,
+  '004-password-expiry-warning': expiryWarning,
 };
 
 export const migrationProvider: MigrationProvider = {

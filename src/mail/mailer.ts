@@ -1,0 +1,100 @@
+/**
+ * Outgoing email (ARCHITECTURE.md section 2: nodemailer over SMTP). One `Mailer` interface with
+ * two implementations: SMTP when SMTP_URL is set, and `disabled` when it is not, so callers ask
+ * `configured` instead of reading the environment. SMTP credentials may sit in SMTP_URL: the URL
+ * is never logged, only `host:port` (`describeSmtp`).
+ */
+import { createTransport } from 'nodemailer';
+import type { Logger } from 'pino';
+import type { Config } from '../platform/config.js';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface Mailer {
+  /** False when no SMTP server is configured: callers fall back (e.g. return the password in the response). */
+  readonly configured: boolean;
+  /** Resolves once the SMTP server accepted the message; rejects with a `MailDeliveryError` otherwise. */
+  send(msg: MailMessage): Promise<{ messageId: string }>;
+  /** Releases connections; optional so tests can inject a plain object. */
+  close?(): void;
+}
+
+/** Delivery failed. `reason` is safe to log and to audit: no credentials, no message content. */
+export class MailDeliveryError extends Error {
+  constructor(readonly reason: string, options?: { cause?: unknown }) {
+    super(`Email delivery failed: ${reason}`, options);
+    this.name = 'MailDeliveryError';
+  }
+}
+
+/** Timeouts (ms) so a silent or slow SMTP server cannot hold a request (and its transaction) long. */
+export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000, dnsTimeout: 10_000 } as const;
+
+/** `SMTP at host:port` (plus TLS when smtps://), never the credentials. */
+export function describeSmtp(url: string): string {
+  const u = new URL(url);
+  const tls = u.protocol === 'smtps:';
+  const port = u.port || (tls ? '465' : '587');
+  return `SMTP at ${u.hostname}:${port}${tls ? ' (TLS)' : ''}`;
+}
+
+/** The mailer when SMTP_URL is unset: nothing is sent, and nobody should try. */
+export const disabledMailer: Mailer = {
+  configured: false,
+  send: () => Promise.reject(new MailDeliveryError('email delivery is not configured (SMTP_URL is unset)')),
+};
+
+/** A reason safe to log: the error code and the SMTP reply code, never the server's full text. */
+function reasonOf(err: unknown): string {
+  const e = err as { code?: unknown; originalCode?: unknown; responseCode?: unknown; command?: unknown };
+  const parts = [typeof e.code === 'string' ? e.code : 'ERROR'];
+  if (typeof e.originalCode === 'string') parts.push(e.originalCode); // e.g. ECONNREFUSED under ESOCKET
+  if (typeof e.responseCode === 'number') parts.push(`SMTP ${e.responseCode}`);
+  if (typeof e.command === 'string') parts.push(`during ${e.command.split(' ')[0]}`); // "AUTH PLAIN <base64>" must not leak
+  return parts.join(' ');
+}
+
+export class SmtpMailer implements Mailer {
+  readonly configured = true;
+  private readonly transport;
+  private readonly where: string;
+
+  constructor(mail: { url: string; from: string }, private readonly log: Logger) {
+    const u = new URL(mail.url);
+    this.where = describeSmtp(mail.url);
+    this.transport = createTransport({
+      host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: u.port ? Number(u.port) : undefined,
+      secure: u.protocol === 'smtps:',
+      auth: u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : undefined,
+      ...SMTP_TIMEOUTS,
+      logger: false,
+      debug: false,
+    }, { from: mail.from });
+  }
+
+  async send(msg: MailMessage): Promise<{ messageId: string }> {
+    try {
+      const info = await this.transport.sendMail({ to: msg.to, subject: msg.subject, text: msg.text });
+      if (info.rejected.length > 0) throw Object.assign(new Error('recipient rejected'), { code: 'EENVELOPE' });
+      return { messageId: info.messageId };
+    } catch (err) {
+      const reason = reasonOf(err);
+      this.log.warn({ smtp: this.where, reason }, `Email delivery through ${this.where} failed: ${reason}`);
+      throw new MailDeliveryError(reason);
+    }
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+}
+
+/** The mailer the configuration asks for. */
+export function createMailer(config: Pick<Config, 'mail'>, log: Logger): Mailer {
+  return config.mail.url === undefined ? disabledMailer : new SmtpMailer({ url: config.mail.url, from: config.mail.from }, log);
+}
