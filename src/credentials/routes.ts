@@ -4,7 +4,6 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../app.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
-import { PolicyErrors } from '../policy/errors.js';
 import { SignInErrors } from '../signin/errors.js';
 import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
 import { clientContext } from '../signin/routes.js';
@@ -41,7 +40,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       if (!user) throw TokenErrors.TOKEN_REVOKED();
       const key = s.attempts.userKey(user.id);
       const locked = await s.attempts.lockedUntil(key);
-      if (locked !== null) throw PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: Math.ceil((locked - s.clock.now()) / 1000) }, { headers: { 'retry-after': String(Math.ceil((locked - s.clock.now()) / 1000)) } });
+      if (locked !== null) throw s.attempts.lockedError(locked);
       const state = await s.credentials.state(user.id);
       if (!(await s.hasher.verify(request.body.current_password, state?.hash ?? null))) {
         const r = await s.attempts.recordFailure(key);
@@ -49,8 +48,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
         await s.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'invalid_current_password', failed_count: r.failedCount } });
         if (r.lockedUntil !== null) {
           await s.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(r.lockedUntil).toISOString() } });
-          const retryAfter = Math.max(1, Math.ceil((r.lockedUntil - s.clock.now()) / 1000));
-          throw PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+          throw s.attempts.lockedError(r.lockedUntil);
         }
         throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
       }

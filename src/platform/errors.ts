@@ -49,9 +49,7 @@ export const CommonErrors = defineErrors({
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request content type is not supported.' },
   NOT_FOUND: { status: 404, message: 'No such resource.' },
-  AUTH_ERROR: { status: 401, message: 'Authentication is required.' },
   PERMISSION_DENIED: { status: 403, message: 'You do not have permission for this action.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; try again later.' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable.' },
   INTERNAL_ERROR: { status: 500, message: 'An internal error occurred.' },
 });

@@ -2,5 +2,4 @@ import { defineErrors } from '../platform/errors.js';
 
 export const PolicyErrors = defineErrors({
   ACCOUNT_LOCKED: { status: 429, message: 'Too many failed sign-ins; the account is temporarily locked.' },
-  POLICY_RESTRICTED: { status: 403, message: 'Access is not allowed by the access policy.' },
 });

@@ -9,6 +9,8 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
+import type { AppError } from '../platform/errors.js';
+import { PolicyErrors } from './errors.js';
 
 export interface FailureResult {
   failedCount: number;
@@ -57,6 +59,12 @@ export class LoginAttempts {
     const r = row.rows[0]!;
     const until = r.locked_until ? new Date(r.locked_until).getTime() : null;
     return { failedCount: r.failed_count, lockedUntil: until !== null && until > now.getTime() ? until : null };
+  }
+
+  /** 429 ACCOUNT_LOCKED with Retry-After (ruling 6), for a subject locked until `until`. */
+  lockedError(until: number): AppError {
+    const retryAfter = Math.max(1, Math.ceil((until - this.deps.clock.now()) / 1000));
+    return PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
   }
 
   async reset(key: string): Promise<void> {

@@ -16,7 +16,6 @@ import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import type { AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
-import { PolicyErrors } from '../policy/errors.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { RateLimiter } from '../policy/rate-limit.js';
 import type { Session, SessionService } from '../sessions/service.js';
@@ -110,7 +109,7 @@ export class SignInPipeline {
     if (lockedUntil !== null) {
       outcome('locked');
       await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'account_locked', strategy: strategy.name } });
-      throw lockedError(lockedUntil, d.clock.now());
+      throw d.attempts.lockedError(lockedUntil);
     }
 
     const user = await strategy.authenticate(input, subject);
@@ -120,7 +119,7 @@ export class SignInPipeline {
       if (r.lockedUntil !== null) {
         outcome('locked');
         await d.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', userId: subject.user?.uuid, username: subject.identifier, details: { locked_until: new Date(r.lockedUntil).toISOString() } });
-        throw lockedError(r.lockedUntil, d.clock.now());
+        throw d.attempts.lockedError(r.lockedUntil);
       }
       outcome('invalid_credentials');
       throw SignInErrors.INVALID_CREDENTIALS();
@@ -219,9 +218,4 @@ export class SignInPipeline {
       },
     };
   }
-}
-
-function lockedError(until: number, now: number): AppError {
-  const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
-  return PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
 }

@@ -18,7 +18,6 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
-export const StatusOk = Type.Object({ status: Type.Literal('success'), message: Type.Optional(Type.String()) });
 
 export const Pagination = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
