@@ -39,6 +39,18 @@ import { transportRoutes } from './transport/routes.js';
 import { UserStore } from './users/store.js';
 import { Workers } from './workers.js';
 import { ENCRYPTED_COLUMNS } from './platform/crypto/columns.js';
+import { MfaAttempts } from './mfa/attempts.js';
+import { ChallengeService, MfaGate } from './mfa/challenge.js';
+import type { MfaDeps } from './mfa/deps.js';
+import { FactorStore } from './mfa/factors.js';
+import { OtpService } from './mfa/otp/service.js';
+import { otpRoutes } from './mfa/otp/routes.js';
+import { MfaResetService } from './mfa/reset/service.js';
+import { mfaResetRoutes } from './mfa/reset/routes.js';
+import { SecurityQuestionService } from './mfa/security-questions/service.js';
+import { securityQuestionRoutes } from './mfa/security-questions/routes.js';
+import { TotpService } from './mfa/totp/service.js';
+import { totpRoutes } from './mfa/totp/routes.js';
 
 export interface Services {
   config: Config;
@@ -68,6 +80,13 @@ export interface Services {
   mailer: Mailer;
   expiryWarnings: ExpiryWarnings;
   workers: Workers;
+  factors: FactorStore;
+  mfaAttempts: MfaAttempts;
+  challenges: ChallengeService;
+  totp: TotpService;
+  otp: OtpService;
+  securityQuestions: SecurityQuestionService;
+  mfaReset: MfaResetService;
 }
 
 /** `mailer` defaults to the one SMTP_URL describes (or the disabled one); tests may inject their own. */
@@ -90,9 +109,12 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   const attempts = new LoginAttempts({ db, clock, hasher: new Hasher(deriveKey(secrets.fieldKey, 'login-subject')), config: config.signin });
   const rateLimiter = new RateLimiter({ db, clock });
   const audit = new AuditLog({ db, clock });
+  const mailer = deps.mailer ?? createMailer(config, log);
+  const factors = new FactorStore({ db, config, mailer });
   const pipeline = new SignInPipeline({
     db, clock, config, users, credentials, tokens, sessions, attempts, rateLimiter, audit, metrics,
     subCipher: new FieldCipher(masters, 'token-sub'),
+    secondFactor: new MfaGate({ config, tokens, factors, audit }),
   });
   const local = new LocalStrategy({ users, credentials, hasher, attempts });
   const refresh = new RefreshService({ db, clock, tokens, sessions, users, audit, pipeline });
@@ -110,12 +132,20 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
       return sessions.sessionKey(request.auth!.session);
     },
   });
-  const mailer = deps.mailer ?? createMailer(config, log);
   const expiryWarnings = new ExpiryWarnings({ db, clock, users, mailer, audit, log });
   const workers = new Workers({ db, clock, log, keyring, transportKeys, denylist, sessions, rateLimiter, expiryWarnings, syncMs: config.sessions.cacheSyncMs });
+  const mfaAttempts = new MfaAttempts({ db, clock });
+  const challenges = new ChallengeService({ db, clock, tokens, users, pipeline, loginAttempts: attempts, sessions, audit, guard, ipHasher });
+  const mfa: MfaDeps = {
+    db, clock, config, log, users, tokens, sessions, audit, mailer, hasher, loginAttempts: attempts, factors, attempts: mfaAttempts, challenges,
+    secretCipher: new FieldCipher(masters, ENCRYPTED_COLUMNS.totpSecret.purpose),
+    codeHasher: new Hasher(deriveKey(secrets.ipHashKey, 'mfa-codes')), // not the field key: rotating it must not void backup codes
+  };
   return {
     config, clock, log, database, metrics, ipHasher, keyring, denylist, tokens, sessions, users, hasher, policy, credentials,
     attempts, rateLimiter, audit, pipeline, local, refresh, transportKeys, transport, sensitive, guard, mailer, expiryWarnings, workers,
+    factors, mfaAttempts, challenges,
+    totp: new TotpService(mfa), otp: new OtpService(mfa), securityQuestions: new SecurityQuestionService(mfa), mfaReset: new MfaResetService(mfa),
   };
 }
 
@@ -141,6 +171,8 @@ export async function buildApp(s: Services): Promise<App> {
       tags: [
         { name: 'Core authentication', description: 'Sign-in, tokens and sessions' },
         { name: 'Credential management', description: 'Passwords' },
+        { name: 'MFA and 2FA', description: 'Second factors: TOTP with backup codes, one-time codes by email and SMS, MFA reset' },
+        { name: 'Security questions', description: 'Knowledge-based answers for recovery and step-up (never the only factor of a sign-in)' },
         { name: 'Administration', description: 'Users and audit; each route names its permission' },
         { name: 'Operations', description: 'Health, metrics and documentation' },
       ],
@@ -151,5 +183,9 @@ export async function buildApp(s: Services): Promise<App> {
   await app.register(credentialRoutes(s));
   await app.register(transportRoutes(s));
   await app.register(adminRoutes(s));
+  await app.register(totpRoutes(s));
+  await app.register(otpRoutes(s));
+  await app.register(securityQuestionRoutes(s));
+  await app.register(mfaResetRoutes(s));
   return app;
 }

@@ -74,6 +74,40 @@ export interface Config {
     password: string | undefined;
     email: string | undefined;
   };
+  mfa: {
+    /** MFA_REQUIRED_ROLES: users holding any of these roles must pass a second factor. */
+    requiredRoles: string[];
+    /** TOTP_WINDOW: steps accepted either side of the current one (SPEC: 1). */
+    totpWindow: number;
+    /** TOTP_ALGORITHM for new enrolments (SHA1 is what every authenticator app supports). */
+    totpAlgorithm: 'SHA1' | 'SHA256';
+    /** TOTP_ISSUER: the issuer shown in authenticator apps. */
+    totpIssuer: string;
+    otpValiditySec: number;
+    otpMaxAttempts: number;
+    /** Seconds between two codes for the same challenge. */
+    otpResendSec: number;
+    /** Codes one challenge may send in all. */
+    otpMaxSends: number;
+    /** Wrong TOTP or backup codes before the second factor is locked (MFA_LOCKOUT_MINUTES). */
+    maxFailures: number;
+    lockoutMinutes: number;
+    securityQuestionAttempts: number;
+    securityQuestionLockoutMinutes: number;
+    /** MFA_RESET_EXPIRY_HOURS: a pending reset request not decided in this time expires. */
+    resetRequestTtlHours: number;
+    /** Codes go to the development outbox (the log) when no transport is configured; never in production. */
+    devOutbox: boolean;
+  };
+  sms: {
+    /** SMS_GATEWAY_URL: the HTTP gateway (docs/operations.md "SMS gateway contract"). Unset: no SMS. */
+    url: string | undefined;
+    /** SMS_GATEWAY_TOKEN: sent as `Authorization: Bearer`; never logged. */
+    token: string | undefined;
+    /** SMS_SENDER_ID: the sender name the gateway shows. */
+    sender: string;
+    timeoutMs: number;
+  };
   mail: {
     /** SMTP_URL: `smtp://` or `smtps://`, may carry credentials (never log it). Unset: no email delivery. */
     url: string | undefined;
@@ -204,6 +238,26 @@ function smtpFrom(r: Reader): string {
   return from.trim();
 }
 
+/** SMS_GATEWAY_URL: http(s), with a host; https required in production. */
+function smsUrl(r: Reader, production: boolean): string | undefined {
+  const raw = r.opt('SMS_GATEWAY_URL');
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    r.problems.push('SMS_GATEWAY_URL must be a URL such as https://sms.bank.example/v1/messages (the value given does not parse)');
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    r.problems.push(`SMS_GATEWAY_URL must use https:// (or http:// outside production); got ${url.protocol}//`);
+    return undefined;
+  }
+  if (production && url.protocol !== 'https:') r.problems.push('SMS_GATEWAY_URL must use https:// in production');
+  if (url.username || url.password) r.problems.push('SMS_GATEWAY_URL must not carry credentials; put the token in SMS_GATEWAY_TOKEN');
+  return raw;
+}
+
 /** Parses and validates the environment. Pure: reads nothing but `env`. */
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
@@ -273,8 +327,31 @@ export function loadConfig(env: Env = process.env): Config {
       password: r.opt('BOOTSTRAP_ADMIN_PASSWORD'),
       email: r.opt('BOOTSTRAP_ADMIN_EMAIL'),
     },
+    mfa: {
+      requiredRoles: (r.opt('MFA_REQUIRED_ROLES') ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+      totpWindow: r.int('TOTP_WINDOW', 1, 0, 5),
+      totpAlgorithm: r.oneOf('TOTP_ALGORITHM', 'SHA1', ['SHA1', 'SHA256'] as const),
+      totpIssuer: r.str('TOTP_ISSUER', 'Strongroom'),
+      otpValiditySec: r.int('OTP_VALIDITY_MINUTES', 5, 1, 30) * 60,
+      otpMaxAttempts: r.int('OTP_MAX_ATTEMPTS', 3, 1, 10),
+      otpResendSec: r.int('OTP_RESEND_SECONDS', 60, 0, 3600),
+      otpMaxSends: r.int('OTP_MAX_SENDS', 5, 1, 20),
+      maxFailures: r.int('MFA_MAX_FAILURES', 5, 1, 100),
+      lockoutMinutes: r.int('MFA_LOCKOUT_MINUTES', 15, 1, 24 * 60),
+      securityQuestionAttempts: r.int('SECURITY_QUESTION_ATTEMPTS', 3, 1, 10),
+      securityQuestionLockoutMinutes: r.int('SECURITY_QUESTION_LOCKOUT_MINUTES', 30, 1, 7 * 24 * 60),
+      resetRequestTtlHours: r.int('MFA_RESET_EXPIRY_HOURS', 72, 1, 30 * 24),
+      devOutbox: !production,
+    },
+    sms: {
+      url: smsUrl(r, production),
+      token: r.opt('SMS_GATEWAY_TOKEN'),
+      sender: r.str('SMS_SENDER_ID', 'Strongroom'),
+      timeoutMs: r.int('SMS_GATEWAY_TIMEOUT_MS', 10_000, 100, 60_000),
+    },
     mail: { url: smtpUrl(r), from: smtpFrom(r) },
   };
+  if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 
   if (config.tokens.audience.length === 0) r.problems.push('JWT_AUDIENCE must name at least one audience');
   if (production) {

@@ -39,7 +39,7 @@ export interface AccessPolicyCheck {
 
 /** Returns a 2FA_REQUIRED (or MFA_SETUP_INCOMPLETE) error when a second factor must follow. */
 export interface SecondFactorGate {
-  challenge(user: UserRow, grants: Grants, ctx: ClientContext): Promise<AppError | null>;
+  challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string): Promise<AppError | null>;
 }
 
 export interface SignInResponse {
@@ -149,7 +149,7 @@ export class SignInPipeline {
 
     const grants = await d.users.grants(user.id);
     if (d.accessPolicy) await d.accessPolicy.check(user, grants, ctx);
-    const challenge = d.secondFactor ? await d.secondFactor.challenge(user, grants, ctx) : null;
+    const challenge = d.secondFactor ? await d.secondFactor.challenge(user, grants, ctx, strategy.name) : null;
     if (challenge) {
       outcome('second_factor_required');
       throw challenge;

@@ -18,13 +18,18 @@ import { aesGcmOpen, aesGcmSeal, newAesKey, parseClientPublicKey, rsaUnwrap, sea
 import { TransportErrors } from './errors.js';
 import type { TransportKeySource } from './keys.js';
 
-/** SPEC Transport encryption 3, plus refresh and the forced password change (docs/decisions.md). */
+/**
+ * SPEC Transport encryption 3, plus the routes a client calls before it holds a session key
+ * (docs/decisions.md): refresh, the forced password change, email/SMS factor enrolment with a
+ * 2FA token, fetching security questions and requesting an MFA reset.
+ */
 export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/login', '/api/v1/auth/validate', '/api/v1/auth/2fa/request', '/api/v1/auth/2fa/verify',
   '/api/v1/auth/2fa/validate', '/api/v1/auth/agent/validate', '/api/v1/auth/password', '/api/v1/transaction/transfer/receipt',
   '/api/v1/2fa/totp/setup', '/api/v1/2fa/totp/verify', '/api/v1/2fa/totp/verify-login', '/api/v1/2fa/totp/verify-backup-code',
   '/api/v1/auth/security-questions/predefined', '/api/v1/auth/security-questions/verify', '/api/v1/auth/security-questions/setup',
   '/api/v1/auth/refresh', '/api/v1/auth/reset/password',
+  '/api/v1/2fa/otp/setup', '/api/v1/2fa/otp/verify', '/api/v1/auth/security-questions', '/api/v1/auth/reset/mfa',
 ];
 
 /** SPEC Transport encryption 6: exact paths (the documentation's assets are matched by prefix). */

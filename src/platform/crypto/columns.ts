@@ -10,4 +10,5 @@ export const ENCRYPTED_COLUMNS = {
   passwordCopy: { purpose: 'credential-copy', context: 'credentials.password_enc' },
   jwtSecret: { purpose: 'jwt-keyring', context: 'jwt_signing_keys.secret' },
   transportKey: { purpose: 'transport-keyring', context: 'transport_keys.private_pem' },
+  totpSecret: { purpose: 'mfa-secrets', context: 'mfa_factors.secret' },
 } as const;

@@ -59,6 +59,9 @@ async function seed(): Promise<number[]> {
   await h.db.insertInto('jwt_signing_keys').values({ kid: 'k1', secret_enc: new FieldCipher([A], 'jwt-keyring').encrypt('secret-1', 'jwt_signing_keys.secret'), created_at: now }).execute();
   await h.db.insertInto('transport_keys').values({ key_id: 't1', private_pem_enc: new FieldCipher([A], 'transport-keyring').encrypt('pem-1', 'transport_keys.private_pem'), public_pem: 'pub', created_at: now, expires_at: now }).execute();
   for (const id of ids.slice(0, 3)) await session(id);
+  // A TOTP secret (always encrypted) and an email factor beside it, which has no secret.
+  await h.db.insertInto('mfa_factors').values({ user_id: ids[1]!, method: 'totp', status: 'active', secret_enc: new FieldCipher([A], 'mfa-secrets').encrypt('JBSWY3DPEHPK3PXP', 'mfa_factors.secret'), algorithm: 'SHA1', created_at: now, confirmed_at: now }).execute();
+  await h.db.insertInto('mfa_factors').values({ user_id: ids[1]!, method: 'email', status: 'active', secret_enc: null, algorithm: null, created_at: now, confirmed_at: now }).execute();
   return ids;
 }
 
@@ -83,19 +86,21 @@ async function expectAllUnderB(): Promise<void> {
   expect(new FieldCipher([B], 'jwt-keyring').decrypt(jwt.secret_enc, 'jwt_signing_keys.secret')).toBe('secret-1');
   const tk = await h.db.selectFrom('transport_keys').select('private_pem_enc').executeTakeFirstOrThrow();
   expect(new FieldCipher([B], 'transport-keyring').decrypt(tk.private_pem_enc, 'transport_keys.private_pem')).toBe('pem-1');
+  const totp = await h.db.selectFrom('mfa_factors').select(['method', 'secret_enc']).orderBy('method').execute();
+  expect(totp.map((f) => [f.method, f.secret_enc === null ? null : new FieldCipher([B], 'mfa-secrets').decrypt(f.secret_enc, 'mfa_factors.secret')])).toEqual([['email', null], ['totp', 'JBSWY3DPEHPK3PXP']]);
 }
 
 describe('FieldReencryption', () => {
   it('moves every encrypted column to the current key, encrypts and indexes legacy rows, and then finds nothing left', async () => {
     await seed();
     const p = rotation();
-    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 3 + 1 + 1 + 1); // emails, phones, indexes, session keys, password copy, JWT, transport
+    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 3 + 1 + 1 + 1 + 1); // emails, phones, indexes, session keys, password copy, JWT, transport, TOTP
     expect((await p.remaining()).filter((r) => r.unprotected > 0)).toEqual([
       { table: 'users', column: 'email', oldKey: 3, unprotected: 1 }, { table: 'users', column: 'phone', oldKey: 2, unprotected: 1 },
       { table: 'users', column: 'email_bidx', oldKey: 3, unprotected: 1 },
     ]); // u4, written in clear before migration 003
     const reports = await p.run();
-    expect(reports.map((r) => [r.table, r.rows])).toEqual([['users', 5], ['credentials', 1], ['sessions', 3], ['jwt_signing_keys', 1], ['transport_keys', 1]]);
+    expect(reports.map((r) => [r.table, r.rows])).toEqual([['users', 5], ['credentials', 1], ['sessions', 3], ['jwt_signing_keys', 1], ['transport_keys', 1], ['mfa_factors', 1]]);
     expect(reports[0]!.values).toEqual({ email: 4, phone: 3, email_bidx: 4 });
     expect((await p.remaining()).every((r) => r.oldKey === 0 && r.unprotected === 0)).toBe(true);
     await expectAllUnderB();
@@ -115,7 +120,7 @@ describe('FieldReencryption', () => {
     expect(users.map((u) => (both.isEncrypted(u.email!) ? both.decrypt(u.email!, 'users.email') : u.email))).toEqual(['One@Bank.example', 'two@bank.example', 'four@bank.example', 'five@bank.example']);
 
     const second = await rotation().run({ batchSize: 2 });
-    expect(second.map((r) => r.rows)).toEqual([3, 1, 3, 1, 1]);
+    expect(second.map((r) => r.rows)).toEqual([3, 1, 3, 1, 1, 1]);
     await expectAllUnderB();
   });
 

@@ -48,6 +48,7 @@ export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   { table: 'sessions', pk: 'session_id', columns: [{ column: 'aes_key', ...ENCRYPTED_COLUMNS.sessionKey, followsSwitch: true }] },
   { table: 'jwt_signing_keys', pk: 'kid', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.jwtSecret, followsSwitch: false }] },
   { table: 'transport_keys', pk: 'key_id', columns: [{ column: 'private_pem_enc', ...ENCRYPTED_COLUMNS.transportKey, followsSwitch: false }] },
+  { table: 'mfa_factors', pk: 'user_id', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.totpSecret, followsSwitch: false }] },
 ];
 
 export const BLIND_INDEX_PURPOSE = 'blind-index';

@@ -82,6 +82,8 @@ export interface SessionsTable {
   aes_key_expires_at: Timestamp | null;
   ended_at: Timestamp | null;
   end_reason: string | null;
+  /** Last second-factor verification on this session (sign-in or step-up), migration 005. */
+  mfa_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface SessionHistoryTable {
@@ -180,6 +182,99 @@ export interface TransportKeysTable {
   expires_at: Timestamp;
 }
 
+export type MfaMethod = 'totp' | 'email' | 'sms';
+export type OtpMethod = 'email' | 'sms';
+
+export interface MfaFactorsTable {
+  user_id: number;
+  method: MfaMethod;
+  status: 'pending' | 'active';
+  /** TOTP: the base32 secret, always encrypted (ENCRYPTED_COLUMNS.totpSecret). */
+  secret_enc: string | null;
+  algorithm: string | null;
+  /** TOTP: the last time step accepted (RFC 6238 5.2: a code is accepted once). */
+  last_used_step: ColumnType<string | null, number | string | null | undefined, number | string | null>;
+  created_at: Timestamp;
+  confirmed_at: Timestamp | null;
+}
+
+export interface MfaBackupCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  code_hash: string;
+  created_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export interface MfaAttemptsTable {
+  user_id: number;
+  factor: string;
+  failed_count: number;
+  window_started_at: Timestamp;
+  locked_until: Timestamp | null;
+}
+
+export interface MfaOtpCodesTable {
+  id: Generated<string>;
+  user_id: number;
+  /** `signin:<2fa jti>`, `stepup:<session id>` or `enroll:<user id>:<method>`. */
+  challenge: string;
+  purpose: 'signin' | 'stepup' | 'enroll';
+  method: OtpMethod;
+  code_hash: string;
+  destination_masked: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  attempts: Generated<number>;
+  consumed_at: Timestamp | null;
+  superseded_at: Timestamp | null;
+  delivery_status: 'queued' | 'sent' | 'failed';
+  delivery_ref: string | null;
+  delivery_error: string | null;
+  delivered_at: Timestamp | null;
+}
+
+export interface SecurityQuestionsTable {
+  id: Generated<number>;
+  text: string;
+  is_active: Generated<boolean>;
+  created_at: Timestamp;
+  created_by: string | null;
+}
+
+export interface UserSecurityAnswersTable {
+  user_id: number;
+  question_id: number;
+  answer_hash: string;
+  created_at: Timestamp;
+}
+
+export interface SecurityQuestionChallengesTable {
+  id: Generated<string>;
+  user_id: number;
+  question_ids: Json<number[]>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  consumed_at: Timestamp | null;
+}
+
+export type MfaResetStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'completed';
+
+export interface MfaResetRequestsTable {
+  id: Generated<string>;
+  user_id: number;
+  status: MfaResetStatus;
+  reason: string;
+  proof: string;
+  requested_at: Timestamp;
+  expires_at: Timestamp;
+  decided_at: Timestamp | null;
+  /** uuid of the administrator who approved or rejected. */
+  decided_by: string | null;
+  decision_note: string | null;
+  completed_at: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -199,4 +294,12 @@ export interface Database {
   audit_log: AuditLogTable;
   jwt_signing_keys: JwtSigningKeysTable;
   transport_keys: TransportKeysTable;
+  mfa_factors: MfaFactorsTable;
+  mfa_backup_codes: MfaBackupCodesTable;
+  mfa_attempts: MfaAttemptsTable;
+  mfa_otp_codes: MfaOtpCodesTable;
+  security_questions: SecurityQuestionsTable;
+  user_security_answers: UserSecurityAnswersTable;
+  security_question_challenges: SecurityQuestionChallengesTable;
+  mfa_reset_requests: MfaResetRequestsTable;
 }

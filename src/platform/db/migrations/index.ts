@@ -3,6 +3,7 @@ import * as core from './001-core.js';
 import * as transport from './002-transport.js';
 import * as fieldEncryption from './003-field-encryption.js';
 import * as expiryWarning from './004-password-expiry-warning.js';
+import * as mfa from './005-mfa.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const migrations: Record<string, Migration> = {
   '002-transport': transport,
   '003-field-encryption': fieldEncryption,
   '004-password-expiry-warning': expiryWarning,
+  '005-mfa': mfa,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,188 @@
+/**
+ * The second-factor step of the one sign-in pipeline (SPEC Sign-in flows; ruling 5).
+ *
+ * - `MfaGate` decides, after the password (or directory, or IdP) has identified the user,
+ *   whether a second factor must follow. It answers `401 2FA_REQUIRED` with a 2FA token and the
+ *   methods on offer, or `403 MFA_SETUP_INCOMPLETE` with a 2FA token good only for enrolling,
+ *   when the user's role requires MFA and nothing is enrolled yet.
+ * - `ChallengeService` turns a 2FA token back into the user it was issued for (checking the
+ *   device binding and the account lock), and finishes the sign-in once a factor is verified:
+ *   the token is spent (its jti denylisted) and tokens and a session with `mfa_completed: true`
+ *   are issued by the pipeline, exactly as a sign-in without MFA would be.
+ *
+ * Factor routes that accept either a bearer token or a 2FA token resolve their caller with
+ * `actor`, so one handler serves a signed-in user and one finishing a sign-in.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { AuditLog, AuditEvent } from '../audit/service.js';
+import type { Config } from '../platform/config.js';
+import type { Clock } from '../platform/clock.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { Db } from '../platform/db/database.js';
+import type { AppError } from '../platform/errors.js';
+import type { LoginAttempts } from '../policy/lockout.js';
+import type { AuthContext, Guard } from '../sessions/guard.js';
+import { fingerprintOf } from '../sessions/guard.js';
+import type { SessionService } from '../sessions/service.js';
+import type { ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
+import { SignInErrors } from '../signin/errors.js';
+import { TokenErrors } from '../tokens/errors.js';
+import type { TokenService, TwoFactorClaims } from '../tokens/service.js';
+import type { Grants, UserRow, UserStore } from '../users/store.js';
+import { MfaErrors } from './errors.js';
+import type { FactorStore, SignInMethod } from './factors.js';
+
+/** `signin`: finish a sign-in with an enrolled factor. `setup`: enrol a first factor, then finish. */
+export type ChallengePurpose = 'signin' | 'setup';
+
+export interface ChallengeClaims extends TwoFactorClaims {
+  purpose: ChallengePurpose;
+  methods: SignInMethod[];
+  channel: string;
+  device_fingerprint: string;
+  ip_address: string;
+  strategy: string;
+}
+
+export interface Challenge {
+  claims: ChallengeClaims;
+  user: UserRow;
+  grants: Grants;
+}
+
+/** Who is calling a factor route: a signed-in session, or a sign-in waiting for its second factor. */
+export type Actor =
+  | { kind: 'session'; user: UserRow; auth: AuthContext }
+  | { kind: 'challenge'; user: UserRow; challenge: Challenge };
+
+export interface MfaContext {
+  ip: string;
+  userAgent: string;
+  fingerprint: string;
+  channel: string;
+}
+
+export function mfaContext(request: FastifyRequest, channel?: string): MfaContext {
+  const ua = request.headers['user-agent'];
+  return { ip: request.ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : '', fingerprint: fingerprintOf(request), channel: channel ?? request.auth?.session.channel ?? 'web' };
+}
+
+export class MfaGate implements SecondFactorGate {
+  constructor(private readonly deps: { config: Config; tokens: TokenService; factors: FactorStore; audit: AuditLog }) {}
+
+  async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string): Promise<AppError | null> {
+    const d = this.deps;
+    const methods = await d.factors.signInMethods(user);
+    const required = methods.length > 0 || (await d.factors.active(user.id)).length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r));
+    if (!required) return null;
+    const purpose: ChallengePurpose = methods.length > 0 ? 'signin' : 'setup';
+    const issued = await d.tokens.issue('2fa', {
+      user_id: user.uuid, purpose, methods, channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
+    });
+    const expiresIn = Math.max(1, Math.round(d.config.tokens.twoFactorTtlSec));
+    const audit = { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, userId: user.uuid, username: user.username };
+    if (purpose === 'signin') {
+      await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy } });
+      return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn });
+    }
+    const setupMethods = d.factors.enrollable(user);
+    await d.audit.record({ ...audit, eventType: 'MFA_SETUP_REQUIRED', status: 'SUCCESS', details: { setup_methods: setupMethods, strategy } });
+    return MfaErrors.MFA_SETUP_INCOMPLETE({
+      two_factor_token: issued.token,
+      expires_in: expiresIn,
+      setup_methods: setupMethods,
+      next_step: 'Set up a second factor with this two_factor_token: POST /api/v1/2fa/totp/setup, then POST /api/v1/2fa/totp/verify with a code from the authenticator app (or POST /api/v1/2fa/otp/setup and /api/v1/2fa/otp/verify for email or SMS). The sign-in finishes when the factor is verified.',
+    });
+  }
+}
+
+export interface ChallengeDeps {
+  db: Db;
+  clock: Clock;
+  tokens: TokenService;
+  users: UserStore;
+  pipeline: SignInPipeline;
+  loginAttempts: LoginAttempts;
+  sessions: SessionService;
+  audit: AuditLog;
+  guard: Guard;
+  ipHasher: Hasher;
+}
+
+export class ChallengeService {
+  constructor(private readonly deps: ChallengeDeps) {}
+
+  /**
+   * The sign-in a 2FA token stands for. Refuses a token of another type, an expired or spent
+   * one (401 TOKEN_*), one bound to another device (401 FINGERPRINT_MISMATCH), a purpose the
+   * route does not serve (401 TOKEN_INVALID), a disabled account (403) and a locked one (429).
+   */
+  async resolve(token: string, request: FastifyRequest, purposes: readonly ChallengePurpose[]): Promise<Challenge> {
+    const d = this.deps;
+    const claims = (await d.tokens.verify(token, '2fa')) as ChallengeClaims;
+    d.tokens.checkBinding(claims, { fingerprint: fingerprintOf(request), ipHash: () => d.ipHasher.hex(request.ip) });
+    if (!purposes.includes(claims.purpose)) throw TokenErrors.TOKEN_INVALID({ reason: `this route does not accept a ${claims.purpose} token` });
+    const user = await d.users.findByUuid(claims.user_id);
+    if (!user) throw TokenErrors.TOKEN_INVALID();
+    if (!user.is_active) throw SignInErrors.ACCOUNT_DISABLED();
+    const lockedUntil = await d.loginAttempts.lockedUntil(d.loginAttempts.userKey(user.id));
+    if (lockedUntil !== null) throw d.loginAttempts.lockedError(lockedUntil);
+    return { claims, user, grants: await d.users.grants(user.id) };
+  }
+
+  /** A bearer-authenticated caller, or the sign-in behind `twoFactorToken` when one is given. */
+  async actor(request: FastifyRequest, twoFactorToken: string | undefined, purposes: readonly ChallengePurpose[]): Promise<Actor> {
+    if (twoFactorToken !== undefined) {
+      const challenge = await this.resolve(twoFactorToken, request, purposes);
+      return { kind: 'challenge', user: challenge.user, challenge };
+    }
+    if (!request.auth) await this.deps.guard.authenticate(request);
+    const user = await this.deps.users.findByUuid(request.auth!.claims.user_id);
+    if (!user) throw TokenErrors.TOKEN_INVALID();
+    return { kind: 'session', user, auth: request.auth! };
+  }
+
+  /**
+   * Finishes the sign-in once `method` was verified: spends the 2FA token (a second use is
+   * 401 TOKEN_REVOKED, even in parallel: the denylist insert is the arbiter) and issues tokens
+   * and a session with `mfa_completed: true` bound to the device and channel of the sign-in.
+   */
+  async finish(challenge: Challenge, request: FastifyRequest, method: string): Promise<SignInResult> {
+    const d = this.deps;
+    const { claims, user, grants } = challenge;
+    const spent = await d.db.insertInto('token_denylist')
+      .values({ jti: claims.jti, expires_at: new Date(claims.exp * 1000), created_at: new Date(d.clock.now()), reason: '2fa_used' })
+      .onConflict((oc) => oc.column('jti').doNothing())
+      .returning('jti')
+      .executeTakeFirst();
+    if (!spent) throw TokenErrors.TOKEN_REVOKED();
+    await d.loginAttempts.reset(d.loginAttempts.userKey(user.id));
+    const ua = request.headers['user-agent'];
+    const ctx: ClientContext = {
+      ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint,
+      userAgent: typeof ua === 'string' ? ua.slice(0, 512) : '', channel: claims.channel,
+    };
+    return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
+  }
+
+  /** A signed-in user proved a factor again (step-up): the session records it. */
+  async stepUp(auth: AuthContext, user: UserRow, method: string, ctx: MfaContext): Promise<{ verified: true; method: string; session_id: string; verified_at: string }> {
+    const d = this.deps;
+    const now = new Date(d.clock.now());
+    await d.db.transaction().execute(async (trx) => {
+      await trx.updateTable('sessions').set({ mfa_completed: true, mfa_verified_at: now }).where('session_id', '=', auth.session.sessionId).execute();
+      await this.audit('MFA_STEP_UP', 'SUCCESS', user, ctx, method, {}, trx);
+    });
+    auth.session.mfaCompleted = true;
+    await d.sessions.announceChanged(auth.session.sessionId);
+    return { verified: true, method, session_id: auth.session.sessionId, verified_at: now.toISOString() };
+  }
+
+  /** One audit entry about a factor, with the request's context. */
+  async audit(eventType: AuditEvent, status: 'SUCCESS' | 'FAILURE', user: UserRow, ctx: MfaContext, method: string | null, details: Record<string, unknown> = {}, trx?: Db): Promise<void> {
+    await this.deps.audit.record({
+      eventType, status, userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null,
+      userAgent: ctx.userAgent, channel: ctx.channel, mfaMethod: method, details,
+    }, trx);
+  }
+}

@@ -1,0 +1,38 @@
+/** What every second-factor service is built from (src/app.ts passes one bag; no globals). */
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/service.js';
+import type { PasswordHasher } from '../credentials/hashing.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { Config } from '../platform/config.js';
+import type { Clock } from '../platform/clock.js';
+import type { FieldCipher, Hasher } from '../platform/crypto/field-cipher.js';
+import type { Db } from '../platform/db/database.js';
+import type { LoginAttempts } from '../policy/lockout.js';
+import type { SessionService } from '../sessions/service.js';
+import type { TokenService } from '../tokens/service.js';
+import type { UserStore } from '../users/store.js';
+import type { MfaAttempts } from './attempts.js';
+import type { ChallengeService } from './challenge.js';
+import type { FactorStore } from './factors.js';
+
+export interface MfaDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  log: Logger;
+  users: UserStore;
+  tokens: TokenService;
+  sessions: SessionService;
+  audit: AuditLog;
+  mailer: Mailer;
+  /** bcrypt at the configured cost, off the event loop (security answers). */
+  hasher: PasswordHasher;
+  loginAttempts: LoginAttempts;
+  factors: FactorStore;
+  attempts: MfaAttempts;
+  challenges: ChallengeService;
+  /** Encrypts TOTP secrets at rest (ENCRYPTED_COLUMNS.totpSecret), whatever DB_FIELD_ENCRYPTION says. */
+  secretCipher: FieldCipher;
+  /** Keyed HMAC-SHA256 for backup codes and one-time codes: a database dump alone cannot test guesses. */
+  codeHasher: Hasher;
+}

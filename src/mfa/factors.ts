@@ -1,0 +1,77 @@
+/**
+ * Which second factors a user has enrolled, and which of them can finish a sign-in right now.
+ * A factor is enrolled when its row in `mfa_factors` is `active`: TOTP after the first valid
+ * code, email and SMS after a code sent to the account's address was entered back. Security
+ * questions are never a sign-in factor (docs/decisions.md): they serve recovery and step-up.
+ */
+import type { Config } from '../platform/config.js';
+import type { Db } from '../platform/db/database.js';
+import type { MfaMethod, OtpMethod } from '../platform/db/schema.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { UserRow } from '../users/store.js';
+
+/** What a 2FA_REQUIRED challenge may offer; `backup_code` rides on an active TOTP. */
+export type SignInMethod = MfaMethod | 'backup_code';
+
+/** Whether one-time codes can be delivered by a method at all (a transport, or the development outbox). */
+export function otpAvailable(config: Pick<Config, 'mfa' | 'sms'>, mailer: Pick<Mailer, 'configured'>, method: OtpMethod): boolean {
+  if (method === 'email') return mailer.configured || config.mfa.devOutbox;
+  return config.sms.url !== undefined || config.mfa.devOutbox;
+}
+
+export class FactorStore {
+  constructor(private readonly deps: { db: Db; config: Pick<Config, 'mfa' | 'sms'>; mailer: Pick<Mailer, 'configured'> }) {}
+
+  /** Enrolled (active) factors. */
+  async active(userId: number, trx: Db = this.deps.db): Promise<MfaMethod[]> {
+    const rows = await trx.selectFrom('mfa_factors').select('method').where('user_id', '=', userId).where('status', '=', 'active').orderBy('method').execute();
+    return rows.map((r) => r.method);
+  }
+
+  /**
+   * The methods a sign-in challenge offers: each enrolled factor that can be used now (an email
+   * factor needs an address on the account and a way to deliver), plus `backup_code` while an
+   * active TOTP has unused backup codes.
+   */
+  async signInMethods(user: UserRow, trx: Db = this.deps.db): Promise<SignInMethod[]> {
+    const out: SignInMethod[] = [];
+    for (const method of await this.active(user.id, trx)) {
+      if (method === 'totp') {
+        out.push('totp');
+        const unused = await trx.selectFrom('mfa_backup_codes').select('id').where('user_id', '=', user.id).where('used_at', 'is', null).limit(1).executeTakeFirst();
+        if (unused) out.push('backup_code');
+      } else if (this.deliverable(user, method)) {
+        out.push(method);
+      }
+    }
+    return out;
+  }
+
+  /** Factors the user could enrol now (the setup choices MFA_SETUP_INCOMPLETE lists). */
+  enrollable(user: UserRow): MfaMethod[] {
+    const out: MfaMethod[] = ['totp'];
+    if (this.deliverable(user, 'email')) out.push('email');
+    if (this.deliverable(user, 'sms')) out.push('sms');
+    return out;
+  }
+
+  deliverable(user: UserRow, method: OtpMethod): boolean {
+    const address = method === 'email' ? user.email : user.phone;
+    return address !== null && address !== '' && otpAvailable(this.deps.config, this.deps.mailer, method);
+  }
+
+  /** Marks a factor enrolled. */
+  async activate(trx: Db, userId: number, method: MfaMethod, now: Date): Promise<void> {
+    await trx.insertInto('mfa_factors')
+      .values({ user_id: userId, method, status: 'active', secret_enc: null, algorithm: null, last_used_step: null, created_at: now, confirmed_at: now })
+      .onConflict((oc) => oc.columns(['user_id', 'method']).doUpdateSet({ status: 'active', confirmed_at: now }))
+      .execute();
+  }
+
+  /** Removes every second factor and backup code of a user (an approved MFA reset). */
+  async removeAll(trx: Db, userId: number): Promise<void> {
+    await trx.deleteFrom('mfa_factors').where('user_id', '=', userId).execute();
+    await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', userId).execute();
+    await trx.deleteFrom('mfa_attempts').where('user_id', '=', userId).where('factor', '=', 'second_factor').execute();
+  }
+}
