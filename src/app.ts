@@ -110,7 +110,7 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   const rateLimiter = new RateLimiter({ db, clock });
   const audit = new AuditLog({ db, clock });
   const mailer = deps.mailer ?? createMailer(config, log);
-  const factors = new FactorStore({ db, config, mailer });
+  const factors = new FactorStore({ db, config, mailer, audit });
   const pipeline = new SignInPipeline({
     db, clock, config, users, credentials, tokens, sessions, attempts, rateLimiter, audit, metrics,
     subCipher: new FieldCipher(masters, 'token-sub'),

@@ -32,6 +32,13 @@ import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { MfaErrors } from './errors.js';
 import type { FactorStore, SignInMethod } from './factors.js';
 
+/**
+ * Purpose of the short-lived `reset` token that proves identity for an MFA reset request when
+ * the user cannot finish a sign-in (POST /api/v1/auth/security-questions/verify with a 2FA
+ * token issues it; POST /api/v1/auth/reset/mfa accepts it as `proof_token`).
+ */
+export const MFA_RESET_PROOF_PURPOSE = 'mfa_reset_proof';
+
 /** `signin`: finish a sign-in with an enrolled factor. `setup`: enrol a first factor, then finish. */
 export type ChallengePurpose = 'signin' | 'setup';
 

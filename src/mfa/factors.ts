@@ -4,6 +4,7 @@
  * code, email and SMS after a code sent to the account's address was entered back. Security
  * questions are never a sign-in factor (docs/decisions.md): they serve recovery and step-up.
  */
+import type { AuditLog } from '../audit/service.js';
 import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
 import type { MfaMethod, OtpMethod } from '../platform/db/schema.js';
@@ -20,7 +21,7 @@ export function otpAvailable(config: Pick<Config, 'mfa' | 'sms'>, mailer: Pick<M
 }
 
 export class FactorStore {
-  constructor(private readonly deps: { db: Db; config: Pick<Config, 'mfa' | 'sms'>; mailer: Pick<Mailer, 'configured'> }) {}
+  constructor(private readonly deps: { db: Db; config: Pick<Config, 'mfa' | 'sms'>; mailer: Pick<Mailer, 'configured'>; audit: AuditLog }) {}
 
   /** Enrolled (active) factors. */
   async active(userId: number, trx: Db = this.deps.db): Promise<MfaMethod[]> {
@@ -60,12 +61,20 @@ export class FactorStore {
     return address !== null && address !== '' && otpAvailable(this.deps.config, this.deps.mailer, method);
   }
 
-  /** Marks a factor enrolled. */
-  async activate(trx: Db, userId: number, method: MfaMethod, now: Date): Promise<void> {
+  /**
+   * Marks a factor enrolled (a TOTP row written at setup keeps its secret), and completes an
+   * approved MFA reset of the user: enrolling again is what ends that workflow.
+   */
+  async activate(trx: Db, user: Pick<UserRow, 'id' | 'uuid' | 'username'>, method: MfaMethod, now: Date): Promise<void> {
     await trx.insertInto('mfa_factors')
-      .values({ user_id: userId, method, status: 'active', secret_enc: null, algorithm: null, last_used_step: null, created_at: now, confirmed_at: now })
+      .values({ user_id: user.id, method, status: 'active', secret_enc: null, algorithm: null, last_used_step: null, created_at: now, confirmed_at: now })
       .onConflict((oc) => oc.columns(['user_id', 'method']).doUpdateSet({ status: 'active', confirmed_at: now }))
       .execute();
+    const completed = await trx.updateTable('mfa_reset_requests').set({ status: 'completed', completed_at: now })
+      .where('user_id', '=', user.id).where('status', '=', 'approved').returning('id').execute();
+    for (const r of completed) {
+      await this.deps.audit.record({ eventType: 'MFA_RESET_COMPLETED', status: 'SUCCESS', userId: user.uuid, username: user.username, mfaMethod: method, details: { request_id: r.id } }, trx);
+    }
   }
 
   /** Removes every second factor and backup code of a user (an approved MFA reset). */
