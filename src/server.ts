@@ -30,6 +30,13 @@ async function main(): Promise<void> {
   log.info({ database: services.database.location, migrations_applied: migrated }, `Database: ${services.database.location}`);
   if (config.mail.url !== undefined) log.info({ email: describeSmtp(config.mail.url), from: config.mail.from }, `Email: ${describeSmtp(config.mail.url)}, from ${config.mail.from}`);
   else log.info({ email: 'not configured' }, 'Email: not configured; temporary passwords are returned in API responses and no password expiry warnings are sent');
+  if (config.sms.url !== undefined) log.info({ sms: new URL(config.sms.url).origin }, `SMS: gateway at ${new URL(config.sms.url).origin}`);
+  else log.info({ sms: 'not configured' }, 'SMS: not configured');
+  const outboxFor = [config.mail.url === undefined ? 'email' : null, config.sms.url === undefined ? 'SMS' : null].filter((x) => x !== null);
+  if (config.mfa.devOutbox && outboxFor.length > 0) {
+    log.warn({ dev_outbox: outboxFor }, `DEVELOPMENT OUTBOX: one-time codes for ${outboxFor.join(' and ')} are printed in this log instead of being sent. Never in production.`);
+  }
+  if (config.mfa.requiredRoles.length > 0) log.info({ mfa_required_roles: config.mfa.requiredRoles }, `MFA required for roles: ${config.mfa.requiredRoles.join(', ')}`);
   if (config.env !== 'production') {
     log.warn({ env: config.env }, `Development mode (NODE_ENV=${config.env}): not for production.`);
     if (generated.length > 0) log.warn({ generated }, `Generated development secrets in ${config.dataDir}/secrets: ${generated.join(', ')}. Production requires them explicitly.`);

@@ -27,9 +27,12 @@ export class CredentialService {
   ) {}
 
   async accountClass(user: UserRow, trx: Db = this.deps.db): Promise<AccountClass> {
-    if (user.is_service_account) return 'service';
-    const { roles } = await this.deps.users.grants(user.id, trx);
-    return roles.includes('admin') ? 'admin' : 'regular';
+    return classOf(user, user.is_service_account ? [] : (await this.deps.users.grants(user.id, trx)).roles);
+  }
+
+  /** How many days before expiry the user's class warns (password_restrictions.warn_days; cached). */
+  async warnDays(user: UserRow, roles: string[]): Promise<number> {
+    return (await this.deps.policy.restrictions(classOf(user, roles))).warnDays;
   }
 
   async state(userId: number, trx: Db = this.deps.db): Promise<PasswordState | undefined> {
@@ -97,4 +100,9 @@ export class CredentialService {
       if (v.length === 0) return candidate;
     }
   }
+}
+
+function classOf(user: UserRow, roles: string[]): AccountClass {
+  if (user.is_service_account) return 'service';
+  return roles.includes('admin') ? 'admin' : 'regular';
 }

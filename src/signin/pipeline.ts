@@ -200,7 +200,7 @@ export class SignInPipeline {
     const d = this.deps;
     const state = await d.credentials.state(user.id);
     const actions: string[] = [];
-    if (state?.expiresAt != null && state.expiresAt - d.clock.now() < 7 * 86_400_000) actions.push('CHANGE_PASSWORD_SOON');
+    if (state?.expiresAt != null && state.expiresAt - d.clock.now() < (await d.credentials.warnDays(user, grants.roles)) * 86_400_000) actions.push('CHANGE_PASSWORD_SOON');
     return {
       access_token: pair.access,
       token_type: 'bearer',

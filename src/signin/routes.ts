@@ -19,7 +19,7 @@ export const SignInResponseSchema = Type.Object(
     refresh_token: Type.String({ description: 'Single-use refresh token (7 days)', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...'] }),
     user: Type.Object({ id: Type.Integer({ examples: [42] }), uuid: Type.String({ format: 'uuid' }), active: Type.Boolean() }),
     permissions: Type.Array(Type.String(), { examples: [['users.read', 'audit.read']] }),
-    actions: Type.Array(Type.String(), { description: 'Steps the client should prompt for. `CHANGE_PASSWORD_SOON`: the password expires within 7 days.', examples: [[]] }),
+    actions: Type.Array(Type.String(), { description: 'Steps the client should prompt for. `CHANGE_PASSWORD_SOON`: the password expires within the warning period of its account class (`warn_days`, 7 by default).', examples: [[]] }),
     session_id: Type.String({ format: 'uuid' }),
     user_profile: Type.Object({
       username: Type.String({ examples: ['amina.otieno'] }),

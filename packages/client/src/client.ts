@@ -19,7 +19,7 @@ import {
 import { fromBase64, toBase64 } from './base64.js';
 import { StrongroomError } from './errors.js';
 import { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath, type EncryptionMode } from './routes.js';
-import type { Channel, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
+import type { Channel, CodeSent, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
 
 export const PATHS = Object.freeze({
   publicKey: '/api/v1/auth/public_key',
@@ -29,6 +29,10 @@ export const PATHS = Object.freeze({
   validate: '/api/v1/auth/validate',
   password: '/api/v1/auth/password',
   resetPassword: '/api/v1/auth/reset/password',
+  totpVerifyLogin: '/api/v1/2fa/totp/verify-login',
+  totpVerifyBackupCode: '/api/v1/2fa/totp/verify-backup-code',
+  codeRequest: '/api/v1/auth/2fa/request',
+  codeValidate: '/api/v1/auth/2fa/validate',
 });
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -204,6 +208,28 @@ export class StrongroomClient {
     return r;
   }
 
+  // ---- Second factors (after a 401 2FA_REQUIRED) ---------------------------------------------------
+
+  /** Finishes a sign-in with a code from the authenticator app; keeps the tokens and the session key. */
+  async verifyTotp(input: { twoFactorToken: string; code: string }): Promise<SignInResponse> {
+    return this.request<SignInResponse>('POST', PATHS.totpVerifyLogin, { two_factor_token: input.twoFactorToken, code: input.code }, { auth: false, autoRefresh: false });
+  }
+
+  /** Finishes a sign-in with one of the ten single-use backup codes. */
+  async verifyBackupCode(input: { twoFactorToken: string; code: string }): Promise<SignInResponse> {
+    return this.request<SignInResponse>('POST', PATHS.totpVerifyBackupCode, { two_factor_token: input.twoFactorToken, code: input.code }, { auth: false, autoRefresh: false });
+  }
+
+  /** Sends a one-time code by email or SMS for the sign-in behind `twoFactorToken`. */
+  async requestCode(input: { twoFactorToken: string; method: 'email' | 'sms' }): Promise<CodeSent> {
+    return this.request<CodeSent>('POST', PATHS.codeRequest, { two_factor_token: input.twoFactorToken, method: input.method }, { auth: false, autoRefresh: false });
+  }
+
+  /** Finishes a sign-in with the one-time code that `requestCode` sent. */
+  async validateCode(input: { twoFactorToken: string; code: string }): Promise<SignInResponse> {
+    return this.request<SignInResponse>('POST', PATHS.codeValidate, { two_factor_token: input.twoFactorToken, code: input.code }, { auth: false, autoRefresh: false });
+  }
+
   // ---- Any route ------------------------------------------------------------------------------
 
   /**
@@ -234,8 +260,12 @@ export class StrongroomClient {
     if (ex.status < 200 || ex.status >= 300) throw StrongroomError.fromBody(ex.status, ex.body);
 
     // A pre-auth answer with a token pair is a sign-in (login, refresh, a completed second
-    // factor): its AES key is the session key (null when the client does not encrypt).
-    if (BODY_METHODS.has(m) && this.preAuthRoutes.includes(normalisePath(path)) && isTokenPair(ex.body)) this.adopt(ex.body, ex.answerKey);
+    // factor, or a first factor's enrolment that finished one under `sign_in`): its AES key is
+    // the session key (null when the client does not encrypt).
+    if (BODY_METHODS.has(m) && this.preAuthRoutes.includes(normalisePath(path))) {
+      const signIn = isTokenPair(ex.body) ? ex.body : isRecord(ex.body) && isTokenPair(ex.body.sign_in) ? ex.body.sign_in : null;
+      if (signIn) this.adopt(signIn, ex.answerKey);
+    }
     return ex.body as T;
   }
 

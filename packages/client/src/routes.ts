@@ -11,6 +11,7 @@ export const DEFAULT_PREAUTH_ROUTES: readonly string[] = Object.freeze([
   '/api/v1/2fa/totp/setup', '/api/v1/2fa/totp/verify', '/api/v1/2fa/totp/verify-login', '/api/v1/2fa/totp/verify-backup-code',
   '/api/v1/auth/security-questions/predefined', '/api/v1/auth/security-questions/verify', '/api/v1/auth/security-questions/setup',
   '/api/v1/auth/refresh', '/api/v1/auth/reset/password',
+  '/api/v1/2fa/otp/setup', '/api/v1/2fa/otp/verify', '/api/v1/auth/security-questions', '/api/v1/auth/reset/mfa',
 ]);
 
 /** Never encrypted, either way. */

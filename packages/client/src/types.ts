@@ -54,6 +54,17 @@ export interface PasswordChangedResponse {
   message: string;
 }
 
+/** A one-time code was sent (`requestCode`). */
+export interface CodeSent {
+  method: 'email' | 'sms';
+  /** Masked: `j***@bank.example`, `+2547****12`. */
+  destination: string;
+  /** Seconds the code stays valid. */
+  expires_in: number;
+  /** Seconds before another code may be requested. */
+  resend_after: number;
+}
+
 export type Channel = 'web' | 'mobile' | 'ussd' | 'agent';
 
 /** What the client keeps of a sign-in; `getSession()`/`setSession()` to persist and resume it. */
