@@ -133,7 +133,6 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
     },
   });
   const expiryWarnings = new ExpiryWarnings({ db, clock, users, mailer, audit, log });
-  const workers = new Workers({ db, clock, log, keyring, transportKeys, denylist, sessions, rateLimiter, expiryWarnings, syncMs: config.sessions.cacheSyncMs });
   const mfaAttempts = new MfaAttempts({ db, clock });
   const challenges = new ChallengeService({ db, clock, tokens, users, pipeline, loginAttempts: attempts, sessions, audit, guard, ipHasher });
   const mfa: MfaDeps = {
@@ -141,11 +140,13 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
     secretCipher: new FieldCipher(masters, ENCRYPTED_COLUMNS.totpSecret.purpose),
     codeHasher: new Hasher(deriveKey(secrets.ipHashKey, 'mfa-codes')), // not the field key: rotating it must not void backup codes
   };
+  const mfaReset = new MfaResetService(mfa);
+  const workers = new Workers({ db, clock, log, keyring, transportKeys, denylist, sessions, rateLimiter, expiryWarnings, mfaResets: mfaReset, syncMs: config.sessions.cacheSyncMs });
   return {
     config, clock, log, database, metrics, ipHasher, keyring, denylist, tokens, sessions, users, hasher, policy, credentials,
     attempts, rateLimiter, audit, pipeline, local, refresh, transportKeys, transport, sensitive, guard, mailer, expiryWarnings, workers,
     factors, mfaAttempts, challenges,
-    totp: new TotpService(mfa), otp: new OtpService(mfa), securityQuestions: new SecurityQuestionService(mfa), mfaReset: new MfaResetService(mfa),
+    totp: new TotpService(mfa), otp: new OtpService(mfa), securityQuestions: new SecurityQuestionService(mfa), mfaReset,
   };
 }
 

@@ -4,6 +4,9 @@
  */
 import { AdminErrors } from './admin/errors.js';
 import { CredentialErrors } from './credentials/errors.js';
+import { MfaErrors } from './mfa/errors.js';
+import { MfaResetErrors } from './mfa/reset/errors.js';
+import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
@@ -20,4 +23,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Policy: PolicyErrors.definitions,
   Administration: AdminErrors.definitions,
   'Transport encryption': TransportErrors.definitions,
+  'Second factors': MfaErrors.definitions,
+  'Security questions': SecurityQuestionErrors.definitions,
+  'MFA reset': MfaResetErrors.definitions,
 };

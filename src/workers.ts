@@ -18,7 +18,7 @@ const HOUR = 3_600_000;
 export class Workers {
   private timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; keyring: Keyring; transportKeys: TransportKeyring; denylist: Denylist; sessions: SessionService; rateLimiter: RateLimiter; expiryWarnings: ExpiryWarnings; syncMs: number }) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; keyring: Keyring; transportKeys: TransportKeyring; denylist: Denylist; sessions: SessionService; rateLimiter: RateLimiter; expiryWarnings: ExpiryWarnings; mfaResets: { expireDue(): Promise<number> }; syncMs: number }) {}
 
   start(): void {
     this.every(this.deps.syncMs, 'cache sync', () => this.syncCaches());
@@ -29,6 +29,9 @@ export class Workers {
     this.every(10 * 60_000, 'expiry clean-up', () => this.cleanUp());
     this.every(HOUR, 'password expiry warnings', async () => {
       await this.warnExpiringPasswords();
+    });
+    this.every(10 * 60_000, 'MFA reset expiry', async () => {
+      await this.deps.mfaResets.expireDue();
     });
   }
 
@@ -42,9 +45,15 @@ export class Workers {
     await this.deps.sessions.sync();
   }
 
-  /** Deletes rows whose purpose has passed: expired denylist entries, old rate windows and tokens. */
+  /**
+   * Deletes rows whose purpose has passed: expired denylist entries, old rate windows and
+   * tokens, security-question challenges, and one-time codes a week after they expired (kept
+   * that long so support can see whether a code was delivered).
+   */
   async cleanUp(): Promise<void> {
     const now = this.deps.clock.now();
+    await this.deps.db.deleteFrom('mfa_otp_codes').where('expires_at', '<', new Date(now - 7 * 24 * HOUR)).execute();
+    await this.deps.db.deleteFrom('security_question_challenges').where('expires_at', '<', new Date(now)).execute();
     await this.deps.db.deleteFrom('token_denylist').where('expires_at', '<', new Date(now)).execute();
     await this.deps.db.deleteFrom('refresh_tokens').where('expires_at', '<', new Date(now)).execute();
     await this.deps.rateLimiter.purge(now - HOUR);

@@ -25,19 +25,22 @@ export class MfaAttempts {
   /** Counts one attempt; `ok: false` (with the seconds until the lock ends) when none is left. */
   async reserve(userId: number, factor: AttemptFactor, limit: AttemptLimit, trx: Db = this.deps.db): Promise<Reservation> {
     const now = new Date(this.deps.clock.now());
-    const windowStart = new Date(now.getTime() - limit.lockMinutes * 60_000);
-    const lockUntil = new Date(now.getTime() + limit.lockMinutes * 60_000);
+    // Typed parameters: inside CASE ... THEN $n PostgreSQL would otherwise infer text (42804).
+    const ts = (d: Date | null) => sql`${d}::timestamptz`;
+    const at = ts(now);
+    const windowStart = ts(new Date(now.getTime() - limit.lockMinutes * 60_000));
+    const lockUntil = ts(new Date(now.getTime() + limit.lockMinutes * 60_000));
     // A window that ran out, or a lock that ended, starts the count again.
-    const restart = sql`(mfa_attempts.window_started_at < ${windowStart} OR (mfa_attempts.locked_until IS NOT NULL AND mfa_attempts.locked_until <= ${now}))`;
+    const restart = sql`(mfa_attempts.window_started_at < ${windowStart} OR (mfa_attempts.locked_until IS NOT NULL AND mfa_attempts.locked_until <= ${at}))`;
     const next = sql`CASE WHEN ${restart} THEN 1 ELSE mfa_attempts.failed_count + 1 END`;
     const r = await sql<{ failed_count: number }>`
       INSERT INTO mfa_attempts (user_id, factor, failed_count, window_started_at, locked_until)
-      VALUES (${userId}, ${factor}, 1, ${now}, ${limit.max <= 1 ? lockUntil : null})
+      VALUES (${userId}, ${factor}, 1, ${at}, ${limit.max <= 1 ? lockUntil : ts(null)})
       ON CONFLICT (user_id, factor) DO UPDATE SET
         failed_count = ${next},
-        window_started_at = CASE WHEN ${restart} THEN ${now} ELSE mfa_attempts.window_started_at END,
+        window_started_at = CASE WHEN ${restart} THEN ${at} ELSE mfa_attempts.window_started_at END,
         locked_until = CASE WHEN ${next} >= ${limit.max} THEN ${lockUntil} ELSE NULL END
-      WHERE mfa_attempts.locked_until IS NULL OR mfa_attempts.locked_until <= ${now}
+      WHERE mfa_attempts.locked_until IS NULL OR mfa_attempts.locked_until <= ${at}
       RETURNING failed_count`.execute(trx);
     const row = r.rows[0];
     if (row) return { ok: true, failedCount: row.failed_count };

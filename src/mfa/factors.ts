@@ -78,8 +78,10 @@ export class FactorStore {
   }
 
   /** Removes every second factor and backup code of a user (an approved MFA reset). */
-  async removeAll(trx: Db, userId: number): Promise<void> {
+  async removeAll(trx: Db, userId: number, now: Date): Promise<void> {
     await trx.deleteFrom('mfa_factors').where('user_id', '=', userId).execute();
+    // A code sent just before must not finish a sign-in with a factor that no longer exists.
+    await trx.updateTable('mfa_otp_codes').set({ superseded_at: now }).where('user_id', '=', userId).where('consumed_at', 'is', null).where('superseded_at', 'is', null).execute();
     await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', userId).execute();
     await trx.deleteFrom('mfa_attempts').where('user_id', '=', userId).where('factor', '=', 'second_factor').execute();
   }

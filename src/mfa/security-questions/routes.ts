@@ -1,9 +1,290 @@
-/** Security-question routes (issue 4 section 4). */
-import type { FastifyPluginAsync } from 'fastify';
+/**
+ * Security-question routes (issue 4 section 4; SPEC "Security questions"). Knowledge-based
+ * answers are never a sign-in factor: verifying them gives a signed-in session a step-up, or a
+ * user stuck at `2FA_REQUIRED` a proof token for an MFA reset request, never access tokens.
+ *
+ * `/predefined`, `/setup`, `/verify` and the bare path are transport pre-auth routes: they
+ * identify their caller in `preHandler`, after the body is decrypted (a bearer token, or the
+ * `two_factor_token` in the body). `/delete`, the reset and the admin route are bearer routes.
+ */
+import Type from 'typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../../app.js';
+import { AdminErrors } from '../../admin/errors.js';
+import type { App } from '../../platform/http/app.js';
+import { CommonErrors } from '../../platform/errors.js';
+import { errors, NO_NUL } from '../../platform/http/schemas.js';
+import { SignInErrors } from '../../signin/errors.js';
+import { TokenErrors } from '../../tokens/errors.js';
+import type { UserRow } from '../../users/store.js';
+import { MFA_RESET_PROOF_PURPOSE, mfaContext, type Actor, type ChallengePurpose } from '../challenge.js';
+import { METHOD, type Operator } from './service.js';
+
+const tags = ['Security questions'];
+const bearer = [{ bearer: [] }];
+const PURPOSES: readonly ChallengePurpose[] = ['signin', 'setup'];
+
+const TwoFactorToken = Type.String({
+  minLength: 1, maxLength: 4096,
+  description: 'Instead of a bearer token: the `two_factor_token` of `401 2FA_REQUIRED` or `403 MFA_SETUP_INCOMPLETE` (5 minutes). It is not spent here.',
+  examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig'],
+});
+const QuestionId = Type.Integer({ minimum: 1, maximum: 2_147_483_647, examples: [3] });
+const Question = Type.Object({ id: QuestionId, text: Type.String({ examples: ['What was the name of your first pet?'] }) });
+const Answer = Type.Object({
+  question_id: QuestionId,
+  answer: Type.String({
+    minLength: 1, maxLength: 256, pattern: NO_NUL,
+    description: 'Compared after normalising (Unicode NFKC, case folded, whitespace runs collapsed, trimmed): `  Nairobi   West ` equals `nairobi west`. At least 2 characters after that.',
+    examples: ['Nairobi West'],
+  }),
+}, { additionalProperties: false });
+const AnswerSet = Type.Array(Answer, { minItems: 3, maxItems: 5, description: '3 to 5 distinct active questions, each with its answer; no two answers alike.' });
+const Configured = Type.Object({
+  configured: Type.Integer({ description: 'How many questions are set', examples: [3] }),
+  question_ids: Type.Array(QuestionId, { examples: [[1, 7, 12]] }),
+});
+const SETUP_EXAMPLE = [{ question_id: 1, answer: 'Simba' }, { question_id: 7, answer: 'Mrs Wanjiru' }, { question_id: 12, answer: 'Nairobi West' }];
+
+const TOKEN_ERRORS = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`, `401 SESSION_*`: neither a valid bearer token nor a valid `two_factor_token`.';
+const ACCOUNT = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';
+const LOCKED = '`429 SECURITY_QUESTIONS_LOCKED` (with `Retry-After`, `details.retry_after_seconds`): 3 wrong verifications lock the factor for `MFA_SECURITY_QUESTION_LOCKOUT_MINUTES` (30); right answers are refused meanwhile.';
+const ANSWER_RULES = [
+  '`422 SECURITY_QUESTION_UNKNOWN`: a question is not in the active pool (`details.question_ids`).',
+  '`422 SECURITY_QUESTIONS_DUPLICATE`: the same question twice.',
+  '`422 SECURITY_ANSWER_TOO_SHORT`: an answer shorter than 2 characters after normalising (`details.question_ids`).',
+  '`422 SECURITY_ANSWERS_DUPLICATE`: two answers alike after normalising.',
+  '`422 VALIDATION_ERROR`: fewer than 3 or more than 5 answers, an answer over 256 characters, unknown fields.',
+];
+const lines = (...l: string[]): string => l.map((x) => `- ${x}`).join('\n');
+const doc = (...parts: string[]): string => parts.join('\n\n');
 
 export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
-  return async () => {
-    void s;
+  return async (instance) => {
+    const app = instance as unknown as App;
+    /** Callers resolved in preHandler (after decryption), read back by the handler. */
+    const actors = new WeakMap<FastifyRequest, Actor>();
+    const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
+    const resolve = (purposes: readonly ChallengePurpose[]) => async (request: FastifyRequest) => {
+      const token = (request.body as { two_factor_token?: string }).two_factor_token;
+      actors.set(request, await s.challenges.actor(request, token, purposes));
+    };
+    const ctxOf = (request: FastifyRequest) => {
+      const a = actorOf(request);
+      return mfaContext(request, a.kind === 'challenge' ? a.challenge.claims.channel : undefined);
+    };
+    const signedIn = async (request: FastifyRequest): Promise<UserRow> => {
+      const user = await s.users.findByUuid(request.auth!.claims.user_id);
+      if (!user) throw TokenErrors.TOKEN_INVALID();
+      return user;
+    };
+    const operator = async (request: FastifyRequest): Promise<Operator> => ({ user: await signedIn(request), ctx: mfaContext(request) });
+
+    app.post('/api/v1/auth/security-questions/predefined', {
+      schema: {
+        tags, security: bearer, summary: 'List the questions a user may choose',
+        description: doc(
+          'The active pool (at least 30 questions, managed by administrators). Not served anonymously: send a bearer token, or the `two_factor_token` of a sign-in in progress. The body may be empty (`{}`).',
+          lines(TOKEN_ERRORS, ACCOUNT),
+        ),
+        body: Type.Object({ two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, examples: [{}] }),
+        response: { 200: Type.Object({ questions: Type.Array(Question) }), ...errors(400, 401, 403, 413, 422, 429) },
+      },
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      preHandler: resolve(PURPOSES),
+    }, async () => ({ questions: await s.securityQuestions.pool() }));
+
+    app.post('/api/v1/auth/security-questions/setup', {
+      schema: {
+        tags, security: bearer, summary: 'Choose and answer 3 to 5 security questions',
+        description: doc(
+          'First setup. Answers are normalised and stored bcrypt-hashed; they are never returned, logged or audited. Security questions serve step-up and MFA-reset recovery, never sign-in.',
+          'Caller: a signed-in user (bearer), or a user whose sign-in stopped at `403 MFA_SETUP_INCOMPLETE` (its `two_factor_token`). A `two_factor_token` of `401 2FA_REQUIRED` is refused (`401 TOKEN_INVALID`): that user already has a factor, and a password alone must not be enough to create the answers that back an MFA reset.',
+          lines(TOKEN_ERRORS, ACCOUNT, '`409 SECURITY_QUESTIONS_ALREADY_SET`: questions are set; replace them with `POST /api/v1/auth/reset/security-questions`.', ...ANSWER_RULES),
+        ),
+        body: Type.Object({ answers: AnswerSet, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, examples: [{ answers: SETUP_EXAMPLE }] }),
+        response: { 201: Configured, ...errors(400, 401, 403, 409, 413, 422, 429) },
+      },
+      preHandler: resolve(['setup']),
+    }, async (request, reply) => {
+      const actor = actorOf(request);
+      const result = await s.securityQuestions.configure(actor.user, request.body.answers, ctxOf(request), 'setup');
+      return reply.code(201).send(result);
+    });
+
+    app.post('/api/v1/auth/security-questions', {
+      schema: {
+        tags, security: bearer, summary: 'Start a security-question verification',
+        description: doc(
+          'Returns 2 or 3 of the user\'s questions, chosen at random, under a `challenge_id` valid 5 minutes and usable once. Until they are answered right, asking again returns the same questions (under a new `challenge_id`): asking repeatedly does not draw easier ones.',
+          'With a bearer token the answers give the session a step-up; with a `two_factor_token` they give a proof for an MFA reset request (`POST /api/v1/auth/security-questions/verify`).',
+          lines(TOKEN_ERRORS, ACCOUNT, '`404 SECURITY_QUESTIONS_NOT_SET`: the user has no questions.', LOCKED),
+        ),
+        body: Type.Object({ two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, examples: [{}] }),
+        response: {
+          200: Type.Object({
+            challenge_id: Type.String({ format: 'uuid', examples: ['0b6f5c1e-2f4a-4c55-9a43-1d8c2b7e9f10'] }),
+            questions: Type.Array(Question, { minItems: 2, maxItems: 3 }),
+            expires_in: Type.Integer({ description: 'Seconds the challenge stays valid', examples: [300] }),
+          }),
+          ...errors(400, 401, 403, 404, 413, 422, 429),
+        },
+      },
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      preHandler: resolve(PURPOSES),
+    }, async (request) => s.securityQuestions.start(actorOf(request).user));
+
+    app.post('/api/v1/auth/security-questions/verify', {
+      schema: {
+        tags, security: bearer, summary: 'Answer a security-question challenge',
+        description: doc(
+          'Every question of the challenge must be answered, and every answer must be right; all are checked each time. The challenge is spent by any answer, right or wrong.',
+          '- With a bearer token (step-up): the session records a fresh second factor (`mfa_completed`, `verified_at`); the answer is `{verified, method, session_id, verified_at}`.\n- With a `two_factor_token` (recovery): the answer is `{verified, proof_token, proof_expires_in}`. The `proof_token` (10 minutes) proves password and answers to `POST /api/v1/auth/reset/mfa`. No access token is ever issued: security questions never finish a sign-in.',
+          lines(
+            TOKEN_ERRORS, ACCOUNT,
+            '`401 SECURITY_ANSWERS_INVALID`: at least one answer is wrong (`details.attempts_remaining`); start a new challenge.',
+            '`409 SECURITY_CHALLENGE_INVALID`: the challenge is unknown, another user\'s, expired or used (`details.reason`).',
+            '`422 SECURITY_ANSWERS_MISMATCH`: the answers are not exactly the challenge\'s questions (`details.question_ids`); the challenge is not spent.',
+            LOCKED,
+          ),
+        ),
+        body: Type.Object({
+          challenge_id: Type.String({ format: 'uuid', examples: ['0b6f5c1e-2f4a-4c55-9a43-1d8c2b7e9f10'] }),
+          answers: Type.Array(Answer, { minItems: 1, maxItems: 5 }),
+          two_factor_token: Type.Optional(TwoFactorToken),
+        }, { additionalProperties: false, examples: [{ challenge_id: '0b6f5c1e-2f4a-4c55-9a43-1d8c2b7e9f10', answers: [{ question_id: 7, answer: 'Mrs Wanjiru' }, { question_id: 12, answer: 'nairobi west' }] }] }),
+        response: {
+          200: Type.Union([
+            Type.Object({
+              verified: Type.Literal(true), method: Type.String({ examples: [METHOD] }),
+              session_id: Type.String({ format: 'uuid' }), verified_at: Type.String({ format: 'date-time' }),
+            }, { title: 'Step-up' }),
+            Type.Object({
+              verified: Type.Literal(true),
+              proof_token: Type.String({ description: 'For `POST /api/v1/auth/reset/mfa`', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoicmVzZXQifQ.sig'] }),
+              proof_expires_in: Type.Integer({ description: 'Seconds', examples: [600] }),
+            }, { title: 'Recovery proof' }),
+          ]),
+          ...errors(400, 401, 403, 409, 413, 422, 429),
+        },
+      },
+      preHandler: resolve(PURPOSES),
+    }, async (request) => {
+      const actor = actorOf(request);
+      const ctx = ctxOf(request);
+      await s.securityQuestions.verify(actor.user, request.body.challenge_id, request.body.answers, ctx);
+      if (actor.kind === 'session') return s.challenges.stepUp(actor.auth, actor.user, METHOD, ctx);
+      const proof = await s.tokens.issue('reset', { user_id: actor.user.uuid, purpose: MFA_RESET_PROOF_PURPOSE });
+      return { verified: true as const, proof_token: proof.token, proof_expires_in: Math.max(1, Math.floor((proof.expiresAt - s.clock.now()) / 1000)) };
+    });
+
+    app.post('/api/v1/auth/security-questions/delete', {
+      schema: {
+        tags, security: bearer, summary: 'Remove a user\'s security questions, or retire a pool question',
+        description: doc(
+          'Needs permission `delete_security_question`. Send exactly one of:',
+          '- `user_id`: removes every question and answer of that user (and any lock); they set new ones with setup. Audited as `SECURITY_QUESTIONS_DELETED` with the administrator.\n- `question_id`: retires the question from the pool (no longer offered or accepted at setup). Users who chose it keep it until they reset theirs. Audited as `SECURITY_QUESTION_RETIRED`.',
+          lines(
+            '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
+            '`403 PERMISSION_DENIED`: the caller lacks `delete_security_question`.',
+            '`404 USER_NOT_FOUND`, `404 SECURITY_QUESTION_NOT_FOUND`: no such user or question.',
+            '`422 VALIDATION_ERROR`: neither or both of `user_id` and `question_id`.',
+          ),
+        ),
+        body: Type.Object({
+          user_id: Type.Optional(Type.String({ format: 'uuid', description: 'The user whose questions go', examples: ['7d1c3f0a-9b2e-4e6f-8a51-2c4d6e8f0a1b'] })),
+          question_id: Type.Optional(QuestionId),
+        }, { additionalProperties: false, examples: [{ user_id: '7d1c3f0a-9b2e-4e6f-8a51-2c4d6e8f0a1b' }, { question_id: 31 }] }),
+        response: {
+          200: Type.Union([
+            Type.Object({ deleted: Type.Integer({ description: 'Answers removed', examples: [3] }) }, { title: 'User questions removed' }),
+            Type.Object({ retired: QuestionId }, { title: 'Pool question retired' }),
+          ]),
+          ...errors(400, 401, 403, 404, 413, 422),
+        },
+      },
+      onRequest: s.guard.requirePermission('delete_security_question'),
+    }, async (request) => {
+      const { user_id: userId, question_id: questionId } = request.body;
+      if ((userId === undefined) === (questionId === undefined)) {
+        throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: '(root)', message: 'give exactly one of user_id or question_id' }] });
+      }
+      const by = await operator(request);
+      if (questionId !== undefined) {
+        await s.securityQuestions.retire(questionId, by);
+        return { retired: questionId };
+      }
+      const target = await s.users.findByUuid(userId!);
+      if (!target) throw AdminErrors.USER_NOT_FOUND();
+      return { deleted: await s.securityQuestions.removeForUser(target, by) };
+    });
+
+    app.post('/api/v1/auth/reset/security-questions', {
+      schema: {
+        tags, security: bearer, summary: 'Replace your security questions',
+        description: doc(
+          'Needs a bearer token and the current password; replaces every question and answer (and clears a security-question lock, which was about the old answers). A wrong password counts toward the account lockout.',
+          lines(
+            '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
+            '`401 INVALID_CREDENTIALS`: wrong current password; `429 ACCOUNT_LOCKED` (with `Retry-After`) after too many.',
+            ...ANSWER_RULES,
+          ),
+        ),
+        body: Type.Object({ current_password: Type.String({ minLength: 1, maxLength: 1024, examples: ['Vt7#qLm2!xRp9$'] }), answers: AnswerSet }, { additionalProperties: false, examples: [{ current_password: 'Vt7#qLm2!xRp9$', answers: SETUP_EXAMPLE }] }),
+        response: { 200: Configured, ...errors(400, 401, 413, 422, 429) },
+      },
+      onRequest: s.guard.authenticate,
+    }, async (request) => {
+      const user = await signedIn(request);
+      const ctx = mfaContext(request);
+      await checkCurrentPassword(s, user, request.body.current_password, ctx);
+      return s.securityQuestions.configure(user, request.body.answers, ctx, 'reset');
+    });
+
+    app.post('/api/v1/admin/security-questions', {
+      schema: {
+        tags, security: bearer, summary: 'Add a question to the pool',
+        description: doc(
+          'Needs permission `security_questions.manage`. Good questions have answers that are stable, memorable, and not public (not on social media). Whitespace runs are collapsed. Retire a question with `POST /api/v1/auth/security-questions/delete` `{question_id}`.',
+          lines(
+            '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
+            '`403 PERMISSION_DENIED`: the caller lacks `security_questions.manage`.',
+            '`409 SECURITY_QUESTION_EXISTS`: the pool has the same text (any letter case), active or retired.',
+            '`422 VALIDATION_ERROR`: text not 10 to 200 characters, not ending with `?`, or with control characters.',
+          ),
+        ),
+        body: Type.Object({
+          text: Type.String({ minLength: 10, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f\\s][^\\u0000-\\u001f\\u007f]*\\?$', description: 'The question, ending with `?`', examples: ['What was the name of your first football team?'] }),
+        }, { additionalProperties: false }),
+        response: { 201: Question, ...errors(400, 401, 403, 409, 413, 422) },
+      },
+      onRequest: s.guard.requirePermission('security_questions.manage'),
+    }, async (request, reply) => reply.code(201).send(await s.securityQuestions.add(request.body.text, await operator(request))));
   };
+}
+
+/**
+ * The current password, as `POST /api/v1/auth/password` checks it: refused while the account is
+ * locked; a wrong one counts toward the lockout and is audited.
+ */
+async function checkCurrentPassword(s: Services, user: UserRow, password: string, ctx: ReturnType<typeof mfaContext>): Promise<void> {
+  const key = s.attempts.userKey(user.id);
+  const locked = await s.attempts.lockedUntil(key);
+  if (locked !== null) throw s.attempts.lockedError(locked);
+  const state = await s.credentials.state(user.id);
+  if (await s.hasher.verify(password, state?.hash ?? null)) {
+    await s.attempts.reset(key);
+    return;
+  }
+  const r = await s.attempts.recordFailure(key);
+  await s.challenges.audit('FAILED_LOGIN_ATTEMPT', 'FAILURE', user, ctx, null, { reason: 'invalid_current_password', failed_count: r.failedCount, route: 'reset/security-questions' });
+  if (r.lockedUntil !== null) {
+    await s.challenges.audit('ACCOUNT_LOCKED', 'SUCCESS', user, ctx, null, { locked_until: new Date(r.lockedUntil).toISOString() });
+    throw s.attempts.lockedError(r.lockedUntil);
+  }
+  throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
 }

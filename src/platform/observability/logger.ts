@@ -8,6 +8,7 @@ const SECRET_KEYS = [
   'password', 'current_password', 'new_password', 'temporary_password', 'bind_password',
   'access_token', 'refresh_token', 'reset_token', 'two_factor_token', 'token', 'secret',
   'code', 'aes_key', 'private_key', 'push_token',
+  'answer', 'answers', 'proof_token', 'backup_codes', 'otpauth_uri', 'qr_code',
 ];
 
 export const REDACT_PATHS = [
