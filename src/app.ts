@@ -134,7 +134,7 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   });
   const expiryWarnings = new ExpiryWarnings({ db, clock, users, mailer, audit, log });
   const mfaAttempts = new MfaAttempts({ db, clock });
-  const challenges = new ChallengeService({ db, clock, tokens, users, pipeline, loginAttempts: attempts, sessions, audit, guard, ipHasher });
+  const challenges = new ChallengeService({ db, clock, tokens, users, pipeline, loginAttempts: attempts, sessions, audit, guard, ipHasher, denylist });
   const mfa: MfaDeps = {
     db, clock, config, log, users, tokens, sessions, audit, mailer, hasher, loginAttempts: attempts, factors, attempts: mfaAttempts, challenges,
     secretCipher: new FieldCipher(masters, ENCRYPTED_COLUMNS.totpSecret.purpose),

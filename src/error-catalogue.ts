@@ -5,6 +5,7 @@
 import { AdminErrors } from './admin/errors.js';
 import { CredentialErrors } from './credentials/errors.js';
 import { MfaErrors } from './mfa/errors.js';
+import { OtpErrors } from './mfa/otp/errors.js';
 import { MfaResetErrors } from './mfa/reset/errors.js';
 import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
@@ -24,6 +25,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Administration: AdminErrors.definitions,
   'Transport encryption': TransportErrors.definitions,
   'Second factors': MfaErrors.definitions,
+  'One-time codes': OtpErrors.definitions,
   'Security questions': SecurityQuestionErrors.definitions,
   'MFA reset': MfaResetErrors.definitions,
 };

@@ -27,6 +27,7 @@ import type { SessionService } from '../sessions/service.js';
 import type { ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
 import { SignInErrors } from '../signin/errors.js';
 import { TokenErrors } from '../tokens/errors.js';
+import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService, TwoFactorClaims } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { MfaErrors } from './errors.js';
@@ -114,6 +115,7 @@ export interface ChallengeDeps {
   audit: AuditLog;
   guard: Guard;
   ipHasher: Hasher;
+  denylist: Denylist;
 }
 
 export class ChallengeService {
@@ -128,6 +130,9 @@ export class ChallengeService {
     const d = this.deps;
     const claims = (await d.tokens.verify(token, '2fa')) as ChallengeClaims;
     d.tokens.checkBinding(claims, { fingerprint: fingerprintOf(request), ipHash: () => d.ipHasher.hex(request.ip) });
+    // Spent tokens reach the in-memory denylist by NOTIFY; the table is the arbiter right away.
+    const spent = await d.db.selectFrom('token_denylist').select('jti').where('jti', '=', claims.jti).executeTakeFirst();
+    if (spent) throw TokenErrors.TOKEN_REVOKED();
     if (!purposes.includes(claims.purpose)) throw TokenErrors.TOKEN_INVALID({ reason: `this route does not accept a ${claims.purpose} token` });
     const user = await d.users.findByUuid(claims.user_id);
     if (!user) throw TokenErrors.TOKEN_INVALID();
@@ -163,6 +168,7 @@ export class ChallengeService {
       .returning('jti')
       .executeTakeFirst();
     if (!spent) throw TokenErrors.TOKEN_REVOKED();
+    await d.denylist.announce(claims.jti, claims.exp * 1000);
     await d.loginAttempts.reset(d.loginAttempts.userKey(user.id));
     const ua = request.headers['user-agent'];
     const ctx: ClientContext = {

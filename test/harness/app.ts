@@ -4,7 +4,7 @@
  */
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, createServices, initServices, type Services } from '../../src/app.js';
 import { ManualClock } from '../../src/platform/clock.js';
@@ -53,11 +53,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock; mailer?: Mailer } = {}): Promise<TestApp> {
+/** `log`: a logger to capture what the service logs (silent by default, or TEST_LOG's level). */
+export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock; mailer?: Mailer; log?: Logger } = {}): Promise<TestApp> {
   const config = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...opts.env });
   const database = opts.database ?? (await openTestDatabase());
   const clock = opts.clock ?? new ManualClock(Date.now());
-  const s = createServices({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: pino({ level: process.env.TEST_LOG ?? 'silent' }), mailer: opts.mailer });
+  const s = createServices({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: opts.log ?? pino({ level: process.env.TEST_LOG ?? 'silent' }), mailer: opts.mailer });
   await initServices(s);
   const app = await buildApp(s);
   await app.ready();

@@ -1,9 +1,183 @@
-/** One-time code routes (issue 4 section 3). */
-import type { FastifyPluginAsync } from 'fastify';
+/**
+ * One-time code routes (issue 4 section 3). SPEC names the first three; the two enrolment routes
+ * under `/api/v1/2fa/otp/` mirror TOTP's. All five are transport pre-auth routes, so each
+ * identifies its caller in `preHandler`, after the body is decrypted: a bearer token, or the
+ * `two_factor_token` in the body.
+ */
+import Type from 'typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../../app.js';
+import type { App } from '../../platform/http/app.js';
+import { errors } from '../../platform/http/schemas.js';
+import { SignInResponseSchema } from '../../signin/routes.js';
+import { useResponseKey } from '../../transport/plugin.js';
+import { mfaContext, type Actor, type ChallengePurpose } from '../challenge.js';
+
+const tags = ['MFA and 2FA'];
+const bearer = [{ bearer: [] }];
+
+const TwoFactorToken = Type.String({
+  minLength: 1, maxLength: 4096,
+  description: 'The `two_factor_token` of `401 2FA_REQUIRED` (or, for enrolment, of `403 MFA_SETUP_INCOMPLETE`). Valid 5 minutes, one sign-in.',
+  examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig'],
+});
+const Method = Type.Union([Type.Literal('email'), Type.Literal('sms')], { description: 'Where the code goes: the account\'s email address or its phone number.', examples: ['sms'] });
+const Code = Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'The 6-digit code from the email or text message.', examples: ['048213'] });
+
+const Sent = Type.Object({
+  method: Method,
+  destination: Type.String({ description: 'Where the code went, masked', examples: ['+2547****12', 'j***@bank.example'] }),
+  expires_in: Type.Integer({ description: 'Seconds the code stays valid (`OTP_VALIDITY_MINUTES`)', examples: [300] }),
+  resend_after: Type.Integer({ description: 'Seconds before another code may be requested (`OTP_RESEND_SECONDS`)', examples: [60] }),
+});
+
+const StepUp = Type.Object({
+  verified: Type.Literal(true),
+  method: Method,
+  session_id: Type.String({ format: 'uuid' }),
+  verified_at: Type.String({ format: 'date-time' }),
+});
+
+const lines = (...l: string[]): string => l.map((x) => `- ${x}`).join('\n');
+const TOKEN = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`: no usable bearer or `two_factor_token` (one of the wrong purpose is `TOKEN_INVALID`; one already used is `TOKEN_REVOKED`).';
+const ACCOUNT = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';
+const SENDING = [
+  '`400 MFA_METHOD_UNAVAILABLE`: this method cannot be used here (see above), or it has no transport (production without `SMTP_URL` / `SMS_GATEWAY_URL`).',
+  '`429 OTP_RESEND_THROTTLED` (with `Retry-After`, `details.retry_after_seconds`): a code for the same purpose was sent less than `OTP_RESEND_SECONDS` (60) ago.',
+  '`429 OTP_SEND_LIMIT` (with `Retry-After`): `OTP_MAX_SENDS` (5) codes in the last hour for the same purpose.',
+  '`429 MFA_LOCKED` (with `Retry-After`): the second factor is locked after too many wrong codes.',
+  '`503 OTP_DELIVERY_FAILED`: the mail server or SMS gateway did not accept the message; that code is void, ask again.',
+];
+const CHECKING = [
+  '`401 OTP_INVALID`: wrong code (`details.attempts_remaining`), already used, replaced by a newer code, or none was requested.',
+  '`401 OTP_EXPIRED`: the code is older than `OTP_VALIDITY_MINUTES` (5); request a new one.',
+  '`429 OTP_ATTEMPTS_EXCEEDED`: 3 wrong answers killed this code; even the right one is refused now. Request a new one.',
+  '`429 MFA_LOCKED` (with `Retry-After`): `MFA_MAX_FAILURES` wrong second-factor codes (one-time, TOTP and backup codes together); locked for `MFA_LOCKOUT_MINUTES`.',
+];
+const CODES = 'Codes: 6 random digits, valid `OTP_VALIDITY_MINUTES` (5), single use, 3 attempts; a new code replaces the previous one. Without a transport outside production, codes go to the development outbox in the log.';
 
 export function otpRoutes(s: Services): FastifyPluginAsync {
-  return async () => {
-    void s;
+  return async (instance) => {
+    const app = instance as unknown as App;
+    /** Callers resolved in preHandler (after decryption), read back by the handler. */
+    const actors = new WeakMap<FastifyRequest, Actor>();
+    const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
+    const ctxOf = (request: FastifyRequest) => {
+      const a = actorOf(request);
+      return mfaContext(request, a.kind === 'challenge' ? a.challenge.claims.channel : undefined);
+    };
+    /** A bearer caller, or the sign-in behind `two_factor_token` (a spent one is refused by `resolve`). */
+    const resolveAs = (purpose: ChallengePurpose) => async (request: FastifyRequest) => {
+      actors.set(request, await s.challenges.actor(request, (request.body as { two_factor_token?: string }).two_factor_token, [purpose]));
+    };
+    const finish = async (request: FastifyRequest, actor: Actor & { kind: 'challenge' }, method: string) => {
+      const result = await s.challenges.finish(actor.challenge, request, method);
+      useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key
+      return result.body;
+    };
+
+    app.post('/api/v1/auth/2fa/request', {
+      schema: {
+        tags, security: bearer, summary: 'Send a one-time code by email or SMS',
+        description: [
+          'Sends a 6-digit code to the account\'s email address or phone number. Two callers:',
+          '',
+          '- **Finishing a sign-in**: `{two_factor_token, method}` with the token of `401 2FA_REQUIRED`, no bearer; `method` must be one of that answer\'s `methods`. Then `POST /api/v1/auth/2fa/validate`.',
+          '- **Step-up in a signed-in session**: bearer token and `{method}`; `method` must be an enrolled factor. Then `POST /api/v1/auth/2fa/verify`.',
+          '',
+          CODES,
+          '',
+          lines(TOKEN, ACCOUNT, ...SENDING),
+        ].join('\n'),
+        body: Type.Object({ method: Method, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
+        response: { 200: Sent, ...errors(400, 401, 403, 413, 422, 429, 503) },
+      },
+      preHandler: resolveAs('signin'),
+    }, async (request) => {
+      const actor = actorOf(request);
+      if (actor.kind === 'challenge') return s.otp.requestSignIn(actor.challenge, request.body.method, ctxOf(request));
+      return s.otp.requestStepUp(actor.auth, actor.user, request.body.method, ctxOf(request));
+    });
+
+    app.post('/api/v1/auth/2fa/validate', {
+      schema: {
+        tags, summary: 'Finish a sign-in with a one-time code',
+        description: [
+          'The sign-in form: `{two_factor_token, code}`, no bearer, with the code sent by `POST /api/v1/auth/2fa/request`. Answers like a sign-in: tokens and a session with `mfa_completed: true`. The 2FA token is spent (a second use is `401 TOKEN_REVOKED`). For a session that is already signed in, use `POST /api/v1/auth/2fa/verify`.',
+          '',
+          lines(TOKEN, ACCOUNT, ...CHECKING),
+        ].join('\n'),
+        body: Type.Object({ two_factor_token: TwoFactorToken, code: Code }, { additionalProperties: false }),
+        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+      },
+      preHandler: resolveAs('signin'),
+    }, async (request) => {
+      const actor = actorOf(request) as Actor & { kind: 'challenge' };
+      const method = await s.otp.verifySignIn(actor.challenge, request.body.code, ctxOf(request));
+      return finish(request, actor, method);
+    });
+
+    app.post('/api/v1/auth/2fa/verify', {
+      schema: {
+        tags, security: bearer, summary: 'Step up a signed-in session with a one-time code',
+        description: [
+          'The step-up form: bearer token and `{code}`, with the code sent by `POST /api/v1/auth/2fa/request` without a `two_factor_token`. The session records the verification (`mfa_completed: true`, `mfa_verified_at`); no new tokens are issued. To finish a sign-in, use `POST /api/v1/auth/2fa/validate`.',
+          '',
+          lines(TOKEN, ...CHECKING),
+        ].join('\n'),
+        body: Type.Object({ code: Code }, { additionalProperties: false }),
+        response: { 200: StepUp, ...errors(400, 401, 413, 422, 429) },
+      },
+      preHandler: async (request) => {
+        actors.set(request, await s.challenges.actor(request, undefined, []));
+      },
+    }, async (request) => {
+      const actor = actorOf(request) as Actor & { kind: 'session' };
+      const ctx = ctxOf(request);
+      const method = await s.otp.verifyStepUp(actor.auth, actor.user, request.body.code, ctx);
+      const r = await s.challenges.stepUp(actor.auth, actor.user, method, ctx);
+      return { ...r, method };
+    });
+
+    app.post('/api/v1/2fa/otp/setup', {
+      schema: {
+        tags, security: bearer, summary: 'Start enrolling email or SMS codes as a second factor',
+        description: [
+          'Sends a code to the account\'s own email address (`email`) or phone number (`sms`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. Not a SPEC route: it mirrors `/api/v1/2fa/totp/setup`.',
+          '',
+          'Caller: a signed-in user (bearer token), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (that answer\'s `two_factor_token` in the body, no bearer).',
+          '',
+          CODES,
+          '',
+          lines(TOKEN, ACCOUNT, '`409 OTP_FACTOR_ALREADY_ENROLLED`: this method is already enrolled.', ...SENDING.map((x) => x.replace('(see above)', '(the account has no such address)'))),
+        ].join('\n'),
+        body: Type.Object({ method: Method, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
+        response: { 200: Sent, ...errors(400, 401, 403, 409, 413, 422, 429, 503) },
+      },
+      preHandler: resolveAs('setup'),
+    }, async (request) => s.otp.requestEnrolment(actorOf(request).user, request.body.method, ctxOf(request)));
+
+    app.post('/api/v1/2fa/otp/verify', {
+      schema: {
+        tags, security: bearer, summary: 'Finish enrolling email or SMS codes with the code received',
+        description: [
+          'Confirms the code sent by `POST /api/v1/2fa/otp/setup` and enrols the method. With a setup `two_factor_token` the sign-in then finishes: `sign_in` carries the tokens and session (`mfa_completed: true`).',
+          '',
+          lines(TOKEN, ACCOUNT, '`409 OTP_FACTOR_ALREADY_ENROLLED`: this method is already enrolled.', ...CHECKING),
+        ].join('\n'),
+        body: Type.Object({ method: Method, code: Code, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ enrolled: Type.Literal(true), method: Method, sign_in: Type.Optional(SignInResponseSchema) }),
+          ...errors(400, 401, 403, 409, 413, 422, 429),
+        },
+      },
+      preHandler: resolveAs('setup'),
+    }, async (request) => {
+      const actor = actorOf(request);
+      const { method, code } = request.body;
+      await s.otp.confirmEnrolment(actor.user, method, code, ctxOf(request));
+      if (actor.kind === 'session') return { enrolled: true as const, method };
+      return { enrolled: true as const, method, sign_in: await finish(request, actor, method) };
+    });
   };
 }

@@ -1,6 +1,211 @@
-/** One-time codes by email and SMS (issue 4 section 3). */
+/**
+ * One-time codes by email and SMS (SPEC "Second factors": random 6 digits, valid 5 minutes,
+ * single use, at most 3 attempts, delivery tracked, audit trail masked).
+ *
+ * A code belongs to a *challenge*: the sign-in behind a 2FA token, a signed-in session asking
+ * for step-up, or a factor being enrolled. Sending is throttled per challenge
+ * (`OTP_RESEND_SECONDS` between codes, `OTP_MAX_SENDS` per hour); a new code replaces the last.
+ * Checking spends an attempt on the code first, then one on the user's shared second-factor
+ * counter (`MFA_MAX_FAILURES`, as TOTP does), and only then compares, in constant time, the keyed
+ * hash of the answer. The code itself exists only in memory and in the message: the database
+ * holds HMAC(code:row id), and neither the log nor the audit trail ever sees it.
+ */
+import { randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { OtpMethod } from '../../platform/db/schema.js';
+import type { AppError } from '../../platform/errors.js';
+import type { AuthContext } from '../../sessions/guard.js';
+import type { UserRow } from '../../users/store.js';
+import type { Challenge, MfaContext } from '../challenge.js';
 import type { MfaDeps } from '../deps.js';
+import { MfaErrors } from '../errors.js';
+import { DeliveryFailure, OtpDelivery } from './delivery.js';
+import { OtpErrors } from './errors.js';
+import type { DevOutbox } from './outbox.js';
+import { OtpStore } from './store.js';
+import { maskDestination, type OtpPurpose } from './templates.js';
+
+/** The window `OTP_MAX_SENDS` counts in: a long-lived challenge (step-up, enrolment) is never blocked for good. */
+export const SEND_WINDOW_SEC = 3600;
+
+/** What a client is told after a code was sent. */
+export interface OtpSent {
+  method: OtpMethod;
+  /** Masked: `j***@bank.example`, `+2547****12`. */
+  destination: string;
+  /** Seconds the code stays valid. */
+  expires_in: number;
+  /** Seconds before another code may be requested for the same challenge. */
+  resend_after: number;
+}
+
+interface Target {
+  user: UserRow;
+  method: OtpMethod;
+  purpose: OtpPurpose;
+  challenge: string;
+}
+
+const retryAfter = (factory: (d: Record<string, unknown>, o: { headers: Record<string, string> }) => AppError, seconds: number): AppError => {
+  const s = Math.max(1, Math.ceil(seconds));
+  return factory({ retry_after_seconds: s }, { headers: { 'retry-after': String(s) } });
+};
 
 export class OtpService {
-  constructor(private readonly deps: MfaDeps) {}
+  private readonly store: OtpStore;
+  private readonly delivery: OtpDelivery;
+
+  constructor(private readonly deps: MfaDeps) {
+    this.store = new OtpStore(deps.db);
+    this.delivery = new OtpDelivery({ config: deps.config, mailer: deps.mailer, log: deps.log, clock: deps.clock });
+  }
+
+  /** The development outbox (used only without a transport, outside production). */
+  get outbox(): DevOutbox {
+    return this.delivery.outbox;
+  }
+
+  /** Sends a code to finish the sign-in behind a 2FA token, by a method the challenge offers. */
+  async requestSignIn(challenge: Challenge, method: OtpMethod, ctx: MfaContext): Promise<OtpSent> {
+    const { user, claims } = challenge;
+    if (!claims.methods.includes(method) || !this.deps.factors.deliverable(user, method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    return this.send({ user, method, purpose: 'signin', challenge: `signin:${claims.jti}` }, ctx);
+  }
+
+  /** Sends a step-up code for a signed-in session, by an enrolled factor. */
+  async requestStepUp(auth: AuthContext, user: UserRow, method: OtpMethod, ctx: MfaContext): Promise<OtpSent> {
+    const enrolled = await this.deps.factors.active(user.id);
+    if (!enrolled.includes(method) || !this.deps.factors.deliverable(user, method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    return this.send({ user, method, purpose: 'stepup', challenge: `stepup:${auth.session.sessionId}` }, ctx);
+  }
+
+  /** Sends a code to the account's own address, to enrol it as a factor. */
+  async requestEnrolment(user: UserRow, method: OtpMethod, ctx: MfaContext): Promise<OtpSent> {
+    if (!this.deps.factors.deliverable(user, method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    await this.notEnrolled(user, method);
+    return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method) }, ctx);
+  }
+
+  /** Checks a sign-in code; the caller then finishes the sign-in. Resolves with the method used. */
+  async verifySignIn(challenge: Challenge, code: string, ctx: MfaContext): Promise<OtpMethod> {
+    const method = await this.check(challenge.user, `signin:${challenge.claims.jti}`, code, ctx, 'signin');
+    await this.deps.challenges.audit('MFA_VERIFIED', 'SUCCESS', challenge.user, ctx, method, { purpose: 'signin' });
+    return method;
+  }
+
+  /** Checks a step-up code of the caller's session; the caller then records the step-up. */
+  async verifyStepUp(auth: AuthContext, user: UserRow, code: string, ctx: MfaContext): Promise<OtpMethod> {
+    return this.check(user, `stepup:${auth.session.sessionId}`, code, ctx, 'stepup');
+  }
+
+  /** Checks an enrolment code and enrols the factor (audited MFA_ENROLLED). */
+  async confirmEnrolment(user: UserRow, method: OtpMethod, code: string, ctx: MfaContext): Promise<void> {
+    const d = this.deps;
+    await this.notEnrolled(user, method);
+    await this.check(user, enrollChallenge(user, method), code, ctx, 'enroll', method);
+    await d.db.transaction().execute(async (trx) => {
+      await d.factors.activate(trx, user, method, new Date(d.clock.now()));
+      await d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, method, { destination: maskDestination(method, address(user, method)) }, trx);
+    });
+  }
+
+  private async notEnrolled(user: UserRow, method: OtpMethod): Promise<void> {
+    if ((await this.deps.factors.active(user.id)).includes(method)) throw OtpErrors.OTP_FACTOR_ALREADY_ENROLLED({ method });
+  }
+
+  /** Throttles, stores (hashed, `queued`), delivers, then records `sent` or `failed`. */
+  private async send(t: Target, ctx: MfaContext): Promise<OtpSent> {
+    const d = this.deps;
+    const cfg = d.config.mfa;
+    const locked = await d.attempts.retryAfter(t.user.id, 'second_factor');
+    if (locked > 0) throw retryAfter(MfaErrors.MFA_LOCKED, locked); // no code could be accepted anyway
+    const to = address(t.user, t.method);
+    const destination = maskDestination(t.method, to);
+    const id = randomUUID();
+    const code = randomInt(0, 1_000_000).toString().padStart(6, '0'); // CSPRNG, uniform over 000000-999999
+    const now = new Date(d.clock.now());
+    await d.db.transaction().execute(async (trx) => {
+      await this.store.lockChallenge(trx, t.challenge); // two parallel requests must not both pass the throttle
+      const sent = await this.store.sentSince(trx, t.challenge, new Date(now.getTime() - SEND_WINDOW_SEC * 1000));
+      if (sent.length >= cfg.otpMaxSends) {
+        throw retryAfter(OtpErrors.OTP_SEND_LIMIT, (new Date(sent[cfg.otpMaxSends - 1]!.created_at).getTime() + SEND_WINDOW_SEC * 1000 - now.getTime()) / 1000);
+      }
+      const last = sent.find((s) => s.delivery_status !== 'failed'); // a code that never arrived does not hold the next one back
+      const wait = last ? new Date(last.created_at).getTime() + cfg.otpResendSec * 1000 - now.getTime() : 0;
+      if (wait > 0) throw retryAfter(OtpErrors.OTP_RESEND_THROTTLED, wait / 1000);
+      await this.store.replace(trx, {
+        id, user_id: t.user.id, challenge: t.challenge, purpose: t.purpose, method: t.method, code_hash: this.hash(code, id),
+        destination_masked: destination, created_at: now, expires_at: new Date(now.getTime() + cfg.otpValiditySec * 1000), delivery_status: 'queued',
+        consumed_at: null, superseded_at: null, delivery_ref: null, delivery_error: null, delivered_at: null,
+      }, now);
+    });
+    const audit = { destination, purpose: t.purpose, otp_id: id };
+    try {
+      const { via, ref } = await this.delivery.deliver({
+        method: t.method, to, destination, code, purpose: t.purpose, reference: id, recipient: { username: t.user.username, fullName: t.user.full_name },
+      });
+      await this.store.markSent(id, ref, new Date(d.clock.now()));
+      await d.challenges.audit('OTP_SENT', 'SUCCESS', t.user, ctx, t.method, { ...audit, via, delivery_status: 'sent' });
+    } catch (err) {
+      // The code is void either way; an unexpected error (a bug) still surfaces as a 500.
+      const known = err instanceof DeliveryFailure;
+      const reason = known ? err.reason : 'internal error';
+      await this.store.markFailed(id, reason, new Date(d.clock.now()));
+      await d.challenges.audit('OTP_DELIVERY_FAILED', 'FAILURE', t.user, ctx, t.method, { ...audit, via: known ? err.via : this.delivery.via(t.method), delivery_status: 'failed', reason });
+      throw known ? OtpErrors.OTP_DELIVERY_FAILED({ method: t.method }) : err;
+    }
+    return { method: t.method, destination, expires_in: cfg.otpValiditySec, resend_after: cfg.otpResendSec };
+  }
+
+  /**
+   * Checks `code` against the live code of `challenge` and uses it up. Order matters: the
+   * attempt is spent (atomically) before the comparison, so parallel guesses cannot outrun
+   * the limit; the comparison is constant-time; the use is a conditional update only one
+   * request can win.
+   */
+  private async check(user: UserRow, challenge: string, code: string, ctx: MfaContext, purpose: OtpPurpose, expected?: OtpMethod): Promise<OtpMethod> {
+    const d = this.deps;
+    const cfg = d.config.mfa;
+    const row = await this.store.current(challenge);
+    const method = row?.method ?? expected ?? null;
+    const fail = async (error: AppError, reason: string, extra: Record<string, unknown> = {}): Promise<never> => {
+      await d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, method, { purpose, reason, ...(row ? { otp_id: row.id } : {}), ...extra });
+      throw error;
+    };
+    if (!row) return fail(OtpErrors.OTP_INVALID(), 'no_code');
+    if (row.consumed_at !== null) return fail(OtpErrors.OTP_INVALID(), 'already_used');
+    if (new Date(row.expires_at).getTime() <= d.clock.now()) return fail(OtpErrors.OTP_EXPIRED(), 'expired');
+    const attempt = await this.store.spendAttempt(row.id, cfg.otpMaxAttempts);
+    if (!attempt) {
+      if (await this.store.isSpentOrReplaced(row.id)) return fail(OtpErrors.OTP_INVALID(), 'already_used');
+      return fail(OtpErrors.OTP_ATTEMPTS_EXCEEDED(), 'attempts_exceeded');
+    }
+    // Across codes too: a new 2FA token or a resend buys fresh attempts on a code, not on the user.
+    const limit = { max: cfg.maxFailures, lockMinutes: cfg.lockoutMinutes };
+    const reservation = await d.attempts.reserve(user.id, 'second_factor', limit);
+    if (!reservation.ok) return fail(retryAfter(MfaErrors.MFA_LOCKED, reservation.retryAfterSec), 'locked');
+    const given = Buffer.from(this.hash(code, row.id), 'hex');
+    const stored = Buffer.from(attempt.code_hash, 'hex');
+    if (given.length !== stored.length || !timingSafeEqual(given, stored)) {
+      const left = Math.max(0, cfg.otpMaxAttempts - attempt.attempts);
+      if (reservation.failedCount >= limit.max) await d.challenges.audit('MFA_LOCKED', 'SUCCESS', user, ctx, method, { locked_minutes: limit.lockMinutes });
+      return fail(OtpErrors.OTP_INVALID({ attempts_remaining: left }), 'invalid_code', { attempts: attempt.attempts });
+    }
+    if (!(await this.store.consume(row.id, new Date(d.clock.now())))) return fail(OtpErrors.OTP_INVALID(), 'already_used');
+    await d.attempts.clear(user.id, 'second_factor');
+    return row.method;
+  }
+
+  /** HMAC(code:row id) under the code key: a dump of the table cannot test guesses. */
+  private hash(code: string, id: string): string {
+    return this.deps.codeHasher.hex(`${code}:${id}`);
+  }
+}
+
+function enrollChallenge(user: UserRow, method: OtpMethod): string {
+  return `enroll:${user.id}:${method}`;
+}
+
+/** The account's own address for a method (deliverable() has checked it exists). */
+function address(user: UserRow, method: OtpMethod): string {
+  return (method === 'email' ? user.email : user.phone) ?? '';
 }
