@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE } from './error-catalogue.js';
+import { ERROR_CATALOGUE, renderErrorsDoc } from './error-catalogue.js';
 
 describe('error catalogue', () => {
   const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
@@ -18,5 +18,9 @@ describe('error catalogue', () => {
 
   it('is documented row by row in docs/errors.md with the right status', () => {
     for (const [code, def] of all) expect(doc, code).toContain(`| \`${code}\` | ${def.status} |`);
+  });
+
+  it('docs/errors.md is what `npm run docs:errors` generates', () => {
+    expect(doc).toBe(renderErrorsDoc());
   });
 });

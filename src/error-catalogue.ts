@@ -6,6 +6,7 @@ import { AdminErrors } from './admin/errors.js';
 import { CredentialErrors } from './credentials/errors.js';
 import { MfaErrors } from './mfa/errors.js';
 import { OtpErrors } from './mfa/otp/errors.js';
+import { TotpErrors } from './mfa/totp/errors.js';
 import { MfaResetErrors } from './mfa/reset/errors.js';
 import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
@@ -25,7 +26,22 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Administration: AdminErrors.definitions,
   'Transport encryption': TransportErrors.definitions,
   'Second factors': MfaErrors.definitions,
+  TOTP: TotpErrors.definitions,
   'One-time codes': OtpErrors.definitions,
   'Security questions': SecurityQuestionErrors.definitions,
   'MFA reset': MfaResetErrors.definitions,
 };
+
+const INTRO = 'Every error answers with `{status_code, error_code, message, details}`. `error_code` is stable: match on it, never on `message`. Generated from the catalogues in `src/**/errors.ts` by `npm run docs:errors`; `src/error-catalogue.test.ts` keeps this page in step. Why each status was chosen where SPEC leaves it open: docs/decisions.md.';
+
+/** docs/errors.md, exactly: one table per catalogue. */
+export function renderErrorsDoc(): string {
+  const sections = Object.entries(ERROR_CATALOGUE).map(([name, defs]) => [
+    `## ${name}`,
+    '',
+    '| error_code | status | message |',
+    '|---|---|---|',
+    ...Object.entries(defs).map(([code, def]) => `| \`${code}\` | ${def.status} | ${def.message} |`),
+  ].join('\n'));
+  return ['# Error codes', '', INTRO, '', sections.join('\n\n'), ''].join('\n');
+}

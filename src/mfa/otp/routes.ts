@@ -10,8 +10,8 @@ import type { Services } from '../../app.js';
 import type { App } from '../../platform/http/app.js';
 import { errors } from '../../platform/http/schemas.js';
 import { SignInResponseSchema } from '../../signin/routes.js';
-import { useResponseKey } from '../../transport/plugin.js';
-import { mfaContext, type Actor, type ChallengePurpose } from '../challenge.js';
+import type { Actor, ChallengePurpose } from '../challenge.js';
+import { routeActors } from '../route-actors.js';
 
 const tags = ['MFA and 2FA'];
 const bearer = [{ bearer: [] }];
@@ -59,22 +59,9 @@ const CODES = 'Codes: 6 random digits, valid `OTP_VALIDITY_MINUTES` (5), single 
 export function otpRoutes(s: Services): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    /** Callers resolved in preHandler (after decryption), read back by the handler. */
-    const actors = new WeakMap<FastifyRequest, Actor>();
-    const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
-    const ctxOf = (request: FastifyRequest) => {
-      const a = actorOf(request);
-      return mfaContext(request, a.kind === 'challenge' ? a.challenge.claims.channel : undefined);
-    };
-    /** A bearer caller, or the sign-in behind `two_factor_token` (a spent one is refused by `resolve`). */
-    const resolveAs = (purpose: ChallengePurpose) => async (request: FastifyRequest) => {
-      actors.set(request, await s.challenges.actor(request, (request.body as { two_factor_token?: string }).two_factor_token, [purpose]));
-    };
-    const finish = async (request: FastifyRequest, actor: Actor & { kind: 'challenge' }, method: string) => {
-      const result = await s.challenges.finish(actor.challenge, request, method);
-      useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key
-      return result.body;
-    };
+    const { resolve, actorOf, ctxOf, finish: finishChallenge } = routeActors(s);
+    const resolveAs = (purpose: ChallengePurpose) => resolve([purpose]);
+    const finish = (request: FastifyRequest, actor: Actor & { kind: 'challenge' }, method: string) => finishChallenge(request, actor.challenge, method);
 
     app.post('/api/v1/auth/2fa/request', {
       schema: {
@@ -128,9 +115,7 @@ export function otpRoutes(s: Services): FastifyPluginAsync {
         body: Type.Object({ code: Code }, { additionalProperties: false }),
         response: { 200: StepUp, ...errors(400, 401, 413, 422, 429) },
       },
-      preHandler: async (request) => {
-        actors.set(request, await s.challenges.actor(request, undefined, []));
-      },
+      preHandler: resolve([]), // bearer only: the body has no two_factor_token
     }, async (request) => {
       const actor = actorOf(request) as Actor & { kind: 'session' };
       const ctx = ctxOf(request);

@@ -15,9 +15,9 @@ import type { App } from '../../platform/http/app.js';
 import { CommonErrors } from '../../platform/errors.js';
 import { errors, NO_NUL } from '../../platform/http/schemas.js';
 import { SignInErrors } from '../../signin/errors.js';
-import { TokenErrors } from '../../tokens/errors.js';
 import type { UserRow } from '../../users/store.js';
-import { MFA_RESET_PROOF_PURPOSE, mfaContext, type Actor, type ChallengePurpose } from '../challenge.js';
+import { MFA_RESET_PROOF_PURPOSE, mfaContext, type ChallengePurpose } from '../challenge.js';
+import { routeActors } from '../route-actors.js';
 import { METHOD, type Operator } from './service.js';
 
 const tags = ['Security questions'];
@@ -62,22 +62,7 @@ const doc = (...parts: string[]): string => parts.join('\n\n');
 export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    /** Callers resolved in preHandler (after decryption), read back by the handler. */
-    const actors = new WeakMap<FastifyRequest, Actor>();
-    const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
-    const resolve = (purposes: readonly ChallengePurpose[]) => async (request: FastifyRequest) => {
-      const token = (request.body as { two_factor_token?: string }).two_factor_token;
-      actors.set(request, await s.challenges.actor(request, token, purposes));
-    };
-    const ctxOf = (request: FastifyRequest) => {
-      const a = actorOf(request);
-      return mfaContext(request, a.kind === 'challenge' ? a.challenge.claims.channel : undefined);
-    };
-    const signedIn = async (request: FastifyRequest): Promise<UserRow> => {
-      const user = await s.users.findByUuid(request.auth!.claims.user_id);
-      if (!user) throw TokenErrors.TOKEN_INVALID();
-      return user;
-    };
+    const { resolve, actorOf, ctxOf, signedInUser: signedIn } = routeActors(s);
     const operator = async (request: FastifyRequest): Promise<Operator> => ({ user: await signedIn(request), ctx: mfaContext(request) });
 
     app.post('/api/v1/auth/security-questions/predefined', {

@@ -1,9 +1,192 @@
-/** TOTP routes (issue 4 section 2). */
+/**
+ * TOTP routes (issue 4 section 2). The four `/api/v1/2fa/totp/*` sign-in routes are transport
+ * pre-auth routes, so they identify their caller in `preHandler`, after the body is decrypted
+ * (a bearer token, or the `two_factor_token` in the body). Step-up and backup-code renewal are
+ * ordinary bearer routes.
+ */
+import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../app.js';
+import type { App } from '../../platform/http/app.js';
+import { errors } from '../../platform/http/schemas.js';
+import { SignInResponseSchema } from '../../signin/routes.js';
+import type { UserRow } from '../../users/store.js';
+import { mfaContext, type Challenge, type MfaContext } from '../challenge.js';
+import { routeActors } from '../route-actors.js';
+import { MfaErrors } from '../errors.js';
+import type { SignInMethod } from '../factors.js';
+
+const tags = ['MFA and 2FA'];
+const bearer = [{ bearer: [] }];
+/** Bearer, or none (a `two_factor_token` in the body instead). */
+const bearerOrToken: { [label: string]: string[] }[] = [{ bearer: [] }, {}];
+
+const TwoFactorToken = Type.String({
+  minLength: 1, maxLength: 4096,
+  description: 'The `two_factor_token` from `401 2FA_REQUIRED` (or, for setup, from `403 MFA_SETUP_INCOMPLETE`). Valid 5 minutes, one sign-in.',
+  examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig'],
+});
+const TotpCode = Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code the authenticator app shows now.', examples: ['492039'] });
+const BackupCode = Type.String({ minLength: 1, maxLength: 32, pattern: '^[0-9A-Za-z \\-]*$', description: 'One of the backup codes (`xxxx-xxxx`; case, dashes and spaces do not matter).', examples: ['7k3m-q9xz'] });
+const BackupCodesList = Type.Array(Type.String({ examples: ['7k3m-q9xz'] }), {
+  minItems: 10, maxItems: 10, description: 'Ten single-use backup codes. Shown once: only their keyed hashes are stored.',
+});
+
+const SetupResponse = Type.Object({
+  secret: Type.String({ description: 'Base32 (RFC 4648) secret, for typing into the app by hand', examples: ['JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP'] }),
+  otpauth_uri: Type.String({ description: 'Key Uri Format: `otpauth://totp/Issuer:username?secret=..&issuer=..&algorithm=..&digits=6&period=30`', examples: ['otpauth://totp/Strongroom:amina.otieno?issuer=Strongroom&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30'] }),
+  qr_code: Type.String({ description: 'The URI as a QR code, `data:image/png;base64,...`', examples: ['data:image/png;base64,iVBORw0KGgo...'] }),
+  algorithm: Type.Union([Type.Literal('SHA1'), Type.Literal('SHA256')], { examples: ['SHA1'] }),
+  digits: Type.Integer({ examples: [6] }),
+  period: Type.Integer({ description: 'Seconds per code', examples: [30] }),
+});
+
+const StepUpResponse = Type.Object({
+  verified: Type.Literal(true),
+  method: Type.String({ examples: ['totp'] }),
+  session_id: Type.String({ format: 'uuid' }),
+  verified_at: Type.String({ format: 'date-time' }),
+});
+
+const TOKEN_ERRORS = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`: no usable token (a `two_factor_token` of the wrong purpose is `TOKEN_INVALID`; one already used is `TOKEN_REVOKED`).';
+const LOCKED = '`429 MFA_LOCKED` (with `Retry-After`): too many wrong codes (`MFA_MAX_FAILURES`, TOTP and backup codes together); locked for `MFA_LOCKOUT_MINUTES`, during which even a right code is refused.';
+const ACCOUNT = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';
+const lines = (...l: string[]): string => l.map((x) => `- ${x}`).join('\n');
+/** Errors of the bearer routes that take a current authenticator code. */
+const SIGNED_IN_CODE_ERRORS = lines(
+  '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
+  '`400 MFA_METHOD_UNAVAILABLE`: no authenticator app is enrolled.',
+  '`401 TOTP_INVALID`: wrong code, outside the window, or a step already used.',
+  LOCKED,
+);
+
+function requireMethod(challenge: Challenge, method: SignInMethod): void {
+  if (!challenge.claims.methods.includes(method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+}
 
 export function totpRoutes(s: Services): FastifyPluginAsync {
-  return async () => {
-    void s;
+  return async (instance) => {
+    const app = instance as unknown as App;
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish } = routeActors(s);
+    const resolveSetup = resolve(['setup']);
+    const resolveSignIn = resolve(['signin']);
+
+    app.post('/api/v1/2fa/totp/setup', {
+      schema: {
+        tags, security: bearerOrToken, summary: 'Start authenticator-app (TOTP) enrolment',
+        description: [
+          'Creates a new secret and returns it with its `otpauth://` URI and a QR code to scan. Nothing is enrolled until `POST /api/v1/2fa/totp/verify` receives a valid code; calling setup again replaces an unconfirmed secret. The secret is stored encrypted.',
+          '',
+          'Caller: a signed-in user (bearer token), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (`two_factor_token` of that answer in the body, no bearer).',
+          '',
+          lines(TOKEN_ERRORS, ACCOUNT, '`409 TOTP_ALREADY_ENROLLED`: an authenticator app is already enrolled.'),
+        ].join('\n'),
+        body: Type.Object({ two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, description: 'Empty (`{}`) with a bearer token.' }),
+        response: { 200: SetupResponse, ...errors(400, 401, 403, 409, 413, 422, 429) },
+      },
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      preHandler: resolveSetup,
+    }, async (request) => s.totp.setup(actorOf(request).user));
+
+    app.post('/api/v1/2fa/totp/verify', {
+      schema: {
+        tags, security: bearerOrToken, summary: 'Finish TOTP enrolment with a code from the app',
+        description: [
+          'Confirms the secret from setup with the app\'s current code, enrols it, and returns 10 single-use backup codes (shown once). With a setup `two_factor_token` the sign-in then finishes: `sign_in` carries the tokens and session (`mfa_completed: true`).',
+          '',
+          lines(
+            TOKEN_ERRORS, ACCOUNT,
+            '`401 TOTP_INVALID`: wrong code, outside the window (one step either side), or a step already used.',
+            '`409 TOTP_SETUP_NOT_STARTED`: no setup to confirm; `409 TOTP_ALREADY_ENROLLED`: already enrolled.',
+            LOCKED,
+          ),
+        ].join('\n'),
+        body: Type.Object({ code: TotpCode, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
+        response: {
+          200: Type.Object({ backup_codes: BackupCodesList, sign_in: Type.Optional(SignInResponseSchema) }),
+          ...errors(400, 401, 403, 409, 413, 422, 429),
+        },
+      },
+      preHandler: resolveSetup,
+    }, async (request) => {
+      const actor = actorOf(request);
+      const backupCodes = await s.totp.enrol(actor.user, request.body.code, ctxOf(request));
+      if (actor.kind === 'session') return { backup_codes: backupCodes };
+      return { backup_codes: backupCodes, sign_in: await finish(request, actor.challenge, 'totp') };
+    });
+
+    /** The two ways to finish a sign-in that `401 2FA_REQUIRED` started: the app's code, or a backup code. */
+    const signInSteps = [
+      {
+        url: '/api/v1/2fa/totp/verify-login', method: 'totp', code: TotpCode, summary: 'Finish a sign-in with an authenticator code',
+        intro: 'The second step after `401 2FA_REQUIRED` whose `methods` include `totp`: issues the tokens and the session (`user_profile.mfa_completed: true`). The `two_factor_token` is spent.',
+        invalid: '`401 TOTP_INVALID`: wrong code, outside the window, or a step already used (replay).',
+        check: (user: UserRow, code: string, ctx: MfaContext) => s.totp.verify(user, code, ctx, 'signin'),
+      },
+      {
+        url: '/api/v1/2fa/totp/verify-backup-code', method: 'backup_code', code: BackupCode, summary: 'Finish a sign-in with a backup code',
+        intro: 'For a lost phone: the second step after `401 2FA_REQUIRED` whose `methods` include `backup_code`. Each backup code works once; the tokens and session are those of `verify-login`. The number of codes left is recorded in the audit trail (`BACKUP_CODE_USED`), not returned.',
+        invalid: '`401 BACKUP_CODE_INVALID`: wrong or already used.',
+        check: (user: UserRow, code: string, ctx: MfaContext) => s.totp.useBackupCode(user, code, ctx),
+      },
+    ] as const;
+    for (const step of signInSteps) {
+      app.post(step.url, {
+        schema: {
+          tags, summary: step.summary,
+          description: [
+            step.intro, '',
+            lines(TOKEN_ERRORS, ACCOUNT, `\`400 MFA_METHOD_UNAVAILABLE\`: the challenge does not offer \`${step.method}\`.`, step.invalid, LOCKED),
+          ].join('\n'),
+          body: Type.Object({ two_factor_token: TwoFactorToken, code: step.code }, { additionalProperties: false }),
+          response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+        },
+        preHandler: resolveSignIn,
+      }, async (request) => {
+        const challenge = challengeOf(request);
+        requireMethod(challenge, step.method);
+        await step.check(challenge.user, request.body.code, ctxOf(request));
+        return finish(request, challenge, step.method);
+      });
+    }
+
+    app.post('/api/v1/auth/totp/verify', {
+      schema: {
+        tags, security: bearer, summary: 'Step-up: prove the authenticator again in a signed-in session',
+        description: [
+          'For a sensitive action: the session records a fresh second factor (`mfa_completed`, `verified_at`). Not a sign-in step: it needs a bearer token, not a `two_factor_token`.',
+          '',
+          SIGNED_IN_CODE_ERRORS,
+        ].join('\n'),
+        body: Type.Object({ code: TotpCode }, { additionalProperties: false }),
+        response: { 200: StepUpResponse, ...errors(400, 401, 413, 422, 429) },
+      },
+      onRequest: s.guard.authenticate,
+    }, async (request) => {
+      const auth = request.auth!;
+      const user = await signedInUser(request);
+      const ctx = mfaContext(request);
+      await s.totp.verify(user, request.body.code, ctx, 'stepup');
+      return s.challenges.stepUp(auth, user, 'totp', ctx);
+    });
+
+    app.post('/api/v1/2fa/totp/backup-codes', {
+      schema: {
+        tags, security: bearer, summary: 'Replace the backup codes',
+        description: [
+          'Issues 10 new backup codes for a current authenticator code; every earlier backup code stops working. Shown once.',
+          '',
+          SIGNED_IN_CODE_ERRORS,
+        ].join('\n'),
+        body: Type.Object({ code: TotpCode }, { additionalProperties: false }),
+        response: { 200: Type.Object({ backup_codes: BackupCodesList }), ...errors(400, 401, 413, 422, 429) },
+      },
+      onRequest: s.guard.authenticate,
+    }, async (request) => {
+      const user = await signedInUser(request);
+      return { backup_codes: await s.totp.regenerateBackupCodes(user, request.body.code, mfaContext(request)) };
+    });
   };
 }

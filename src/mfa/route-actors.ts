@@ -1,0 +1,58 @@
+/**
+ * What the factor routes share: the caller, resolved in `preHandler` (after the transport has
+ * decrypted the body, so token errors are sealed like any other) and read back by the handler;
+ * the request's audit context; and finishing a sign-in, which hands an encrypted client its
+ * session key.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Services } from '../app.js';
+import { TokenErrors } from '../tokens/errors.js';
+import { useResponseKey } from '../transport/plugin.js';
+import type { UserRow } from '../users/store.js';
+import { mfaContext, type Actor, type Challenge, type ChallengePurpose, type MfaContext } from './challenge.js';
+import type { SignInResponse } from '../signin/pipeline.js';
+
+export interface RouteActors {
+  /** preHandler: a bearer caller, or the sign-in behind the body's `two_factor_token` of one of `purposes`. */
+  resolve(purposes: readonly ChallengePurpose[]): (request: FastifyRequest) => Promise<void>;
+  actorOf(request: FastifyRequest): Actor;
+  /** The 2FA challenge of the caller; 401 TOKEN_MISSING when it came with a bearer token instead. */
+  challengeOf(request: FastifyRequest): Challenge;
+  /** The audit context; a sign-in's channel is the one its password step used. */
+  ctxOf(request: FastifyRequest): MfaContext;
+  /** The signed-in user of a bearer-authenticated request. */
+  signedInUser(request: FastifyRequest): Promise<UserRow>;
+  /** Finishes the sign-in after `method` was verified; returns the sign-in response. */
+  finish(request: FastifyRequest, challenge: Challenge, method: string): Promise<SignInResponse>;
+}
+
+export function routeActors(s: Pick<Services, 'challenges' | 'users'>): RouteActors {
+  const actors = new WeakMap<FastifyRequest, Actor>();
+  const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
+  return {
+    resolve: (purposes) => async (request) => {
+      const token = (request.body as { two_factor_token?: string } | undefined)?.two_factor_token;
+      actors.set(request, await s.challenges.actor(request, token, purposes));
+    },
+    actorOf,
+    challengeOf(request) {
+      const a = actorOf(request);
+      if (a.kind !== 'challenge') throw TokenErrors.TOKEN_MISSING();
+      return a.challenge;
+    },
+    ctxOf(request) {
+      const a = actors.get(request);
+      return mfaContext(request, a?.kind === 'challenge' ? a.challenge.claims.channel : undefined);
+    },
+    async signedInUser(request) {
+      const user = await s.users.findByUuid(request.auth!.claims.user_id);
+      if (!user) throw TokenErrors.TOKEN_INVALID();
+      return user;
+    },
+    async finish(request, challenge, method) {
+      const result = await s.challenges.finish(challenge, request, method);
+      useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key
+      return result.body;
+    },
+  };
+}
