@@ -1,10 +1,10 @@
 /** Password change (signed in) and the forced change after a temporary password (ruling 11). */
 import Type from 'typebox';
+import { confirmCurrentPassword } from './reauth.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../app.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
-import { SignInErrors } from '../signin/errors.js';
 import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
 import { clientContext } from '../signin/routes.js';
 import { TokenErrors } from '../tokens/errors.js';
@@ -38,21 +38,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
       const user = await s.users.findById(auth.session.userId);
       if (!user) throw TokenErrors.TOKEN_REVOKED();
-      const key = s.attempts.userKey(user.id);
-      const locked = await s.attempts.lockedUntil(key);
-      if (locked !== null) throw s.attempts.lockedError(locked);
-      const state = await s.credentials.state(user.id);
-      if (!(await s.hasher.verify(request.body.current_password, state?.hash ?? null))) {
-        const r = await s.attempts.recordFailure(key);
-        const auditBase = { userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel };
-        await s.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'invalid_current_password', failed_count: r.failedCount } });
-        if (r.lockedUntil !== null) {
-          await s.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(r.lockedUntil).toISOString() } });
-          throw s.attempts.lockedError(r.lockedUntil);
-        }
-        throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
-      }
-      await s.attempts.reset(key);
+      await confirmCurrentPassword(s, user, request.body.current_password, { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel }, 'password_change');
       const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
         const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
         const others = await s.sessions.endAllForUser(trx, user.id, 'password_changed', auth.session.sessionId);

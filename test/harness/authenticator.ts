@@ -10,7 +10,7 @@ import { PNG } from 'pngjs';
 import { expect } from 'vitest';
 import type { ManualClock } from '../../src/platform/clock.js';
 import type { App } from '../../src/platform/http/app.js';
-import { bearer } from './fixtures.js';
+import { bearer, STRONG_PASSWORD } from './fixtures.js';
 
 /** The text a QR code in a `data:image/png;base64,...` URL holds. */
 export function decodeQr(dataUrl: string): string {
@@ -57,8 +57,8 @@ export interface SetupBody {
 }
 
 /** Setup and verify with a bearer token; the clock then moves one step so the enrolment code is not a replay. */
-export async function enrolTotp(app: App, clock: ManualClock, accessToken: string): Promise<{ authenticator: Authenticator; backupCodes: string[]; setup: SetupBody }> {
-  const setup = await app.inject({ method: 'POST', url: '/api/v1/2fa/totp/setup', headers: bearer(accessToken), payload: {} });
+export async function enrolTotp(app: App, clock: ManualClock, accessToken: string, password = STRONG_PASSWORD): Promise<{ authenticator: Authenticator; backupCodes: string[]; setup: SetupBody }> {
+  const setup = await app.inject({ method: 'POST', url: '/api/v1/2fa/totp/setup', headers: bearer(accessToken), payload: { current_password: password } });
   expect(setup.statusCode, setup.body).toBe(200);
   const body = setup.json<SetupBody>();
   const authenticator = Authenticator.scan(body.qr_code);

@@ -58,7 +58,7 @@ describe('enrolment', () => {
     const username = `scan.user${++seq}`;
     const user = await seedUser(t.s, username);
     const session = await signIn(t.app, username);
-    const res = await post('/api/v1/2fa/totp/setup', {}, bearer(session.access_token));
+    const res = await post('/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD }, bearer(session.access_token));
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json<{ secret: string; otpauth_uri: string; qr_code: string; algorithm: string; digits: number; period: number }>();
     expect(body).toMatchObject({ algorithm: 'SHA1', digits: 6, period: 30 });
@@ -101,7 +101,7 @@ describe('enrolment', () => {
     const { username, authenticator } = await enrolled();
     const c = await challenge(username);
     const session = (await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now()))).json<SignedIn>();
-    expectError(await post('/api/v1/2fa/totp/setup', {}, bearer(session.access_token)), 409, 'TOTP_ALREADY_ENROLLED');
+    expectError(await post('/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD }, bearer(session.access_token)), 409, 'TOTP_ALREADY_ENROLLED');
     expectError(await post('/api/v1/2fa/totp/verify', { code: '123456' }, bearer(session.access_token)), 409, 'TOTP_ALREADY_ENROLLED');
   });
 
@@ -116,10 +116,31 @@ describe('enrolment', () => {
     const username = `wrongenrol${++seq}`;
     const user = await seedUser(t.s, username);
     const session = await signIn(t.app, username);
-    const app = Authenticator.scan((await post('/api/v1/2fa/totp/setup', {}, bearer(session.access_token))).json<{ qr_code: string }>().qr_code);
+    const app = Authenticator.scan((await post('/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD }, bearer(session.access_token))).json<{ qr_code: string }>().qr_code);
     expectError(await post('/api/v1/2fa/totp/verify', { code: app.wrongCode(t.clock.now()) }, bearer(session.access_token)), 401, 'TOTP_INVALID');
     expect(await t.s.factors.active(user.id)).toEqual([]);
     expect((await signIn(t.app, username)).access_token).toBeTypeOf('string'); // still no second factor
+  });
+
+  it('a stolen access token alone cannot enrol an attacker\'s authenticator (current_password required)', async () => {
+    const username = `stolen${++seq}`;
+    const user = await seedUser(t.s, username);
+    const session = await signIn(t.app, username);
+    expectError(await post('/api/v1/2fa/totp/setup', {}, bearer(session.access_token)), 422, 'VALIDATION_ERROR');
+    expectError(await post('/api/v1/2fa/totp/setup', { current_password: 'Wrong#Guess42xyz' }, bearer(session.access_token)), 401, 'INVALID_CREDENTIALS');
+    const pending = await t.s.database.db.selectFrom('mfa_factors').select('status').where('user_id', '=', user.id).execute();
+    expect(pending).toEqual([]);
+  });
+
+  it('wrong current passwords at TOTP setup count toward the account lockout (429 ACCOUNT_LOCKED)', async () => {
+    const username = `setupguess${++seq}`;
+    await seedUser(t.s, username);
+    const session = await signIn(t.app, username);
+    for (let i = 0; i < 4; i++) expectError(await post('/api/v1/2fa/totp/setup', { current_password: `Wrong#Guess42x${i}` }, bearer(session.access_token)), 401, 'INVALID_CREDENTIALS');
+    const locked = await post('/api/v1/2fa/totp/setup', { current_password: 'Wrong#Guess42x9' }, bearer(session.access_token));
+    expectError(locked, 429, 'ACCOUNT_LOCKED');
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+    expectError(await post('/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD }, bearer(session.access_token)), 429, 'ACCOUNT_LOCKED');
   });
 
   it('setup without a bearer token or two_factor_token is 401 TOKEN_MISSING', async () => {
@@ -422,7 +443,7 @@ describe('over transport encryption', () => {
       const first = await sealed('/api/v1/auth/login', { username, password: STRONG_PASSWORD });
       expect(first.res.statusCode).toBe(200);
       const access = String(first.body.access_token);
-      const setup = await sealed('/api/v1/2fa/totp/setup', {}, bearer(access));
+      const setup = await sealed('/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD }, bearer(access));
       expect(setup.res.statusCode, JSON.stringify(setup.body)).toBe(200);
       const app = Authenticator.scan(String(setup.body.qr_code));
       const enrol = await sealed('/api/v1/2fa/totp/verify', { code: app.code(t3.clock.now()) }, bearer(access));
@@ -453,7 +474,7 @@ describe('OpenAPI', () => {
   it('documents every TOTP route under "MFA and 2FA" with its error codes, bearer where accepted', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{ paths: Record<string, { post: { tags: string[]; description: string; security?: unknown[] } }> }>();
     const routes: [string, boolean, string[]][] = [
-      ['/api/v1/2fa/totp/setup', true, ['TOTP_ALREADY_ENROLLED']],
+      ['/api/v1/2fa/totp/setup', true, ['TOTP_ALREADY_ENROLLED', 'INVALID_CREDENTIALS']],
       ['/api/v1/2fa/totp/verify', true, ['TOTP_INVALID', 'TOTP_SETUP_NOT_STARTED', 'MFA_LOCKED']],
       ['/api/v1/2fa/totp/verify-login', false, ['TOTP_INVALID', 'MFA_METHOD_UNAVAILABLE', 'MFA_LOCKED', 'TOKEN_REVOKED']],
       ['/api/v1/2fa/totp/verify-backup-code', false, ['BACKUP_CODE_INVALID', 'MFA_METHOD_UNAVAILABLE', 'MFA_LOCKED']],

@@ -8,14 +8,13 @@
  * `two_factor_token` in the body). `/delete`, the reset and the admin route are bearer routes.
  */
 import Type from 'typebox';
+import { confirmCurrentPassword } from '../../credentials/reauth.js';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../../app.js';
 import { AdminErrors } from '../../admin/errors.js';
 import type { App } from '../../platform/http/app.js';
 import { CommonErrors } from '../../platform/errors.js';
 import { errors, NO_NUL } from '../../platform/http/schemas.js';
-import { SignInErrors } from '../../signin/errors.js';
-import type { UserRow } from '../../users/store.js';
 import { MFA_RESET_PROOF_PURPOSE, mfaContext, type ChallengePurpose } from '../challenge.js';
 import { routeActors } from '../route-actors.js';
 import { METHOD, type Operator } from './service.js';
@@ -226,7 +225,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
     }, async (request) => {
       const user = await signedIn(request);
       const ctx = mfaContext(request);
-      await checkCurrentPassword(s, user, request.body.current_password, ctx);
+      await confirmCurrentPassword(s, user, request.body.current_password, { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel }, 'reset_security_questions');
       return s.securityQuestions.configure(user, request.body.answers, ctx, 'reset');
     });
 
@@ -256,20 +255,3 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
  * The current password, as `POST /api/v1/auth/password` checks it: refused while the account is
  * locked; a wrong one counts toward the lockout and is audited.
  */
-async function checkCurrentPassword(s: Services, user: UserRow, password: string, ctx: ReturnType<typeof mfaContext>): Promise<void> {
-  const key = s.attempts.userKey(user.id);
-  const locked = await s.attempts.lockedUntil(key);
-  if (locked !== null) throw s.attempts.lockedError(locked);
-  const state = await s.credentials.state(user.id);
-  if (await s.hasher.verify(password, state?.hash ?? null)) {
-    await s.attempts.reset(key);
-    return;
-  }
-  const r = await s.attempts.recordFailure(key);
-  await s.challenges.audit('FAILED_LOGIN_ATTEMPT', 'FAILURE', user, ctx, null, { reason: 'invalid_current_password', failed_count: r.failedCount, route: 'reset/security-questions' });
-  if (r.lockedUntil !== null) {
-    await s.challenges.audit('ACCOUNT_LOCKED', 'SUCCESS', user, ctx, null, { locked_until: new Date(r.lockedUntil).toISOString() });
-    throw s.attempts.lockedError(r.lockedUntil);
-  }
-  throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
-}

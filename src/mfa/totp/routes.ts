@@ -5,6 +5,8 @@
  * ordinary bearer routes.
  */
 import Type from 'typebox';
+import { confirmCurrentPassword } from '../../credentials/reauth.js';
+import { CommonErrors } from '../../platform/errors.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../app.js';
 import type { App } from '../../platform/http/app.js';
@@ -77,18 +79,35 @@ export function totpRoutes(s: Services): FastifyPluginAsync {
         description: [
           'Creates a new secret and returns it with its `otpauth://` URI and a QR code to scan. Nothing is enrolled until `POST /api/v1/2fa/totp/verify` receives a valid code; calling setup again replaces an unconfirmed secret. The secret is stored encrypted.',
           '',
-          'Caller: a signed-in user (bearer token), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (`two_factor_token` of that answer in the body, no bearer).',
+          'Caller: a signed-in user (bearer token) who confirms `current_password` (a stolen access token alone must not enrol an attacker\'s app), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (`two_factor_token` of that answer in the body, no bearer: the password was just checked).',
           '',
-          lines(TOKEN_ERRORS, ACCOUNT, '`409 TOTP_ALREADY_ENROLLED`: an authenticator app is already enrolled.'),
+          lines(
+            TOKEN_ERRORS, ACCOUNT,
+            '`401 INVALID_CREDENTIALS`: wrong `current_password` (counts toward the account lockout: `429 ACCOUNT_LOCKED`).',
+            '`409 TOTP_ALREADY_ENROLLED`: an authenticator app is already enrolled.',
+            '`422 VALIDATION_ERROR`: a bearer caller without `current_password`.',
+          ),
         ].join('\n'),
-        body: Type.Object({ two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, description: 'Empty (`{}`) with a bearer token.' }),
+        body: Type.Object({
+          two_factor_token: Type.Optional(TwoFactorToken),
+          current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required with a bearer token.', examples: ['Vt7#qLm2!xRp9$'] })),
+        }, { additionalProperties: false, description: '`{current_password}` with a bearer token; `{two_factor_token}` without one.' }),
         response: { 200: SetupResponse, ...errors(400, 401, 403, 409, 413, 422, 429) },
       },
       preValidation: async (request) => {
         request.body ??= {};
       },
       preHandler: resolveSetup,
-    }, async (request) => s.totp.setup(actorOf(request).user));
+    }, async (request) => {
+      const actor = actorOf(request);
+      if (actor.kind === 'session') {
+        const password = request.body.current_password;
+        if (password === undefined) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'current_password', message: 'is required with a bearer token' }] });
+        const ctx = ctxOf(request);
+        await confirmCurrentPassword(s, actor.user, password, { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel }, 'totp_setup');
+      }
+      return s.totp.setup(actor.user);
+    });
 
     app.post('/api/v1/2fa/totp/verify', {
       schema: {
