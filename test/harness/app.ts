@@ -8,7 +8,7 @@ import pino, { type Logger } from 'pino';
 import { inject } from 'vitest';
 import { buildApp, createServices, initServices, type Services } from '../../src/app.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { loadConfig } from '../../src/platform/config.js';
+import { loadConfig, type Config } from '../../src/platform/config.js';
 import type { Secrets } from '../../src/platform/crypto/secrets.js';
 import { openDatabase, type DatabaseHandle } from '../../src/platform/db/database.js';
 import type { App } from '../../src/platform/http/app.js';
@@ -53,9 +53,14 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** `log`: a logger to capture what the service logs (silent by default, or TEST_LOG's level). */
-export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock; mailer?: Mailer; log?: Logger } = {}): Promise<TestApp> {
-  const config = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...opts.env });
+/**
+ * `log`: a logger to capture what the service logs (silent by default, or TEST_LOG's level).
+ * `configure`: adjusts the loaded configuration, for settings no environment of a test can
+ * reach (such as production's behaviour without production's secrets).
+ */
+export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock; mailer?: Mailer; log?: Logger; configure?: (config: Config) => Config } = {}): Promise<TestApp> {
+  const loaded = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...opts.env });
+  const config = opts.configure ? opts.configure(loaded) : loaded;
   const database = opts.database ?? (await openTestDatabase());
   const clock = opts.clock ?? new ManualClock(Date.now());
   const s = createServices({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: opts.log ?? pino({ level: process.env.TEST_LOG ?? 'silent' }), mailer: opts.mailer });

@@ -11,8 +11,8 @@ export function admin(s: Services): AdminService {
   return new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
 }
 
-export async function seedUser(s: Services, username: string, opts: { roles?: string[]; password?: string; email?: string } = {}) {
-  const r = await admin(s).createUser({ username, email: opts.email ?? null, roles: opts.roles ?? ['customer'], password: opts.password ?? STRONG_PASSWORD }, { uuid: null, username: 'test' });
+export async function seedUser(s: Services, username: string, opts: { roles?: string[]; password?: string; email?: string; phone?: string } = {}) {
+  const r = await admin(s).createUser({ username, email: opts.email ?? null, phone: opts.phone ?? null, roles: opts.roles ?? ['customer'], password: opts.password ?? STRONG_PASSWORD }, { uuid: null, username: 'test' });
   return r.user;
 }
 

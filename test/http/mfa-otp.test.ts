@@ -8,12 +8,10 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, createServices, initServices } from '../../src/app.js';
-import { ManualClock } from '../../src/platform/clock.js';
-import { loadConfig } from '../../src/platform/config.js';
+import type { Config } from '../../src/platform/config.js';
 import { createLogger } from '../../src/platform/observability/logger.js';
-import { openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
-import { admin, bearer, expectError, login, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
 import { startSmsGateway, type TestSmsGateway } from '../harness/sms-gateway.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
 
@@ -24,27 +22,9 @@ type LoggedApp = TestApp & { lines: string[] };
 async function startApp(env: Record<string, string>, opts: { devOutbox?: boolean } = {}): Promise<LoggedApp> {
   const lines: string[] = [];
   const log = createLogger('debug', new Writable({ write(chunk: Buffer, _enc, cb) { lines.push(chunk.toString()); cb(); } }));
-  const loaded = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...env });
-  const config = { ...loaded, mfa: { ...loaded.mfa, devOutbox: opts.devOutbox ?? loaded.mfa.devOutbox } };
-  const database = await openTestDatabase();
-  const clock = new ManualClock(Date.now());
-  const s = createServices({ config, secrets: testSecrets(), database, clock, log });
-  await initServices(s);
-  const app = await buildApp(s);
-  await app.ready();
-  return {
-    app, s, clock, lines,
-    async close() {
-      await app.close();
-      s.mailer.close?.();
-      await database.close();
-    },
-  };
-}
-
-async function seed(t: TestApp, username: string, opts: { email?: string; phone?: string; roles?: string[] }) {
-  const r = await admin(t.s).createUser({ username, email: opts.email ?? null, phone: opts.phone ?? null, roles: opts.roles ?? ['customer'], password: STRONG_PASSWORD }, { uuid: null, username: 'test' });
-  return r.user;
+  const devOutbox = opts.devOutbox;
+  const configure = devOutbox === undefined ? undefined : (c: Config): Config => ({ ...c, mfa: { ...c.mfa, devOutbox } });
+  return Object.assign(await createTestApp({ env, log, configure }), { lines });
 }
 
 const post = (t: TestApp, url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Res> =>
@@ -91,7 +71,7 @@ describe('with SMTP and the SMS gateway configured', () => {
       SMS_GATEWAY_URL: gw.url, SMS_GATEWAY_TOKEN: gw.token, SMS_GATEWAY_TIMEOUT_MS: '300',
       MFA_REQUIRED_ROLES: 'operator',
     });
-    await seed(t, 'root.admin', { roles: ['admin'], email: 'root@bank.example' });
+    await seedUser(t.s, 'root.admin', { roles: ['admin'], email: 'root@bank.example' });
   });
   afterAll(async () => {
     await t.close();
@@ -100,7 +80,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('email: enrol, then password, 2FA_REQUIRED, a code over real SMTP, and validate give working tokens', async () => {
-    await seed(t, 'amina.otieno', { email: 'amina@bank.example' });
+    await seedUser(t.s, 'amina.otieno', { email: 'amina@bank.example' });
     await enrol((await signIn(t.app, 'amina.otieno')).access_token, 'email', 'amina@bank.example');
 
     const { token, methods } = await challenge(t, 'amina.otieno');
@@ -122,7 +102,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('sms: enrol, then password, 2FA_REQUIRED, a code through the gateway, and validate give working tokens; delivery is tracked', async () => {
-    const user = await seed(t, 'baraka.mwangi', { phone: '+254712345612' });
+    const user = await seedUser(t.s, 'baraka.mwangi', { phone: '+254712345612' });
     await enrol((await signIn(t.app, 'baraka.mwangi')).access_token, 'sms', '+254712345612');
 
     const { token, methods } = await challenge(t, 'baraka.mwangi');
@@ -143,7 +123,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('a gateway that fails (500) or hangs gives 503 OTP_DELIVERY_FAILED, a failed and void code, and an audited failure; a retry is not throttled', async () => {
-    const user = await seed(t, 'chebet.kip', { phone: '+254798765401' });
+    const user = await seedUser(t.s, 'chebet.kip', { phone: '+254798765401' });
     const token = (await signIn(t.app, 'chebet.kip')).access_token;
 
     gw.mode = 'fail';
@@ -167,7 +147,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('replayed sign-in: the same 2FA token and code a second time is refused (TOKEN_REVOKED)', async () => {
-    await seed(t, 'dalia.njeri', { email: 'dalia@bank.example' });
+    await seedUser(t.s, 'dalia.njeri', { email: 'dalia@bank.example' });
     await enrol((await signIn(t.app, 'dalia.njeri')).access_token, 'email', 'dalia@bank.example');
     const { token } = await challenge(t, 'dalia.njeri');
     expect((await post(t, '/api/v1/auth/2fa/request', { two_factor_token: token, method: 'email' })).statusCode).toBe(200);
@@ -177,7 +157,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('step-up: a signed-in session verifies an enrolled factor; a reused step-up code is refused (OTP_INVALID)', async () => {
-    await seed(t, 'esther.wanjiku', { email: 'esther@bank.example' });
+    await seedUser(t.s, 'esther.wanjiku', { email: 'esther@bank.example' });
     const session = await signIn(t.app, 'esther.wanjiku');
     await enrol(session.access_token, 'email', 'esther@bank.example');
 
@@ -195,7 +175,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('a method the challenge does not offer, or that is not enrolled, or whose address is missing is MFA_METHOD_UNAVAILABLE; a code never requested is OTP_INVALID', async () => {
-    await seed(t, 'farah.hassan', { email: 'farah@bank.example' });
+    await seedUser(t.s, 'farah.hassan', { email: 'farah@bank.example' });
     const session = await signIn(t.app, 'farah.hassan');
     expectError(await post(t, '/api/v1/auth/2fa/request', { method: 'email' }, bearer(session.access_token)), 400, 'MFA_METHOD_UNAVAILABLE'); // not enrolled
     expectError(await post(t, '/api/v1/2fa/otp/setup', { method: 'sms' }, bearer(session.access_token)), 400, 'MFA_METHOD_UNAVAILABLE'); // no phone
@@ -211,7 +191,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('an expired code is refused (OTP_EXPIRED) exactly OTP_VALIDITY_MINUTES after it was sent', async () => {
-    await seed(t, 'gideon.otieno', { email: 'gideon@bank.example' });
+    await seedUser(t.s, 'gideon.otieno', { email: 'gideon@bank.example' });
     const session = await signIn(t.app, 'gideon.otieno');
     await enrol(session.access_token, 'email', 'gideon@bank.example');
 
@@ -227,7 +207,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('20 parallel wrong codes buy exactly 3 tries (OTP_INVALID), the rest and then the right code are 429 OTP_ATTEMPTS_EXCEEDED; a new code works', async () => {
-    const user = await seed(t, 'hawa.said', { email: 'hawa@bank.example' });
+    const user = await seedUser(t.s, 'hawa.said', { email: 'hawa@bank.example' });
     await enrol((await signIn(t.app, 'hawa.said')).access_token, 'email', 'hawa@bank.example');
     const { token } = await challenge(t, 'hawa.said');
     expect((await post(t, '/api/v1/auth/2fa/request', { two_factor_token: token, method: 'email' })).statusCode).toBe(200);
@@ -255,7 +235,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('guessing across resent codes is capped per user: MFA_MAX_FAILURES wrong codes lock the second factor (MFA_LOCKED)', async () => {
-    await seed(t, 'issa.kariuki', { email: 'issa@bank.example' });
+    await seedUser(t.s, 'issa.kariuki', { email: 'issa@bank.example' });
     const session = await signIn(t.app, 'issa.kariuki');
     await enrol(session.access_token, 'email', 'issa@bank.example');
     const verify = (code: string) => post(t, '/api/v1/auth/2fa/verify', { code }, bearer(session.access_token));
@@ -279,7 +259,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('a resend within OTP_RESEND_SECONDS is 429 OTP_RESEND_THROTTLED with Retry-After; the new code replaces the old; OTP_MAX_SENDS per hour is 429 OTP_SEND_LIMIT', async () => {
-    await seed(t, 'imani.chege', { email: 'imani@bank.example' });
+    await seedUser(t.s, 'imani.chege', { email: 'imani@bank.example' });
     const session = await signIn(t.app, 'imani.chege');
     await enrol(session.access_token, 'email', 'imani@bank.example');
     const request = () => post(t, '/api/v1/auth/2fa/request', { method: 'email' }, bearer(session.access_token));
@@ -314,7 +294,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('a burst of parallel code requests sends one code (the throttle is checked under a per-challenge lock)', async () => {
-    await seed(t, 'jabari.ochieng', { email: 'jabari@bank.example' });
+    await seedUser(t.s, 'jabari.ochieng', { email: 'jabari@bank.example' });
     await enrol((await signIn(t.app, 'jabari.ochieng')).access_token, 'email', 'jabari@bank.example');
     const { token } = await challenge(t, 'jabari.ochieng');
     const burst = await Promise.all(Array.from({ length: 8 }, () => post(t, '/api/v1/auth/2fa/request', { two_factor_token: token, method: 'email' })));
@@ -325,7 +305,7 @@ describe('with SMTP and the SMS gateway configured', () => {
   });
 
   it('MFA_REQUIRED_ROLES: MFA_SETUP_INCOMPLETE, then otp/setup and otp/verify with the setup token finish the sign-in (sign_in)', async () => {
-    await seed(t, 'juma.operator', { email: 'juma@bank.example', roles: ['operator'] });
+    await seedUser(t.s, 'juma.operator', { email: 'juma@bank.example', roles: ['operator'] });
     const d = expectError(await login(t.app, 'juma.operator'), 403, 'MFA_SETUP_INCOMPLETE').details as { two_factor_token: string; setup_methods: string[] };
     expect(d.setup_methods).toContain('email');
     const token = d.two_factor_token;
@@ -387,7 +367,7 @@ describe('with no transport configured', () => {
   it('development: codes go to the outbox and, loudly, to the log, and they work', async () => {
     const t = await startApp({});
     try {
-      await seed(t, 'kofi.mensah', { email: 'kofi@bank.example', phone: '+233241234567' });
+      await seedUser(t.s, 'kofi.mensah', { email: 'kofi@bank.example', phone: '+233241234567' });
       const token = (await signIn(t.app, 'kofi.mensah')).access_token;
       for (const [method, to, masked] of [['email', 'kofi@bank.example', 'k***@bank.example'], ['sms', '+233241234567', '+2332****67']] as const) {
         const setup = await post(t, '/api/v1/2fa/otp/setup', { method }, bearer(token));
@@ -410,7 +390,7 @@ describe('with no transport configured', () => {
   it('production (no development outbox): the method is unavailable (MFA_METHOD_UNAVAILABLE) and nothing is logged', async () => {
     const t = await startApp({}, { devOutbox: false });
     try {
-      await seed(t, 'lulu.adongo', { email: 'lulu@bank.example', phone: '+256712345678' });
+      await seedUser(t.s, 'lulu.adongo', { email: 'lulu@bank.example', phone: '+256712345678' });
       const token = (await signIn(t.app, 'lulu.adongo')).access_token;
       expectError(await post(t, '/api/v1/2fa/otp/setup', { method: 'email' }, bearer(token)), 400, 'MFA_METHOD_UNAVAILABLE');
       expectError(await post(t, '/api/v1/2fa/otp/setup', { method: 'sms' }, bearer(token)), 400, 'MFA_METHOD_UNAVAILABLE');

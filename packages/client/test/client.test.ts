@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { transform } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness/app.js';
+import { Authenticator } from '../../../test/harness/authenticator.js';
 import { OTHER_PASSWORD, seedUser, STRONG_PASSWORD } from '../../../test/harness/fixtures.js';
 import { generateClientKeyPair } from '../src/crypto.js';
 import { DEFAULT_PREAUTH_ROUTES, StrongroomClient, StrongroomError, type FetchLike, type StoredSession, type StrongroomClientOptions } from '../src/index.js';
@@ -278,6 +279,54 @@ describe('passwords', () => {
     expect(await c.resetPassword({ resetToken: String(resetToken), newPassword: STRONG_PASSWORD })).toMatchObject({ status: 'success' });
     expect(await failure(c.resetPassword({ resetToken: String(resetToken), newPassword: OTHER_PASSWORD }))).toMatchObject({ status: 401 });
     expect((await c.login({ username: 'sdk.newcomer', password: STRONG_PASSWORD })).user_profile.username).toBe('sdk.newcomer');
+  });
+});
+
+describe('second factors', () => {
+  it('enrols an authenticator by its QR code, then finishes a sign-in with a code and with a backup code', async () => {
+    await seedUser(t.s, 'sdk.totp');
+    const c = await signedIn('sdk.totp');
+    const setup = await c.request<{ qr_code: string }>('POST', '/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD });
+    const app = Authenticator.scan(setup.qr_code);
+    const { backup_codes } = await c.request<{ backup_codes: string[] }>('POST', '/api/v1/2fa/totp/verify', { code: app.code(t.clock.now()) });
+    expect(backup_codes).toHaveLength(10);
+    t.clock.advance(30_000); // the next code: the enrolment's step is spent
+
+    const fresh = client();
+    const challenge = await failure(fresh.login({ username: 'sdk.totp', password: STRONG_PASSWORD }));
+    expect(challenge).toMatchObject({ status: 401, errorCode: '2FA_REQUIRED' });
+    expect(challenge.details.methods).toEqual(['totp', 'backup_code']);
+    expect(fresh.signedIn).toBe(false);
+    const done = await fresh.verifyTotp({ twoFactorToken: String(challenge.details.two_factor_token), code: app.code(t.clock.now()) });
+    expect(done.user_profile.mfa_completed).toBe(true);
+    expect(fresh.signedIn).toBe(true);
+    expect(fresh.getSession()!.sessionKey).toBe(await serverSessionKey(done.session_id)); // the encrypted answer handed over the session key
+    expect((await fresh.validate()).session_id).toBe(done.session_id);
+
+    const other = client();
+    const again = await failure(other.login({ username: 'sdk.totp', password: STRONG_PASSWORD }));
+    await other.verifyBackupCode({ twoFactorToken: String(again.details.two_factor_token), code: backup_codes[0]! });
+    expect((await other.validate()).valid).toBe(true);
+  });
+
+  it('finishes a sign-in with a one-time code by SMS (development outbox)', async () => {
+    const phone = '+254711000222';
+    await seedUser(t.s, 'sdk.sms', { phone });
+    const c = await signedIn('sdk.sms');
+    await c.request('POST', '/api/v1/2fa/otp/setup', { method: 'sms' });
+    await c.request('POST', '/api/v1/2fa/otp/verify', { method: 'sms', code: t.s.otp.outbox.latest(phone)!.code });
+
+    const fresh = client();
+    const challenge = await failure(fresh.login({ username: 'sdk.sms', password: STRONG_PASSWORD }));
+    expect(challenge.details.methods).toEqual(['sms']);
+    const twoFactorToken = String(challenge.details.two_factor_token);
+    expect(await fresh.requestCode({ twoFactorToken, method: 'sms' })).toMatchObject({ method: 'sms', destination: '+2547****22', expires_in: 300 });
+    const code = t.s.otp.outbox.latest(phone)!.code;
+    const wrong = await failure(fresh.validateCode({ twoFactorToken, code: code === '000000' ? '111111' : '000000' }));
+    expect(wrong).toMatchObject({ status: 401, errorCode: 'OTP_INVALID' });
+    const done = await fresh.validateCode({ twoFactorToken, code });
+    expect(done.user_profile.mfa_completed).toBe(true);
+    expect((await fresh.validate()).valid).toBe(true);
   });
 });
 

@@ -46,7 +46,7 @@ export class TotpService {
     const written = await writePending(d.db, user.id, d.secretCipher.encrypt(secret, SECRET_CONTEXT), algorithm, new Date(d.clock.now()));
     if (!written) throw TotpErrors.TOTP_ALREADY_ENROLLED();
     const uri = otpauthUri(secret, d.config.mfa.totpIssuer, user.username, { algorithm });
-    const qr = await QRCode.toDataURL(uri, { errorCorrectionLevel: 'M', type: 'image/png', margin: 4 });
+    const qr = await QRCode.toDataURL(uri, { errorCorrectionLevel: 'M', type: 'image/png', margin: 4, scale: 6 });
     return { secret, otpauth_uri: uri, qr_code: qr, algorithm, digits: TOTP_DEFAULTS.digits, period: TOTP_DEFAULTS.period };
   }
 
