@@ -146,6 +146,18 @@ describe('with SMTP and the SMS gateway configured', () => {
     expect(r.entries[0]).toMatchObject({ status: 'FAILURE', mfa_method: 'sms', details: { destination: '+2547****01', delivery_status: 'failed', via: 'sms_gateway' } });
   });
 
+  it('a code sent before an MFA reset removed the factor cannot finish the sign-in, nor can a new one be sent', async () => {
+    const user = await seedUser(t.s, 'faraji.o', { phone: '+254700111333' });
+    await enrol((await signIn(t.app, 'faraji.o')).access_token, 'sms', '+254700111333');
+    const { token } = await challenge(t, 'faraji.o');
+    expect((await post(t, '/api/v1/auth/2fa/request', { two_factor_token: token, method: 'sms' })).statusCode).toBe(200);
+    const code = smsCode('+254700111333');
+    await t.s.database.db.transaction().execute((trx) => t.s.factors.removeAll(trx, user.id, new Date(t.clock.now())));
+    expectError(await post(t, '/api/v1/auth/2fa/validate', { two_factor_token: token, code }), 401, 'OTP_INVALID');
+    t.clock.advance(61_000);
+    expectError(await post(t, '/api/v1/auth/2fa/request', { two_factor_token: token, method: 'sms' }), 400, 'MFA_METHOD_UNAVAILABLE');
+  });
+
   it('replayed sign-in: the same 2FA token and code a second time is refused (TOKEN_REVOKED)', async () => {
     await seedUser(t.s, 'dalia.njeri', { email: 'dalia@bank.example' });
     await enrol((await signIn(t.app, 'dalia.njeri')).access_token, 'email', 'dalia@bank.example');
