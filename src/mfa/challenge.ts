@@ -80,10 +80,14 @@ export class MfaGate implements SecondFactorGate {
 
   async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string): Promise<AppError | null> {
     const d = this.deps;
-    const methods = await d.factors.signInMethods(user);
-    const required = methods.length > 0 || (await d.factors.active(user.id)).length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r));
+    const enrolled = await d.factors.active(user.id);
+    const required = enrolled.length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r));
     if (!required) return null;
-    const purpose: ChallengePurpose = methods.length > 0 ? 'signin' : 'setup';
+    const methods = enrolled.length > 0 ? await d.factors.signInMethods(user, undefined, enrolled) : [];
+    // Enrolled factors none of which can be used now (say email, with SMTP gone) still mean
+    // `signin`: a setup token would let the password alone enrol a new factor. The user's way
+    // out is recovery (security questions with this token, then an MFA reset).
+    const purpose: ChallengePurpose = enrolled.length > 0 ? 'signin' : 'setup';
     const issued = await d.tokens.issue('2fa', {
       user_id: user.uuid, purpose, methods, channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
     });

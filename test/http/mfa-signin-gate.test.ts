@@ -93,6 +93,17 @@ describe('a role that requires MFA', () => {
 });
 
 describe('roles that do not require MFA', () => {
+  it('an enrolled factor that cannot be used now never turns into a setup token (the password alone cannot enrol a new factor)', async () => {
+    const username = `staff.nomail${++seq}`;
+    const user = await seedUser(t.s, username, { roles: ['staff'] }); // an email factor, but no address to send to
+    const now = new Date(t.clock.now());
+    await t.s.database.db.insertInto('mfa_factors').values({ user_id: user.id, method: 'email', status: 'active', secret_enc: null, algorithm: null, created_at: now, confirmed_at: now }).execute();
+    const details = expectError(await login(t.app, username), 401, '2FA_REQUIRED').details as { two_factor_token: string; methods: string[] };
+    expect(details.methods).toEqual([]);
+    expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: details.two_factor_token }), 401, 'TOKEN_INVALID');
+    expectError(await post('/api/v1/2fa/otp/setup', { two_factor_token: details.two_factor_token, method: 'sms' }), 401, 'TOKEN_INVALID');
+  });
+
   it('a customer with no factor signs in with the password alone', async () => {
     const username = `customer${++seq}`;
     await seedUser(t.s, username, { roles: ['customer'] });
