@@ -3,9 +3,10 @@
  * token refresh, reuse and credential change is written with SPEC's fields. Entries are
  * written in the same transaction as the change they describe where there is one.
  */
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
+import type { AuditLogTable } from '../platform/db/schema.js';
 
 export const AUDIT_EVENTS = [
   'USER_LOGIN', 'FAILED_LOGIN_ATTEMPT', 'ACCOUNT_LOCKED', 'ACCOUNT_UNLOCKED', 'LOGOUT', 'TOKEN_REFRESH',
@@ -60,16 +61,18 @@ export class AuditLog {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
   async record(e: AuditInput, trx: Db = this.deps.db): Promise<void> {
-    await trx
-      .insertInto('audit_log')
-      .values({
-        timestamp: new Date(this.deps.clock.now()), event_type: e.eventType, user_id: e.userId ?? null,
-        username: e.username?.slice(0, 256) ?? null, status: e.status, ip_address: e.ip ?? null,
-        device_fingerprint: e.deviceFingerprint?.slice(0, 256) ?? null, user_agent: e.userAgent?.slice(0, 512) ?? null,
-        channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: null, security_events: '[]',
-        risk_score: e.riskScore ?? null, suspicious_indicators: '[]', details: JSON.stringify(e.details ?? {}),
-      })
-      .execute();
+    await trx.insertInto('audit_log').values(this.row(e)).execute();
+  }
+
+  /** The row `record` writes, for a caller that folds the insert into a larger statement. */
+  row(e: AuditInput): Insertable<AuditLogTable> {
+    return {
+      timestamp: new Date(this.deps.clock.now()), event_type: e.eventType, user_id: e.userId ?? null,
+      username: e.username?.slice(0, 256) ?? null, status: e.status, ip_address: e.ip ?? null,
+      device_fingerprint: e.deviceFingerprint?.slice(0, 256) ?? null, user_agent: e.userAgent?.slice(0, 512) ?? null,
+      channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: null, security_events: '[]',
+      risk_score: e.riskScore ?? null, suspicious_indicators: '[]', details: JSON.stringify(e.details ?? {}),
+    };
   }
 
   async query(f: { userId?: string; eventType?: string; from?: string; to?: string; limit: number; offset: number }): Promise<{ total: number; entries: AuditEntry[] }> {

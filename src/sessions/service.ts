@@ -8,7 +8,7 @@
  * session is declared inactive the row is re-read, so activity seen by another node counts.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Config } from '../platform/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { EventBus } from '../platform/db/bus.js';
@@ -188,14 +188,32 @@ export class SessionService {
     return session.aesKey !== null && session.aesKeyExpiresAt !== null && session.aesKeyExpiresAt > this.deps.clock.now() ? session.aesKey : null;
   }
 
-  /** Gives the session a new transport key (on refresh), valid for the key lifetime from now. Announce with `announceChanged` after commit. */
-  async rekey(trx: Db, session: Session): Promise<Buffer> {
+  /**
+   * A new transport key for a session (on refresh), valid for the key lifetime from now: the
+   * key, and the `sessions` columns that store it, for the caller to write (alone or inside a
+   * larger statement). Once that has committed, `rekeyed` puts the key in use.
+   */
+  newKey(): { key: Buffer; expiresAt: number; set: { aes_key: string; aes_key_expires_at: Date } } {
     const key = newAesKey();
-    const expires = this.deps.clock.now() + this.deps.sessionKeyTtlSec * 1000;
-    await trx.updateTable('sessions').set({ aes_key: this.deps.sensitive.protect(key.toString('hex'), AES_KEY_COLUMN), aes_key_expires_at: new Date(expires) }).where('session_id', '=', session.sessionId).execute();
+    const expiresAt = this.deps.clock.now() + this.deps.sessionKeyTtlSec * 1000;
+    return { key, expiresAt, set: { aes_key: this.deps.sensitive.protect(key.toString('hex'), AES_KEY_COLUMN), aes_key_expires_at: new Date(expiresAt) } };
+  }
+
+  /** The SQL that tells other nodes a session changed, to fold into the statement that changes it. */
+  changedNotice(sessionId: string): RawBuilder<unknown> {
+    return this.deps.bus.remoteNotice({ type: 'session.changed', sessionId });
+  }
+
+  /**
+   * After the statement that stored the new key (and carried `changedNotice`) committed: this
+   * node uses the key at once; other nodes drop their copy when the notice reaches them.
+   */
+  rekeyed(session: Session, key: Buffer, expiresAt: number): void {
     session.aesKey = key;
-    session.aesKeyExpiresAt = expires;
-    return key;
+    session.aesKeyExpiresAt = expiresAt;
+    const entry = this.cache.get(session.sessionId);
+    this.deps.bus.deliverLocally({ type: 'session.changed', sessionId: session.sessionId }); // drops the local entry
+    if (entry?.session === session) this.cache.set(session.sessionId, entry); // it is already current here: keep it
   }
 
   /** Reads the database, bypassing the cache. */

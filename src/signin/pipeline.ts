@@ -13,7 +13,9 @@ import { CredentialErrors } from '../credentials/errors.js';
 import type { Config } from '../platform/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { FieldCipher } from '../platform/crypto/field-cipher.js';
+import type { Insertable } from 'kysely';
 import type { Db } from '../platform/db/database.js';
+import type { RefreshTokensTable } from '../platform/db/schema.js';
 import type { AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { LoginAttempts } from '../policy/lockout.js';
@@ -186,19 +188,27 @@ export class SignInPipeline {
 
   /** A new access token and a new refresh token in `familyId`, the refresh one recorded in `trx`. */
   async issuePair(trx: Db, user: UserRow, grants: Grants, session: Session, familyId: string): Promise<{ access: string; refresh: string }> {
+    const { pair, refreshRow } = await this.mintPair(user, grants, session, familyId);
+    await trx.insertInto('refresh_tokens').values(refreshRow).execute();
+    return pair;
+  }
+
+  /** The token pair, and the `refresh_tokens` row the caller must write for the refresh token to work. */
+  async mintPair(user: UserRow, grants: Grants, session: Session, familyId: string): Promise<{ pair: { access: string; refresh: string }; refreshRow: Insertable<RefreshTokensTable> }> {
     const d = this.deps;
     const access = await d.tokens.issue('access', {
       sub: d.subCipher.seal(user.username, SUB_CONTEXT), user_id: user.uuid, roles: grants.roles, permissions: grants.permissions,
       session_id: session.sessionId, device_fingerprint: session.deviceFingerprint, ip_address: session.ipAddress,
     });
     const refresh = await d.tokens.issue('refresh', { user_id: user.uuid, session_id: session.sessionId, family_id: familyId });
-    await trx.insertInto('refresh_tokens').values({ jti: refresh.jti, family_id: familyId, issued_at: new Date(d.clock.now()), expires_at: new Date(refresh.expiresAt), used_at: null }).execute();
-    return { access: access.token, refresh: refresh.token };
+    const refreshRow = { jti: refresh.jti, family_id: familyId, issued_at: new Date(d.clock.now()), expires_at: new Date(refresh.expiresAt), used_at: null };
+    return { pair: { access: access.token, refresh: refresh.token }, refreshRow };
   }
 
-  async response(user: UserRow, grants: Grants, session: Session, pair: { access: string; refresh: string }, lastLogin: Date | null): Promise<SignInResponse> {
+  /** `passwordExpiresAt`: when the caller already read it (null: never); read here otherwise. */
+  async response(user: UserRow, grants: Grants, session: Session, pair: { access: string; refresh: string }, lastLogin: Date | null, passwordExpiresAt?: number | null): Promise<SignInResponse> {
     const d = this.deps;
-    const state = await d.credentials.state(user.id);
+    const state = passwordExpiresAt !== undefined ? { expiresAt: passwordExpiresAt } : await d.credentials.state(user.id);
     const actions: string[] = [];
     if (state?.expiresAt != null && state.expiresAt - d.clock.now() < (await d.credentials.warnDays(user, grants.roles)) * 86_400_000) actions.push('CHANGE_PASSWORD_SOON');
     return {

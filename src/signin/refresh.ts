@@ -12,7 +12,16 @@ import type { Db } from '../platform/db/database.js';
 import type { SessionService } from '../sessions/service.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { TokenService } from '../tokens/service.js';
-import type { UserStore } from '../users/store.js';
+import { grantsOf, userColumnsOf, type UserRow, type UserStore } from '../users/store.js';
+
+type SpentRow = UserRow & {
+  family_id: string;
+  revoked_at: Date | null;
+  session_id: string;
+  roles: string[];
+  permissions: string[];
+  password_expires_at: Date | string | null;
+};
 import type { ClientContext, SignInPipeline, SignInResult } from './pipeline.js';
 
 export class RefreshService {
@@ -30,13 +39,18 @@ export class RefreshService {
     const bound = await d.sessions.current(claims.session_id);
     if (bound && bound.deviceFingerprint !== '' && !safeEqual(bound.deviceFingerprint, ctx.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
 
-    // Spend the token atomically, reading its family in the same statement: of two parallel
-    // uses, exactly one wins.
-    const spent = (await sql<{ family_id: string; revoked_at: Date | null; session_id: string; user_id: number }>`
-      UPDATE refresh_tokens AS rt SET used_at = ${now}
-      FROM refresh_families AS f
-      WHERE rt.jti = ${claims.jti} AND rt.used_at IS NULL AND f.family_id = rt.family_id
-      RETURNING rt.family_id, f.revoked_at, f.session_id, f.user_id`.execute(d.db)).rows[0];
+    // One round trip: spend the token atomically (of two parallel uses exactly one wins) and
+    // read, in the same statement, its family, the user, their grants and password expiry.
+    const spent = (await sql<SpentRow>`
+      WITH spent AS (
+        UPDATE refresh_tokens AS rt SET used_at = ${now}
+        FROM refresh_families AS f
+        WHERE rt.jti = ${claims.jti} AND rt.used_at IS NULL AND f.family_id = rt.family_id
+        RETURNING rt.family_id, f.revoked_at, f.session_id, f.user_id)
+      SELECT spent.family_id, spent.revoked_at, spent.session_id, ${userColumnsOf('u')}, ${grantsOf(sql.ref('u.id'))},
+             c.expires_at AS password_expires_at
+      FROM spent JOIN users u ON u.id = spent.user_id
+      LEFT JOIN credentials c ON c.user_id = u.id AND c.type = 'password'`.execute(d.db)).rows[0];
     if (!spent) {
       const known = await d.db.selectFrom('refresh_tokens').select('family_id').where('jti', '=', claims.jti).executeTakeFirst();
       if (!known) throw TokenErrors.TOKEN_INVALID();
@@ -46,18 +60,27 @@ export class RefreshService {
     if (spent.revoked_at !== null || spent.session_id !== claims.session_id) throw TokenErrors.TOKEN_REVOKED();
 
     const session = await d.sessions.validate(claims.session_id, ctx.fingerprint);
-    const user = await d.users.findById(spent.user_id);
-    if (!user || !user.is_active || user.uuid !== claims.user_id) throw TokenErrors.TOKEN_REVOKED();
-    const grants = await d.users.grants(user.id);
-    const { pair, sessionKey } = await d.db.transaction().execute(async (trx) => {
-      const issued = await d.pipeline.issuePair(trx, user, grants, session, spent.family_id);
-      const key = await d.sessions.rekey(trx, session);
-      await d.audit.record({ eventType: 'TOKEN_REFRESH', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: session.channel, details: { session_id: session.sessionId } }, trx);
-      return { pair: issued, sessionKey: key };
-    });
-    await d.sessions.announceChanged(session.sessionId);
-    const body = await d.pipeline.response(user, grants, session, pair, user.last_login_at ? new Date(user.last_login_at) : null);
-    return { body, sessionKey };
+    const { family_id: familyId, roles, permissions, password_expires_at: passwordExpiresAt, ...row } = spent;
+    const user = d.users.reveal(row as UserRow);
+    if (!user.is_active || user.uuid !== claims.user_id) throw TokenErrors.TOKEN_REVOKED();
+    const grants = { roles, permissions };
+
+    // One more: the next refresh token, the session's new transport key, the audit entry and
+    // the notice to other nodes, in one statement (atomic, like a transaction, without its
+    // extra round trips).
+    const { pair, refreshRow } = await d.pipeline.mintPair(user, grants, session, familyId);
+    const rekey = d.sessions.newKey();
+    const audit = d.audit.row({ eventType: 'TOKEN_REFRESH', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: session.channel, details: { session_id: session.sessionId } });
+    await d.db
+      .with('issued', (db) => db.insertInto('refresh_tokens').values(refreshRow))
+      .with('rekeyed', (db) => db.updateTable('sessions').set(rekey.set).where('session_id', '=', session.sessionId))
+      .with('audited', (db) => db.insertInto('audit_log').values(audit))
+      .selectNoFrom(d.sessions.changedNotice(session.sessionId).as('notified')) // other nodes hear of the new key on commit
+      .execute();
+    d.sessions.rekeyed(session, rekey.key, rekey.expiresAt);
+    const lastLogin = user.last_login_at ? new Date(user.last_login_at) : null;
+    const body = await d.pipeline.response(user, grants, session, pair, lastLogin, passwordExpiresAt === null ? null : new Date(passwordExpiresAt).getTime());
+    return { body, sessionKey: rekey.key };
   }
 
   private async revokeForReuse(familyId: string, sessionId: string, userUuid: string, ctx: ClientContext): Promise<void> {

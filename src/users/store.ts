@@ -36,6 +36,19 @@ export interface Grants {
   permissions: string[];
 }
 
+/** The user columns of `alias` (a joined `users`), as the finders select them. */
+export function userColumnsOf(alias: string): RawBuilder<unknown> {
+  return sql.join(USER_COLUMNS.map((c) => sql.ref(`${alias}.${c}`)));
+}
+
+/** `roles` and `permissions` arrays of the user whose id is `userId` (a column reference), sorted as `grants` sorts them. */
+export function grantsOf(userId: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`
+    ARRAY(SELECT r.name FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = ${userId} ORDER BY r.name) AS roles,
+    ARRAY(SELECT DISTINCT p.name FROM user_roles ur JOIN role_permissions rp ON rp.role_id = ur.role_id
+          JOIN permissions p ON p.id = rp.permission_id WHERE ur.user_id = ${userId} ORDER BY p.name) AS permissions`;
+}
+
 export const EMAIL_COLUMN = ENCRYPTED_COLUMNS.usersEmail.context;
 export const PHONE_COLUMN = ENCRYPTED_COLUMNS.usersPhone.context;
 
@@ -90,7 +103,8 @@ export class UserStore {
     return sql<boolean>`(email_bidx IN (${sql.join(candidates)}) OR (email_bidx IS NULL AND lower(email) = ${lower}))`;
   }
 
-  private reveal<T extends { email: string | null; phone: string | null } | undefined>(row: T): T {
+  /** Plaintext email and phone for a row read by hand (a join elsewhere); every finder does this already. */
+  reveal<T extends { email: string | null; phone: string | null } | undefined>(row: T): T {
     if (!row) return row;
     const { sensitive } = this.crypto;
     return {

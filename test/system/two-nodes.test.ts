@@ -11,6 +11,7 @@ import type { BusEvent } from '../../src/platform/db/bus.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { ENCRYPTED, openPreAuth, openSession, preAuthBody } from '../harness/transport-client.js';
 
 let a: TestApp;
 let b: TestApp;
@@ -51,6 +52,24 @@ describe('two nodes on one PostgreSQL', () => {
     expect((await a.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(s.access_token) })).statusCode).toBe(200);
     await heard;
     expectError(await validate(b, s.access_token), 401, 'TOKEN_REVOKED');
+  });
+
+  it('a refresh on node A re-keys the session; node B answers under the new key once the NOTIFY arrives', async () => {
+    await seedUser(a.s, 'kofi.admin', { roles: ['admin'] });
+    const serverPem = (await a.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
+    const signedIn = openPreAuth((await a.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: ENCRYPTED, payload: preAuthBody(serverPem, { username: 'kofi.admin', password: STRONG_PASSWORD }) })).json());
+    const sessionId = String(signedIn.body.session_id);
+    const sealedGet = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: { ...ENCRYPTED, ...bearer(token) } });
+    const first = await sealedGet(b, String(signedIn.body.access_token)); // B now caches the session and its first key
+    expect(openSession(signedIn.key, first.json())).toHaveProperty('users');
+
+    const heard = nextEvent(b, (e) => e.type === 'session.changed' && e.sessionId === sessionId);
+    const refreshed = await a.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', headers: ENCRYPTED, payload: preAuthBody(serverPem, { refresh_token: signedIn.body.refresh_token }) });
+    expect(refreshed.statusCode).toBe(200);
+    const next = openPreAuth(refreshed.json());
+    expect(next.key.equals(signedIn.key)).toBe(false);
+    await heard;
+    for (const node of [a, b]) expect(openSession(next.key, (await sealedGet(node, String(next.body.access_token))).json())).toHaveProperty('users');
   });
 
   it('without the notification, the periodic re-sync still refuses the token on node B', async () => {

@@ -6,7 +6,6 @@
  * a success clears the count. A TOTP code is accepted by one conditional UPDATE of the last
  * used step, which makes it single use across every node (RFC 6238 5.2).
  */
-import QRCode from 'qrcode';
 import { ENCRYPTED_COLUMNS } from '../../platform/crypto/columns.js';
 import type { Db } from '../../platform/db/database.js';
 import type { ErrorFactory } from '../../platform/errors.js';
@@ -46,6 +45,7 @@ export class TotpService {
     const written = await writePending(d.db, user.id, d.secretCipher.encrypt(secret, SECRET_CONTEXT), algorithm, new Date(d.clock.now()));
     if (!written) throw TotpErrors.TOTP_ALREADY_ENROLLED();
     const uri = otpauthUri(secret, d.config.mfa.totpIssuer, user.username, { algorithm });
+    const { default: QRCode } = await import('qrcode'); // loaded on first use: about 10 MiB a server at rest need not hold
     const qr = await QRCode.toDataURL(uri, { errorCorrectionLevel: 'M', type: 'image/png', margin: 4, scale: 6 });
     return { secret, otpauth_uri: uri, qr_code: qr, algorithm, digits: TOTP_DEFAULTS.digits, period: TOTP_DEFAULTS.period };
   }
