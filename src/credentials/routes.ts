@@ -64,9 +64,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       const ctx = clientContext(request, s.ipHasher, 'web');
       const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
         // Spend the token first: of two parallel uses exactly one gets the row.
-        const spent = await trx.insertInto('token_denylist').values({ jti: claims.jti, expires_at: new Date(claims.exp * 1000), created_at: new Date(s.clock.now()), reason: 'reset_used' })
-          .onConflict((oc) => oc.column('jti').doNothing()).returning('jti').executeTakeFirst();
-        if (!spent) throw TokenErrors.TOKEN_REVOKED();
+        if (!(await s.denylist.spend(claims.jti, claims.exp * 1000, 'reset_used', trx))) throw TokenErrors.TOKEN_REVOKED();
         const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
         const ended = await s.sessions.endAllForUser(trx, user.id, 'password_changed');
         await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, userAgent: ctx.userAgent, channel: ctx.channel, details: { via: 'reset_token' } }, trx);

@@ -166,12 +166,7 @@ export class ChallengeService {
   async finish(challenge: Challenge, request: FastifyRequest, method: string): Promise<SignInResult> {
     const d = this.deps;
     const { claims, user, grants } = challenge;
-    const spent = await d.db.insertInto('token_denylist')
-      .values({ jti: claims.jti, expires_at: new Date(claims.exp * 1000), created_at: new Date(d.clock.now()), reason: '2fa_used' })
-      .onConflict((oc) => oc.column('jti').doNothing())
-      .returning('jti')
-      .executeTakeFirst();
-    if (!spent) throw TokenErrors.TOKEN_REVOKED();
+    if (!(await d.denylist.spend(claims.jti, claims.exp * 1000, '2fa_used'))) throw TokenErrors.TOKEN_REVOKED();
     await d.denylist.announce(claims.jti, claims.exp * 1000);
     await d.loginAttempts.reset(d.loginAttempts.userKey(user.id));
     const ua = request.headers['user-agent'];

@@ -9,6 +9,7 @@ import type { FieldCipher, Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { SessionService } from '../sessions/service.js';
+import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserStore } from '../users/store.js';
 import type { MfaAttempts } from './attempts.js';
@@ -22,6 +23,8 @@ export interface MfaDeps {
   log: Logger;
   users: UserStore;
   tokens: TokenService;
+  /** Spends single-use tokens (`spend`). */
+  denylist: Denylist;
   sessions: SessionService;
   audit: AuditLog;
   mailer: Mailer;

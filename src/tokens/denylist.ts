@@ -33,6 +33,21 @@ export class Denylist {
       .execute();
   }
 
+  /**
+   * Spends a single-use token (reset, 2FA, proof): denylists its jti and says whether this call
+   * did (false: it was spent already). The insert is the arbiter, so of two parallel spends
+   * exactly one wins. `announce` after commit.
+   */
+  async spend(jti: string, expiresAtMs: number, reason: string, trx: Db = this.deps.db): Promise<boolean> {
+    const row = await trx
+      .insertInto('token_denylist')
+      .values({ jti, expires_at: new Date(expiresAtMs), created_at: new Date(this.deps.clock.now()), reason })
+      .onConflict((oc) => oc.column('jti').doNothing())
+      .returning('jti')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Tells every node (this one included) about a jti already written by `deny`. */
   async announce(jti: string, expiresAtMs: number): Promise<void> {
     await this.deps.bus.publish({ type: 'token.denied', jti, expiresAt: expiresAtMs });

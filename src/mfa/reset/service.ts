@@ -93,7 +93,8 @@ export class MfaResetService {
     const now = new Date(d.clock.now());
     const expiresAt = new Date(now.getTime() + d.config.mfa.resetRequestTtlHours * 3_600_000);
     const { id, notices } = await d.db.transaction().execute(async (trx) => {
-      if (spend) await this.spend(trx, spend.jti, spend.exp);
+      // Single use; spent in this transaction, so a refused request (409) leaves the token good.
+      if (spend && !(await d.denylist.spend(spend.jti, spend.exp * 1000, 'mfa_reset_proof_used', trx))) throw TokenErrors.TOKEN_REVOKED();
       const lapsed = await this.expire(trx, now, user.id); // a lapsed request must not block a new one
       const opened = await this.store.open(trx, { userId: user.id, reason, proof: label, now, expiresAt });
       if (!opened) throw MfaResetErrors.MFA_RESET_ALREADY_OPEN();
@@ -186,16 +187,6 @@ export class MfaResetService {
     if (!user) throw TokenErrors.TOKEN_INVALID();
     if (!user.is_active) throw SignInErrors.ACCOUNT_DISABLED();
     return { user, label: 'password_and_security_questions', spend: { jti: claims.jti, exp: claims.exp } };
-  }
-
-  /** Single use: the denylist insert is the arbiter, so two parallel uses cannot both pass. */
-  private async spend(trx: Db, jti: string, exp: number): Promise<void> {
-    const spent = await trx.insertInto('token_denylist')
-      .values({ jti, expires_at: new Date(exp * 1000), created_at: new Date(this.deps.clock.now()), reason: 'mfa_reset_proof_used' })
-      .onConflict((oc) => oc.column('jti').doNothing())
-      .returning('jti')
-      .executeTakeFirst();
-    if (!spent) throw TokenErrors.TOKEN_REVOKED();
   }
 
   /** Marks due requests expired inside `trx` and audits each; returns the notices to send after commit. */
