@@ -47,6 +47,17 @@ async function seed(s: Services, t: TestApp): Promise<Map<string, SignedIn>> {
 const validate = (t: TestApp, token: string) => t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(token) });
 
 /** Every stored value of every encrypted column, with the key id each was written under. */
+/** A fresh database whose users, sessions and keys were all written under key A. */
+async function seededUnderA(): Promise<{ url: string; tokens: Map<string, SignedIn> }> {
+  const url = await freshPostgresDatabase();
+  const t = await app(url, underA);
+  try {
+    return { url, tokens: await seed(t.s, t) };
+  } finally {
+    await t.close();
+  }
+}
+
 async function storedKeyIds(s: Services, key: Buffer): Promise<{ underKey: number; total: number }> {
   let underKey = 0;
   let total = 0;
@@ -72,13 +83,7 @@ describe('field-key rotation with a crash in the middle', () => {
   let tokens: Map<string, SignedIn>;
 
   beforeAll(async () => {
-    url = await freshPostgresDatabase();
-    const t = await app(url, underA);
-    try {
-      tokens = await seed(t.s, t);
-    } finally {
-      await t.close();
-    }
+    ({ url, tokens } = await seededUnderA());
   });
 
   it('crashes after one batch and leaves the data fully readable, half under A and half under B', async () => {
@@ -150,13 +155,7 @@ describe('strongroom rotate-field-key', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   beforeAll(async () => {
-    url = await freshPostgresDatabase();
-    const t = await app(url, underA);
-    try {
-      tokens = await seed(t.s, t);
-    } finally {
-      await t.close();
-    }
+    ({ url, tokens } = await seededUnderA());
   });
 
   it('refuses to start without the old key, and --check reports what remains under it', async () => {
