@@ -20,11 +20,32 @@ export const REDACT_PATHS = [
   ...SECRET_KEYS.map((k) => `*.*.${k}`),
 ];
 
+/**
+ * Database errors carry the statement and its bound values (PGlite: `query`, `params`; pg:
+ * `parameters` on some), which may hold password hashes, token ids or session keys; key-name
+ * redaction cannot reach positional values, so these fields are dropped from every logged error.
+ */
+const ERROR_FIELDS_NOT_LOGGED = ['query', 'params', 'parameters', 'queryOptions'] as const;
+
+export function serializeError(err: unknown): unknown {
+  const out = pino.stdSerializers.err(err as Error) as unknown as Record<string, unknown>;
+  if (out === null || typeof out !== 'object') return out;
+  for (const k of ERROR_FIELDS_NOT_LOGGED) delete out[k];
+  // `code` is redacted by name (one-time codes); an error's code (23505, ECONNREFUSED) is not secret.
+  if (typeof out.code === 'string' || typeof out.code === 'number') {
+    out.err_code = out.code;
+    delete out.code;
+  }
+  if (out.cause !== null && typeof out.cause === 'object') out.cause = serializeError(out.cause);
+  return out;
+}
+
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service: 'strongroom' },
+      serializers: { err: serializeError },
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
