@@ -18,6 +18,14 @@ describe('StrengthChecker (zxcvbn in a worker thread)', () => {
     expect(b.some((x) => x.pattern === 'dictionary')).toBe(true);
   });
 
+  it('a check sent while the idle worker is shutting down is answered by a new worker, not failed with it', async () => {
+    await checker.check('warm-up');
+    const closing = checker.close(); // the idle exit, in progress
+    const answered = checker.check('dragon'); // arrives in that window
+    await closing;
+    expect((await answered).some((x) => x.pattern === 'dictionary')).toBe(true);
+  });
+
   it('starts again after the idle worker has exited', async () => {
     await checker.close();
     expect((await checker.check('dragon')).some((x) => x.pattern === 'dictionary')).toBe(true);

@@ -31,48 +31,51 @@ parentPort.on('message', ({ id, password }) => {
   }
 });`;
 
+type Pending = Map<number, { resolve: (m: Match[]) => void; reject: (e: Error) => void }>;
+
 export class StrengthChecker {
-  private worker: Worker | undefined;
+  /** The live worker and the checks it owes: a worker that exits fails only its own checks. */
+  private current: { worker: Worker; pending: Pending } | undefined;
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (m: Match[]) => void; reject: (e: Error) => void }>();
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly idleMs = 10_000) {}
 
   /** The patterns zxcvbn finds in `password`. */
   check(password: string): Promise<Match[]> {
-    const worker = this.ensureWorker();
+    const { worker, pending } = this.ensureWorker();
     clearTimeout(this.idleTimer);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      pending.set(id, { resolve, reject });
       worker.postMessage({ id, password });
     });
   }
 
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
+  private ensureWorker(): { worker: Worker; pending: Pending } {
+    if (this.current) return this.current;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { core: require.resolve('@zxcvbn-ts/core'), common: require.resolve('@zxcvbn-ts/language-common'), en: require.resolve('@zxcvbn-ts/language-en') },
     });
     worker.unref();
+    const pending: Pending = new Map();
     worker.on('message', (msg: { id: number; matches?: Match[]; error?: string }) => {
-      const p = this.pending.get(msg.id);
-      this.pending.delete(msg.id);
+      const p = pending.get(msg.id);
+      pending.delete(msg.id);
       if (msg.matches) p?.resolve(msg.matches);
       else p?.reject(new Error(`password strength check failed: ${msg.error}`));
-      if (this.pending.size === 0) this.scheduleIdleExit();
+      if (pending.size === 0 && this.current?.worker === worker) this.scheduleIdleExit();
     });
     const fail = (err: Error): void => {
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-      if (this.worker === worker) this.worker = undefined;
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+      if (this.current?.worker === worker) this.current = undefined;
     };
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('password strength worker exited')));
-    this.worker = worker;
-    return worker;
+    this.current = { worker, pending };
+    return this.current;
   }
 
   private scheduleIdleExit(): void {
@@ -83,8 +86,8 @@ export class StrengthChecker {
 
   async close(): Promise<void> {
     clearTimeout(this.idleTimer);
-    const w = this.worker;
-    this.worker = undefined;
+    const w = this.current?.worker;
+    this.current = undefined;
     if (w) await w.terminate();
   }
 }
