@@ -128,7 +128,7 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
     enforce: config.transport.enforce,
     preAuthRoutes: config.transport.preAuthRoutes,
     async sessionKey(request) {
-      if (!request.auth) await guard.authenticate(request);
+      await guard.authenticate(request);
       return sessions.sessionKey(request.auth!.session);
     },
   });

@@ -55,7 +55,6 @@ export interface ChallengeClaims extends TwoFactorClaims {
 export interface Challenge {
   claims: ChallengeClaims;
   user: UserRow;
-  grants: Grants;
 }
 
 /** Who is calling a factor route: a signed-in session, or a sign-in waiting for its second factor. */
@@ -83,7 +82,7 @@ export class MfaGate implements SecondFactorGate {
     const enrolled = await d.factors.active(user.id);
     const required = enrolled.length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r));
     if (!required) return null;
-    const methods = enrolled.length > 0 ? await d.factors.signInMethods(user, undefined, enrolled) : [];
+    const methods = await d.factors.signInMethods(user, enrolled);
     // Enrolled factors none of which can be used now (say email, with SMTP gone) still mean
     // `signin`: a setup token would let the password alone enrol a new factor. The user's way
     // out is recovery (security questions with this token, then an MFA reset).
@@ -91,7 +90,7 @@ export class MfaGate implements SecondFactorGate {
     const issued = await d.tokens.issue('2fa', {
       user_id: user.uuid, purpose, methods, channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
     });
-    const expiresIn = Math.max(1, Math.round(d.config.tokens.twoFactorTtlSec));
+    const expiresIn = d.config.tokens.twoFactorTtlSec;
     const audit = { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, userId: user.uuid, username: user.username };
     if (purpose === 'signin') {
       await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy } });
@@ -143,7 +142,7 @@ export class ChallengeService {
     if (!user.is_active) throw SignInErrors.ACCOUNT_DISABLED();
     const lockedUntil = await d.loginAttempts.lockedUntil(d.loginAttempts.userKey(user.id));
     if (lockedUntil !== null) throw d.loginAttempts.lockedError(lockedUntil);
-    return { claims, user, grants: await d.users.grants(user.id) };
+    return { claims, user };
   }
 
   /** A bearer-authenticated caller, or the sign-in behind `twoFactorToken` when one is given. */
@@ -152,10 +151,16 @@ export class ChallengeService {
       const challenge = await this.resolve(twoFactorToken, request, purposes);
       return { kind: 'challenge', user: challenge.user, challenge };
     }
-    if (!request.auth) await this.deps.guard.authenticate(request);
+    const user = await this.signedInUser(request);
+    return { kind: 'session', user, auth: request.auth! };
+  }
+
+  /** The user behind the request's bearer token (authenticated here if no hook did yet). */
+  async signedInUser(request: FastifyRequest): Promise<UserRow> {
+    await this.deps.guard.authenticate(request);
     const user = await this.deps.users.findByUuid(request.auth!.claims.user_id);
     if (!user) throw TokenErrors.TOKEN_INVALID();
-    return { kind: 'session', user, auth: request.auth! };
+    return user;
   }
 
   /**
@@ -165,7 +170,7 @@ export class ChallengeService {
    */
   async finish(challenge: Challenge, request: FastifyRequest, method: string): Promise<SignInResult> {
     const d = this.deps;
-    const { claims, user, grants } = challenge;
+    const { claims, user } = challenge;
     if (!(await d.denylist.spend(claims.jti, claims.exp * 1000, '2fa_used'))) throw TokenErrors.TOKEN_REVOKED();
     await d.denylist.announce(claims.jti, claims.exp * 1000);
     await d.loginAttempts.reset(d.loginAttempts.userKey(user.id));
@@ -174,7 +179,7 @@ export class ChallengeService {
       ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint,
       userAgent: typeof ua === 'string' ? ua.slice(0, 512) : '', channel: claims.channel,
     };
-    return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
+    return d.pipeline.complete(user, await d.users.grants(user.id), ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
   }
 
   /** A signed-in user proved a factor again (step-up): the session records it. */

@@ -34,12 +34,12 @@ export class FactorStore {
    * factor needs an address on the account and a way to deliver), plus `backup_code` while an
    * active TOTP has unused backup codes.
    */
-  async signInMethods(user: UserRow, trx: Db = this.deps.db, enrolled?: MfaMethod[]): Promise<SignInMethod[]> {
+  async signInMethods(user: UserRow, enrolled: readonly MfaMethod[]): Promise<SignInMethod[]> {
     const out: SignInMethod[] = [];
-    for (const method of enrolled ?? (await this.active(user.id, trx))) {
+    for (const method of enrolled) {
       if (method === 'totp') {
         out.push('totp');
-        const unused = await trx.selectFrom('mfa_backup_codes').select('id').where('user_id', '=', user.id).where('used_at', 'is', null).limit(1).executeTakeFirst();
+        const unused = await this.deps.db.selectFrom('mfa_backup_codes').select('id').where('user_id', '=', user.id).where('used_at', 'is', null).limit(1).executeTakeFirst();
         if (unused) out.push('backup_code');
       } else if (this.deliverable(user, method)) {
         out.push(method);

@@ -26,7 +26,7 @@ export interface RouteActors {
   finish(request: FastifyRequest, challenge: Challenge, method: string): Promise<SignInResponse>;
 }
 
-export function routeActors(s: Pick<Services, 'challenges' | 'users'>): RouteActors {
+export function routeActors(s: Pick<Services, 'challenges'>): RouteActors {
   const actors = new WeakMap<FastifyRequest, Actor>();
   const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
   return {
@@ -44,11 +44,7 @@ export function routeActors(s: Pick<Services, 'challenges' | 'users'>): RouteAct
       const a = actors.get(request);
       return mfaContext(request, a?.kind === 'challenge' ? a.challenge.claims.channel : undefined);
     },
-    async signedInUser(request) {
-      const user = await s.users.findByUuid(request.auth!.claims.user_id);
-      if (!user) throw TokenErrors.TOKEN_INVALID();
-      return user;
-    },
+    signedInUser: (request) => s.challenges.signedInUser(request),
     async finish(request, challenge, method) {
       const result = await s.challenges.finish(challenge, request, method);
       useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key

@@ -40,7 +40,9 @@ export interface Guard {
 }
 
 export function createGuard(deps: { tokens: TokenService; sessions: SessionService; ipHash: (ip: string) => string }): Guard {
+  /** Idempotent: a request authenticated by an earlier hook (transport, route) is not checked twice. */
   const authenticate = async (request: FastifyRequest): Promise<void> => {
+    if (request.auth) return;
     const token = bearerToken(request);
     const claims = await deps.tokens.verify(token, 'access');
     const fingerprint = fingerprintOf(request);
@@ -52,7 +54,7 @@ export function createGuard(deps: { tokens: TokenService; sessions: SessionServi
     authenticate,
     requirePermission(permission: string) {
       return async (request: FastifyRequest) => {
-        if (!request.auth) await authenticate(request);
+        await authenticate(request);
         if (!request.auth!.claims.permissions.includes(permission)) {
           throw CommonErrors.PERMISSION_DENIED({ required_permission: permission });
         }

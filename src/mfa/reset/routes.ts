@@ -47,8 +47,8 @@ const DECISION_ERRORS = [
 
 export function mfaResetRoutes(s: Services): FastifyPluginAsync {
   const actorOf = async (request: FastifyRequest): Promise<ResetActor> => {
-    const uuid = request.auth!.claims.user_id;
-    return { uuid, username: (await s.users.findByUuid(uuid))?.username ?? null };
+    const user = await s.challenges.signedInUser(request);
+    return { uuid: user.uuid, username: user.username };
   };
 
   return async (instance) => {
@@ -94,7 +94,8 @@ export function mfaResetRoutes(s: Services): FastifyPluginAsync {
         if (request.body.proof_token === undefined) await s.guard.authenticate(request);
       },
     }, async (request, reply) => {
-      const proof = request.body.proof_token === undefined ? { kind: 'session' as const, auth: request.auth! } : { kind: 'token' as const, token: request.body.proof_token };
+      const token = request.body.proof_token;
+      const proof = token === undefined ? { kind: 'session' as const, auth: request.auth!, user: await s.challenges.signedInUser(request) } : { kind: 'token' as const, token };
       const opened = await s.mfaReset.request(proof, request.body.reason, mfaContext(request));
       reply.status(201);
       return opened;

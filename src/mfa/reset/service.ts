@@ -30,7 +30,7 @@ import { resetNoticeMail, type ResetNotice } from './mail.js';
 import { ResetStore, type ResetProof, type ResetRow } from './store.js';
 
 /** What the requester offers as proof of identity. */
-export type ResetProofInput = { kind: 'session'; auth: AuthContext } | { kind: 'token'; token: string };
+export type ResetProofInput = { kind: 'session'; auth: AuthContext; user: UserRow } | { kind: 'token'; token: string };
 
 /** The administrator deciding. */
 export interface ResetActor {
@@ -177,9 +177,7 @@ export class MfaResetService {
     if (proof.kind === 'session') {
       // Password plus a factor: only a session that passed a second factor (or a step-up) counts.
       if (!proof.auth.session.mfaCompleted) throw MfaResetErrors.MFA_RESET_PROOF_REQUIRED();
-      const user = await d.users.findByUuid(proof.auth.claims.user_id);
-      if (!user) throw TokenErrors.TOKEN_INVALID();
-      return { user, label: 'password_and_factor' };
+      return { user: proof.user, label: 'password_and_factor' };
     }
     const claims = await d.tokens.verify(proof.token, 'reset');
     if (claims.purpose !== MFA_RESET_PROOF_PURPOSE) throw TokenErrors.TOKEN_INVALID({ reason: 'not an MFA reset proof token' });
