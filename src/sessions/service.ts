@@ -139,8 +139,12 @@ export class SessionService {
     return { session, ended: [...stale, ...excess].map((s) => s.session_id) };
   }
 
-  /** SPEC Authentication 5: look up, not expired, not inactive, same device; then record activity. */
-  async validate(sessionId: string, fingerprint: string): Promise<Session> {
+  /**
+   * SPEC Authentication 5: look up, not expired, not inactive, same device; then record
+   * activity (at most once per `activityWriteSec`), unless the caller writes the session row
+   * itself (`recordActivity: false`, refresh) and records it there.
+   */
+  async validate(sessionId: string, fingerprint: string, opts: { recordActivity?: boolean } = {}): Promise<Session> {
     const now = this.deps.clock.now();
     let entry = this.cache.get(sessionId);
     if (!entry || now - entry.fetchedAt > CACHE_TTL_MS) entry = await this.load(sessionId);
@@ -163,7 +167,7 @@ export class SessionService {
       throw TokenErrors.FINGERPRINT_MISMATCH();
     }
     entry.session.lastActivity = now;
-    if (now - entry.dbLastActivity >= this.deps.config.activityWriteSec * 1000) {
+    if (opts.recordActivity !== false && now - entry.dbLastActivity >= this.deps.config.activityWriteSec * 1000) {
       entry.dbLastActivity = now;
       await this.deps.db.updateTable('sessions').set({ last_activity: new Date(now) }).where('session_id', '=', sessionId).where('is_active', '=', true).execute();
     }
@@ -205,15 +209,16 @@ export class SessionService {
   }
 
   /**
-   * After the statement that stored the new key (and carried `changedNotice`) committed: this
-   * node uses the key at once; other nodes drop their copy when the notice reaches them.
+   * After the statement that stored the new key (with `last_activity = activityAt`, and
+   * carrying `changedNotice`) committed: this node uses the key at once; other nodes drop
+   * their copy when the notice reaches them.
    */
-  rekeyed(session: Session, key: Buffer, expiresAt: number): void {
+  rekeyed(session: Session, key: Buffer, expiresAt: number, activityAt: number): void {
     session.aesKey = key;
     session.aesKeyExpiresAt = expiresAt;
     const entry = this.cache.get(session.sessionId);
-    this.deps.bus.deliverLocally({ type: 'session.changed', sessionId: session.sessionId }); // drops the local entry
-    if (entry?.session === session) this.cache.set(session.sessionId, entry); // it is already current here: keep it
+    if (entry?.session === session) entry.dbLastActivity = activityAt; // the cached copy is this one: current
+    else this.cache.delete(session.sessionId);
   }
 
   /** Reads the database, bypassing the cache. */

@@ -59,25 +59,25 @@ export class RefreshService {
     }
     if (spent.revoked_at !== null || spent.session_id !== claims.session_id) throw TokenErrors.TOKEN_REVOKED();
 
-    const session = await d.sessions.validate(claims.session_id, ctx.fingerprint);
+    const session = await d.sessions.validate(claims.session_id, ctx.fingerprint, { recordActivity: false }); // written below
     const { family_id: familyId, roles, permissions, password_expires_at: passwordExpiresAt, ...row } = spent;
     const user = d.users.reveal(row as UserRow);
     if (!user.is_active || user.uuid !== claims.user_id) throw TokenErrors.TOKEN_REVOKED();
     const grants = { roles, permissions };
 
-    // One more: the next refresh token, the session's new transport key, the audit entry and
-    // the notice to other nodes, in one statement (atomic, like a transaction, without its
+    // One more: the next refresh token, the session's new transport key and activity, the
+    // audit entry and the notice to other nodes, in one statement (atomic, like a transaction, without its
     // extra round trips).
     const { pair, refreshRow } = await d.pipeline.mintPair(user, grants, session, familyId);
     const rekey = d.sessions.newKey();
     const audit = d.audit.row({ eventType: 'TOKEN_REFRESH', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: session.channel, details: { session_id: session.sessionId } });
     await d.db
       .with('issued', (db) => db.insertInto('refresh_tokens').values(refreshRow))
-      .with('rekeyed', (db) => db.updateTable('sessions').set(rekey.set).where('session_id', '=', session.sessionId))
+      .with('rekeyed', (db) => db.updateTable('sessions').set({ ...rekey.set, last_activity: now }).where('session_id', '=', session.sessionId))
       .with('audited', (db) => db.insertInto('audit_log').values(audit))
       .selectNoFrom(d.sessions.changedNotice(session.sessionId).as('notified')) // other nodes hear of the new key on commit
       .execute();
-    d.sessions.rekeyed(session, rekey.key, rekey.expiresAt);
+    d.sessions.rekeyed(session, rekey.key, rekey.expiresAt, now.getTime());
     const lastLogin = user.last_login_at ? new Date(user.last_login_at) : null;
     const body = await d.pipeline.response(user, grants, session, pair, lastLogin, passwordExpiresAt === null ? null : new Date(passwordExpiresAt).getTime());
     return { body, sessionKey: rekey.key };

@@ -25,11 +25,9 @@ export interface EventBus {
   /**
    * For a writer that folds the notice into its own statement (one round trip less): the SQL
    * expression that tells the other nodes when that statement commits (`pg_notify`; NULL where
-   * there are none). Pair it with `deliverLocally` after the commit.
+   * there are none). This node's own caches are the writer's to update.
    */
   remoteNotice(event: BusEvent): RawBuilder<unknown>;
-  /** This node's own subscribers hear `event` (what `publish` does first). */
-  deliverLocally(event: BusEvent): void;
   subscribe(handler: (event: BusEvent) => void): void;
   onReconnect(handler: () => void): void;
   close(): Promise<void>;
@@ -49,9 +47,6 @@ export class LocalBus implements EventBus {
   }
   protected deliver(event: BusEvent): void {
     for (const h of this.handlers) h(event);
-  }
-  deliverLocally(event: BusEvent): void {
-    this.deliver(event);
   }
   remoteNotice(_event: BusEvent): RawBuilder<unknown> {
     return sql`NULL`;
