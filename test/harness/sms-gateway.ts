@@ -27,8 +27,10 @@ export interface TestSmsGateway {
   url: string;
   token: string;
   messages: ReceivedSms[];
-  /** Requests refused by the checks (wrong token, bad shape), with the status given. */
+  /** Requests refused by the checks (wrong token, bad shape), with the status given: contract violations. */
   refused: Array<{ status: number; reason: string }>;
+  /** Requests that passed the checks and were answered `failStatus` because `mode` was `fail` (deliberate). */
+  failed: Array<{ status: number; reference: string }>;
   mode: GatewayMode;
   failStatus: number;
   /** The newest message sent to `to`. */
@@ -53,7 +55,7 @@ export async function startSmsGateway(opts: { token?: string } = {}): Promise<Te
   const token = opts.token ?? `gw-${randomUUID()}`;
   const byKey = new Map<string, ReceivedSms>();
   const gw: TestSmsGateway = {
-    url: '', token, messages: [], refused: [], mode: 'ok', failStatus: 500,
+    url: '', token, messages: [], refused: [], failed: [], mode: 'ok', failStatus: 500,
     latest: (to) => gw.messages.filter((m) => m.to === to).at(-1),
     close: () => new Promise((resolve) => {
       server.closeAllConnections(); // hanging requests included
@@ -83,7 +85,10 @@ export async function startSmsGateway(opts: { token?: string } = {}): Promise<Te
       const b = body as Omit<ReceivedSms, 'id' | 'idempotencyKey'>;
       const key = req.headers['idempotency-key'];
       if (typeof key !== 'string' || key !== b.reference) return refuse(res, 400, 'Idempotency-Key must equal reference');
-      if (gw.mode === 'fail') return refuse(res, gw.failStatus, 'told to fail');
+      if (gw.mode === 'fail') {
+        gw.failed.push({ status: gw.failStatus, reference: b.reference });
+        return res.writeHead(gw.failStatus, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'told to fail' }));
+      }
       if (gw.mode === 'garbage') return res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
       let msg = byKey.get(key); // the same key twice: sent once, same answer
       if (!msg) {

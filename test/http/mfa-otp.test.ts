@@ -68,7 +68,7 @@ describe('with SMTP and the SMS gateway configured', () => {
     gw = await startSmsGateway();
     t = await startApp({
       SMTP_URL: smtp.url, SMTP_FROM: 'Strongroom Bank <security@bank.example>',
-      SMS_GATEWAY_URL: gw.url, SMS_GATEWAY_TOKEN: gw.token, SMS_GATEWAY_TIMEOUT_MS: '300',
+      SMS_GATEWAY_URL: gw.url, SMS_GATEWAY_TOKEN: gw.token, SMS_GATEWAY_TIMEOUT_MS: '1000',
       MFA_REQUIRED_ROLES: 'operator',
     });
     await seedUser(t.s, 'root.admin', { roles: ['admin'], email: 'root@bank.example' });
@@ -130,6 +130,7 @@ describe('with SMTP and the SMS gateway configured', () => {
     expectError(await post(t, '/api/v1/2fa/otp/setup', { method: 'sms' }, bearer(token)), 503, 'OTP_DELIVERY_FAILED');
     const [failed] = await rowsOf(user.id, 'enroll');
     expect(failed).toMatchObject({ delivery_status: 'failed', delivery_error: 'HTTP 500', delivered_at: null });
+    expect(gw.failed).toEqual([{ status: 500, reference: failed!.id }]); // the gateway got it, in contract, and failed it as told
     expect(failed!.superseded_at).not.toBeNull(); // the code can never be used
 
     gw.mode = 'hang';
@@ -372,6 +373,12 @@ describe('with SMTP and the SMS gateway configured', () => {
     expect(log).not.toContain(gw.token);
     expect(log).not.toContain('DEVELOPMENT OUTBOX');
     expect(t.s.otp.outbox.messages).toHaveLength(0);
+  });
+
+  it('every request the SMS gateway received followed its contract (token, headers, shape); only the deliberate one failed', () => {
+    expect(gw.messages.length).toBeGreaterThan(0);
+    expect(gw.refused).toEqual([]);
+    expect(gw.failed).toHaveLength(1);
   });
 });
 

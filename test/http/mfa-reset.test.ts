@@ -5,10 +5,12 @@
  * password step answer 401 2FA_REQUIRED.
  */
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/service.js';
 import { MFA_RESET_PROOF_PURPOSE } from '../../src/mfa/challenge.js';
 import type { MfaMethod } from '../../src/platform/db/schema.js';
+import { createLogger } from '../../src/platform/observability/logger.js';
 import type { UserRow } from '../../src/users/store.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
@@ -301,10 +303,18 @@ describe('MFA reset with administrator approval', () => {
     });
   });
 
-  it('documents the four routes under MFA and 2FA with bearer security and every error code', async () => {
+  it('documents the four routes under MFA and 2FA with bearer security, each with the error codes it answers', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json() as { paths: Record<string, { post: { tags: string[]; security: unknown[]; description: string } }> };
-    for (const path of ['/api/v1/auth/reset/mfa', '/api/v1/auth/reset/mfa/admin/pending', '/api/v1/auth/reset/mfa/admin/approve', '/api/v1/auth/reset/mfa/admin/reject']) {
+    const DECISION = ['PERMISSION_DENIED', 'MFA_RESET_SELF_APPROVAL', 'MFA_RESET_NOT_FOUND', 'MFA_RESET_NOT_PENDING', 'VALIDATION_ERROR', 'TOKEN_', 'SESSION_'];
+    const routes: [string, string[]][] = [
+      ['/api/v1/auth/reset/mfa', ['MFA_RESET_PROOF_REQUIRED', 'TOKEN_MISSING', 'TOKEN_INVALID', 'TOKEN_EXPIRED', 'TOKEN_REVOKED', 'SESSION_', 'FINGERPRINT_MISMATCH', 'ACCOUNT_DISABLED', 'MFA_RESET_ALREADY_OPEN', 'VALIDATION_ERROR']],
+      ['/api/v1/auth/reset/mfa/admin/pending', ['PERMISSION_DENIED', 'VALIDATION_ERROR', 'TOKEN_', 'SESSION_']],
+      ['/api/v1/auth/reset/mfa/admin/approve', DECISION],
+      ['/api/v1/auth/reset/mfa/admin/reject', DECISION],
+    ];
+    for (const [path, codes] of routes) {
       expect(doc.paths[path]!.post).toMatchObject({ tags: ['MFA and 2FA'], security: [{ bearer: [] }] });
+      for (const code of codes) expect(doc.paths[path]!.post.description, `${path} ${code}`).toContain(code);
     }
     const askDoc = doc.paths['/api/v1/auth/reset/mfa']!.post.description;
     for (const code of ['MFA_RESET_PROOF_REQUIRED', 'MFA_RESET_ALREADY_OPEN', 'TOKEN_REVOKED', 'TOKEN_INVALID']) expect(askDoc).toContain(code);
@@ -347,9 +357,14 @@ describe('MFA reset with administrator approval', () => {
 
 describe('MFA reset when the SMTP server refuses', () => {
   let t: TestApp;
+  let port: number;
+  /** What the service logs, through the production logger. */
+  const lines: string[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${await closedPort()}` } });
+    port = await closedPort();
+    const log = createLogger('debug', new Writable({ write(chunk: Buffer, _enc, cb) { lines.push(chunk.toString()); cb(); } }));
+    t = await createTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${port}` }, log });
   });
   afterAll(async () => t.close());
 
@@ -368,5 +383,21 @@ describe('MFA reset when the SMTP server refuses', () => {
       expect(notices(audit)).toEqual([expect.objectContaining({ channel: 'email', status: 'FAILURE', recipient: 'm***@bank.example', reason: expect.stringContaining('ECONNREFUSED') })]);
       expect(audit.find((e) => 'notification' in e.details)!.status).toBe('FAILURE');
     }
+    // Logged as warnings: the mailer's failure, and the notice that was not delivered (by request and kind).
+    const logged = lines.map((l) => JSON.parse(l) as { level: number; msg: string; user_id?: string; request_id?: string; notice?: string; reason?: string; smtp?: string });
+    const mailer = logged.filter((l) => l.msg.startsWith('Email delivery through '));
+    expect(mailer).toHaveLength(2);
+    for (const l of mailer) {
+      expect(l).toMatchObject({ level: 40, smtp: `SMTP at 127.0.0.1:${port}` });
+      expect(l.msg).toBe(`Email delivery through SMTP at 127.0.0.1:${port} failed: ${l.reason}`);
+      expect(l.reason).toContain('ECONNREFUSED');
+    }
+    const undelivered = logged.filter((l) => l.msg === 'MFA reset notice not delivered');
+    expect(undelivered.map((l) => l.notice)).toEqual(['requested', 'approved']);
+    for (const l of undelivered) {
+      expect(l).toMatchObject({ level: 40, user_id: user.uuid, request_id: id });
+      expect(l.reason).toContain('ECONNREFUSED');
+    }
+    expect(lines.join('')).not.toContain('mail.less@bank.example'); // the address is not logged
   });
 });

@@ -90,9 +90,7 @@ describe('a role that requires MFA', () => {
     expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: gate.two_factor_token }), 401, 'FINGERPRINT_MISMATCH');
     await setupWith(gate.two_factor_token, { 'x-device-fingerprint': 'teller-pc-12' });
   });
-});
 
-describe('roles that do not require MFA', () => {
   it('an enrolled factor that cannot be used now never turns into a setup token (the password alone cannot enrol a new factor)', async () => {
     const username = `staff.nomail${++seq}`;
     const user = await seedUser(t.s, username, { roles: ['staff'] }); // an email factor, but no address to send to
@@ -103,7 +101,9 @@ describe('roles that do not require MFA', () => {
     expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: details.two_factor_token }), 401, 'TOKEN_INVALID');
     expectError(await post('/api/v1/2fa/otp/setup', { two_factor_token: details.two_factor_token, method: 'sms' }), 401, 'TOKEN_INVALID');
   });
+});
 
+describe('roles that do not require MFA', () => {
   it('a customer with no factor signs in with the password alone', async () => {
     const username = `customer${++seq}`;
     await seedUser(t.s, username, { roles: ['customer'] });
@@ -152,6 +152,7 @@ describe('setup sign-in over transport encryption', () => {
         return { status: res.statusCode, ...openPreAuth(res.json()) };
       };
       const gate = await sealed('/api/v1/auth/login', { username: 'sealed.staff', password: STRONG_PASSWORD });
+      expect(gate.status).toBe(403);
       expect(gate.body).toMatchObject({ status_code: 403, error_code: 'MFA_SETUP_INCOMPLETE' });
       const token = String((gate.body.details as SetupIncomplete).two_factor_token);
       const setup = await sealed('/api/v1/2fa/totp/setup', { two_factor_token: token });

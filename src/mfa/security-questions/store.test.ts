@@ -27,6 +27,8 @@ describe('question pool', () => {
     const pool = await store.activePool();
     expect(pool.map((q) => q.text)).toEqual([...SEEDED_QUESTIONS]);
     expect(pool.length).toBeGreaterThanOrEqual(30);
+    expect(pool).toHaveLength(32);
+    expect(new Set(pool.map((q) => q.id)).size).toBe(32);
   });
 
   it('refuses the same text in another letter case (null), and retiring hides a question from the pool only', async () => {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import * as OTPAuth from 'otpauth';
+import { describe, expect, it, vi } from 'vitest';
 import { fromBase32, generateCode, newSecret, otpauthUri, stepAt, toBase32, verifyCode, type TotpAlgorithm } from './totp.js';
 
 /** RFC 6238 Appendix B seeds; SHA-256 and SHA-512 use 32- and 64-byte seeds (RFC erratum 2866). */
@@ -64,17 +65,33 @@ describe('verification window (TOTP_WINDOW=1)', () => {
 
   it('refuses malformed codes without comparing', () => {
     const good = codeAt(0);
-    expect(verifyCode(secret, good.slice(0, 5), now, 1)).toBeNull();
-    expect(verifyCode(secret, `${good}0`, now, 1)).toBeNull();
-    expect(verifyCode(secret, ' 12345', now, 1)).toBeNull();
-    expect(verifyCode(secret, '１２３４５６', now, 1)).toBeNull(); // full-width digits
+    const fullWidth = good.replace(/[0-9]/g, (d) => String.fromCharCode(0xff10 + Number(d))); // '１２３４５６'
+    const malformed = [
+      good.slice(0, 5), // too short
+      `${good}0`, // too long
+      ` ${good}`, `${good} `, // padded
+      ` ${good.slice(1)}`, `${good.slice(0, 5)} `, `${good.slice(0, 5)}\n`, // 6 characters, not 6 digits
+      fullWidth, // 6 characters, not ASCII digits (and 18 bytes: a byte compare would throw)
+      `${good.slice(0, 5)}a`, '',
+    ];
+    const validate = vi.spyOn(OTPAuth.TOTP, 'validate');
+    try {
+      for (const code of malformed) expect(verifyCode(secret, code, now, 1), JSON.stringify(code)).toBeNull();
+      expect(validate).not.toHaveBeenCalled(); // the guard refuses before otpauth compares anything
+      expect(verifyCode(secret, good, now, 1)).toBe(step); // positive control: the spy sees a comparison
+      expect(validate).toHaveBeenCalledTimes(1);
+    } finally {
+      validate.mockRestore();
+    }
   });
 
   it('SHA-256 secrets verify with their own algorithm only', () => {
-    const s256 = newSecret('SHA256');
+    const s256 = toBase32(SEEDS.SHA256); // fixed, so the SHA-1 codes of the window are known not to collide by chance
     const code = generateCode(s256, now, { algorithm: 'SHA256' });
     expect(verifyCode(s256, code, now, 1, { algorithm: 'SHA256' })).toBe(step);
     expect(generateCode(s256, now, { algorithm: 'SHA1' })).not.toBe(code);
+    for (const offset of [-1, 0, 1]) expect(generateCode(s256, now + offset * 30_000, { algorithm: 'SHA1' })).not.toBe(code);
+    expect(verifyCode(s256, code, now, 1, { algorithm: 'SHA1' })).toBeNull();
   });
 });
 
