@@ -132,7 +132,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
           200: Type.Object({ status: Type.Literal('success'), delivery: Delivery, temporary_password: TemporaryPassword }, {
             examples: [{ status: 'success', delivery: 'email' }, { status: 'success', delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' }],
           }),
-          ...errors(401, 403, 404, 422, 503),
+          ...errors(400, 401, 403, 404, 422, 503),
         },
       },
       onRequest: s.guard.requirePermission('users.update'),
@@ -146,7 +146,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
         tags, security, summary: 'Unlock an account (permission users.update)',
         description: 'Clears the failed sign-in counter and any lock of the account.',
         params: IdParams,
-        response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }), ...errors(401, 403, 404, 422) },
+        response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }), ...errors(400, 401, 403, 404, 422) },
       },
       onRequest: s.guard.requirePermission('users.update'),
     }, async (request) => {

@@ -140,8 +140,8 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
     app.post('/api/v1/auth/validate', {
       schema: {
         tags, security: bearer, summary: 'Validate an access token and its session',
-        description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`). 200 with the caller, or 401 with the reason in `error_code`.',
-        response: { 200: ValidateResponse, ...errors(401) },
+        description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`). 200 with the caller, or 401 with the reason in `error_code`. A pre-auth route of transport encryption: `400 DECRYPTION_FAILED` for an envelope that does not open, `422 ENCRYPTION_REQUIRED` for a plaintext call when enforcement is on.',
+        response: { 200: ValidateResponse, ...errors(400, 401, 413, 422) },
       },
       // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
       preHandler: s.guard.authenticate,

@@ -116,7 +116,7 @@ export function mfaResetRoutes(s: Services): FastifyPluginAsync {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, examples: [50] })),
           offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, examples: [0] })),
         }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
-        response: { 200: Type.Object({ requests: Type.Array(ResetRequest), total: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 403, 422) },
+        response: { 200: Type.Object({ requests: Type.Array(ResetRequest), total: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 403, 413, 422) },
       },
       preValidation: async (request) => {
         request.body ??= {}; // no body at all lists the pending queue
@@ -139,7 +139,7 @@ export function mfaResetRoutes(s: Services): FastifyPluginAsync {
           request_id: RequestId,
           note: Type.Optional(FreeText('Why it was approved, for the audit trail (not sent to the user).', 'Identity confirmed in branch with national ID.')),
         }, { additionalProperties: false }),
-        response: { 200: ResetRequest, ...errors(400, 401, 403, 404, 409, 422) },
+        response: { 200: ResetRequest, ...errors(400, 401, 403, 404, 409, 413, 422) },
       },
       onRequest: s.guard.requirePermission('approve_mfa_reset'),
     }, async (request) => s.mfaReset.approve(request.body.request_id, await actorOf(request), request.body.note ?? null, mfaContext(request)));
@@ -156,7 +156,7 @@ export function mfaResetRoutes(s: Services): FastifyPluginAsync {
           request_id: RequestId,
           reason: FreeText('Why it was rejected (1 to 500 characters).', 'Could not confirm the caller\'s identity.'),
         }, { additionalProperties: false }),
-        response: { 200: ResetRequest, ...errors(400, 401, 403, 404, 409, 422) },
+        response: { 200: ResetRequest, ...errors(400, 401, 403, 404, 409, 413, 422) },
       },
       onRequest: s.guard.requirePermission('reject_mfa_reset'),
     }, async (request) => s.mfaReset.reject(request.body.request_id, await actorOf(request), request.body.reason, mfaContext(request)));
