@@ -28,6 +28,11 @@ export interface AuditContext {
   channel?: string | null;
 }
 
+/** The audit fields of a request's client context (`clientContext`, `mfaContext`). */
+export function auditContext(ctx: { ip: string; fingerprint: string; userAgent: string; channel: string }): AuditContext {
+  return { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel };
+}
+
 export interface AuditInput extends AuditContext {
   eventType: AuditEvent;
   status: 'SUCCESS' | 'FAILURE' | 'DETECTED';

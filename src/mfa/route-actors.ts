@@ -6,6 +6,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Services } from '../app.js';
+import { auditContext } from '../audit/service.js';
+import { confirmCurrentPassword } from '../credentials/reauth.js';
+import { CommonErrors } from '../platform/errors.js';
 import { TokenErrors } from '../tokens/errors.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { UserRow } from '../users/store.js';
@@ -22,11 +25,17 @@ export interface RouteActors {
   ctxOf(request: FastifyRequest): MfaContext;
   /** The signed-in user of a bearer-authenticated request. */
   signedInUser(request: FastifyRequest): Promise<UserRow>;
+  /**
+   * A signed-in caller (bearer) confirms `password` before an enrolment a stolen access token
+   * alone must not make (422 VALIDATION_ERROR without it, 401 INVALID_CREDENTIALS and the
+   * account lockout when wrong). A caller with a 2FA token has just given the password: no-op.
+   */
+  reauthenticate(request: FastifyRequest, password: string | undefined, action: string): Promise<void>;
   /** Finishes the sign-in after `method` was verified; returns the sign-in response. */
   finish(request: FastifyRequest, challenge: Challenge, method: string): Promise<SignInResponse>;
 }
 
-export function routeActors(s: Pick<Services, 'challenges'>): RouteActors {
+export function routeActors(s: Pick<Services, 'challenges' | 'attempts' | 'credentials' | 'hasher' | 'audit'>): RouteActors {
   const actors = new WeakMap<FastifyRequest, Actor>();
   const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
   return {
@@ -45,6 +54,12 @@ export function routeActors(s: Pick<Services, 'challenges'>): RouteActors {
       return mfaContext(request, a?.kind === 'challenge' ? a.challenge.claims.channel : undefined);
     },
     signedInUser: (request) => s.challenges.signedInUser(request),
+    async reauthenticate(request, password, action) {
+      const a = actorOf(request);
+      if (a.kind !== 'session') return;
+      if (password === undefined) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'current_password', message: 'is required with a bearer token' }] });
+      await confirmCurrentPassword(s, a.user, password, auditContext(mfaContext(request)), action);
+    },
     async finish(request, challenge, method) {
       const result = await s.challenges.finish(challenge, request, method);
       useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key

@@ -53,7 +53,7 @@ function verify(token: string | undefined, ch: Challenge, answers: Array<{ quest
 async function userWithQuestions(name: string, answers: Answers): Promise<{ user: UserRow; token: string }> {
   const user = await seedUser(t.s, name);
   const token = (await signIn(t.app, name)).access_token;
-  const res = await post(`${BASE}/setup`, { answers: asList(answers) }, token);
+  const res = await post(`${BASE}/setup`, { answers: asList(answers), current_password: STRONG_PASSWORD }, token);
   expect(res.statusCode, res.body).toBe(201);
   return { user, token };
 }
@@ -98,7 +98,17 @@ describe('POST /api/v1/auth/security-questions/setup', () => {
     await seedUser(t.s, 'sara.setup');
     token = (await signIn(t.app, 'sara.setup')).access_token;
   });
-  const setup = (answers: Array<{ question_id: number; answer: string }>) => post(`${BASE}/setup`, { answers }, token);
+  const setup = (answers: Array<{ question_id: number; answer: string }>) => post(`${BASE}/setup`, { answers, current_password: STRONG_PASSWORD }, token);
+
+  it('a stolen access token alone cannot set the answers that back an MFA reset (current_password required)', async () => {
+    await seedUser(t.s, 'sara.stolen');
+    const stolen = (await signIn(t.app, 'sara.stolen')).access_token;
+    const answers = asList(choose(['Simba', 'Mrs Wanjiru', 'Kisumu']));
+    expectError(await post(`${BASE}/setup`, { answers }, stolen), 422, 'VALIDATION_ERROR');
+    expectError(await post(`${BASE}/setup`, { answers, current_password: 'Wrong#Guess42xyz' }, stolen), 401, 'INVALID_CREDENTIALS');
+    const stored = await t.s.database.db.selectFrom('user_security_answers').innerJoin('users', 'users.id', 'user_security_answers.user_id').select('question_id').where('users.username', '=', 'sara.stolen').execute();
+    expect(stored).toEqual([]);
+  });
 
   it('refuses 2 questions and 6 questions (422 VALIDATION_ERROR)', async () => {
     expectError(await setup(asList(choose(['Simba', 'Mrs Wanjiru']))), 422, 'VALIDATION_ERROR');
@@ -144,8 +154,8 @@ describe('POST /api/v1/auth/security-questions/setup', () => {
     const user = await seedUser(t.s, 'paula.parallel');
     const tok = (await signIn(t.app, 'paula.parallel')).access_token;
     const [a, b] = await Promise.all([
-      post(`${BASE}/setup`, { answers: asList(choose(['Simba', 'Tembo', 'Kiboko'])) }, tok),
-      post(`${BASE}/setup`, { answers: asList(choose(['Mombasa', 'Malindi', 'Lamu'], 3)) }, tok),
+      post(`${BASE}/setup`, { answers: asList(choose(['Simba', 'Tembo', 'Kiboko'])), current_password: STRONG_PASSWORD }, tok),
+      post(`${BASE}/setup`, { answers: asList(choose(['Mombasa', 'Malindi', 'Lamu'], 3)), current_password: STRONG_PASSWORD }, tok),
     ]);
     expect([a.statusCode, b.statusCode].sort()).toEqual([201, 409]);
     expectError(a.statusCode === 409 ? a : b, 409, 'SECURITY_QUESTIONS_ALREADY_SET');
@@ -218,9 +228,12 @@ describe('verification (bearer: step-up)', () => {
     expect(body).toMatchObject({ verified: true, method: 'security_questions', session_id: signedIn.session_id });
     expect(body).not.toHaveProperty('access_token');
     expect(body).not.toHaveProperty('proof_token');
+    expect(new Date(String(body.verified_at)).getTime()).toBe(t.clock.now());
+    // Knowledge answers are not a factor: the session does not become `mfa_completed`, so it
+    // cannot ask for an MFA reset as "password and a factor".
     const session = await t.s.database.db.selectFrom('sessions').select(['mfa_completed', 'mfa_verified_at']).where('session_id', '=', signedIn.session_id).executeTakeFirstOrThrow();
-    expect(session.mfa_completed).toBe(true);
-    expect(new Date(session.mfa_verified_at!).toISOString()).toBe(body.verified_at);
+    expect(session).toEqual({ mfa_completed: false, mfa_verified_at: null });
+    expectError(await post('/api/v1/auth/reset/mfa', { reason: 'Lost my phone' }, signedIn.access_token), 403, 'MFA_RESET_PROOF_REQUIRED');
     const audit = await t.s.audit.query({ userId: user.uuid, eventType: 'SECURITY_QUESTIONS_VERIFIED', limit: 1, offset: 0 });
     expect(audit.entries[0]).toMatchObject({ status: 'SUCCESS', mfa_method: 'security_questions' });
     expect(JSON.stringify(audit.entries)).not.toMatch(/nairobi|simba|wanjiru/i);
@@ -433,7 +446,7 @@ describe('POST /api/v1/auth/security-questions/delete', () => {
     expectError(await post(BASE, {}, customerToken), 404, 'SECURITY_QUESTIONS_NOT_SET');
     const audit = await t.s.audit.query({ userId: target.uuid, eventType: 'SECURITY_QUESTIONS_DELETED', limit: 1, offset: 0 });
     expect(audit.entries[0]!.details).toMatchObject({ deleted: 3, actor_username: 'root.admin' });
-    expect((await post(`${BASE}/setup`, { answers: asList(answers()) }, customerToken)).statusCode).toBe(201);
+    expect((await post(`${BASE}/setup`, { answers: asList(answers()), current_password: STRONG_PASSWORD }, customerToken)).statusCode).toBe(201);
   });
 });
 
@@ -473,7 +486,7 @@ describe('POST /api/v1/admin/security-questions and retiring a question', () => 
     expect(after.questions.length).toBe(listed.questions.length - 1);
     await seedUser(t.s, 'late.comer');
     const late = (await signIn(t.app, 'late.comer')).access_token;
-    expectError(await post(`${BASE}/setup`, { answers: asList(new Map([[q.id, 'Gor Mahia'], [pool[0]!.id, 'Simba'], [pool[1]!.id, 'Kisumu']])) }, late), 422, 'SECURITY_QUESTION_UNKNOWN');
+    expectError(await post(`${BASE}/setup`, { answers: asList(new Map([[q.id, 'Gor Mahia'], [pool[0]!.id, 'Simba'], [pool[1]!.id, 'Kisumu']])), current_password: STRONG_PASSWORD }, late), 422, 'SECURITY_QUESTION_UNKNOWN');
     const ch = await startChallenge(token);
     expect((await verify(token, ch, reply(ch, chosen))).statusCode).toBe(200);
     const audit = await t.s.audit.query({ eventType: 'SECURITY_QUESTION_RETIRED', limit: 1, offset: 0 });
@@ -523,7 +536,7 @@ describe('hostile input never reaches a 500', () => {
 
   it('an SQL-looking answer is just text', async () => {
     const answers = choose(["'; DROP TABLE users; --", "x' OR '1'='1", 'Robert\'); --'], 6);
-    const res = await post(`${BASE}/setup`, { answers: asList(answers) }, token);
+    const res = await post(`${BASE}/setup`, { answers: asList(answers), current_password: STRONG_PASSWORD }, token);
     expect(res.statusCode, res.body).toBe(201);
     const ch = await startChallenge(token);
     expect((await verify(token, ch, reply(ch, answers))).statusCode).toBe(200);
@@ -538,7 +551,7 @@ describe('hostile input never reaches a 500', () => {
     ['an unknown field', { answers: [{ question_id: 1, answer: 'aa', hint: 'x' }, { question_id: 2, answer: 'bb' }, { question_id: 3, answer: 'cc' }] }],
     ['answers that are not a list', { answers: 'Simba' }],
   ])('setup refuses %s (422 VALIDATION_ERROR)', async (_name, payload) => {
-    expectError(await post(`${BASE}/setup`, payload, token), 422, 'VALIDATION_ERROR');
+    expectError(await post(`${BASE}/setup`, { ...payload, current_password: STRONG_PASSWORD }, token), 422, 'VALIDATION_ERROR');
   });
 
   it.each([
@@ -558,7 +571,7 @@ describe('hostile input never reaches a 500', () => {
     const tok = (await signIn(t.app, 'uma.unicode')).access_token;
     const long = 'ж'.repeat(255);
     const answers = choose([`${long}a`, `${long}b`, 'short one'], 8);
-    expect((await post(`${BASE}/setup`, { answers: asList(answers) }, tok)).statusCode).toBe(201);
+    expect((await post(`${BASE}/setup`, { answers: asList(answers), current_password: STRONG_PASSWORD }, tok)).statusCode).toBe(201);
     const ch = await startChallenge(tok);
     // Same 255-character prefix, different last letter: wrong wherever the long answers are asked.
     const swapped = reply(ch, new Map([...answers].map(([id, a]) => [id, a.startsWith(long) ? `${long}${a.endsWith('a') ? 'b' : 'a'}` : a])));
@@ -578,7 +591,7 @@ describe('OpenAPI', () => {
     const RULES = ['SECURITY_QUESTION_UNKNOWN', 'SECURITY_QUESTIONS_DUPLICATE', 'SECURITY_ANSWER_TOO_SHORT', 'SECURITY_ANSWERS_DUPLICATE', 'VALIDATION_ERROR'];
     const routes: [string, string[], string[]][] = [
       [`${BASE}/predefined`, TOKEN, ['200', '401', '403', '429']],
-      [`${BASE}/setup`, [...TOKEN, 'SECURITY_QUESTIONS_ALREADY_SET', ...RULES], ['201', '401', '403', '409', '422']],
+      [`${BASE}/setup`, [...TOKEN, 'SECURITY_QUESTIONS_ALREADY_SET', 'INVALID_CREDENTIALS', ...RULES], ['201', '401', '403', '409', '422']],
       [BASE, [...TOKEN, 'SECURITY_QUESTIONS_NOT_SET', 'SECURITY_QUESTIONS_LOCKED'], ['200', '401', '403', '404', '429']],
       [`${BASE}/verify`, [...TOKEN, 'SECURITY_ANSWERS_INVALID', 'SECURITY_CHALLENGE_INVALID', 'SECURITY_ANSWERS_MISMATCH', 'SECURITY_QUESTIONS_LOCKED'], ['200', '401', '403', '409', '422', '429']],
       [`${BASE}/delete`, ['PERMISSION_DENIED', 'USER_NOT_FOUND', 'SECURITY_QUESTION_NOT_FOUND', 'VALIDATION_ERROR'], ['200', '401', '403', '404', '422']],

@@ -61,7 +61,7 @@ const doc = (...parts: string[]): string => parts.join('\n\n');
 export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, ctxOf, signedInUser: signedIn } = routeActors(s);
+    const { resolve, actorOf, ctxOf, signedInUser: signedIn, reauthenticate } = routeActors(s);
     const operator = async (request: FastifyRequest): Promise<Operator> => ({ user: await signedIn(request), ctx: mfaContext(request) });
 
     app.post('/api/v1/auth/security-questions/predefined', {
@@ -85,16 +85,20 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         tags, security: bearer, summary: 'Choose and answer 3 to 5 security questions',
         description: doc(
           'First setup. Answers are normalised and stored bcrypt-hashed; they are never returned, logged or audited. Security questions serve step-up and MFA-reset recovery, never sign-in.',
-          'Caller: a signed-in user (bearer), or a user whose sign-in stopped at `403 MFA_SETUP_INCOMPLETE` (its `two_factor_token`). A `two_factor_token` of `401 2FA_REQUIRED` is refused (`401 TOKEN_INVALID`): that user already has a factor, and a password alone must not be enough to create the answers that back an MFA reset.',
+          'Caller: a signed-in user (bearer) who confirms `current_password` (answers back an MFA reset: a stolen access token alone must not set them; wrong: `401 INVALID_CREDENTIALS`, counting toward the lockout; missing: `422 VALIDATION_ERROR`), or a user whose sign-in stopped at `403 MFA_SETUP_INCOMPLETE` (its `two_factor_token`). A `two_factor_token` of `401 2FA_REQUIRED` is refused (`401 TOKEN_INVALID`): that user already has a factor, and a password alone must not be enough to create the answers that back an MFA reset.',
           lines(TOKEN_ERRORS, ACCOUNT, '`409 SECURITY_QUESTIONS_ALREADY_SET`: questions are set; replace them with `POST /api/v1/auth/reset/security-questions`.', ...ANSWER_RULES),
         ),
-        body: Type.Object({ answers: AnswerSet, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, examples: [{ answers: SETUP_EXAMPLE }] }),
+        body: Type.Object({
+          answers: AnswerSet,
+          two_factor_token: Type.Optional(TwoFactorToken),
+          current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required with a bearer token.', examples: ['Vt7#qLm2!xRp9$'] })),
+        }, { additionalProperties: false, examples: [{ answers: SETUP_EXAMPLE, current_password: 'Vt7#qLm2!xRp9$' }] }),
         response: { 201: Configured, ...errors(400, 401, 403, 409, 413, 422, 429) },
       },
       preHandler: resolve(['setup']),
     }, async (request, reply) => {
-      const actor = actorOf(request);
-      const result = await s.securityQuestions.configure(actor.user, request.body.answers, ctxOf(request), 'setup');
+      await reauthenticate(request, request.body.current_password, 'security_questions_setup');
+      const result = await s.securityQuestions.configure(actorOf(request).user, request.body.answers, ctxOf(request), 'setup');
       return reply.code(201).send(result);
     });
 
@@ -127,7 +131,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         tags, security: bearer, summary: 'Answer a security-question challenge',
         description: doc(
           'Every question of the challenge must be answered, and every answer must be right; all are checked each time. The challenge is spent by any answer, right or wrong.',
-          '- With a bearer token (step-up): the session records a fresh second factor (`mfa_completed`, `verified_at`); the answer is `{verified, method, session_id, verified_at}`.\n- With a `two_factor_token` (recovery): the answer is `{verified, proof_token, proof_expires_in}`. The `proof_token` (10 minutes) proves password and answers to `POST /api/v1/auth/reset/mfa`. No access token is ever issued: security questions never finish a sign-in.',
+          '- With a bearer token (step-up): the answer is `{verified, method, session_id, verified_at}`, for a client to gate a sensitive screen. Knowledge answers are not a factor, so the session does not become `mfa_completed` (nor can it then ask for an MFA reset).\n- With a `two_factor_token` (recovery): the answer is `{verified, proof_token, proof_expires_in}`. The `proof_token` (10 minutes) proves password and answers to `POST /api/v1/auth/reset/mfa`. No access token is ever issued: security questions never finish a sign-in.',
           lines(
             TOKEN_ERRORS, ACCOUNT,
             '`401 SECURITY_ANSWERS_INVALID`: at least one answer is wrong (`details.attempts_remaining`); start a new challenge.',
@@ -161,7 +165,9 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
       const actor = actorOf(request);
       const ctx = ctxOf(request);
       await s.securityQuestions.verify(actor.user, request.body.challenge_id, request.body.answers, ctx);
-      if (actor.kind === 'session') return s.challenges.stepUp(actor.auth, actor.user, METHOD, ctx);
+      // Knowledge answers are not a factor: the session is not marked `mfa_completed` (which
+      // would also let it ask for an MFA reset as "password and a factor").
+      if (actor.kind === 'session') return { verified: true as const, method: METHOD, session_id: actor.auth.session.sessionId, verified_at: new Date(s.clock.now()).toISOString() };
       const proof = await s.tokens.issue('reset', { user_id: actor.user.uuid, purpose: MFA_RESET_PROOF_PURPOSE });
       return { verified: true as const, proof_token: proof.token, proof_expires_in: Math.max(1, Math.floor((proof.expiresAt - s.clock.now()) / 1000)) };
     });

@@ -5,8 +5,6 @@
  * ordinary bearer routes.
  */
 import Type from 'typebox';
-import { confirmCurrentPassword } from '../../credentials/reauth.js';
-import { CommonErrors } from '../../platform/errors.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../app.js';
 import type { App } from '../../platform/http/app.js';
@@ -69,7 +67,7 @@ function requireMethod(challenge: Challenge, method: SignInMethod): void {
 export function totpRoutes(s: Services): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish } = routeActors(s);
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, reauthenticate, finish } = routeActors(s);
     const resolveSetup = resolve(['setup']);
     const resolveSignIn = resolve(['signin']);
 
@@ -99,14 +97,8 @@ export function totpRoutes(s: Services): FastifyPluginAsync {
       },
       preHandler: resolveSetup,
     }, async (request) => {
-      const actor = actorOf(request);
-      if (actor.kind === 'session') {
-        const password = request.body.current_password;
-        if (password === undefined) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'current_password', message: 'is required with a bearer token' }] });
-        const ctx = ctxOf(request);
-        await confirmCurrentPassword(s, actor.user, password, { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel }, 'totp_setup');
-      }
-      return s.totp.setup(actor.user);
+      await reauthenticate(request, request.body.current_password, 'totp_setup');
+      return s.totp.setup(actorOf(request).user);
     });
 
     app.post('/api/v1/2fa/totp/verify', {
