@@ -5,6 +5,7 @@ import type { Services } from '../app.js';
 import { AUDIT_EVENTS } from '../audit/service.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL, Pagination } from '../platform/http/schemas.js';
+import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN, USERNAME_RULE } from '../users/rules.js';
 import type { UserRow } from '../users/store.js';
 import { AdminService } from './service.js';
@@ -77,7 +78,7 @@ export function adminRoutes(s: Services): FastifyPluginAsync {
     const uuid = request.auth?.claims.user_id ?? null;
     return { uuid, username: uuid ? ((await s.users.findByUuid(uuid))?.username ?? null) : null };
   };
-  const ctxOf = (request: FastifyRequest) => ({ ip: request.ip, userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512), channel: request.auth?.session.channel ?? null });
+  const ctxOf = (request: FastifyRequest) => ({ ip: request.ip, deviceFingerprint: fingerprintOf(request) || null, userAgent: userAgentOf(request), channel: request.auth?.session.channel ?? null });
 
   return async (instance) => {
     const app = instance as unknown as App;

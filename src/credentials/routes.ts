@@ -1,5 +1,6 @@
 /** Password change (signed in) and the forced change after a temporary password (ruling 11). */
 import Type from 'typebox';
+import { auditContext } from '../audit/service.js';
 import { confirmCurrentPassword } from './reauth.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../app.js';
@@ -38,11 +39,11 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
       const user = await s.users.findById(auth.session.userId);
       if (!user) throw TokenErrors.TOKEN_REVOKED();
-      await confirmCurrentPassword(s, user, request.body.current_password, { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel }, 'password_change');
+      await confirmCurrentPassword(s, user, request.body.current_password, auditContext(ctx), 'password_change');
       const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
         const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
         const others = await s.sessions.endAllForUser(trx, user.id, 'password_changed', auth.session.sessionId);
-        await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, userAgent: ctx.userAgent, channel: ctx.channel, details: { via: 'self_service', other_sessions_ended: others.length } }, trx);
+        await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { via: 'self_service', other_sessions_ended: others.length } }, trx);
         return { result, ended: others };
       });
       await s.sessions.announce(ended);
@@ -67,7 +68,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
         if (!(await s.denylist.spend(claims.jti, claims.exp * 1000, 'reset_used', trx))) throw TokenErrors.TOKEN_REVOKED();
         const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
         const ended = await s.sessions.endAllForUser(trx, user.id, 'password_changed');
-        await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, userAgent: ctx.userAgent, channel: ctx.channel, details: { via: 'reset_token' } }, trx);
+        await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { via: 'reset_token' } }, trx);
         return { result, ended };
       });
       await s.denylist.announce(claims.jti, claims.exp * 1000);

@@ -14,7 +14,7 @@
  * `actor`, so one handler serves a signed-in user and one finishing a sign-in.
  */
 import type { FastifyRequest } from 'fastify';
-import type { AuditLog, AuditEvent } from '../audit/service.js';
+import { auditContext, type AuditLog, type AuditEvent } from '../audit/service.js';
 import type { Config } from '../platform/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
@@ -22,7 +22,7 @@ import type { Db } from '../platform/db/database.js';
 import type { AppError } from '../platform/errors.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { AuthContext, Guard } from '../sessions/guard.js';
-import { fingerprintOf } from '../sessions/guard.js';
+import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
 import { SignInErrors } from '../signin/errors.js';
@@ -70,8 +70,7 @@ export interface MfaContext {
 }
 
 export function mfaContext(request: FastifyRequest, channel?: string): MfaContext {
-  const ua = request.headers['user-agent'];
-  return { ip: request.ip, userAgent: typeof ua === 'string' ? ua.slice(0, 512) : '', fingerprint: fingerprintOf(request), channel: channel ?? request.auth?.session.channel ?? 'web' };
+  return { ip: request.ip, userAgent: userAgentOf(request), fingerprint: fingerprintOf(request), channel: channel ?? request.auth?.session.channel ?? 'web' };
 }
 
 export class MfaGate implements SecondFactorGate {
@@ -91,7 +90,7 @@ export class MfaGate implements SecondFactorGate {
       user_id: user.uuid, purpose, methods, channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
     });
     const expiresIn = d.config.tokens.twoFactorTtlSec;
-    const audit = { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, userId: user.uuid, username: user.username };
+    const audit = { ...auditContext(ctx), userId: user.uuid, username: user.username };
     if (purpose === 'signin') {
       await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy } });
       return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn });
@@ -174,11 +173,8 @@ export class ChallengeService {
     if (!(await d.denylist.spend(claims.jti, claims.exp * 1000, '2fa_used'))) throw TokenErrors.TOKEN_REVOKED();
     await d.denylist.announce(claims.jti, claims.exp * 1000);
     await d.loginAttempts.reset(d.loginAttempts.userKey(user.id));
-    const ua = request.headers['user-agent'];
-    const ctx: ClientContext = {
-      ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint,
-      userAgent: typeof ua === 'string' ? ua.slice(0, 512) : '', channel: claims.channel,
-    };
+    // The session is bound as the password step was: its device, address and channel.
+    const ctx: ClientContext = { ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint, userAgent: userAgentOf(request), channel: claims.channel };
     return d.pipeline.complete(user, await d.users.grants(user.id), ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
   }
 
@@ -198,8 +194,7 @@ export class ChallengeService {
   /** One audit entry about a factor, with the request's context. */
   async audit(eventType: AuditEvent, status: 'SUCCESS' | 'FAILURE', user: UserRow, ctx: MfaContext, method: string | null, details: Record<string, unknown> = {}, trx?: Db): Promise<void> {
     await this.deps.audit.record({
-      eventType, status, userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null,
-      userAgent: ctx.userAgent, channel: ctx.channel, mfaMethod: method, details,
+      eventType, status, userId: user.uuid, username: user.username, ...auditContext(ctx), mfaMethod: method, details,
     }, trx);
   }
 }

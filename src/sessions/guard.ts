@@ -29,6 +29,12 @@ export function bearerToken(request: FastifyRequest): string {
   return match[1]!;
 }
 
+/** The User-Agent header, cut to what the audit trail and sessions keep. */
+export function userAgentOf(request: FastifyRequest): string {
+  const v = request.headers['user-agent'];
+  return typeof v === 'string' ? v.slice(0, 512) : '';
+}
+
 export function fingerprintOf(request: FastifyRequest): string {
   const v = request.headers['x-device-fingerprint'];
   return typeof v === 'string' ? v.slice(0, 256) : '';

@@ -7,7 +7,7 @@
  * Access policy and MFA are hooks that later capabilities fill in; by default they allow.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuditLog } from '../audit/service.js';
+import { auditContext, type AuditLog } from '../audit/service.js';
 import type { CredentialService } from '../credentials/service.js';
 import { CredentialErrors } from '../credentials/errors.js';
 import type { Config } from '../platform/config.js';
@@ -99,7 +99,7 @@ export class SignInPipeline {
   async signIn<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<SignInResult> {
     const d = this.deps;
     const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
-    const auditBase = { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel };
+    const auditBase = auditContext(ctx);
 
     await d.rateLimiter.hit(`signin:ip:${ctx.ipHash}`, d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
       outcome('rate_limited');
@@ -176,8 +176,7 @@ export class SignInPipeline {
       const issued = await this.issuePair(trx, user, grants, created.session, familyId);
       await d.users.update(trx, user.id, { last_login_at: now }, now);
       await d.audit.record({
-        eventType: 'USER_LOGIN', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip,
-        deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, mfaMethod: opts.mfaMethod ?? null,
+        eventType: 'USER_LOGIN', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), mfaMethod: opts.mfaMethod ?? null,
         details: { method: opts.method, session_id: created.session.sessionId, ended_sessions: created.ended },
       }, trx);
       return { session: created.session, ended: created.ended, pair: issued };

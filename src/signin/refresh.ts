@@ -5,7 +5,7 @@
  * is audited as TOKEN_REUSE_DETECTED (OAuth 2.0 Security BCP, RFC 9700 4.14.2).
  */
 import { sql } from 'kysely';
-import type { AuditLog } from '../audit/service.js';
+import { auditContext, type AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
@@ -54,7 +54,7 @@ export class RefreshService {
     if (!spent) {
       const known = await d.db.selectFrom('refresh_tokens').select('family_id').where('jti', '=', claims.jti).executeTakeFirst();
       if (!known) throw TokenErrors.TOKEN_INVALID();
-      await this.revokeForReuse(known.family_id, claims.session_id, claims.user_id, ctx);
+      await this.revokeForReuse(known.family_id, claims.session_id, claims.user_id, ctx, bound?.channel ?? ctx.channel);
       throw TokenErrors.REFRESH_TOKEN_REUSED();
     }
     if (spent.revoked_at !== null || spent.session_id !== claims.session_id) throw TokenErrors.TOKEN_REVOKED();
@@ -70,7 +70,7 @@ export class RefreshService {
     // extra round trips).
     const { pair, refreshRow } = await d.pipeline.mintPair(user, grants, session, familyId);
     const rekey = d.sessions.newKey();
-    const audit = d.audit.row({ eventType: 'TOKEN_REFRESH', status: 'SUCCESS', userId: user.uuid, username: user.username, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: session.channel, details: { session_id: session.sessionId } });
+    const audit = d.audit.row({ eventType: 'TOKEN_REFRESH', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext({ ...ctx, channel: session.channel }), details: { session_id: session.sessionId } });
     await d.db
       .with('issued', (db) => db.insertInto('refresh_tokens').values(refreshRow))
       .with('rekeyed', (db) => db.updateTable('sessions').set({ ...rekey.set, last_activity: now }).where('session_id', '=', session.sessionId))
@@ -83,14 +83,15 @@ export class RefreshService {
     return { body, sessionKey: rekey.key };
   }
 
-  private async revokeForReuse(familyId: string, sessionId: string, userUuid: string, ctx: ClientContext): Promise<void> {
+  /** `channel`: the session's, not the refresh request's placeholder. */
+  private async revokeForReuse(familyId: string, sessionId: string, userUuid: string, ctx: ClientContext, channel: string): Promise<void> {
     const d = this.deps;
     const user = await d.users.findByUuid(userUuid);
     const ended = await d.db.transaction().execute(async (trx) => {
       await trx.updateTable('refresh_families').set({ revoked_at: new Date(d.clock.now()), revoke_reason: 'reuse_detected' }).where('family_id', '=', familyId).where('revoked_at', 'is', null).execute();
       const ids = user ? (await trx.selectFrom('sessions').select('session_id').where('session_id', '=', sessionId).where('is_active', '=', true).execute()).map((r) => r.session_id) : [];
       if (user) await d.sessions.endMany(trx, ids, 'refresh_reuse', user.id);
-      await d.audit.record({ eventType: 'TOKEN_REUSE_DETECTED', status: 'DETECTED', userId: userUuid, username: user?.username ?? null, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, details: { family_id: familyId, session_id: sessionId } }, trx);
+      await d.audit.record({ eventType: 'TOKEN_REUSE_DETECTED', status: 'DETECTED', userId: userUuid, username: user?.username ?? null, ...auditContext({ ...ctx, channel }), details: { family_id: familyId, session_id: sessionId } }, trx);
       return ids;
     });
     await d.sessions.announce(ended);

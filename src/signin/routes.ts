@@ -1,11 +1,12 @@
 /** Core authentication routes: login, refresh, logout, validate. */
 import Type from 'typebox';
+import { auditContext } from '../audit/service.js';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../app.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
-import { fingerprintOf } from '../sessions/guard.js';
+import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { ClientContext } from './pipeline.js';
 
@@ -56,12 +57,11 @@ const ValidateResponse = Type.Object({
 });
 
 export function clientContext(request: FastifyRequest, ipHasher: Hasher, channel: string, bodyFingerprint?: string): ClientContext {
-  const ua = request.headers['user-agent'];
   return {
     ip: request.ip,
     ipHash: ipHasher.hex(request.ip),
-    fingerprint: (bodyFingerprint ?? fingerprintOf(request)).slice(0, 256),
-    userAgent: typeof ua === 'string' ? ua.slice(0, 512) : '',
+    fingerprint: bodyFingerprint?.slice(0, 256) ?? fingerprintOf(request), // the header is cut already
+    userAgent: userAgentOf(request),
     channel,
   };
 }
@@ -129,7 +129,7 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
         await s.denylist.deny(auth.claims.jti, expiresAt, 'logout', trx);
         const ids = all ? await s.sessions.endAllForUser(trx, auth.session.userId, 'logout_all') : [auth.session.sessionId];
         if (!all) await s.sessions.endMany(trx, ids, 'logout', auth.session.userId);
-        await s.audit.record({ eventType: 'LOGOUT', status: 'SUCCESS', userId: auth.claims.user_id, username: user?.username ?? null, ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, details: { all_sessions: all, sessions_ended: ids } }, trx);
+        await s.audit.record({ eventType: 'LOGOUT', status: 'SUCCESS', userId: auth.claims.user_id, username: user?.username ?? null, ...auditContext(ctx), details: { all_sessions: all, sessions_ended: ids } }, trx);
         return ids;
       });
       await s.denylist.announce(auth.claims.jti, expiresAt);

@@ -8,6 +8,7 @@
  * `two_factor_token` in the body). `/delete`, the reset and the admin route are bearer routes.
  */
 import Type from 'typebox';
+import { auditContext } from '../../audit/service.js';
 import { confirmCurrentPassword } from '../../credentials/reauth.js';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Services } from '../../app.js';
@@ -231,7 +232,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
     }, async (request) => {
       const user = await signedIn(request);
       const ctx = mfaContext(request);
-      await confirmCurrentPassword(s, user, request.body.current_password, { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel }, 'reset_security_questions');
+      await confirmCurrentPassword(s, user, request.body.current_password, auditContext(ctx), 'reset_security_questions');
       return s.securityQuestions.configure(user, request.body.answers, ctx, 'reset');
     });
 
