@@ -136,7 +136,7 @@ export function createServices(deps: { config: Config; secrets: Secrets; databas
   const mfaAttempts = new MfaAttempts({ db, clock });
   const challenges = new ChallengeService({ db, clock, tokens, users, pipeline, loginAttempts: attempts, sessions, audit, guard, ipHasher, denylist });
   const mfa: MfaDeps = {
-    db, clock, config, log, users, tokens, denylist, sessions, audit, mailer, hasher, loginAttempts: attempts, factors, attempts: mfaAttempts, challenges,
+    db, clock, config, log, users, tokens, denylist, sessions, audit, mailer, hasher, factors, attempts: mfaAttempts, challenges,
     secretCipher: new FieldCipher(masters, ENCRYPTED_COLUMNS.totpSecret.purpose),
     codeHasher: new Hasher(deriveKey(secrets.ipHashKey, 'mfa-codes')), // not the field key: rotating it must not void backup codes
   };

@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
 
 /** `second_factor`: TOTP and backup codes together; `security_questions`: answers. */
@@ -15,6 +16,11 @@ export type AttemptFactor = 'second_factor' | 'security_questions';
 export interface AttemptLimit {
   max: number;
   lockMinutes: number;
+}
+
+/** The shared second-factor counter's limit (TOTP, backup and one-time codes together). */
+export function secondFactorLimit(config: Pick<Config, 'mfa'>): AttemptLimit {
+  return { max: config.mfa.maxFailures, lockMinutes: config.mfa.lockoutMinutes };
 }
 
 export type Reservation = { ok: true; failedCount: number } | { ok: false; retryAfterSec: number };

@@ -7,7 +7,6 @@ import type { Config } from '../platform/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { FieldCipher, Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
-import type { LoginAttempts } from '../policy/lockout.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService } from '../tokens/service.js';
@@ -30,7 +29,6 @@ export interface MfaDeps {
   mailer: Mailer;
   /** bcrypt at the configured cost, off the event loop (security answers). */
   hasher: PasswordHasher;
-  loginAttempts: LoginAttempts;
   factors: FactorStore;
   attempts: MfaAttempts;
   challenges: ChallengeService;

@@ -42,6 +42,12 @@ export function defineErrors<const T extends Record<string, ErrorDef>>(defs: T):
   return out as ErrorCatalogue<T>;
 }
 
+/** A "come back later" error: `Retry-After` and `details.retry_after_seconds`, at least 1 second. */
+export function retryLater(factory: ErrorFactory, seconds: number): AppError {
+  const s = Math.max(1, Math.ceil(seconds));
+  return factory({ retry_after_seconds: s }, { headers: { 'retry-after': String(s) } });
+}
+
 /** Errors of the HTTP layer itself, shared by every route. */
 export const CommonErrors = defineErrors({
   MALFORMED_REQUEST: { status: 400, message: 'The request body could not be parsed.' },

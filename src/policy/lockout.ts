@@ -9,7 +9,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
-import type { AppError } from '../platform/errors.js';
+import { retryLater, type AppError } from '../platform/errors.js';
 import { PolicyErrors } from './errors.js';
 
 export interface FailureResult {
@@ -63,8 +63,7 @@ export class LoginAttempts {
 
   /** 429 ACCOUNT_LOCKED with Retry-After (ruling 6), for a subject locked until `until`. */
   lockedError(until: number): AppError {
-    const retryAfter = Math.max(1, Math.ceil((until - this.deps.clock.now()) / 1000));
-    return PolicyErrors.ACCOUNT_LOCKED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+    return retryLater(PolicyErrors.ACCOUNT_LOCKED, (until - this.deps.clock.now()) / 1000);
   }
 
   async reset(key: string): Promise<void> {

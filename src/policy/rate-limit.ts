@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
-import { CommonErrors } from '../platform/errors.js';
+import { CommonErrors, retryLater } from '../platform/errors.js';
 
 export class RateLimiter {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
@@ -19,8 +19,7 @@ export class RateLimiter {
       ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1
       RETURNING count`.execute(this.deps.db);
     if (result.rows[0]!.count > limit) {
-      const retryAfter = Math.max(1, Math.ceil((start + windowSec * 1000 - now) / 1000));
-      throw CommonErrors.RATE_LIMITED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+      throw retryLater(CommonErrors.RATE_LIMITED, (start + windowSec * 1000 - now) / 1000);
     }
   }
 

@@ -5,22 +5,18 @@
  * `two_factor_token` in the body.
  */
 import Type from 'typebox';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../app.js';
 import type { App } from '../../platform/http/app.js';
-import { errors } from '../../platform/http/schemas.js';
+import { bullets, errors } from '../../platform/http/schemas.js';
 import { SignInResponseSchema } from '../../signin/routes.js';
-import type { Actor, ChallengePurpose } from '../challenge.js';
+import type { ChallengePurpose } from '../challenge.js';
 import { routeActors } from '../route-actors.js';
+import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 
 const tags = ['MFA and 2FA'];
 const bearer = [{ bearer: [] }];
 
-const TwoFactorToken = Type.String({
-  minLength: 1, maxLength: 4096,
-  description: 'The `two_factor_token` of `401 2FA_REQUIRED` (or, for enrolment, of `403 MFA_SETUP_INCOMPLETE`). Valid 5 minutes, one sign-in.',
-  examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig'],
-});
 const Method = Type.Union([Type.Literal('email'), Type.Literal('sms')], { description: 'Where the code goes: the account\'s email address or its phone number.', examples: ['sms'] });
 const Code = Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'The 6-digit code from the email or text message.', examples: ['048213'] });
 
@@ -31,16 +27,7 @@ const Sent = Type.Object({
   resend_after: Type.Integer({ description: 'Seconds before another code may be requested (`OTP_RESEND_SECONDS`)', examples: [60] }),
 });
 
-const StepUp = Type.Object({
-  verified: Type.Literal(true),
-  method: Method,
-  session_id: Type.String({ format: 'uuid' }),
-  verified_at: Type.String({ format: 'date-time' }),
-});
 
-const lines = (...l: string[]): string => l.map((x) => `- ${x}`).join('\n');
-const TOKEN = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`: no usable bearer or `two_factor_token` (one of the wrong purpose is `TOKEN_INVALID`; one already used is `TOKEN_REVOKED`).';
-const ACCOUNT = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';
 const SENDING = [
   '`400 MFA_METHOD_UNAVAILABLE`: this method cannot be used here (see above), or it has no transport (production without `SMTP_URL` / `SMS_GATEWAY_URL`).',
   '`429 OTP_RESEND_THROTTLED` (with `Retry-After`, `details.retry_after_seconds`): a code for the same purpose was sent less than `OTP_RESEND_SECONDS` (60) ago.',
@@ -59,9 +46,8 @@ const CODES = 'Codes: 6 random digits, valid `OTP_VALIDITY_MINUTES` (5), single 
 export function otpRoutes(s: Services): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, ctxOf, finish: finishChallenge } = routeActors(s);
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish } = routeActors(s);
     const resolveAs = (purpose: ChallengePurpose) => resolve([purpose]);
-    const finish = (request: FastifyRequest, actor: Actor & { kind: 'challenge' }, method: string) => finishChallenge(request, actor.challenge, method);
 
     app.post('/api/v1/auth/2fa/request', {
       schema: {
@@ -74,7 +60,7 @@ export function otpRoutes(s: Services): FastifyPluginAsync {
           '',
           CODES,
           '',
-          lines(TOKEN, ACCOUNT, ...SENDING),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, ...SENDING),
         ].join('\n'),
         body: Type.Object({ method: Method, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
         response: { 200: Sent, ...errors(400, 401, 403, 413, 422, 429, 503) },
@@ -92,16 +78,16 @@ export function otpRoutes(s: Services): FastifyPluginAsync {
         description: [
           'The sign-in form: `{two_factor_token, code}`, no bearer, with the code sent by `POST /api/v1/auth/2fa/request`. Answers like a sign-in: tokens and a session with `mfa_completed: true`. The 2FA token is spent (a second use is `401 TOKEN_REVOKED`). For a session that is already signed in, use `POST /api/v1/auth/2fa/verify`.',
           '',
-          lines(TOKEN, ACCOUNT, ...CHECKING),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, ...CHECKING),
         ].join('\n'),
         body: Type.Object({ two_factor_token: TwoFactorToken, code: Code }, { additionalProperties: false }),
         response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
       },
       preHandler: resolveAs('signin'),
     }, async (request) => {
-      const actor = actorOf(request) as Actor & { kind: 'challenge' };
-      const method = await s.otp.verifySignIn(actor.challenge, request.body.code, ctxOf(request));
-      return finish(request, actor, method);
+      const challenge = challengeOf(request);
+      const method = await s.otp.verifySignIn(challenge, request.body.code, ctxOf(request));
+      return finish(request, challenge, method);
     });
 
     app.post('/api/v1/auth/2fa/verify', {
@@ -110,18 +96,18 @@ export function otpRoutes(s: Services): FastifyPluginAsync {
         description: [
           'The step-up form: bearer token and `{code}`, with the code sent by `POST /api/v1/auth/2fa/request` without a `two_factor_token`. The session records the verification (`mfa_completed: true`, `mfa_verified_at`); no new tokens are issued. To finish a sign-in, use `POST /api/v1/auth/2fa/validate`.',
           '',
-          lines(TOKEN, ...CHECKING),
+          bullets(TOKEN_ERRORS, ...CHECKING),
         ].join('\n'),
         body: Type.Object({ code: Code }, { additionalProperties: false }),
-        response: { 200: StepUp, ...errors(400, 401, 413, 422, 429) },
+        response: { 200: StepUpResponse, ...errors(400, 401, 413, 422, 429) },
       },
-      preHandler: resolve([]), // bearer only: the body has no two_factor_token
+      // A pre-auth route (transport encryption): the bearer is checked after decryption.
+      preHandler: s.guard.authenticate,
     }, async (request) => {
-      const actor = actorOf(request) as Actor & { kind: 'session' };
+      const user = await signedInUser(request);
       const ctx = ctxOf(request);
-      const method = await s.otp.verifyStepUp(actor.auth, actor.user, request.body.code, ctx);
-      const r = await s.challenges.stepUp(actor.auth, actor.user, method, ctx);
-      return { ...r, method };
+      const method = await s.otp.verifyStepUp(request.auth!, user, request.body.code, ctx);
+      return s.challenges.stepUp(request.auth!, user, method, ctx);
     });
 
     app.post('/api/v1/2fa/otp/setup', {
@@ -134,7 +120,7 @@ export function otpRoutes(s: Services): FastifyPluginAsync {
           '',
           CODES,
           '',
-          lines(TOKEN, ACCOUNT, '`409 OTP_FACTOR_ALREADY_ENROLLED`: this method is already enrolled.', ...SENDING.map((x) => x.replace('(see above)', '(the account has no such address)'))),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, '`409 OTP_FACTOR_ALREADY_ENROLLED`: this method is already enrolled.', ...SENDING.map((x) => x.replace('(see above)', '(the account has no such address)'))),
         ].join('\n'),
         body: Type.Object({ method: Method, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
         response: { 200: Sent, ...errors(400, 401, 403, 409, 413, 422, 429, 503) },
@@ -148,7 +134,7 @@ export function otpRoutes(s: Services): FastifyPluginAsync {
         description: [
           'Confirms the code sent by `POST /api/v1/2fa/otp/setup` and enrols the method. With a setup `two_factor_token` the sign-in then finishes: `sign_in` carries the tokens and session (`mfa_completed: true`).',
           '',
-          lines(TOKEN, ACCOUNT, '`409 OTP_FACTOR_ALREADY_ENROLLED`: this method is already enrolled.', ...CHECKING),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, '`409 OTP_FACTOR_ALREADY_ENROLLED`: this method is already enrolled.', ...CHECKING),
         ].join('\n'),
         body: Type.Object({ method: Method, code: Code, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
         response: {
@@ -162,7 +148,7 @@ export function otpRoutes(s: Services): FastifyPluginAsync {
       const { method, code } = request.body;
       await s.otp.confirmEnrolment(actor.user, method, code, ctxOf(request));
       if (actor.kind === 'session') return { enrolled: true as const, method };
-      return { enrolled: true as const, method, sign_in: await finish(request, actor, method) };
+      return { enrolled: true as const, method, sign_in: await finish(request, actor.challenge, method) };
     });
   };
 }

@@ -12,7 +12,8 @@
  */
 import { randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { OtpMethod } from '../../platform/db/schema.js';
-import type { AppError } from '../../platform/errors.js';
+import { retryLater as retryAfter, type AppError } from '../../platform/errors.js';
+import { secondFactorLimit } from '../attempts.js';
 import type { AuthContext } from '../../sessions/guard.js';
 import type { UserRow } from '../../users/store.js';
 import type { Challenge, MfaContext } from '../challenge.js';
@@ -44,11 +45,6 @@ interface Target {
   purpose: OtpPurpose;
   challenge: string;
 }
-
-const retryAfter = (factory: (d: Record<string, unknown>, o: { headers: Record<string, string> }) => AppError, seconds: number): AppError => {
-  const s = Math.max(1, Math.ceil(seconds));
-  return factory({ retry_after_seconds: s }, { headers: { 'retry-after': String(s) } });
-};
 
 export class OtpService {
   private readonly store: OtpStore;
@@ -182,7 +178,7 @@ export class OtpService {
       return fail(OtpErrors.OTP_ATTEMPTS_EXCEEDED(), 'attempts_exceeded');
     }
     // Across codes too: a new 2FA token or a resend buys fresh attempts on a code, not on the user.
-    const limit = { max: cfg.maxFailures, lockMinutes: cfg.lockoutMinutes };
+    const limit = secondFactorLimit(d.config);
     const reservation = await d.attempts.reserve(user.id, 'second_factor', limit);
     if (!reservation.ok) return fail(retryAfter(MfaErrors.MFA_LOCKED, reservation.retryAfterSec), 'locked');
     const given = Buffer.from(this.hash(code, row.id), 'hex');

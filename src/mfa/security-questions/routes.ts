@@ -15,20 +15,16 @@ import type { Services } from '../../app.js';
 import { AdminErrors } from '../../admin/errors.js';
 import type { App } from '../../platform/http/app.js';
 import { CommonErrors } from '../../platform/errors.js';
-import { errors, NO_NUL } from '../../platform/http/schemas.js';
+import { bullets, errors, NO_NUL } from '../../platform/http/schemas.js';
 import { MFA_RESET_PROOF_PURPOSE, mfaContext, type ChallengePurpose } from '../challenge.js';
 import { routeActors } from '../route-actors.js';
+import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 import { METHOD, type Operator } from './service.js';
 
 const tags = ['Security questions'];
 const bearer = [{ bearer: [] }];
 const PURPOSES: readonly ChallengePurpose[] = ['signin', 'setup'];
 
-const TwoFactorToken = Type.String({
-  minLength: 1, maxLength: 4096,
-  description: 'Instead of a bearer token: the `two_factor_token` of `401 2FA_REQUIRED` or `403 MFA_SETUP_INCOMPLETE` (5 minutes). It is not spent here.',
-  examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig'],
-});
 const QuestionId = Type.Integer({ minimum: 1, maximum: 2_147_483_647, examples: [3] });
 const Question = Type.Object({ id: QuestionId, text: Type.String({ examples: ['What was the name of your first pet?'] }) });
 const Answer = Type.Object({
@@ -46,9 +42,7 @@ const Configured = Type.Object({
 });
 const SETUP_EXAMPLE = [{ question_id: 1, answer: 'Simba' }, { question_id: 7, answer: 'Mrs Wanjiru' }, { question_id: 12, answer: 'Nairobi West' }];
 
-const TOKEN_ERRORS = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`, `401 SESSION_*`: neither a valid bearer token nor a valid `two_factor_token`.';
-const ACCOUNT = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';
-const LOCKED = '`429 SECURITY_QUESTIONS_LOCKED` (with `Retry-After`, `details.retry_after_seconds`): 3 wrong verifications lock the factor for `MFA_SECURITY_QUESTION_LOCKOUT_MINUTES` (30); right answers are refused meanwhile.';
+const LOCKED = '`429 SECURITY_QUESTIONS_LOCKED` (with `Retry-After`, `details.retry_after_seconds`): 3 wrong verifications lock the factor for `SECURITY_QUESTION_LOCKOUT_MINUTES` (30); right answers are refused meanwhile.';
 const ANSWER_RULES = [
   '`422 SECURITY_QUESTION_UNKNOWN`: a question is not in the active pool (`details.question_ids`).',
   '`422 SECURITY_QUESTIONS_DUPLICATE`: the same question twice.',
@@ -56,7 +50,6 @@ const ANSWER_RULES = [
   '`422 SECURITY_ANSWERS_DUPLICATE`: two answers alike after normalising.',
   '`422 VALIDATION_ERROR`: fewer than 3 or more than 5 answers, an answer over 256 characters, unknown fields.',
 ];
-const lines = (...l: string[]): string => l.map((x) => `- ${x}`).join('\n');
 const doc = (...parts: string[]): string => parts.join('\n\n');
 
 export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
@@ -70,7 +63,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         tags, security: bearer, summary: 'List the questions a user may choose',
         description: doc(
           'The active pool (at least 30 questions, managed by administrators). Not served anonymously: send a bearer token, or the `two_factor_token` of a sign-in in progress. The body may be empty (`{}`).',
-          lines(TOKEN_ERRORS, ACCOUNT),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS),
         ),
         body: Type.Object({ two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, examples: [{}] }),
         response: { 200: Type.Object({ questions: Type.Array(Question) }), ...errors(400, 401, 403, 413, 422, 429) },
@@ -87,7 +80,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         description: doc(
           'First setup. Answers are normalised and stored bcrypt-hashed; they are never returned, logged or audited. Security questions serve step-up and MFA-reset recovery, never sign-in.',
           'Caller: a signed-in user (bearer) who confirms `current_password` (answers back an MFA reset: a stolen access token alone must not set them; wrong: `401 INVALID_CREDENTIALS`, counting toward the lockout; missing: `422 VALIDATION_ERROR`), or a user whose sign-in stopped at `403 MFA_SETUP_INCOMPLETE` (its `two_factor_token`). A `two_factor_token` of `401 2FA_REQUIRED` is refused (`401 TOKEN_INVALID`): that user already has a factor, and a password alone must not be enough to create the answers that back an MFA reset.',
-          lines(TOKEN_ERRORS, ACCOUNT, '`409 SECURITY_QUESTIONS_ALREADY_SET`: questions are set; replace them with `POST /api/v1/auth/reset/security-questions`.', ...ANSWER_RULES),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, '`409 SECURITY_QUESTIONS_ALREADY_SET`: questions are set; replace them with `POST /api/v1/auth/reset/security-questions`.', ...ANSWER_RULES),
         ),
         body: Type.Object({
           answers: AnswerSet,
@@ -109,7 +102,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         description: doc(
           'Returns 2 or 3 of the user\'s questions, chosen at random, under a `challenge_id` valid 5 minutes and usable once. Until they are answered right, asking again returns the same questions (under a new `challenge_id`): asking repeatedly does not draw easier ones.',
           'With a bearer token the answers give the session a step-up; with a `two_factor_token` they give a proof for an MFA reset request (`POST /api/v1/auth/security-questions/verify`).',
-          lines(TOKEN_ERRORS, ACCOUNT, '`404 SECURITY_QUESTIONS_NOT_SET`: the user has no questions.', LOCKED),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, '`404 SECURITY_QUESTIONS_NOT_SET`: the user has no questions.', LOCKED),
         ),
         body: Type.Object({ two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, examples: [{}] }),
         response: {
@@ -133,8 +126,8 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         description: doc(
           'Every question of the challenge must be answered, and every answer must be right; all are checked each time. The challenge is spent by any answer, right or wrong.',
           '- With a bearer token (step-up): the answer is `{verified, method, session_id, verified_at}`, for a client to gate a sensitive screen. Knowledge answers are not a factor, so the session does not become `mfa_completed` (nor can it then ask for an MFA reset).\n- With a `two_factor_token` (recovery): the answer is `{verified, proof_token, proof_expires_in}`. The `proof_token` (10 minutes) proves password and answers to `POST /api/v1/auth/reset/mfa`. No access token is ever issued: security questions never finish a sign-in.',
-          lines(
-            TOKEN_ERRORS, ACCOUNT,
+          bullets(
+            TOKEN_ERRORS, ACCOUNT_ERRORS,
             '`401 SECURITY_ANSWERS_INVALID`: at least one answer is wrong (`details.attempts_remaining`); start a new challenge.',
             '`409 SECURITY_CHALLENGE_INVALID`: the challenge is unknown, another user\'s, expired or used (`details.reason`).',
             '`422 SECURITY_ANSWERS_MISMATCH`: the answers are not exactly the challenge\'s questions (`details.question_ids`); the challenge is not spent.',
@@ -148,10 +141,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         }, { additionalProperties: false, examples: [{ challenge_id: '0b6f5c1e-2f4a-4c55-9a43-1d8c2b7e9f10', answers: [{ question_id: 7, answer: 'Mrs Wanjiru' }, { question_id: 12, answer: 'nairobi west' }] }] }),
         response: {
           200: Type.Union([
-            Type.Object({
-              verified: Type.Literal(true), method: Type.String({ examples: [METHOD] }),
-              session_id: Type.String({ format: 'uuid' }), verified_at: Type.String({ format: 'date-time' }),
-            }, { title: 'Step-up' }),
+            StepUpResponse,
             Type.Object({
               verified: Type.Literal(true),
               proof_token: Type.String({ description: 'For `POST /api/v1/auth/reset/mfa`', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoicmVzZXQifQ.sig'] }),
@@ -179,7 +169,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         description: doc(
           'Needs permission `delete_security_question`. Send exactly one of:',
           '- `user_id`: removes every question and answer of that user (and any lock); they set new ones with setup. Audited as `SECURITY_QUESTIONS_DELETED` with the administrator.\n- `question_id`: retires the question from the pool (no longer offered or accepted at setup). Users who chose it keep it until they reset theirs. Audited as `SECURITY_QUESTION_RETIRED`.',
-          lines(
+          bullets(
             '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
             '`403 PERMISSION_DENIED`: the caller lacks `delete_security_question`.',
             '`404 USER_NOT_FOUND`, `404 SECURITY_QUESTION_NOT_FOUND`: no such user or question.',
@@ -219,7 +209,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         tags, security: bearer, summary: 'Replace your security questions',
         description: doc(
           'Needs a bearer token and the current password; replaces every question and answer (and clears a security-question lock, which was about the old answers). A wrong password counts toward the account lockout.',
-          lines(
+          bullets(
             '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
             '`401 INVALID_CREDENTIALS`: wrong current password; `429 ACCOUNT_LOCKED` (with `Retry-After`) after too many.',
             ...ANSWER_RULES,
@@ -241,7 +231,7 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
         tags, security: bearer, summary: 'Add a question to the pool',
         description: doc(
           'Needs permission `security_questions.manage`. Good questions have answers that are stable, memorable, and not public (not on social media). Whitespace runs are collapsed. Retire a question with `POST /api/v1/auth/security-questions/delete` `{question_id}`.',
-          lines(
+          bullets(
             '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
             '`403 PERMISSION_DENIED`: the caller lacks `security_questions.manage`.',
             '`409 SECURITY_QUESTION_EXISTS`: the pool has the same text (any letter case), active or retired.',
@@ -258,7 +248,3 @@ export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
   };
 }
 
-/**
- * The current password, as `POST /api/v1/auth/password` checks it: refused while the account is
- * locked; a wrong one counts toward the lockout and is audited.
- */

@@ -18,6 +18,7 @@ import { randomInt } from 'node:crypto';
 import type { UserRow } from '../../users/store.js';
 import type { MfaContext } from '../challenge.js';
 import type { MfaDeps } from '../deps.js';
+import { retryLater } from '../../platform/errors.js';
 import { SecurityQuestionErrors as E } from './errors.js';
 import { answerLength, MIN_ANSWER_LENGTH, normaliseAnswer } from './normalise.js';
 import { SecurityQuestionStore, type PoolQuestion, type StoredAnswer } from './store.js';
@@ -140,7 +141,7 @@ export class SecurityQuestionService {
     }
     await d.challenges.audit('SECURITY_QUESTIONS_FAILED', 'FAILURE', user, ctx, METHOD, { challenge_id: challengeId, failed_count: reservation.failedCount });
     if (reservation.failedCount >= limit.max) {
-      const retryAfter = await d.attempts.retryAfter(user.id, METHOD);
+      const retryAfter = limit.lockMinutes * 60; // this very failure set the lock
       await d.challenges.audit('SECURITY_QUESTIONS_LOCKED', 'SUCCESS', user, ctx, METHOD, { locked_for_seconds: retryAfter });
       throw this.lockedError(retryAfter);
     }
@@ -207,7 +208,6 @@ export class SecurityQuestionService {
   }
 
   private lockedError(retryAfterSec: number) {
-    const s = Math.max(1, retryAfterSec);
-    return E.SECURITY_QUESTIONS_LOCKED({ retry_after_seconds: s }, { headers: { 'retry-after': String(s) } });
+    return retryLater(E.SECURITY_QUESTIONS_LOCKED, retryAfterSec);
   }
 }

@@ -8,11 +8,12 @@ import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../app.js';
 import type { App } from '../../platform/http/app.js';
-import { errors } from '../../platform/http/schemas.js';
+import { bullets, errors } from '../../platform/http/schemas.js';
 import { SignInResponseSchema } from '../../signin/routes.js';
 import type { UserRow } from '../../users/store.js';
 import { mfaContext, type Challenge, type MfaContext } from '../challenge.js';
 import { routeActors } from '../route-actors.js';
+import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 import { MfaErrors } from '../errors.js';
 import type { SignInMethod } from '../factors.js';
 
@@ -21,11 +22,6 @@ const bearer = [{ bearer: [] }];
 /** Bearer, or none (a `two_factor_token` in the body instead). */
 const bearerOrToken: { [label: string]: string[] }[] = [{ bearer: [] }, {}];
 
-const TwoFactorToken = Type.String({
-  minLength: 1, maxLength: 4096,
-  description: 'The `two_factor_token` from `401 2FA_REQUIRED` (or, for setup, from `403 MFA_SETUP_INCOMPLETE`). Valid 5 minutes, one sign-in.',
-  examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig'],
-});
 const TotpCode = Type.String({ pattern: '^[0-9]{6}$', description: 'The 6-digit code the authenticator app shows now.', examples: ['492039'] });
 const BackupCode = Type.String({ minLength: 1, maxLength: 32, pattern: '^[0-9A-Za-z \\-]*$', description: 'One of the backup codes (`xxxx-xxxx`; case, dashes and spaces do not matter).', examples: ['7k3m-q9xz'] });
 const BackupCodesList = Type.Array(Type.String({ examples: ['7k3m-q9xz'] }), {
@@ -41,19 +37,10 @@ const SetupResponse = Type.Object({
   period: Type.Integer({ description: 'Seconds per code', examples: [30] }),
 });
 
-const StepUpResponse = Type.Object({
-  verified: Type.Literal(true),
-  method: Type.String({ examples: ['totp'] }),
-  session_id: Type.String({ format: 'uuid' }),
-  verified_at: Type.String({ format: 'date-time' }),
-});
 
-const TOKEN_ERRORS = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`: no usable token (a `two_factor_token` of the wrong purpose is `TOKEN_INVALID`; one already used is `TOKEN_REVOKED`).';
 const LOCKED = '`429 MFA_LOCKED` (with `Retry-After`): too many wrong codes (`MFA_MAX_FAILURES`, TOTP and backup codes together); locked for `MFA_LOCKOUT_MINUTES`, during which even a right code is refused.';
-const ACCOUNT = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';
-const lines = (...l: string[]): string => l.map((x) => `- ${x}`).join('\n');
 /** Errors of the bearer routes that take a current authenticator code. */
-const SIGNED_IN_CODE_ERRORS = lines(
+const SIGNED_IN_CODE_ERRORS = bullets(
   '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
   '`400 MFA_METHOD_UNAVAILABLE`: no authenticator app is enrolled.',
   '`401 TOTP_INVALID`: wrong code, outside the window, or a step already used.',
@@ -79,8 +66,8 @@ export function totpRoutes(s: Services): FastifyPluginAsync {
           '',
           'Caller: a signed-in user (bearer token) who confirms `current_password` (a stolen access token alone must not enrol an attacker\'s app), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (`two_factor_token` of that answer in the body, no bearer: the password was just checked).',
           '',
-          lines(
-            TOKEN_ERRORS, ACCOUNT,
+          bullets(
+            TOKEN_ERRORS, ACCOUNT_ERRORS,
             '`401 INVALID_CREDENTIALS`: wrong `current_password` (counts toward the account lockout: `429 ACCOUNT_LOCKED`).',
             '`409 TOTP_ALREADY_ENROLLED`: an authenticator app is already enrolled.',
             '`422 VALIDATION_ERROR`: a bearer caller without `current_password`.',
@@ -107,8 +94,8 @@ export function totpRoutes(s: Services): FastifyPluginAsync {
         description: [
           'Confirms the secret from setup with the app\'s current code, enrols it, and returns 10 single-use backup codes (shown once). With a setup `two_factor_token` the sign-in then finishes: `sign_in` carries the tokens and session (`mfa_completed: true`).',
           '',
-          lines(
-            TOKEN_ERRORS, ACCOUNT,
+          bullets(
+            TOKEN_ERRORS, ACCOUNT_ERRORS,
             '`401 TOTP_INVALID`: wrong code, outside the window (one step either side), or a step already used.',
             '`409 TOTP_SETUP_NOT_STARTED`: no setup to confirm; `409 TOTP_ALREADY_ENROLLED`: already enrolled.',
             LOCKED,
@@ -149,7 +136,7 @@ export function totpRoutes(s: Services): FastifyPluginAsync {
           tags, summary: step.summary,
           description: [
             step.intro, '',
-            lines(TOKEN_ERRORS, ACCOUNT, `\`400 MFA_METHOD_UNAVAILABLE\`: the challenge does not offer \`${step.method}\`.`, step.invalid, LOCKED),
+            bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, `\`400 MFA_METHOD_UNAVAILABLE\`: the challenge does not offer \`${step.method}\`.`, step.invalid, LOCKED),
           ].join('\n'),
           body: Type.Object({ two_factor_token: TwoFactorToken, code: step.code }, { additionalProperties: false }),
           response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },

@@ -8,7 +8,8 @@
  */
 import { ENCRYPTED_COLUMNS } from '../../platform/crypto/columns.js';
 import type { Db } from '../../platform/db/database.js';
-import type { ErrorFactory } from '../../platform/errors.js';
+import { retryLater, type ErrorFactory } from '../../platform/errors.js';
+import { secondFactorLimit } from '../attempts.js';
 import type { UserRow } from '../../users/store.js';
 import type { MfaContext } from '../challenge.js';
 import type { MfaDeps } from '../deps.js';
@@ -117,12 +118,12 @@ export class TotpService {
    */
   private async attempt<T>(user: UserRow, ctx: MfaContext, method: string, invalid: ErrorFactory, check: () => Promise<T | null>): Promise<T> {
     const d = this.deps;
-    const limit = { max: d.config.mfa.maxFailures, lockMinutes: d.config.mfa.lockoutMinutes };
+    const limit = secondFactorLimit(d.config);
     const reservation = await d.attempts.reserve(user.id, 'second_factor', limit);
     if (!reservation.ok) {
-      const retryAfter = Math.max(1, reservation.retryAfterSec);
-      await d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, method, { reason: 'locked', retry_after_seconds: retryAfter });
-      throw MfaErrors.MFA_LOCKED({ retry_after_seconds: retryAfter }, { headers: { 'retry-after': String(retryAfter) } });
+      const locked = retryLater(MfaErrors.MFA_LOCKED, reservation.retryAfterSec);
+      await d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, method, { reason: 'locked', ...locked.details });
+      throw locked;
     }
     const result = await check();
     if (result !== null) {

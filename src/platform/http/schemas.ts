@@ -18,6 +18,10 @@ export function errors(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
+/** A markdown bullet list, for route descriptions that list their errors. */
+export function bullets(...items: string[]): string {
+  return items.map((x) => `- ${x}`).join('\n');
+}
 
 export const Pagination = {
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
