@@ -117,13 +117,14 @@ export class AdminService {
     const user = await this.findUser(id);
     const delivery = this.deliveryFor(user);
     const who = { reset_by: actor.username, reset_by_id: actor.uuid };
-    const { password, ended } = await d.db.transaction().execute(async (trx) => {
-      const password = await d.credentials.temporaryPassword(user, trx);
-      await d.credentials.setPassword(trx, user, password, { temporary: true });
+    const password = await d.credentials.temporaryPassword(user);
+    const prepared = await d.credentials.prepare(user, password, { temporary: true }); // bcrypt outside the transaction
+    const { ended } = await d.db.transaction().execute(async (trx) => {
+      await d.credentials.store(trx, user, prepared);
       const ended = await d.sessions.endAllForUser(trx, user.id, 'admin');
       const sent = delivery === 'email' ? await this.mail(user, password, 'reset') : { delivery };
       await d.audit.record({ ...ctx, eventType: 'PASSWORD_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { ...who, sessions_ended: ended.length, ...sent } }, trx);
-      return { password, ended };
+      return { ended };
     }).catch(async (err: unknown) => {
       await this.auditFailure(err, { eventType: 'PASSWORD_RESET_BY_ADMIN', userId: user.uuid, username: user.username, email: user.email, details: who }, ctx);
       throw err;

@@ -40,8 +40,9 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       const user = await s.users.findById(auth.session.userId);
       if (!user) throw TokenErrors.TOKEN_REVOKED();
       await confirmCurrentPassword(s, user, request.body.current_password, auditContext(ctx), 'password_change');
+      const prepared = await s.credentials.prepare(user, request.body.new_password, { temporary: false }); // rules and bcrypt outside the transaction
       const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
-        const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
+        const result = await s.credentials.store(trx, user, prepared);
         const others = await s.sessions.endAllForUser(trx, user.id, 'password_changed', auth.session.sessionId);
         await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { via: 'self_service', other_sessions_ended: others.length } }, trx);
         return { result, ended: others };
@@ -63,10 +64,11 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       const user = await s.users.findByUuid(claims.user_id);
       if (!user) throw TokenErrors.TOKEN_INVALID();
       const ctx = clientContext(request, s.ipHasher, 'web');
+      const prepared = await s.credentials.prepare(user, request.body.new_password, { temporary: false }); // rules and bcrypt outside the transaction
       const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
         // Spend the token first: of two parallel uses exactly one gets the row.
         if (!(await s.denylist.spend(claims.jti, claims.exp * 1000, 'reset_used', trx))) throw TokenErrors.TOKEN_REVOKED();
-        const result = await s.credentials.setPassword(trx, user, request.body.new_password, { temporary: false });
+        const result = await s.credentials.store(trx, user, prepared);
         const ended = await s.sessions.endAllForUser(trx, user.id, 'password_changed');
         await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { via: 'reset_token' } }, trx);
         return { result, ended };

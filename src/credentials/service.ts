@@ -21,6 +21,14 @@ export interface PasswordState {
 
 const COPY_CONTEXT = ENCRYPTED_COLUMNS.passwordCopy.context;
 
+/** A password that passed every rule, hashed and encrypted, ready for `store`. */
+export interface PreparedPassword {
+  hash: string;
+  enc: string;
+  temporary: boolean;
+  expiryDays: number | null;
+}
+
 export class CredentialService {
   constructor(
     private readonly deps: { db: Db; hasher: PasswordHasher; policy: PasswordPolicy; cipher: FieldCipher; clock: Clock; users: UserStore },
@@ -44,22 +52,37 @@ export class CredentialService {
   /**
    * Sets a password after checking every rule. A temporary password (admin-issued) must be
    * changed at the next sign-in; it skips the history rule since the user never chose it.
+   * Prefer `prepare` before the transaction and `store` inside it: the checks and the bcrypt
+   * work then hold no connection (on PGlite, the only one) and no lock.
    */
   async setPassword(trx: Db, user: UserRow, password: string, opts: { temporary: boolean }): Promise<{ expiresAt: number | null }> {
-    const accountClass = await this.accountClass(user, trx);
-    const violations = await this.deps.policy.check(password, { username: user.username, email: user.email, accountClass }, trx);
-    const r = await this.deps.policy.restrictions(accountClass, trx);
-    if (!opts.temporary && violations.length === 0 && (await this.reusesHistory(trx, user.id, password, r.historyCount, r.reuseMonths))) {
+    return this.store(trx, user, await this.prepare(user, password, opts, trx));
+  }
+
+  /** Every rule checked (422 PASSWORD_POLICY_VIOLATION), the hash and the encrypted copy made; nothing written. */
+  async prepare(user: UserRow, password: string, opts: { temporary: boolean }, db: Db = this.deps.db): Promise<PreparedPassword> {
+    const accountClass = await this.accountClass(user, db);
+    const violations = await this.deps.policy.check(password, { username: user.username, email: user.email, accountClass }, db);
+    const r = await this.deps.policy.restrictions(accountClass, db);
+    if (!opts.temporary && violations.length === 0 && (await this.reusesHistory(db, user.id, password, r.historyCount, r.reuseMonths))) {
       violations.push({ rule: 'history', message: `Do not reuse any of your last ${r.historyCount} passwords or one used in the last ${r.reuseMonths} months.` });
     }
     if (violations.length > 0) throw CredentialErrors.PASSWORD_POLICY_VIOLATION({ violations });
+    return {
+      hash: await this.deps.hasher.hash(password),
+      enc: this.deps.cipher.encrypt(password, COPY_CONTEXT),
+      temporary: opts.temporary,
+      expiryDays: opts.temporary ? null : r.expiryDays,
+    };
+  }
 
+  /** Writes a prepared password (and its history row) inside `trx`. */
+  async store(trx: Db, user: UserRow, p: PreparedPassword): Promise<{ expiresAt: number | null }> {
     const now = this.deps.clock.now();
-    const hash = await this.deps.hasher.hash(password);
-    const expiresAt = opts.temporary || r.expiryDays === null ? null : now + r.expiryDays * 86_400_000;
+    const expiresAt = p.expiryDays === null ? null : now + p.expiryDays * 86_400_000;
     const values = {
-      password_hash: hash, password_enc: this.deps.cipher.encrypt(password, COPY_CONTEXT), changed_at: new Date(now),
-      expires_at: expiresAt === null ? null : new Date(expiresAt), is_temporary: opts.temporary, username: user.username,
+      password_hash: p.hash, password_enc: p.enc, changed_at: new Date(now),
+      expires_at: expiresAt === null ? null : new Date(expiresAt), is_temporary: p.temporary, username: user.username,
       expiry_warned_at: null, // a new password earns its own expiry warning
     };
     await trx
@@ -67,8 +90,8 @@ export class CredentialService {
       .values({ user_id: user.id, type: 'password', ...values })
       .onConflict((oc) => oc.columns(['user_id', 'type']).doUpdateSet(values))
       .execute();
-    await trx.insertInto('credential_history').values({ user_id: user.id, type: 'password', password_hash: hash, created_at: new Date(now) }).execute();
-    await this.deps.users.update(trx, user.id, { must_change_password: opts.temporary }, new Date(now));
+    await trx.insertInto('credential_history').values({ user_id: user.id, type: 'password', password_hash: p.hash, created_at: new Date(now) }).execute();
+    await this.deps.users.update(trx, user.id, { must_change_password: p.temporary }, new Date(now));
     return { expiresAt };
   }
 
