@@ -134,8 +134,10 @@ export class SignInPipeline {
       throw SignInErrors.ACCOUNT_DISABLED();
     }
 
+    let passwordExpiresAt: number | null | undefined; // read once, reused by the response
     if (strategy.checksPasswordState) {
       const state = await d.credentials.state(user.id);
+      passwordExpiresAt = state?.expiresAt ?? null;
       const expired = state?.expiresAt != null && state.expiresAt <= d.clock.now();
       if (user.must_change_password || expired) {
         outcome('password_change_required');
@@ -157,13 +159,16 @@ export class SignInPipeline {
       throw challenge;
     }
 
-    const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name });
+    const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name, passwordExpiresAt });
     outcome('success');
     return response;
   }
 
-  /** Issues tokens and a session for a user whose identity (and second factor) is settled. */
-  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string }): Promise<SignInResult> {
+  /**
+   * Issues tokens and a session for a user whose identity (and second factor) is settled.
+   * `passwordExpiresAt`: when the caller read it already (null: never expires).
+   */
+  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string; passwordExpiresAt?: number | null }): Promise<SignInResult> {
     const d = this.deps;
     const now = new Date(d.clock.now());
     const { session, ended, pair } = await d.db.transaction().execute(async (trx) => {
@@ -182,7 +187,7 @@ export class SignInPipeline {
       return { session: created.session, ended: created.ended, pair: issued };
     });
     await d.sessions.announce(ended);
-    return { body: await this.response(user, grants, session, pair, now), sessionKey: session.aesKey! };
+    return { body: await this.response(user, grants, session, pair, now, opts.passwordExpiresAt), sessionKey: session.aesKey! };
   }
 
   /** A new access token and a new refresh token in `familyId`, the refresh one recorded in `trx`. */

@@ -126,7 +126,7 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
       const expiresAt = auth.claims.exp * 1000;
       const user = await s.users.findByUuid(auth.claims.user_id);
       const ended = await s.database.db.transaction().execute(async (trx) => {
-        await s.denylist.deny(auth.claims.jti, expiresAt, 'logout', trx);
+        await s.denylist.spend(auth.claims.jti, expiresAt, 'logout', trx); // a parallel logout may have spent it: either way it is denied
         const ids = all ? await s.sessions.endAllForUser(trx, auth.session.userId, 'logout_all') : [auth.session.sessionId];
         if (!all) await s.sessions.endMany(trx, ids, 'logout', auth.session.userId);
         await s.audit.record({ eventType: 'LOGOUT', status: 'SUCCESS', userId: auth.claims.user_id, username: user?.username ?? null, ...auditContext(ctx), details: { all_sessions: all, sessions_ended: ids } }, trx);

@@ -25,17 +25,9 @@ export class Denylist {
     return exp !== undefined && exp > this.deps.clock.now();
   }
 
-  async deny(jti: string, expiresAtMs: number, reason: string, trx: Db = this.deps.db): Promise<void> {
-    await trx
-      .insertInto('token_denylist')
-      .values({ jti, expires_at: new Date(expiresAtMs), created_at: new Date(this.deps.clock.now()), reason })
-      .onConflict((oc) => oc.column('jti').doNothing())
-      .execute();
-  }
-
   /**
-   * Spends a single-use token (reset, 2FA, proof): denylists its jti and says whether this call
-   * did (false: it was spent already). The insert is the arbiter, so of two parallel spends
+   * Denylists a jti until `expiresAtMs`: a revoked access token, or a spent single-use token
+   * (reset, 2FA, proof). Says whether this call did it (false: it was denied already). The insert is the arbiter, so of two parallel spends
    * exactly one wins. `announce` after commit.
    */
   async spend(jti: string, expiresAtMs: number, reason: string, trx: Db = this.deps.db): Promise<boolean> {
@@ -48,7 +40,7 @@ export class Denylist {
     return row !== undefined;
   }
 
-  /** Tells every node (this one included) about a jti already written by `deny`. */
+  /** Tells every node (this one included) about a jti already written by `spend`. */
   async announce(jti: string, expiresAtMs: number): Promise<void> {
     await this.deps.bus.publish({ type: 'token.denied', jti, expiresAt: expiresAtMs });
   }
@@ -61,9 +53,5 @@ export class Denylist {
     for (const row of await q.execute()) this.denied.set(row.jti, new Date(row.expires_at).getTime());
     for (const [jti, exp] of this.denied) if (exp <= now) this.denied.delete(jti);
     this.syncedUpTo = now;
-  }
-
-  get size(): number {
-    return this.denied.size;
   }
 }

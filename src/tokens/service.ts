@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../platform/config.js';
-import type { Clock } from '../platform/clock.js';
+import { seconds, type Clock } from '../platform/clock.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
 import type { Denylist } from './denylist.js';
 import { TokenErrors } from './errors.js';
@@ -95,7 +95,7 @@ export class TokenService {
   }
 
   async issue<T extends TokenType>(type: T, claims: Omit<ClaimsOf<T>, 'token_type' | 'jti' | 'exp' | 'iat'>): Promise<Issued> {
-    const now = Math.floor(this.deps.clock.now() / 1000);
+    const now = seconds(this.deps.clock);
     const exp = now + this.ttl(type);
     const jti = randomUUID();
     const { kid, key } = this.deps.keyring.signingKey(type);
@@ -126,7 +126,7 @@ export class TokenService {
   private check(token: string, type: TokenType): Record<string, unknown> {
     const c = this.deps.config;
     return verifyHs256(token, {
-      now: Math.floor(this.deps.clock.now() / 1000), issuer: c.issuer, audience: c.audience,
+      now: seconds(this.deps.clock), issuer: c.issuer, audience: c.audience,
       keyFor: (kid) => this.deps.keyring.verificationKey(kid, type),
     });
   }
