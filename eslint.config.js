@@ -13,6 +13,14 @@ export default tseslint.config(
     },
   },
   {
+    // Capability modules never reach the composition root: what they need comes in through their factory.
+    files: ['src/*/**/*.ts'],
+    ignores: ['src/cli/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+app(\\.js)?$', message: 'A capability receives its dependencies through its module factory; it never imports src/app.ts.' }] }],
+    },
+  },
+  {
     files: ['src/cli.ts', 'bench/**', 'test/**', 'packages/*/test/**'],
     rules: { 'no-console': 'off' },
   },

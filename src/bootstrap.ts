@@ -6,17 +6,21 @@
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import type { Logger } from 'pino';
 import { AdminService } from './admin/service.js';
-import type { Services } from './app.js';
+import type { Registry } from './app.js';
+import type { Config } from './platform/config.js';
 
-export async function bootstrapAdmin(s: Services): Promise<void> {
+export type BootstrapDeps = Pick<Registry, 'db' | 'clock' | 'users' | 'credentials' | 'sessions' | 'attempts' | 'audit'> & { config: Pick<Config, 'bootstrapAdmin' | 'env' | 'dataDir'>; log: Logger };
+
+export async function bootstrapAdmin(s: BootstrapDeps): Promise<void> {
   if ((await s.users.count()) > 0) return;
   const { username, password, email } = s.config.bootstrapAdmin;
   if (s.config.env === 'production' && (!username || !password)) {
     s.log.warn('No user exists. Create the first administrator with `strongroom create-admin`, or set BOOTSTRAP_ADMIN_USERNAME and BOOTSTRAP_ADMIN_PASSWORD.');
     return;
   }
-  const admin = new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
+  const admin = new AdminService({ db: s.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
   const created = await admin.createUser({ username: username ?? 'admin', email: email ?? null, roles: ['admin'], password }, { uuid: null, username: 'bootstrap' });
   if (created.temporaryPassword) {
     const file = path.join(s.config.dataDir, 'bootstrap-admin-password.txt');

@@ -8,9 +8,8 @@
 import { ConfigError, loadConfig, type Config } from './platform/config.js';
 import { AppError } from './platform/errors.js';
 import { parseCommand, type Command } from './cli/args.js';
-import type { Print } from './cli/commands.js';
 import { CancelledError, readPasswordFromStdin } from './cli/password.js';
-import { CommandFailed, EXIT, usage, UsageError } from './cli/usage.js';
+import { CommandFailed, EXIT, usage, UsageError, type Print } from './cli/usage.js';
 
 const print: Print = (line = '') => console.log(line);
 

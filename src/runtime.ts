@@ -1,6 +1,6 @@
 /** Opens everything a process needs (server or CLI) from a config. */
 import type { Logger } from 'pino';
-import { createServices, initServices, type Services } from './app.js';
+import { createStrongroom, type Strongroom } from './app.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import { resolveSecrets } from './platform/crypto/secrets.js';
@@ -10,14 +10,14 @@ export function databaseTarget(config: Config): DatabaseTarget {
   return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
 }
 
-export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<{ services: Services; generated: string[]; migrated: string[] }> {
+export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<{ strongroom: Strongroom; generated: string[]; migrated: string[] }> {
   const secrets = resolveSecrets(config);
   const database = await openDatabase(databaseTarget(config), log);
   try {
     const migrated = await database.migrate();
-    const services = createServices({ config, secrets, database, clock: opts.clock ?? systemClock, log, defaultMetrics: opts.defaultMetrics });
-    await initServices(services);
-    return { services, generated: secrets.generated, migrated };
+    const strongroom = createStrongroom({ config, secrets, database, clock: opts.clock ?? systemClock, log, defaultMetrics: opts.defaultMetrics });
+    await strongroom.init();
+    return { strongroom, generated: secrets.generated, migrated };
   } catch (err) {
     await database.close().catch(() => undefined);
     throw err;

@@ -1,5 +1,4 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
-import { buildApp } from './app.js';
 import { bootstrapAdmin } from './bootstrap.js';
 import { describeSmtp } from './mail/mailer.js';
 import { ConfigError, loadConfig } from './platform/config.js';
@@ -19,7 +18,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config.logLevel);
-  const { services, generated, migrated } = await openRuntime(config, log, { defaultMetrics: true }).catch((err: unknown) => {
+  const { strongroom, generated, migrated } = await openRuntime(config, log, { defaultMetrics: true }).catch((err: unknown) => {
     if (err instanceof DatabaseLockedError) {
       console.error(`Strongroom cannot start: ${err.message}`);
       process.exit(75); // EX_TEMPFAIL
@@ -27,7 +26,8 @@ async function main(): Promise<void> {
     throw err;
   });
 
-  log.info({ database: services.database.location, migrations_applied: migrated }, `Database: ${services.database.location}`);
+  const registry = strongroom.registry;
+  log.info({ database: registry.database.location, migrations_applied: migrated }, `Database: ${registry.database.location}`);
   if (config.mail.url !== undefined) log.info({ email: describeSmtp(config.mail.url), from: config.mail.from }, `Email: ${describeSmtp(config.mail.url)}, from ${config.mail.from}`);
   else log.info({ email: 'not configured' }, 'Email: not configured; temporary passwords are returned in API responses and no password expiry warnings are sent');
   if (config.sms.url !== undefined) log.info({ sms: new URL(config.sms.url).origin }, `SMS: gateway at ${new URL(config.sms.url).origin}`);
@@ -42,10 +42,10 @@ async function main(): Promise<void> {
     if (generated.length > 0) log.warn({ generated }, `Generated development secrets in ${config.dataDir}/secrets: ${generated.join(', ')}. Production requires them explicitly.`);
     if (config.passwords.bcryptCost < 12) log.warn(`BCRYPT_COST=${config.passwords.bcryptCost} is below 12: for tests only.`);
   }
-  await bootstrapAdmin(services);
+  await bootstrapAdmin(registry);
 
-  const app = await buildApp(services);
-  services.workers.start();
+  const app = await strongroom.buildApp();
+  strongroom.scheduler.start();
   const address = await app.listen({ host: config.host, port: config.port });
   log.info({ address }, `Strongroom listening on ${address}  ·  API docs ${address}/api/docs  ·  health ${address}/health  ·  metrics ${address}/metrics`);
 
@@ -59,11 +59,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
-    services.workers.stop();
+    strongroom.scheduler.stop();
     await app.close(); // stops accepting, waits for in-flight requests
-    await services.policy.close();
-    services.mailer.close?.();
-    await services.database.close(); // PGlite checkpoints and releases its lock
+    await strongroom.close(); // the password-strength worker, the SMTP pool
+    await registry.database.close(); // PGlite checkpoints and releases its lock
     log.info('Stopped cleanly');
     process.exit(0);
   };

@@ -1,14 +1,13 @@
 /** Administration: users and the audit trail. Each route names the permission it needs. */
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Services } from '../app.js';
-import { AUDIT_EVENTS } from '../audit/service.js';
+import { AUDIT_EVENTS, type AuditLog } from '../audit/service.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL, Pagination } from '../platform/http/schemas.js';
-import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
+import { fingerprintOf, userAgentOf, type Guard } from '../sessions/guard.js';
 import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN, USERNAME_RULE } from '../users/rules.js';
-import type { UserRow } from '../users/store.js';
-import { AdminService } from './service.js';
+import type { UserRow, UserStore } from '../users/store.js';
+import type { AdminService } from './service.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -72,8 +71,15 @@ function present(u: UserRow, roles: string[]) {
   };
 }
 
-export function adminRoutes(s: Services): FastifyPluginAsync {
-  const admin = new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit, mailer: s.mailer });
+export interface AdminRouteDeps {
+  admin: AdminService;
+  users: UserStore;
+  guard: Guard;
+  audit: AuditLog;
+}
+
+export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
+  const { admin } = s;
   const actorOf = async (request: FastifyRequest) => {
     const uuid = request.auth?.claims.user_id ?? null;
     return { uuid, username: uuid ? ((await s.users.findByUuid(uuid))?.username ?? null) : null };

@@ -7,18 +7,18 @@ import os from 'node:os';
 import pino from 'pino';
 import { AdminErrors } from '../admin/errors.js';
 import { AdminService } from '../admin/service.js';
-import type { Services } from '../app.js';
+import type { Registry } from '../app.js';
 import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/observability/logger.js';
 import { openRuntime } from '../runtime.js';
 import type { UserRow } from '../users/store.js';
 import type { Command } from './args.js';
 import { rotateFieldKey } from './field-key.js';
+import type { Print } from './usage.js';
 
-export type Print = (line?: string) => void;
 
-function adminService(s: Services): AdminService {
-  return new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
+function adminService(s: Registry): AdminService {
+  return new AdminService({ db: s.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
 }
 
 /** Who acted, for the audit trail: the CLI and the operating-system account that ran it. */
@@ -46,7 +46,7 @@ function printTemporaryPassword(print: Print, user: UserRow, password: string): 
   print('403 PASSWORD_CHANGE_REQUIRED with a reset_token for POST /api/v1/auth/reset/password.');
 }
 
-export function migrate(s: Services, migrated: string[], print: Print): void {
+export function migrate(s: Registry, migrated: string[], print: Print): void {
   if (migrated.length === 0) {
     print(`${s.database.location}: up to date, no migrations to run.`);
     return;
@@ -55,7 +55,7 @@ export function migrate(s: Services, migrated: string[], print: Print): void {
   for (const name of migrated) print(`  ${name}`);
 }
 
-export async function createAdmin(s: Services, cmd: Extract<Command, { name: 'create-admin' }>, password: string | undefined, print: Print): Promise<void> {
+export async function createAdmin(s: Registry, cmd: Extract<Command, { name: 'create-admin' }>, password: string | undefined, print: Print): Promise<void> {
   const created = await adminService(s).createUser({ username: cmd.username, email: cmd.email, roles: ['admin'], password }, actor());
   print(`Created administrator ${describeUser(created.user)} with role admin.`);
   if (created.temporaryPassword) {
@@ -66,7 +66,7 @@ export async function createAdmin(s: Services, cmd: Extract<Command, { name: 'cr
   print(`The password you supplied is set; "${created.user.username}" can sign in now.${expiryDays ? ` It expires in ${expiryDays} days.` : ''}`);
 }
 
-export async function createUser(s: Services, cmd: Extract<Command, { name: 'users create' }>, print: Print): Promise<void> {
+export async function createUser(s: Registry, cmd: Extract<Command, { name: 'users create' }>, print: Print): Promise<void> {
   const created = await adminService(s).createUser(
     { username: cmd.username, email: cmd.email, phone: cmd.phone, fullName: cmd.fullName, roles: cmd.roles, isServiceAccount: cmd.serviceAccount },
     actor(),
@@ -75,7 +75,7 @@ export async function createUser(s: Services, cmd: Extract<Command, { name: 'use
   printTemporaryPassword(print, created.user, created.temporaryPassword!);
 }
 
-export async function unlockUser(s: Services, cmd: Extract<Command, { name: 'users unlock' }>, print: Print): Promise<void> {
+export async function unlockUser(s: Registry, cmd: Extract<Command, { name: 'users unlock' }>, print: Print): Promise<void> {
   const user = await s.users.findByLogin(cmd.username);
   if (!user) throw AdminErrors.USER_NOT_FOUND({ username: cmd.username });
   const lockedUntil = await s.attempts.lockedUntil(s.attempts.userKey(user.id));
@@ -86,7 +86,7 @@ export async function unlockUser(s: Services, cmd: Extract<Command, { name: 'use
   if (!user.is_active) print('Note: the account is deactivated, so it still cannot sign in.');
 }
 
-export async function rotateKeys(s: Services, print: Print): Promise<void> {
+export async function rotateKeys(s: Registry, print: Print): Promise<void> {
   const previous = s.keyring.signingKey('access').kid;
   const kid = await s.keyring.rotate();
   print('Rotated the JWT signing keyring.');
@@ -96,7 +96,7 @@ export async function rotateKeys(s: Services, print: Print): Promise<void> {
   if (s.database.kind === 'postgres') print('Servers on this database load the new key at once.');
 }
 
-export async function rotateTransportKey(s: Services, cmd: Extract<Command, { name: 'rotate-transport-key' }>, print: Print): Promise<void> {
+export async function rotateTransportKey(s: Registry, cmd: Extract<Command, { name: 'rotate-transport-key' }>, print: Print): Promise<void> {
   const previous = s.transportKeys.live();
   const keyId = await s.transportKeys.rotate({ revokePrevious: cmd.revokePrevious });
   const current = s.transportKeys.current();
@@ -116,7 +116,8 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
   // Quiet: warnings and errors only, on stderr, so stdout holds nothing but the results.
   const log = createLogger('warn', pino.destination({ fd: 2, sync: true }));
   if (cmd.name === 'rotate-field-key') return rotateFieldKey(config, cmd, log, print);
-  const { services, generated, migrated } = await openRuntime(config, log);
+  const { strongroom, generated, migrated } = await openRuntime(config, log);
+  const services = strongroom.registry;
   try {
     if (generated.length > 0) {
       process.stderr.write(`Note: generated development secrets in ${config.dataDir}/secrets (${generated.join(', ')}); the server started with the same DATA_DIR uses them.\n`);
@@ -136,6 +137,7 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
         return await unlockUser(services, cmd, print);
     }
   } finally {
+    await strongroom.close();
     await services.database.close();
   }
 }

@@ -13,8 +13,7 @@ import { fieldMasters, resolveSecrets } from '../platform/crypto/secrets.js';
 import { openDatabase } from '../platform/db/database.js';
 import { databaseTarget } from '../runtime.js';
 import type { Command } from './args.js';
-import type { Print } from './commands.js';
-import { CommandFailed } from './usage.js';
+import { CommandFailed, type Print } from './usage.js';
 
 type FieldKeyCommand = Extract<Command, { name: 'rotate-field-key' }>;
 

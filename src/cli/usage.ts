@@ -1,5 +1,8 @@
 /** The operator CLI's usage text and exit codes (BSD sysexits.h, so scripts can tell failures apart). */
 
+/** Where a command writes its results for people (stdout). */
+export type Print = (line?: string) => void;
+
 export const EXIT = {
   OK: 0,
   /** A domain error: password rules, user exists, unknown role, no such user. */

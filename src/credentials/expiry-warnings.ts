@@ -1,6 +1,6 @@
 /**
  * SPEC "Password rules": a warning is emailed `warn_days` (password_restrictions, per account
- * class) before a password expires. Run by every node (src/workers.ts); each password is
+ * class) before a password expires. Run hourly by every node (a scheduler job); each password is
  * warned about at most once:
  *
  * - A row is claimed with one atomic `UPDATE ... WHERE expiry_warned_at IS NULL ... RETURNING`

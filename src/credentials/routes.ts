@@ -3,8 +3,17 @@ import Type from 'typebox';
 import { auditContext } from '../audit/service.js';
 import { confirmCurrentPassword } from './reauth.js';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../app.js';
+import type { AuditLog } from '../audit/service.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
+import type { Guard } from '../sessions/guard.js';
+import type { SessionService } from '../sessions/service.js';
+import type { Denylist } from '../tokens/denylist.js';
+import type { TokenService } from '../tokens/service.js';
+import type { UserStore } from '../users/store.js';
+import type { ReauthDeps } from './reauth.js';
+import type { CredentialService } from './service.js';
 import { errors } from '../platform/http/schemas.js';
 import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
 import { clientContext } from '../signin/routes.js';
@@ -20,7 +29,19 @@ const PasswordChanged = Type.Object({
 
 const POLICY_DOC = 'A rule violation is `422 PASSWORD_POLICY_VIOLATION` whose `details.violations` lists each failed rule as `{rule, message}` (rules: min_length, max_bytes, control_characters, uppercase, lowercase, digit, symbol, contains_personal_data, keyboard_pattern, dictionary_word, history).';
 
-export function credentialRoutes(s: Services): FastifyPluginAsync {
+export interface CredentialRouteDeps extends ReauthDeps {
+  db: Db;
+  ipHasher: Hasher;
+  users: UserStore;
+  credentials: CredentialService;
+  tokens: TokenService;
+  denylist: Denylist;
+  sessions: SessionService;
+  guard: Guard;
+  audit: AuditLog;
+}
+
+export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
     const tags = ['Credential management'];
@@ -41,7 +62,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       if (!user) throw TokenErrors.TOKEN_REVOKED();
       await confirmCurrentPassword(s, user, request.body.current_password, auditContext(ctx), 'password_change');
       const prepared = await s.credentials.prepare(user, request.body.new_password, { temporary: false }); // rules and bcrypt outside the transaction
-      const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
+      const { result, ended } = await s.db.transaction().execute(async (trx) => {
         const result = await s.credentials.store(trx, user, prepared);
         const others = await s.sessions.endAllForUser(trx, user.id, 'password_changed', auth.session.sessionId);
         await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { via: 'self_service', other_sessions_ended: others.length } }, trx);
@@ -65,7 +86,7 @@ export function credentialRoutes(s: Services): FastifyPluginAsync {
       if (!user) throw TokenErrors.TOKEN_INVALID();
       const ctx = clientContext(request, s.ipHasher, 'web');
       const prepared = await s.credentials.prepare(user, request.body.new_password, { temporary: false }); // rules and bcrypt outside the transaction
-      const { result, ended } = await s.database.db.transaction().execute(async (trx) => {
+      const { result, ended } = await s.db.transaction().execute(async (trx) => {
         // Spend the token first: of two parallel uses exactly one gets the row.
         if (!(await s.denylist.spend(claims.jti, claims.exp * 1000, 'reset_used', trx))) throw TokenErrors.TOKEN_REVOKED();
         const result = await s.credentials.store(trx, user, prepared);

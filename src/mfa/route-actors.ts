@@ -5,14 +5,13 @@
  * session key.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../app.js';
 import { auditContext } from '../audit/service.js';
-import { confirmCurrentPassword } from '../credentials/reauth.js';
+import { confirmCurrentPassword, type ReauthDeps } from '../credentials/reauth.js';
 import { CommonErrors } from '../platform/errors.js';
 import { TokenErrors } from '../tokens/errors.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { UserRow } from '../users/store.js';
-import { mfaContext, type Actor, type Challenge, type ChallengePurpose, type MfaContext } from './challenge.js';
+import { mfaContext, type Actor, type Challenge, type ChallengePurpose, type ChallengeService, type MfaContext } from './challenge.js';
 import type { SignInResponse } from '../signin/pipeline.js';
 
 export interface RouteActors {
@@ -35,7 +34,12 @@ export interface RouteActors {
   finish(request: FastifyRequest, challenge: Challenge, method: string): Promise<SignInResponse>;
 }
 
-export function routeActors(s: Pick<Services, 'challenges' | 'attempts' | 'credentials' | 'hasher' | 'audit'>): RouteActors {
+/** What resolving callers needs: the challenges, and re-authentication (lockout, hashing, audit). */
+export interface RouteActorDeps extends ReauthDeps {
+  challenges: ChallengeService;
+}
+
+export function routeActors(s: RouteActorDeps): RouteActors {
   const actors = new WeakMap<FastifyRequest, Actor>();
   const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
   return {

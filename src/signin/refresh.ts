@@ -96,4 +96,9 @@ export class RefreshService {
     });
     await d.sessions.announce(ended);
   }
+
+  /** Deletes refresh tokens past their expiry (a one-node background job). */
+  async purgeExpired(): Promise<void> {
+    await this.deps.db.deleteFrom('refresh_tokens').where('expires_at', '<', new Date(this.deps.clock.now())).execute();
+  }
 }

@@ -2,7 +2,15 @@
 import Type from 'typebox';
 import { auditContext } from '../audit/service.js';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Services } from '../app.js';
+import type { AuditLog } from '../audit/service.js';
+import type { Db } from '../platform/db/database.js';
+import type { Guard } from '../sessions/guard.js';
+import type { SessionService } from '../sessions/service.js';
+import type { Denylist } from '../tokens/denylist.js';
+import type { UserStore } from '../users/store.js';
+import type { SignInPipeline } from './pipeline.js';
+import type { RefreshService } from './refresh.js';
+import type { LocalStrategy } from './strategies/local.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
@@ -66,7 +74,20 @@ export function clientContext(request: FastifyRequest, ipHasher: Hasher, channel
   };
 }
 
-export function signinRoutes(s: Services): FastifyPluginAsync {
+export interface SigninRouteDeps {
+  db: Db;
+  ipHasher: Hasher;
+  pipeline: SignInPipeline;
+  local: LocalStrategy;
+  refresh: RefreshService;
+  guard: Guard;
+  users: UserStore;
+  sessions: SessionService;
+  denylist: Denylist;
+  audit: AuditLog;
+}
+
+export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
     const tags = ['Core authentication'];
@@ -125,7 +146,7 @@ export function signinRoutes(s: Services): FastifyPluginAsync {
       const all = request.body.all_sessions === true;
       const expiresAt = auth.claims.exp * 1000;
       const user = await s.users.findByUuid(auth.claims.user_id);
-      const ended = await s.database.db.transaction().execute(async (trx) => {
+      const ended = await s.db.transaction().execute(async (trx) => {
         await s.denylist.spend(auth.claims.jti, expiresAt, 'logout', trx); // a parallel logout may have spent it: either way it is denied
         const ids = all ? await s.sessions.endAllForUser(trx, auth.session.userId, 'logout_all') : [auth.session.sessionId];
         if (!all) await s.sessions.endMany(trx, ids, 'logout', auth.session.userId);

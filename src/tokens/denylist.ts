@@ -54,4 +54,9 @@ export class Denylist {
     for (const [jti, exp] of this.denied) if (exp <= now) this.denied.delete(jti);
     this.syncedUpTo = now;
   }
+
+  /** Deletes entries whose token has expired anyway (a one-node background job). */
+  async purgeExpired(): Promise<void> {
+    await this.deps.db.deleteFrom('token_denylist').where('expires_at', '<', new Date(this.deps.clock.now())).execute();
+  }
 }

@@ -12,11 +12,12 @@
  * - Every decryption failure is a plaintext 400 DECRYPTION_FAILED with one identical message.
  */
 import type { KeyObject } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { aesGcmOpen, aesGcmSeal, newAesKey, parseClientPublicKey, rsaUnwrap, sealForRecipient, TransportDecryptError } from './crypto.js';
 import { TransportErrors } from './errors.js';
 import type { TransportKeySource } from './keys.js';
+import type { BodyEnvelope } from '../platform/http/envelope.js';
 
 /**
  * SPEC Transport encryption 3, plus the routes a client calls before it holds a session key
@@ -91,14 +92,11 @@ export function useResponseKey(request: FastifyRequest, key: Buffer): void {
   if (request.transport?.mode === 'preauth') request.transport.responseKey = key;
 }
 
-export interface Transport {
-  /** Root `onRequest`: refuses unencrypted writes when enforcement is on. */
-  enforce(request: FastifyRequest): Promise<void>;
-  /** Root `preValidation`: replaces an encrypted body by its plaintext. */
-  decrypt(request: FastifyRequest): Promise<void>;
-  /** Called on the serialized answer before it is hashed and sent. */
-  seal(request: FastifyRequest, reply: FastifyReply, payload: string | Buffer): string | Buffer;
-}
+/**
+ * `enforce` refuses unencrypted writes when enforcement is on; `decrypt` replaces an encrypted
+ * body by its plaintext; `seal` encrypts the serialized answer. State lives on `request.transport`.
+ */
+export type Transport = BodyEnvelope;
 
 export function createTransport(opts: TransportOptions): Transport {
   const preAuth = new Set(opts.preAuthRoutes ?? DEFAULT_PREAUTH_ROUTES);
@@ -112,6 +110,8 @@ export function createTransport(opts: TransportOptions): Transport {
   const fail = (): Error => TransportErrors.DECRYPTION_FAILED();
 
   return {
+    requestDecorator: 'transport',
+
     async enforce(request) {
       request.transport = null;
       if (!opts.enforce || !BODY_METHODS.has(request.method) || flagged(request)) return;

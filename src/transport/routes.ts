@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../app.js';
 import type { App } from '../platform/http/app.js';
+import type { TransportKeySource } from './keys.js';
 
 const PublicKeyResponse = Type.Object(
   {
@@ -14,7 +14,7 @@ const PublicKeyResponse = Type.Object(
 );
 
 /** `GET` and `POST /api/v1/auth/public_key` (ruling 1): no bearer token needed. */
-export function transportRoutes(s: Pick<Services, 'transportKeys'>): FastifyPluginAsync {
+export function transportRoutes(s: { transportKeys: TransportKeySource }): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
     const handler = async () => {

@@ -6,13 +6,14 @@ import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { inject } from 'vitest';
-import { buildApp, createServices, initServices, type Services } from '../../src/app.js';
+import { createStrongroom, type Registry } from '../../src/app.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig, type Config } from '../../src/platform/config.js';
 import type { Secrets } from '../../src/platform/crypto/secrets.js';
 import { openDatabase, type DatabaseHandle } from '../../src/platform/db/database.js';
 import type { App } from '../../src/platform/http/app.js';
 import type { Mailer } from '../../src/mail/mailer.js';
+import type { Scheduler } from '../../src/platform/scheduler.js';
 
 let transportPem: string | undefined;
 
@@ -48,7 +49,10 @@ export async function openTestDatabase(kind: DbKind = dbKind(), url?: string): P
 
 export interface TestApp {
   app: App;
-  s: Services;
+  /** What the modules provide, by name. */
+  s: Registry;
+  /** The modules' background jobs (not started: `runNow(name)` runs one). */
+  scheduler: Scheduler;
   clock: ManualClock;
   close(): Promise<void>;
 }
@@ -63,15 +67,15 @@ export async function createTestApp(opts: { env?: Record<string, string>; databa
   const config = opts.configure ? opts.configure(loaded) : loaded;
   const database = opts.database ?? (await openTestDatabase());
   const clock = opts.clock ?? new ManualClock(Date.now());
-  const s = createServices({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: opts.log ?? pino({ level: process.env.TEST_LOG ?? 'silent' }), mailer: opts.mailer });
-  await initServices(s);
-  const app = await buildApp(s);
+  const strongroom = createStrongroom({ config, secrets: opts.secrets ?? testSecrets(), database, clock, log: opts.log ?? pino({ level: process.env.TEST_LOG ?? 'silent' }), mailer: opts.mailer });
+  await strongroom.init();
+  const app = await strongroom.buildApp();
   await app.ready();
   return {
-    app, s, clock,
+    app, s: strongroom.registry, scheduler: strongroom.scheduler, clock,
     async close() {
       await app.close();
-      s.mailer.close?.();
+      await strongroom.close();
       await database.close();
     },
   };

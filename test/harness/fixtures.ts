@@ -1,17 +1,17 @@
 /** Small helpers the HTTP suites share: seeding users and signing in over HTTP. */
 import { expect } from 'vitest';
 import { AdminService } from '../../src/admin/service.js';
-import type { Services } from '../../src/app.js';
+import type { Registry } from '../../src/app.js';
 import type { App } from '../../src/platform/http/app.js';
 
 export const STRONG_PASSWORD = 'Vt7#qLm2!xRp9$';
 export const OTHER_PASSWORD = 'Hq9#zLt4!mWe7&';
 
-export function admin(s: Services): AdminService {
+export function admin(s: Registry): AdminService {
   return new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
 }
 
-export async function seedUser(s: Services, username: string, opts: { roles?: string[]; password?: string; email?: string; phone?: string } = {}) {
+export async function seedUser(s: Registry, username: string, opts: { roles?: string[]; password?: string; email?: string; phone?: string } = {}) {
   const r = await admin(s).createUser({ username, email: opts.email ?? null, phone: opts.phone ?? null, roles: opts.roles ?? ['customer'], password: opts.password ?? STRONG_PASSWORD }, { uuid: null, username: 'test' });
   return r.user;
 }

@@ -5,23 +5,23 @@
  * plaintext. The database is read directly, as someone holding a copy of it would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Services } from '../../src/app.js';
+import type { Registry } from '../../src/app.js';
 import { FieldCipher } from '../../src/platform/crypto/field-cipher.js';
 import { createTestApp, testSecrets, type TestApp } from '../harness/app.js';
 import { admin, bearer, expectError, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
 
 const INDEX = /^[0-9a-f]{8}:[0-9a-f]{64}$/;
 
-async function createPerson(s: Services, username: string, email: string, phone: string) {
+async function createPerson(s: Registry, username: string, email: string, phone: string) {
   const r = await admin(s).createUser({ username, email, phone, fullName: 'Amina Otieno', roles: ['customer'], password: STRONG_PASSWORD }, { uuid: null, username: 'test' });
   return r.user;
 }
 
-async function rawUser(s: Services, id: number) {
+async function rawUser(s: Registry, id: number) {
   return s.database.db.selectFrom('users').select(['email', 'email_bidx', 'phone', 'username', 'full_name']).where('id', '=', id).executeTakeFirstOrThrow();
 }
 
-async function rawSecrets(s: Services, userId: number, sessionId: string) {
+async function rawSecrets(s: Registry, userId: number, sessionId: string) {
   const cred = await s.database.db.selectFrom('credentials').select('password_enc').where('user_id', '=', userId).executeTakeFirstOrThrow();
   const session = await s.database.db.selectFrom('sessions').select('aes_key').where('session_id', '=', sessionId).executeTakeFirstOrThrow();
   return { passwordEnc: cred.password_enc!, aesKey: session.aes_key! };

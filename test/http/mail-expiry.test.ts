@@ -52,11 +52,11 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
   it('emails one warning when the password is within 7 days of expiry (90-day regular password), and only once', async () => {
     const user = await seedUser(a.s, 'ella.expiring', { email: 'ella@bank.example' });
     a.clock.advance(82 * DAY); // 8 days left: not yet
-    await a.s.workers.warnExpiringPasswords();
+    await a.s.expiryWarnings.run();
     expect(smtp.to('ella@bank.example')).toHaveLength(0);
 
     a.clock.advance(2 * DAY); // 6 days left
-    expect(await a.s.workers.warnExpiringPasswords()).toBe(1);
+    expect(await a.s.expiryWarnings.run()).toBe(1);
     const [mail] = smtp.to('ella@bank.example');
     expect(mail!.subject).toBe('Your password expires in 6 days');
     expect(mail!.text).toContain('The password of your account (ella.expiring) expires on');
@@ -64,8 +64,8 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
     expect(await warnedAt(a, user.id)).not.toBeNull();
     expect(await warnings(a, user.uuid)).toBe(1);
 
-    expect(await a.s.workers.warnExpiringPasswords()).toBe(0);
-    expect(await b.s.workers.warnExpiringPasswords()).toBe(0);
+    expect(await a.s.expiryWarnings.run()).toBe(0);
+    expect(await b.s.expiryWarnings.run()).toBe(0);
     expect(smtp.to('ella@bank.example')).toHaveLength(1);
   });
 
@@ -73,7 +73,7 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
     const users = [];
     for (let i = 1; i <= 5; i++) users.push(await seedUser(a.s, `race.user.${i}`, { email: `race${i}@bank.example` }));
     a.clock.advance(84 * DAY);
-    const counts = await Promise.all([a.s.workers.warnExpiringPasswords(), b.s.workers.warnExpiringPasswords(), a.s.workers.warnExpiringPasswords(), b.s.workers.warnExpiringPasswords()]);
+    const counts = await Promise.all([a.s.expiryWarnings.run(), b.s.expiryWarnings.run(), a.s.expiryWarnings.run(), b.s.expiryWarnings.run()]);
     expect(counts.reduce((x, y) => x + y, 0)).toBe(5);
     for (let i = 1; i <= 5; i++) expect(smtp.to(`race${i}@bank.example`), `race${i}`).toHaveLength(1);
     for (const u of users) expect(await warnings(a, u.uuid)).toBe(1);
@@ -82,7 +82,7 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
   it('changing the password clears the warning, and the new password gets its own', async () => {
     const user = await seedUser(a.s, 'pat.changer', { email: 'pat@bank.example' });
     a.clock.advance(84 * DAY);
-    await a.s.workers.warnExpiringPasswords();
+    await a.s.expiryWarnings.run();
     expect(smtp.to('pat@bank.example')).toHaveLength(1);
 
     const session = await signIn(a.app, 'pat.changer');
@@ -91,10 +91,10 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(await warnedAt(a, user.id)).toBeNull();
 
-    await b.s.workers.warnExpiringPasswords();
+    await b.s.expiryWarnings.run();
     expect(smtp.to('pat@bank.example')).toHaveLength(1); // the new password expires in 90 days
     a.clock.advance(84 * DAY);
-    await b.s.workers.warnExpiringPasswords();
+    await b.s.expiryWarnings.run();
     expect(smtp.to('pat@bank.example')).toHaveLength(2);
   });
 
@@ -102,7 +102,7 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
     const user = await seedUser(a.s, 'no.email.user');
     a.clock.advance(84 * DAY);
     const before = smtp.messages.length;
-    await a.s.workers.warnExpiringPasswords();
+    await a.s.expiryWarnings.run();
     expect(smtp.messages.length).toBe(before);
     expect(await warnedAt(a, user.id)).toBeNull();
     expect(await warnings(a, user.uuid)).toBe(0);
@@ -112,7 +112,7 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
   it('never warns about a temporary password (it has no expiry; it must be changed at first sign-in)', async () => {
     await admin(a.s).createUser({ username: 'temp.only', email: 'temp@bank.example', roles: ['customer'] }, { uuid: null, username: 'test' });
     a.clock.advance(84 * DAY);
-    await a.s.workers.warnExpiringPasswords();
+    await a.s.expiryWarnings.run();
     expect(smtp.to('temp@bank.example')).toHaveLength(0);
   });
 });
@@ -127,7 +127,7 @@ describe('when the SMTP server is down', () => {
   it('releases the claim so a later run retries, and does not crash', async () => {
     const user = await seedUser(t.s, 'retry.later', { email: 'retry@bank.example' });
     t.clock.advance(84 * DAY);
-    expect(await t.s.workers.warnExpiringPasswords()).toBe(0);
+    expect(await t.s.expiryWarnings.run()).toBe(0);
     expect(await warnedAt(t, user.id)).toBeNull();
     expect(await warnings(t, user.uuid)).toBe(0);
   });
@@ -153,7 +153,7 @@ describe('without SMTP_URL', () => {
 
     await seedUser(t.s, 'quiet.other', { email: 'other@bank.example' });
     t.clock.advance(84 * DAY);
-    expect(await t.s.workers.warnExpiringPasswords()).toBe(0);
+    expect(await t.s.expiryWarnings.run()).toBe(0);
     const other = (await t.s.users.findByLogin('quiet.other'))!;
     expect(await warnedAt(t, other.id)).toBeNull();
   });

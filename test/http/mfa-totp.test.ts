@@ -6,7 +6,7 @@
  */
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Services } from '../../src/app.js';
+import type { Registry } from '../../src/app.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { Authenticator, decodeQr, enrolTotp } from '../harness/authenticator.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 /** A new customer with TOTP enrolled through the API. */
-async function enrolled(s: Services = t.s, tt: TestApp = t) {
+async function enrolled(s: Registry = t.s, tt: TestApp = t) {
   const username = `totp.user${++seq}`;
   const user = await seedUser(s, username);
   const first = await signIn(tt.app, username);

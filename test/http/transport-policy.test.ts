@@ -222,7 +222,7 @@ async function pluginApp(opts: Partial<TransportOptions> & { sessionKeyValue: Bu
       return request.headers.authorization === 'Bearer good' ? opts.sessionKeyValue : null;
     },
   });
-  const app = createHttpApp({ config: loadConfig({ NODE_ENV: 'test' }), log: pino({ level: 'silent' }), metrics: new Metrics(), transport });
+  const app = createHttpApp({ config: loadConfig({ NODE_ENV: 'test' }), log: pino({ level: 'silent' }), metrics: new Metrics(), envelope: transport });
   const PDF = Buffer.from('%PDF-1.7\n%\u00e2\u00e3\n1 0 obj <<>> endobj\n', 'latin1');
   app.all('/svc/*', async (request, reply) => {
     if (request.url.endsWith('.pdf')) {

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Services } from '../../src/app.js';
+import type { Registry } from '../../src/app.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { BlindIndex } from '../../src/platform/crypto/blind-index.js';
 import { FieldCipher } from '../../src/platform/crypto/field-cipher.js';
@@ -36,7 +36,7 @@ async function app(url: string, secrets: Secrets): Promise<TestApp> {
 }
 
 /** Users with email and phone, one of them as written before migration 003 (clear, unindexed); each signed in once. */
-async function seed(s: Services, t: TestApp): Promise<Map<string, SignedIn>> {
+async function seed(s: Registry, t: TestApp): Promise<Map<string, SignedIn>> {
   for (const p of people) await admin(s).createUser({ ...p, roles: ['customer'], password: STRONG_PASSWORD }, { uuid: null, username: 'test' });
   await s.database.db.updateTable('users').set({ email: LEGACY.email, phone: LEGACY.phone, email_bidx: null }).where('username', '=', LEGACY.username).execute();
   const tokens = new Map<string, SignedIn>();
@@ -58,7 +58,7 @@ async function seededUnderA(): Promise<{ url: string; tokens: Map<string, Signed
   }
 }
 
-async function storedKeyIds(s: Services, key: Buffer): Promise<{ underKey: number; total: number }> {
+async function storedKeyIds(s: Registry, key: Buffer): Promise<{ underKey: number; total: number }> {
   let underKey = 0;
   let total = 0;
   for (const t of ENCRYPTED_TABLES) {

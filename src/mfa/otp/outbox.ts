@@ -6,10 +6,18 @@
  * never end up in a production log.
  */
 import type { Logger } from 'pino';
-import type { CodeDelivery } from './delivery.js';
+import type { OtpMethod } from '../../platform/db/schema.js';
 
 /** A code as the outbox keeps it: where it went (real and masked), the code, and the message text. */
-export interface OutboxMessage extends Pick<CodeDelivery, 'method' | 'to' | 'destination' | 'code' | 'reference'> {
+export interface OutboxMessage {
+  method: OtpMethod;
+  /** The real address: an email address or an E.164 number. */
+  to: string;
+  /** Its masked form. */
+  destination: string;
+  code: string;
+  /** The code's row id. */
+  reference: string;
   subject: string | null;
   text: string;
   at: Date;

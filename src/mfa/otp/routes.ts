@@ -6,12 +6,13 @@
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../app.js';
+import type { Guard } from '../../sessions/guard.js';
+import type { OtpService } from './service.js';
 import type { App } from '../../platform/http/app.js';
 import { bullets, errors } from '../../platform/http/schemas.js';
 import { SignInResponseSchema } from '../../signin/routes.js';
 import type { ChallengePurpose } from '../challenge.js';
-import { routeActors } from '../route-actors.js';
+import { routeActors, type RouteActorDeps } from '../route-actors.js';
 import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 
 const tags = ['MFA and 2FA'];
@@ -43,7 +44,12 @@ const CHECKING = [
 ];
 const CODES = 'Codes: 6 random digits, valid `OTP_VALIDITY_MINUTES` (5), single use, 3 attempts; a new code replaces the previous one. Without a transport outside production, codes go to the development outbox in the log.';
 
-export function otpRoutes(s: Services): FastifyPluginAsync {
+export interface OtpRouteDeps extends RouteActorDeps {
+  guard: Guard;
+  otp: OtpService;
+}
+
+export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
     const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish } = routeActors(s);

@@ -197,6 +197,11 @@ export class OtpService {
   private hash(code: string, id: string): string {
     return this.deps.codeHasher.hex(`${code}:${id}`);
   }
+
+  /** Clean-up job: codes a week past their expiry. */
+  purgeOld(): Promise<void> {
+    return this.store.purgeOld(this.deps.clock.now());
+  }
 }
 
 function enrollChallenge(user: UserRow, method: OtpMethod): string {

@@ -101,4 +101,9 @@ export class OtpStore {
       .returning('id').executeTakeFirst();
     return row !== undefined;
   }
+
+  /** Deletes codes a week after they expired (kept that long so support can see whether one was delivered). */
+  async purgeOld(nowMs: number): Promise<void> {
+    await this.db.deleteFrom('mfa_otp_codes').where('expires_at', '<', new Date(nowMs - 7 * 24 * 3_600_000)).execute();
+  }
 }

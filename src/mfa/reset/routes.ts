@@ -6,11 +6,11 @@
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.js';
+import type { Guard } from '../../sessions/guard.js';
 import type { App } from '../../platform/http/app.js';
 import { errors, NO_NUL } from '../../platform/http/schemas.js';
-import { mfaContext } from '../challenge.js';
-import type { ResetActor } from './service.js';
+import { mfaContext, type ChallengeService } from '../challenge.js';
+import type { MfaResetService, ResetActor } from './service.js';
 
 const ISO = { format: 'date-time' } as const;
 const Status = Type.Union(
@@ -45,7 +45,13 @@ const DECISION_ERRORS = [
   '- `401 TOKEN_*` / `SESSION_*`: no valid bearer token.',
 ];
 
-export function mfaResetRoutes(s: Services): FastifyPluginAsync {
+export interface MfaResetRouteDeps {
+  challenges: ChallengeService;
+  guard: Guard;
+  mfaReset: MfaResetService;
+}
+
+export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
   const actorOf = async (request: FastifyRequest): Promise<ResetActor> => {
     const user = await s.challenges.signedInUser(request);
     return { uuid: user.uuid, username: user.username };

@@ -11,15 +11,18 @@ import Type from 'typebox';
 import { auditContext } from '../../audit/service.js';
 import { confirmCurrentPassword } from '../../credentials/reauth.js';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.js';
+import type { Guard } from '../../sessions/guard.js';
+import type { Clock } from '../../platform/clock.js';
+import type { TokenService } from '../../tokens/service.js';
+import type { UserStore } from '../../users/store.js';
 import { AdminErrors } from '../../admin/errors.js';
 import type { App } from '../../platform/http/app.js';
 import { CommonErrors } from '../../platform/errors.js';
 import { bullets, errors, NO_NUL } from '../../platform/http/schemas.js';
 import { MFA_RESET_PROOF_PURPOSE, mfaContext, type ChallengePurpose } from '../challenge.js';
-import { routeActors } from '../route-actors.js';
+import { routeActors, type RouteActorDeps } from '../route-actors.js';
 import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
-import { METHOD, type Operator } from './service.js';
+import { METHOD, type Operator, type SecurityQuestionService } from './service.js';
 
 const tags = ['Security questions'];
 const bearer = [{ bearer: [] }];
@@ -52,7 +55,15 @@ const ANSWER_RULES = [
 ];
 const doc = (...parts: string[]): string => parts.join('\n\n');
 
-export function securityQuestionRoutes(s: Services): FastifyPluginAsync {
+export interface SecurityQuestionRouteDeps extends RouteActorDeps {
+  clock: Clock;
+  guard: Guard;
+  tokens: TokenService;
+  users: UserStore;
+  securityQuestions: SecurityQuestionService;
+}
+
+export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
     const { resolve, actorOf, ctxOf, signedInUser: signedIn, reauthenticate } = routeActors(s);

@@ -210,4 +210,9 @@ export class SecurityQuestionService {
   private lockedError(retryAfterSec: number) {
     return retryLater(E.SECURITY_QUESTIONS_LOCKED, retryAfterSec);
   }
+
+  /** Clean-up job: challenges past their expiry. */
+  purgeExpiredChallenges(): Promise<void> {
+    return this.store.purgeExpiredChallenges(this.deps.clock.now());
+  }
 }

@@ -139,4 +139,9 @@ export class SecurityQuestionStore {
   async dropChallenges(userId: number, trx: Db = this.db): Promise<void> {
     await trx.deleteFrom('security_question_challenges').where('user_id', '=', userId).execute();
   }
+
+  /** Deletes challenges that can no longer be answered. */
+  async purgeExpiredChallenges(nowMs: number): Promise<void> {
+    await this.db.deleteFrom('security_question_challenges').where('expires_at', '<', new Date(nowMs)).execute();
+  }
 }

@@ -6,13 +6,14 @@
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Services } from '../../app.js';
+import type { Guard } from '../../sessions/guard.js';
+import type { TotpService } from './service.js';
 import type { App } from '../../platform/http/app.js';
 import { bullets, errors } from '../../platform/http/schemas.js';
 import { SignInResponseSchema } from '../../signin/routes.js';
 import type { UserRow } from '../../users/store.js';
 import { mfaContext, type Challenge, type MfaContext } from '../challenge.js';
-import { routeActors } from '../route-actors.js';
+import { routeActors, type RouteActorDeps } from '../route-actors.js';
 import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 import { MfaErrors } from '../errors.js';
 import type { SignInMethod } from '../factors.js';
@@ -51,7 +52,12 @@ function requireMethod(challenge: Challenge, method: SignInMethod): void {
   if (!challenge.claims.methods.includes(method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
 }
 
-export function totpRoutes(s: Services): FastifyPluginAsync {
+export interface TotpRouteDeps extends RouteActorDeps {
+  guard: Guard;
+  totp: TotpService;
+}
+
+export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
     const { resolve, actorOf, challengeOf, ctxOf, signedInUser, reauthenticate, finish } = routeActors(s);

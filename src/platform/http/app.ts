@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AppError, CommonErrors } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { Transport } from '../../transport/plugin.js';
+import type { BodyEnvelope } from './envelope.js';
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -104,7 +104,8 @@ function commonHeaders(request: FastifyRequest, reply: FastifyReply, body: Buffe
   reply.header('x-response-time', (Number(process.hrtime.bigint() - request.startedAt) / 1e6).toFixed(2));
 }
 
-export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics; transport?: Transport }): App {
+/** `envelope`: wraps bodies (transport encryption), when a module supplies one. */
+export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics; envelope?: BodyEnvelope }): App {
   const { config, metrics } = deps;
   const app = Fastify({
     loggerInstance: deps.log,
@@ -139,18 +140,18 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('correlationId', '');
   app.addHook('onRequest', async (request) => begin(request));
-  const transport = deps.transport;
-  if (transport) {
-    app.decorateRequest('transport', null);
-    app.addHook('onRequest', async (request) => transport.enforce(request));
-    app.addHook('preValidation', async (request) => transport.decrypt(request));
+  const envelope = deps.envelope;
+  if (envelope) {
+    app.decorateRequest(envelope.requestDecorator, null);
+    app.addHook('onRequest', async (request) => envelope.enforce(request));
+    app.addHook('preValidation', async (request) => envelope.decrypt(request));
   }
 
   // SPEC "Common response headers", on every response: errors and docs included.
   // Encryption first, so X-Content-SHA256 covers the bytes actually sent.
   app.addHook('onSend', async (request, reply, payload) => {
     let body = await payloadBytes(payload);
-    if (transport && body !== null) body = transport.seal(request, reply, body);
+    if (envelope && body !== null) body = envelope.seal(request, reply, body);
     commonHeaders(request, reply, body);
     return body ?? payload;
   });

@@ -5,7 +5,8 @@
 import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Services } from '../../app.js';
+import type { DatabaseHandle } from '../db/database.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { App } from './app.js';
 import { errors } from './schemas.js';
 
@@ -40,7 +41,7 @@ function renderReference(doc: OpenApiDoc): string {
 <p>Schemas and examples: <a href="/api/docs">interactive documentation</a> · <a href="/api/openapi.json">OpenAPI document</a></p>${body}</body></html>`;
 }
 
-export function opsRoutes(s: Pick<Services, 'database' | 'metrics'>): FastifyPluginAsync {
+export function opsRoutes(s: { database: Pick<DatabaseHandle, 'ping' | 'kind'>; metrics: Metrics }): FastifyPluginAsync {
   const started = Date.now();
   return async (instance) => {
     const app = instance as unknown as App;

@@ -26,18 +26,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { defaultMetrics?: boolean; activeSessions?: () => Promise<number> } = {}) {
+  constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
-    const count = options.activeSessions;
-    if (count) {
-      new Gauge({
-        name: 'strongroom_active_sessions',
-        help: 'Sessions currently active',
-        registers: [this.registry],
-        async collect() {
-          this.set(await count());
-        },
-      });
-    }
+  }
+
+  /** A gauge read when /metrics is scraped (a module registers what it can count). */
+  gauge(name: string, help: string, read: () => Promise<number>): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
+      },
+    });
   }
 }

@@ -1,0 +1,87 @@
+/**
+ * The in-process background scheduler. Modules hand it their jobs (`Module.jobs`); it knows none
+ * by name. A job runs every `everyMs`, never overlapping itself on this node:
+ *
+ * - `every-node`: each node runs it (re-syncing a node's own caches).
+ * - `one-node`: one node at a time across the cluster, under a PostgreSQL session advisory lock
+ *   keyed by the job's name; a node that finds the lock taken skips that turn. On PGlite there
+ *   is one process by construction (its lock file), so no lock is taken.
+ *
+ * Jobs must be idempotent all the same: a node may run a one-node job just after another did.
+ */
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Db } from './db/database.js';
+
+export interface Job {
+  /** Unique, readable: it names the job in logs and in `runNow`. */
+  name: string;
+  everyMs: number;
+  scope: 'every-node' | 'one-node';
+  run(): Promise<unknown>;
+}
+
+/** First key of the two-key advisory lock space used for one-node jobs (an arbitrary constant). */
+const JOB_LOCK = 7_340_032;
+
+export class Scheduler {
+  private readonly jobs = new Map<string, Job>();
+  private readonly running = new Set<string>();
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly deps: { db: Db; kind: 'pglite' | 'postgres'; log: Logger }) {}
+
+  add(job: Job): void {
+    if (this.jobs.has(job.name)) throw new Error(`Two background jobs are named "${job.name}".`);
+    this.jobs.set(job.name, job);
+  }
+
+  names(): string[] {
+    return [...this.jobs.keys()];
+  }
+
+  start(): void {
+    for (const job of this.jobs.values()) {
+      const t = setInterval(() => {
+        this.runNow(job.name).catch((err: unknown) => this.deps.log.warn({ err, job: job.name }, `background job "${job.name}" failed; will retry`));
+      }, job.everyMs);
+      t.unref();
+      this.timers.push(t);
+    }
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  /**
+   * Runs a job now, as its timer would. Resolves false when it did not run: this node is still
+   * running it, or (one-node) another node holds its lock.
+   */
+  async runNow(name: string): Promise<boolean> {
+    const job = this.jobs.get(name);
+    if (!job) throw new Error(`No background job is named "${name}".`);
+    if (this.running.has(name)) return false;
+    this.running.add(name);
+    try {
+      if (job.scope === 'every-node' || this.deps.kind === 'pglite') {
+        await job.run();
+        return true;
+      }
+      // A session-level lock on one pooled connection, held while the job runs on others.
+      return await this.deps.db.connection().execute(async (conn) => {
+        const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${JOB_LOCK}::int, hashtext(${name})) AS locked`.execute(conn);
+        if (rows[0]?.locked !== true) return false;
+        try {
+          await job.run();
+          return true;
+        } finally {
+          await sql`SELECT pg_advisory_unlock(${JOB_LOCK}::int, hashtext(${name}))`.execute(conn);
+        }
+      });
+    } finally {
+      this.running.delete(name);
+    }
+  }
+}

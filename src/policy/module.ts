@@ -1,0 +1,40 @@
+/**
+ * Access policy: the failed-attempt lockout, rate limits, and the pipeline's access-policy check
+ * (per channel, IP, day and time, device, geofence: allow-all until the channels issue lands).
+ */
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import type { KeyMaterial } from '../platform/crypto/key-material.js';
+import type { Db } from '../platform/db/database.js';
+import type { Module } from '../platform/module.js';
+import type { AccessPolicyCheck } from '../signin/pipeline.js';
+import { LoginAttempts } from './lockout.js';
+import { RateLimiter } from './rate-limit.js';
+
+export interface PolicyDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'signin'>;
+  keys: KeyMaterial;
+}
+
+export interface PolicyProvides {
+  /** Failed-attempt counters and the account lockout. */
+  attempts: LoginAttempts;
+  rateLimiter: RateLimiter;
+  /** The sign-in pipeline's access-policy step. */
+  accessPolicy: AccessPolicyCheck;
+}
+
+const allowAll: AccessPolicyCheck = { check: async () => undefined };
+
+export function policyModule(deps: PolicyDeps): Module<PolicyProvides> {
+  const { db, clock } = deps;
+  const attempts = new LoginAttempts({ db, clock, hasher: deps.keys.hasher('field', 'login-subject'), config: deps.config.signin });
+  const rateLimiter = new RateLimiter({ db, clock });
+  return {
+    name: 'policy',
+    provides: { attempts, rateLimiter, accessPolicy: allowAll },
+    jobs: [{ name: 'rate-limit window clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => rateLimiter.purge(clock.now() - 3_600_000) }],
+  };
+}
