@@ -13,6 +13,7 @@ import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { LoginAttempts } from '../policy/lockout.js';
+import type { RateLimiter } from '../policy/rate-limit.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Denylist } from '../tokens/denylist.js';
@@ -28,7 +29,7 @@ export interface CredentialsDeps {
   db: Db;
   clock: Clock;
   log: Logger;
-  config: Pick<Config, 'passwords'>;
+  config: Pick<Config, 'passwords' | 'signin'>;
   keys: KeyMaterial;
   ipHasher: Hasher;
   users: UserStore;
@@ -39,6 +40,7 @@ export interface CredentialsDeps {
   sessions: SessionService;
   guard: Guard;
   attempts: LoginAttempts;
+  rateLimiter: RateLimiter;
 }
 
 export interface CredentialsProvides {

@@ -1,19 +1,26 @@
 /**
  * Re-authentication of a signed-in user with their current password, before an action a
  * stolen access token alone must not be able to take (changing the password, replacing the
- * security answers, enrolling an authenticator app). A wrong password counts toward the
- * account lockout exactly as a failed sign-in does (401 INVALID_CREDENTIALS, then 429
- * ACCOUNT_LOCKED with Retry-After), and is audited.
+ * security answers, enrolling an authenticator app). It is limited exactly as a sign-in is:
+ * the address's sign-in rate (429 RATE_LIMITED), and the account's reserved attempts, so a
+ * wrong password counts toward the account lockout (401 INVALID_CREDENTIALS, then 429
+ * ACCOUNT_LOCKED with Retry-After); it is audited.
  */
 import type { AuditContext, AuditLog } from '../audit/service.js';
 import type { PasswordHasher } from './hashing.js';
 import type { CredentialService } from './service.js';
+import type { Config } from '../platform/config.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { LoginAttempts } from '../policy/lockout.js';
+import type { RateLimiter } from '../policy/rate-limit.js';
 import { SignInErrors } from '../signin/errors.js';
 import type { UserRow } from '../users/store.js';
 
 export interface ReauthDeps {
   attempts: LoginAttempts;
+  rateLimiter: RateLimiter;
+  ipHasher: Hasher;
+  config: Pick<Config, 'signin'>;
   credentials: CredentialService;
   hasher: PasswordHasher;
   audit: AuditLog;
@@ -21,20 +28,24 @@ export interface ReauthDeps {
 
 /** Resolves when `password` is the user's current one; `action` names the route in the audit trail. */
 export async function confirmCurrentPassword(d: ReauthDeps, user: UserRow, password: string, ctx: AuditContext, action: string): Promise<void> {
-  const key = d.attempts.userKey(user.id);
-  const locked = await d.attempts.lockedUntil(key);
-  if (locked !== null) throw d.attempts.lockedError(locked);
-  const state = await d.credentials.state(user.id);
-  if (await d.hasher.verify(password, state?.hash ?? null)) {
-    await d.attempts.reset(key);
-    return;
-  }
-  const r = await d.attempts.recordFailure(key);
+  // A password check from an address counts toward that address's sign-in rate, and takes one
+  // of the account's reserved attempts (src/policy/lockout.ts): a stolen access token buys no
+  // more password guesses than the sign-in form, whatever the concurrency.
+  if (ctx.ip) await d.rateLimiter.hit(`signin:ip:${d.ipHasher.hex(ctx.ip)}`, d.config.signin.rateLimitPerMinute);
+  const attempt = await d.attempts.attempt(d.attempts.userKey(user.id), async () => {
+    const state = await d.credentials.state(user.id);
+    return (await d.hasher.verify(password, state?.hash ?? null)) ? true : null;
+  });
+  if (attempt.kind === 'ok') return;
   const base = { ...ctx, userId: user.uuid, username: user.username };
-  await d.audit.record({ ...base, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'invalid_current_password', failed_count: r.failedCount, action } });
-  if (r.lockedUntil !== null) {
-    await d.audit.record({ ...base, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(r.lockedUntil).toISOString() } });
-    throw d.attempts.lockedError(r.lockedUntil);
+  if (attempt.kind === 'locked') {
+    await d.audit.record({ ...base, eventType: 'LOCKED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'account_locked', action } });
+    throw d.attempts.lockedError(attempt.lockedUntil);
+  }
+  await d.audit.record({ ...base, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'invalid_current_password', failed_count: attempt.failedCount, action } });
+  if (attempt.lockedUntil !== null) {
+    await d.audit.record({ ...base, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(attempt.lockedUntil).toISOString() } });
+    throw d.attempts.lockedError(attempt.lockedUntil);
   }
   throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
 }

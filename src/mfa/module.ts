@@ -20,6 +20,7 @@ import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { LoginAttempts } from '../policy/lockout.js';
+import type { RateLimiter } from '../policy/rate-limit.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SecondFactorGate, SignInPipeline } from '../signin/pipeline.js';
@@ -76,6 +77,7 @@ export interface MfaModuleDeps {
   hasher: PasswordHasher;
   credentials: CredentialService;
   attempts: LoginAttempts;
+  rateLimiter: RateLimiter;
   factors: FactorStore;
   pipeline: SignInPipeline;
 }

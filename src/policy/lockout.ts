@@ -1,8 +1,20 @@
 /**
  * Failed-attempt lockout (SPEC "States": MAX_LOGIN_ATTEMPTS failures lock the account for
- * ACCOUNT_LOCKOUT_MINUTES). Counted in the database with one atomic upsert, so every node
- * agrees and parallel attempts cannot slip past the limit. Unknown usernames are counted
- * exactly like known ones (ruling 6).
+ * ACCOUNT_LOCKOUT_MINUTES), counted in the database so every node agrees. Unknown usernames are
+ * counted exactly like known ones (ruling 6).
+ *
+ * An attempt is *reserved* before the password is compared, by one atomic upsert that refuses
+ * once MAX_LOGIN_ATTEMPTS attempts are counted in the window: whatever the concurrency, across
+ * nodes, at most that many comparisons run per lock period (issue 9, section 1). The reserved
+ * attempt counts as a failure until the comparison says otherwise:
+ *
+ * - wrong password: it stays counted, and the attempt that finds the count at the limit locks;
+ * - right password: it gives back itself and the failures counted *before* it (its position),
+ *   never those other requests reserved while it ran; when the account was locked meanwhile,
+ *   the right password is refused too, until the lock ends.
+ *
+ * An attempt refused because every allowed attempt is already taken (some still comparing)
+ * answers as locked, with the full lock period as Retry-After.
  */
 import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
@@ -12,10 +24,14 @@ import type { Db } from '../platform/db/database.js';
 import { retryLater, type AppError } from '../platform/errors.js';
 import { PolicyErrors } from './errors.js';
 
-export interface FailureResult {
-  failedCount: number;
-  lockedUntil: number | null;
-}
+/** What an attempt under `LoginAttempts.attempt` came to. */
+export type AttemptOutcome<T> =
+  /** Refused before any comparison: locked, or every allowed attempt taken. */
+  | { kind: 'locked'; lockedUntil: number }
+  /** Compared and wrong; `lockedUntil` when this failure locked the subject. */
+  | { kind: 'failed'; failedCount: number; lockedUntil: number | null }
+  /** Compared and right, and the subject is not locked. */
+  | { kind: 'ok'; value: T };
 
 export class LoginAttempts {
   constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; config: Config['signin'] }) {}
@@ -36,29 +52,82 @@ export class LoginAttempts {
     return until !== null && until > this.deps.clock.now() ? until : null;
   }
 
-  async recordFailure(key: string): Promise<FailureResult> {
-    const now = new Date(this.deps.clock.now());
-    const windowStart = new Date(now.getTime() - this.deps.config.lockoutMinutes * 60_000);
-    const lockUntil = new Date(now.getTime() + this.deps.config.lockoutMinutes * 60_000);
-    const max = this.deps.config.maxLoginAttempts;
-    // A window that ran out, or a lock that expired, starts the count again.
-    const restart = sql`(login_attempts.window_started_at < ${windowStart} OR (login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${now}))`;
-    const newCount = sql`CASE WHEN ${restart} THEN 1 ELSE login_attempts.failed_count + 1 END`;
-    const row = await sql<{ failed_count: number; locked_until: Date | string | null }>`
+  /**
+   * Runs `check` (a password comparison; null means wrong) under a reserved attempt, so that
+   * no more than MAX_LOGIN_ATTEMPTS checks of one subject run per lock period.
+   */
+  async attempt<T>(key: string, check: () => Promise<T | null>): Promise<AttemptOutcome<T>> {
+    const reserved = await this.reserve(key);
+    if (reserved.kind === 'locked') return reserved;
+    let value: T | null;
+    try {
+      value = await check();
+    } catch (err) {
+      await this.release(key, 1); // the check never ran to a verdict: give back this attempt only
+      throw err;
+    }
+    if (value === null) return { kind: 'failed', ...(await this.fail(key)) };
+    const after = await this.release(key, reserved.position);
+    return after === null ? { kind: 'ok', value } : { kind: 'locked', lockedUntil: after };
+  }
+
+  /** Counts one attempt before any comparison; `position` is the count it made. */
+  private async reserve(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number }> {
+    const now = this.deps.clock.now();
+    const at = sql`${new Date(now)}::timestamptz`;
+    const windowStart = sql`${new Date(now - this.deps.config.lockoutMinutes * 60_000)}::timestamptz`;
+    // A window that ran out, or a lock that ended, starts the count again.
+    const restart = sql`(login_attempts.window_started_at < ${windowStart} OR (login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}))`;
+    const row = await sql<{ failed_count: number }>`
       INSERT INTO login_attempts (subject_key, failed_count, window_started_at, last_failed_at, locked_until)
-      VALUES (${key}, 1, ${now}, ${now}, ${max <= 1 ? lockUntil : null})
+      VALUES (${key}, 1, ${at}, ${at}, NULL)
       ON CONFLICT (subject_key) DO UPDATE SET
-        failed_count = ${newCount},
-        window_started_at = CASE WHEN ${restart} THEN ${now} ELSE login_attempts.window_started_at END,
-        last_failed_at = ${now},
+        failed_count = CASE WHEN ${restart} THEN 1 ELSE login_attempts.failed_count + 1 END,
+        window_started_at = CASE WHEN ${restart} THEN ${at} ELSE login_attempts.window_started_at END,
+        locked_until = CASE WHEN ${restart} THEN NULL ELSE login_attempts.locked_until END,
+        last_failed_at = ${at}
+      WHERE ${restart} OR (login_attempts.locked_until IS NULL AND login_attempts.failed_count < ${this.deps.config.maxLoginAttempts})
+      RETURNING failed_count`.execute(this.deps.db);
+    const position = row.rows[0]?.failed_count;
+    if (position !== undefined) return { kind: 'reserved', position };
+    // Locked, or every allowed attempt is taken by requests still comparing: as good as locked.
+    return { kind: 'locked', lockedUntil: (await this.lockedUntil(key)) ?? now + this.deps.config.lockoutMinutes * 60_000 };
+  }
+
+  /** The reserved attempt failed: it stays counted; at the limit the subject locks. */
+  private async fail(key: string): Promise<{ failedCount: number; lockedUntil: number | null }> {
+    const now = this.deps.clock.now();
+    const at = sql`${new Date(now)}::timestamptz`;
+    const lockUntil = sql`${new Date(now + this.deps.config.lockoutMinutes * 60_000)}::timestamptz`;
+    // The row is locked first, so of two failures that reach the limit together one locks (and says so).
+    const row = await sql<{ failed_count: number; locked_until: Date | string | null; locked_now: boolean }>`
+      WITH before AS (SELECT subject_key, locked_until FROM login_attempts WHERE subject_key = ${key} FOR UPDATE)
+      UPDATE login_attempts AS la SET
+        last_failed_at = ${at},
         locked_until = CASE
-          WHEN login_attempts.locked_until > ${now} THEN login_attempts.locked_until
-          WHEN ${newCount} >= ${max} THEN ${lockUntil}
-          ELSE NULL END
-      RETURNING failed_count, locked_until`.execute(this.deps.db);
-    const r = row.rows[0]!;
-    const until = r.locked_until ? new Date(r.locked_until).getTime() : null;
-    return { failedCount: r.failed_count, lockedUntil: until !== null && until > now.getTime() ? until : null };
+          WHEN before.locked_until > ${at} THEN before.locked_until
+          WHEN la.failed_count >= ${this.deps.config.maxLoginAttempts} THEN ${lockUntil}
+          ELSE before.locked_until END
+      FROM before WHERE la.subject_key = before.subject_key
+      RETURNING la.failed_count, la.locked_until, (before.locked_until IS NULL OR before.locked_until <= ${at}) AND la.locked_until > ${at} AS locked_now`.execute(this.deps.db);
+    const r = row.rows[0];
+    // No row: an administrator unlocked the subject while this attempt compared.
+    if (!r) return { failedCount: 0, lockedUntil: null };
+    return { failedCount: r.failed_count, lockedUntil: r.locked_now ? new Date(r.locked_until!).getTime() : null };
+  }
+
+  /**
+   * Gives back `count` counted attempts (a success: its position). Returns when the subject is
+   * locked until, or null when it is not locked and the success stands.
+   */
+  private async release(key: string, count: number): Promise<number | null> {
+    const at = sql`${new Date(this.deps.clock.now())}::timestamptz`;
+    const row = await sql<{ failed_count: number }>`
+      UPDATE login_attempts SET failed_count = GREATEST(failed_count - ${count}, 0)
+      WHERE subject_key = ${key} AND (locked_until IS NULL OR locked_until <= ${at})
+      RETURNING failed_count`.execute(this.deps.db);
+    if (row.rows[0] !== undefined) return null;
+    return this.lockedUntil(key); // no row: locked meanwhile (or unlocked by an administrator: null)
   }
 
   /** 429 ACCOUNT_LOCKED with Retry-After (ruling 6), for a subject locked until `until`. */

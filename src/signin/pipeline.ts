@@ -107,26 +107,24 @@ export class SignInPipeline {
     });
 
     const subject = await strategy.subject(input);
-    const lockedUntil = await d.attempts.lockedUntil(subject.key);
-    if (lockedUntil !== null) {
+    // The attempt is reserved before the strategy compares anything (issue 9, section 1).
+    const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject));
+    if (attempt.kind === 'locked') {
       outcome('locked');
-      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'account_locked', strategy: strategy.name } });
-      throw d.attempts.lockedError(lockedUntil);
+      await d.audit.record({ ...auditBase, eventType: 'LOCKED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'account_locked', strategy: strategy.name } });
+      throw d.attempts.lockedError(attempt.lockedUntil);
     }
-
-    const user = await strategy.authenticate(input, subject);
-    if (!user) {
-      const r = await d.attempts.recordFailure(subject.key);
-      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'invalid_credentials', strategy: strategy.name, failed_count: r.failedCount } });
-      if (r.lockedUntil !== null) {
+    if (attempt.kind === 'failed') {
+      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'invalid_credentials', strategy: strategy.name, failed_count: attempt.failedCount } });
+      if (attempt.lockedUntil !== null) {
         outcome('locked');
-        await d.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', userId: subject.user?.uuid, username: subject.identifier, details: { locked_until: new Date(r.lockedUntil).toISOString() } });
-        throw d.attempts.lockedError(r.lockedUntil);
+        await d.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', userId: subject.user?.uuid, username: subject.identifier, details: { locked_until: new Date(attempt.lockedUntil).toISOString() } });
+        throw d.attempts.lockedError(attempt.lockedUntil);
       }
       outcome('invalid_credentials');
       throw SignInErrors.INVALID_CREDENTIALS();
     }
-    await d.attempts.reset(subject.key);
+    const user = attempt.value;
 
     if (!user.is_active) {
       outcome('disabled');

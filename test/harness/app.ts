@@ -80,3 +80,29 @@ export async function createTestApp(opts: { env?: Record<string, string>; databa
     },
   };
 }
+
+export interface TwoNodes {
+  a: TestApp;
+  b: TestApp;
+  close(): Promise<void>;
+}
+
+/**
+ * Two nodes on one database with shared secrets and one clock: on PostgreSQL two connection
+ * pools on one database; on PGlite (one process) two apps sharing the handle.
+ */
+export async function createTwoNodes(opts: { env?: Record<string, string> } = {}): Promise<TwoNodes> {
+  const secrets = testSecrets();
+  const clock = new ManualClock(Date.now());
+  const env = opts.env;
+  if (dbKind() === 'postgres') {
+    const url = await freshPostgresDatabase();
+    const a = await createTestApp({ env, database: await openTestDatabase('postgres', url), secrets, clock });
+    const b = await createTestApp({ env, database: await openTestDatabase('postgres', url), secrets, clock });
+    return { a, b, close: async () => { await b.close(); await a.close(); } };
+  }
+  const a = await createTestApp({ env, secrets, clock });
+  const b = await createTestApp({ env, database: a.s.database, secrets, clock });
+  // b shares a's database: close b's app and modules, then a (which closes the database).
+  return { a, b, close: async () => { await b.app.close(); await a.close(); } };
+}

@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { DatabaseHandle } from '../../src/platform/db/database.js';
-import { createTestApp, dbKind, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
+import { createTestApp, createTwoNodes, type TestApp, type TwoNodes } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
 
 const MINUTE = 60_000;
@@ -102,15 +101,17 @@ describe('account lockout', () => {
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/users/999999/unlock', headers: bearer(adminToken) }), 404, 'USER_NOT_FOUND');
   });
 
-  it('audits each failure as FAILED_LOGIN_ATTEMPT and the lock as ACCOUNT_LOCKED', async () => {
+  it('audits each failure as FAILED_LOGIN_ATTEMPT, the lock as ACCOUNT_LOCKED, and an attempt refused by the lock as LOCKED_LOGIN_ATTEMPT', async () => {
     const user = await seedUser(t.s, 'audit.lock', { email: 'audit.lock@bank.example' });
     await failTimes(t, 'audit.lock', 5);
     await login(t.app, 'audit.lock', STRONG_PASSWORD);
 
     const failed = await t.s.audit.query({ userId: user.uuid, eventType: 'FAILED_LOGIN_ATTEMPT', limit: 50, offset: 0 });
-    expect(failed.total).toBe(6);
-    const reasons = failed.entries.map((e) => e.details.reason).sort();
-    expect(reasons).toEqual(['account_locked', ...Array(5).fill('invalid_credentials')]);
+    expect(failed.total).toBe(5);
+    expect(failed.entries.every((e) => e.details.reason === 'invalid_credentials')).toBe(true);
+    const refused = await t.s.audit.query({ userId: user.uuid, eventType: 'LOCKED_LOGIN_ATTEMPT', limit: 50, offset: 0 });
+    expect(refused.total).toBe(1);
+    expect(refused.entries[0]).toMatchObject({ status: 'FAILURE', username: 'audit.lock', details: { reason: 'account_locked', strategy: 'local' } });
     expect(failed.entries[0]).toMatchObject({ status: 'FAILURE', username: 'audit.lock', ip_address: '127.0.0.1', channel: 'web' });
     const counts = failed.entries.map((e) => e.details.failed_count).filter((c) => c !== undefined).sort();
     expect(counts).toEqual([1, 2, 3, 4, 5]);
@@ -125,28 +126,13 @@ describe('account lockout', () => {
 describe('lockout shared by every node through the database', () => {
   let a: TestApp;
   let b: TestApp;
-  let extra: DatabaseHandle | undefined;
+  let nodes: TwoNodes;
 
   beforeAll(async () => {
-    const secrets = testSecrets();
-    const clock = new ManualClock(Date.now());
-    if (dbKind() === 'postgres') {
-      // Two nodes: two connection pools on one PostgreSQL database.
-      const url = await freshPostgresDatabase();
-      a = await createTestApp({ database: await openTestDatabase('postgres', url), secrets, clock });
-      extra = await openTestDatabase('postgres', url);
-      b = await createTestApp({ database: extra, secrets, clock });
-    } else {
-      // PGlite is one process: the two nodes share the handle.
-      a = await createTestApp({ secrets, clock });
-      b = await createTestApp({ database: a.s.database, secrets, clock });
-    }
+    nodes = await createTwoNodes();
+    ({ a, b } = nodes);
   });
-  afterAll(async () => {
-    if (extra) await b.close();
-    else await b.app.close();
-    await a.close();
-  });
+  afterAll(async () => nodes.close());
 
   it('failures on two nodes add up, and both refuse the locked account', async () => {
     await seedUser(a.s, 'two.nodes');

@@ -4,9 +4,7 @@
  * re-armed by a password change, skipped for users without an email, inert without SMTP_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/platform/clock.js';
-import type { DatabaseHandle } from '../../src/platform/db/database.js';
-import { createTestApp, dbKind, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
+import { createTestApp, createTwoNodes, type TestApp, type TwoNodes } from '../harness/app.js';
 import { admin, bearer, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
 import { closedPort, startSmtp, type TestSmtp } from '../harness/smtp.js';
 
@@ -25,27 +23,15 @@ describe('with SMTP_URL set, on two nodes sharing one database', () => {
   let smtp: TestSmtp;
   let a: TestApp;
   let b: TestApp;
-  let extra: DatabaseHandle | undefined;
+  let nodes: TwoNodes;
 
   beforeAll(async () => {
     smtp = await startSmtp();
-    const env = { SMTP_URL: smtp.url };
-    const secrets = testSecrets();
-    const clock = new ManualClock(Date.now());
-    if (dbKind() === 'postgres') {
-      const url = await freshPostgresDatabase(); // two nodes: two connection pools on one database
-      a = await createTestApp({ env, database: await openTestDatabase('postgres', url), secrets, clock });
-      extra = await openTestDatabase('postgres', url);
-      b = await createTestApp({ env, database: extra, secrets, clock });
-    } else {
-      a = await createTestApp({ env, secrets, clock }); // PGlite is one process: the nodes share the handle
-      b = await createTestApp({ env, database: a.s.database, secrets, clock });
-    }
+    nodes = await createTwoNodes({ env: { SMTP_URL: smtp.url } });
+    ({ a, b } = nodes);
   });
   afterAll(async () => {
-    if (extra) await b.close();
-    else await b.app.close();
-    await a.close();
+    await nodes.close();
     await smtp.close();
   });
 
