@@ -14,6 +14,8 @@ export const TAG_BYTES = 16;
 export const MIN_CLIENT_RSA_BITS = 2048;
 /** Larger keys would let a client make every answer cost the server milliseconds. */
 export const MAX_CLIENT_RSA_BITS = 4096;
+/** The only public exponent accepted from clients (F4). */
+export const CLIENT_RSA_EXPONENT = 65537n;
 
 /** One failure for every way decryption can fail. Carries no detail on purpose. */
 export class TransportDecryptError extends Error {
@@ -98,6 +100,9 @@ export function parseClientPublicKey(pem: unknown): KeyObject {
   }
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (key.asymmetricKeyType !== 'rsa' || bits < MIN_CLIENT_RSA_BITS || bits > MAX_CLIENT_RSA_BITS) throw new TransportDecryptError();
+  // Only F4 (65537), what every RSA library generates: a huge exponent makes each public
+  // operation as slow as a private one, on the event loop (issue 9, section 4).
+  if (key.asymmetricKeyDetails?.publicExponent !== CLIENT_RSA_EXPONENT) throw new TransportDecryptError();
   try {
     publicEncrypt({ key, ...OAEP }, Buffer.alloc(AES_KEY_BYTES));
   } catch {

@@ -78,6 +78,13 @@ export function badClientKeys(): Record<string, string> {
   const even = Buffer.from(n);
   even[even.length - 1]! &= 0xfe;
   const n4096 = Buffer.from((generateKeyPairSync('rsa', { modulusLength: 4096 }).publicKey.export({ format: 'jwk' }) as { n: string }).n, 'base64url');
+  const n3072 = Buffer.from((generateKeyPairSync('rsa', { modulusLength: 3072 }).publicKey.export({ format: 'jwk' }) as { n: string }).n, 'base64url');
+  // An odd exponent of 3071 bits: below the modulus, so the key parses.
+  const hugeOddBelow = (mod: Buffer): Buffer => {
+    const e = Buffer.alloc(mod.length, 0xff);
+    e[0] = 0x7f;
+    return e;
+  };
   const der = rsa2048.export({ type: 'spki', format: 'der' });
   return {
     'not PEM': 'hello, I am a key',
@@ -91,6 +98,10 @@ export function badClientKeys(): Record<string, string> {
     'an RSA key with e > n': fromJwk(n, Buffer.concat([Buffer.from([1]), n])),
     'an RSA key with an even modulus': fromJwk(even, Buffer.from([1, 0, 1])),
     'an RSA-4096 key with a 65-bit exponent': fromJwk(n4096, Buffer.from('010000000000000001', 'hex')),
+    // Threat: each public operation as slow as a private one (OpenSSL accepts these up to 3072 bits).
+    'an RSA-3072 key with a 3071-bit exponent': fromJwk(n3072, hugeOddBelow(n3072)),
+    'an RSA-2048 key with e = 3': fromJwk(n, Buffer.from([3])),
+    'an RSA-2048 key with e = 65539': fromJwk(n, Buffer.from([1, 0, 3])),
     'over 4096 characters': `${spki(rsa2048)}${' '.repeat(4096)}`,
   };
 }
