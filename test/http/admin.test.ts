@@ -193,6 +193,15 @@ describe('GET /api/v1/admin/audit', () => {
     expect(invalidFields(await get('/api/v1/admin/audit?event_type=user_login'))).toContain('event_type');
     expect(invalidFields(await get('/api/v1/admin/audit?from=yesterday'))).toContain('from');
   });
+
+  it('impossible dates are 422 VALIDATION_ERROR naming the field, never a 500: leap second, February 30, offset +24:00', async () => {
+    for (const [field, value] of [['from', '2021-03-04T23:59:60Z'], ['to', '2026-02-30T00:00:00Z'], ['from', '2026-04-31T10:00:00Z'], ['to', '2026-01-01T00:00:00+24:00'], ['from', '2026-01-01T24:00:00Z']] as const) {
+      const res = await get(`/api/v1/admin/audit?${field}=${encodeURIComponent(value)}`);
+      expectError(res, 422, 'VALIDATION_ERROR');
+      expect(invalidFields(res), value).toEqual([field]);
+    }
+    expect((await get(`/api/v1/admin/audit?from=${encodeURIComponent('2024-02-29T23:59:59+03:00')}`)).statusCode).toBe(200);
+  });
 });
 
 describe('permissions', () => {
