@@ -8,6 +8,7 @@
  * accept it, the transaction rolls back and the caller gets `503 MAIL_DELIVERY_FAILED`, so no
  * account or reset exists whose password nobody knows (docs/decisions.md).
  */
+import { sql } from 'kysely';
 import type { AuditContext, AuditLog } from '../audit/service.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { Clock } from '../platform/clock.js';
@@ -35,6 +36,9 @@ export interface CreateUserInput {
   /** When given, the user's password (policy-checked, not temporary); else a temporary one is generated. */
   password?: string;
 }
+
+/** Advisory lock serialising account creation (an arbitrary constant). */
+const USER_CREATE_LOCK = 5_550_017;
 
 export class AdminService {
   constructor(
@@ -74,11 +78,14 @@ export class AdminService {
     const known = await d.users.knownRoles();
     const unknown = input.roles.filter((r) => !known.includes(r));
     if (unknown.length > 0 || input.roles.length === 0) throw AdminErrors.UNKNOWN_ROLE({ unknown_roles: unknown, known_roles: known });
-    const taken = await d.users.exists(input.username, email);
-    if (taken.username || taken.email) throw AdminErrors.USER_EXISTS({ fields: [...(taken.username ? ['username'] : []), ...(taken.email ? ['email'] : [])] });
-
     const roles = [...new Set(input.roles)];
     return d.db.transaction().execute(async (trx) => {
+      // One creation at a time: the unique indexes cannot see a username that equals another
+      // row's email, so the check and the insert must not interleave with another creation's.
+      await sql`SELECT pg_advisory_xact_lock(${USER_CREATE_LOCK})`.execute(trx);
+      const taken = await d.users.exists(input.username, email, trx);
+      if (taken.username || taken.email) throw AdminErrors.USER_EXISTS({ fields: [...(taken.username ? ['username'] : []), ...(taken.email ? ['email'] : [])] });
+      if (taken.crossed) throw AdminErrors.IDENTIFIER_CONFLICT({ fields: ['username', ...(email ? ['email'] : [])] });
       const now = new Date(d.clock.now());
       let user = await d.users.create(trx, {
         username: input.username, email, phone: input.phone ?? null, fullName: input.fullName ?? null,

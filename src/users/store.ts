@@ -80,15 +80,30 @@ export class UserStore {
     return this.reveal(await trx.selectFrom('users').select(USER_COLUMNS).where('uuid', '=', uuid).executeTakeFirst());
   }
 
-  async exists(username: string, email: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean }> {
+  /**
+   * Which identifiers of a new account are taken. Sign-in accepts a username or an email, so a
+   * username that is another account's email (or an email that is another account's username)
+   * would let one account's sign-in reach the other: `crossed` says so (issue 9, section 7).
+   */
+  async exists(username: string, email: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean; crossed: boolean }> {
+    const lowerName = username.toLowerCase();
+    const lowerEmail = email?.toLowerCase() ?? null;
     const rows = await trx
       .selectFrom('users')
-      .select(['username', (email ? this.emailIs(email) : sql<boolean>`false`).as('email_match')])
-      .where((eb) => eb.or([eb(sql`lower(username)`, '=', username.toLowerCase()), ...(email ? [this.emailIs(email)] : [])]))
+      .select([
+        sql<boolean>`lower(username) = ${lowerName}`.as('username_match'),
+        (email ? this.emailIs(email) : sql<boolean>`false`).as('email_match'),
+        sql<boolean>`${this.emailIs(username)} OR lower(username) = ${lowerEmail}`.as('crossed'),
+      ])
+      .where((eb) => eb.or([
+        eb(sql`lower(username)`, '=', lowerName), this.emailIs(username),
+        ...(email ? [this.emailIs(email), eb(sql`lower(username)`, '=', lowerEmail)] : []),
+      ]))
       .execute();
     return {
-      username: rows.some((r) => r.username.toLowerCase() === username.toLowerCase()),
+      username: rows.some((r) => r.username_match),
       email: rows.some((r) => r.email_match),
+      crossed: rows.some((r) => r.crossed),
     };
   }
 

@@ -91,6 +91,20 @@ describe('POST /api/v1/admin/users', () => {
     expect(list.users.map((u) => u.username)).toEqual(['dup.user']);
   });
 
+  it('threat: a username that shadows another account\'s email is refused with 409 IDENTIFIER_CONFLICT, and sign-in by that email still reaches its owner', async () => {
+    await createUser({ username: 'victim.owner', email: 'victim@bank.example', roles: ['customer'] });
+    const shadow = expectError(await createUser({ username: 'Victim@Bank.example', roles: ['customer'] }), 409, 'IDENTIFIER_CONFLICT');
+    expect(shadow.details).toMatchObject({ fields: ['username'] });
+    // The other way round: an email that is another account's username.
+    await createUser({ username: 'ops@bank.example', roles: ['customer'] });
+    expectError(await createUser({ username: 'ops.second', email: 'OPS@bank.example', roles: ['customer'] }), 409, 'IDENTIFIER_CONFLICT');
+    const list = (await get('/api/v1/admin/users?search=victim')).json() as UserList;
+    expect(list.users.map((u) => u.username)).toEqual(['victim.owner']);
+    expect((await t.s.users.findByLogin('victim@bank.example'))?.username).toBe('victim.owner');
+    // An address that names no other account is still a fine username.
+    expect((await createUser({ username: 'zawadi.k@bank.example', email: 'zawadi.k@bank.example', roles: ['customer'] })).statusCode).toBe(201);
+  });
+
   it('refuses a role that does not exist with 422 UNKNOWN_ROLE', async () => {
     const body = expectError(await createUser({ username: 'role.less', roles: ['customer', 'wizard'] }), 422, 'UNKNOWN_ROLE');
     expect(body.details).toMatchObject({ unknown_roles: ['wizard'] });
