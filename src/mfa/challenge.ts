@@ -24,7 +24,7 @@ import type { LoginAttempts } from '../policy/lockout.js';
 import type { AuthContext, Guard } from '../sessions/guard.js';
 import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
-import type { ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
+import type { AfterSecondFactor, ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
 import { SignInErrors } from '../signin/errors.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { Denylist } from '../tokens/denylist.js';
@@ -50,6 +50,9 @@ export interface ChallengeClaims extends TwoFactorClaims {
   device_fingerprint: string;
   ip_address: string;
   strategy: string;
+  /** Set when the password must change: the verified factor leads to a reset token, not a session. */
+  next?: AfterSecondFactor['next'];
+  next_reason?: AfterSecondFactor['reason'];
 }
 
 export interface Challenge {
@@ -76,9 +79,10 @@ export function mfaContext(request: FastifyRequest, channel?: string): MfaContex
 export class MfaGate implements SecondFactorGate {
   constructor(private readonly deps: { config: Config; tokens: TokenService; factors: FactorStore; audit: AuditLog }) {}
 
-  async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string): Promise<AppError | null> {
+  async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor): Promise<AppError | null> {
     const d = this.deps;
     const enrolled = await d.factors.active(user.id);
+    if (after && enrolled.length === 0) return null; // the password change comes first, set-up after it
     const required = enrolled.length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r));
     if (!required) return null;
     const methods = await d.factors.signInMethods(user, enrolled);
@@ -88,11 +92,12 @@ export class MfaGate implements SecondFactorGate {
     const purpose: ChallengePurpose = enrolled.length > 0 ? 'signin' : 'setup';
     const issued = await d.tokens.issue('2fa', {
       user_id: user.uuid, purpose, methods, channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
+      ...(after ? { next: after.next, next_reason: after.reason } : {}),
     });
     const expiresIn = d.config.tokens.twoFactorTtlSec;
     const audit = { ...auditContext(ctx), userId: user.uuid, username: user.username };
     if (purpose === 'signin') {
-      await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy } });
+      await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy, ...(after ? { then: after.next } : {}) } });
       return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn });
     }
     const setupMethods = d.factors.enrollable(user);
@@ -165,7 +170,9 @@ export class ChallengeService {
   /**
    * Finishes the sign-in once `method` was verified: spends the 2FA token (a second use is
    * 401 TOKEN_REVOKED, even in parallel: the denylist insert is the arbiter) and issues tokens
-   * and a session with `mfa_completed: true` bound to the device and channel of the sign-in.
+   * and a session with `mfa_completed: true` bound to the device and channel of the sign-in;
+   * or, when the password must change (the token says `next`), answers 403
+   * PASSWORD_CHANGE_REQUIRED with a reset token instead.
    */
   async finish(challenge: Challenge, request: FastifyRequest, method: string): Promise<SignInResult> {
     const d = this.deps;
@@ -175,6 +182,7 @@ export class ChallengeService {
     await d.loginAttempts.reset(d.loginAttempts.userKey(user.id));
     // The session is bound as the password step was: its device, address and channel.
     const ctx: ClientContext = { ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint, userAgent: userAgentOf(request), channel: claims.channel };
+    if (claims.next === 'password_change') throw await d.pipeline.passwordChangeRequired(user, ctx, claims.next_reason ?? 'temporary_password');
     return d.pipeline.complete(user, await d.users.grants(user.id), ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
   }
 

@@ -39,9 +39,21 @@ export interface AccessPolicyCheck {
   check(user: UserRow, grants: Grants, ctx: ClientContext): Promise<void>;
 }
 
-/** Returns a 2FA_REQUIRED (or MFA_SETUP_INCOMPLETE) error when a second factor must follow. */
+export type PasswordChangeReason = 'temporary_password' | 'password_expired';
+
+/** What follows a verified second factor instead of the session: a forced password change. */
+export interface AfterSecondFactor {
+  next: 'password_change';
+  reason: PasswordChangeReason;
+}
+
+/**
+ * Returns a 2FA_REQUIRED (or MFA_SETUP_INCOMPLETE) error when a second factor must follow.
+ * With `after`, only an enrolled factor is asked for (no set-up prompt), and verifying it
+ * leads to `after` rather than to a session.
+ */
 export interface SecondFactorGate {
-  challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string): Promise<AppError | null>;
+  challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor): Promise<AppError | null>;
 }
 
 export interface SignInResponse {
@@ -133,33 +145,42 @@ export class SignInPipeline {
     }
 
     let passwordExpiresAt: number | null | undefined; // read once, reused by the response
+    let changeRequired: PasswordChangeReason | null = null;
     if (strategy.checksPasswordState) {
       const state = await d.credentials.state(user.id);
       passwordExpiresAt = state?.expiresAt ?? null;
       const expired = state?.expiresAt != null && state.expiresAt <= d.clock.now();
-      if (user.must_change_password || expired) {
-        outcome('password_change_required');
-        const reset = await d.tokens.issue('reset', { user_id: user.uuid, purpose: PASSWORD_CHANGE_PURPOSE });
-        await d.audit.record({ ...auditBase, eventType: 'PASSWORD_CHANGE_REQUIRED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reason: expired ? 'expired' : 'temporary_or_reset' } });
-        throw CredentialErrors.PASSWORD_CHANGE_REQUIRED({
-          reason: expired ? 'password_expired' : 'temporary_password',
-          reset_token: reset.token,
-          expires_in: d.config.tokens.resetTtlSec,
-        });
-      }
+      if (user.must_change_password || expired) changeRequired = expired ? 'password_expired' : 'temporary_password';
     }
 
     const grants = await d.users.grants(user.id);
     if (d.accessPolicy) await d.accessPolicy.check(user, grants, ctx);
-    const challenge = d.secondFactor ? await d.secondFactor.challenge(user, grants, ctx, strategy.name) : null;
+    // An enrolled second factor comes before a forced password change: a temporary or expired
+    // password alone must not reach the reset token (issue 9, section 6).
+    const challenge = d.secondFactor ? await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined) : null;
     if (challenge) {
       outcome('second_factor_required');
       throw challenge;
+    }
+    if (changeRequired) {
+      outcome('password_change_required');
+      throw await this.passwordChangeRequired(user, ctx, changeRequired);
     }
 
     const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name, passwordExpiresAt });
     outcome('success');
     return response;
+  }
+
+  /**
+   * 403 PASSWORD_CHANGE_REQUIRED with a reset token (ruling 11), audited: the answer to a
+   * temporary or expired password once the user's identity (and second factor) is settled.
+   */
+  async passwordChangeRequired(user: UserRow, ctx: ClientContext, reason: PasswordChangeReason): Promise<AppError> {
+    const d = this.deps;
+    const reset = await d.tokens.issue('reset', { user_id: user.uuid, purpose: PASSWORD_CHANGE_PURPOSE });
+    await d.audit.record({ ...auditContext(ctx), eventType: 'PASSWORD_CHANGE_REQUIRED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reason: reason === 'password_expired' ? 'expired' : 'temporary_or_reset' } });
+    return CredentialErrors.PASSWORD_CHANGE_REQUIRED({ reason, reset_token: reset.token, expires_in: d.config.tokens.resetTtlSec });
   }
 
   /**

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Registry } from '../../src/app.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { Authenticator, decodeQr, enrolTotp } from '../harness/authenticator.js';
-import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
+import { admin, bearer, expectError, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
 import { ENCRYPTED, openPreAuth, preAuthBody, sessionBody } from '../harness/transport-client.js';
 
 type Res = Awaited<ReturnType<typeof login>>;
@@ -244,6 +244,50 @@ describe('sign-in with TOTP', () => {
     expectError(await verifyLogin(c.two_factor_token, '12345a'), 422, 'VALIDATION_ERROR');
     expect(await audits(user.uuid, 'MFA_FAILED')).toEqual([]);
     expect(await t.s.database.db.selectFrom('mfa_attempts').selectAll().where('user_id', '=', user.id).execute()).toEqual([]);
+  });
+});
+
+describe('a forced password change with a factor enrolled (issue 9, section 6)', () => {
+  const sessionsOf = async (userId: number) => (await t.s.database.db.selectFrom('sessions').select('session_id').where('user_id', '=', userId).where('is_active', '=', true).execute()).length;
+
+  it('threat: a temporary password from an admin reset does not skip the enrolled factor; the reset token comes only after it', async () => {
+    const { user, username, authenticator } = await enrolled();
+    const { temporaryPassword } = await admin(t.s).resetPassword(user.id, { uuid: null, username: 'test' });
+    const before = await sessionsOf(user.id);
+
+    const c = expectError(await login(t.app, username, temporaryPassword), 401, '2FA_REQUIRED').details as unknown as Challenge;
+    expect(c.methods).toContain('totp');
+    midStep();
+    const changed = expectError(await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now())), 403, 'PASSWORD_CHANGE_REQUIRED');
+    expect(changed.details).toMatchObject({ reason: 'temporary_password', expires_in: 600 });
+    expect(await sessionsOf(user.id)).toBe(before); // the factor alone made no session
+    expectError(await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now())), 401, 'TOKEN_REVOKED'); // spent
+
+    const reset = await post('/api/v1/auth/reset/password', { reset_token: (changed.details as { reset_token: string }).reset_token, new_password: OTHER_PASSWORD });
+    expect(reset.statusCode, reset.body).toBe(200);
+    const next = expectError(await login(t.app, username, OTHER_PASSWORD), 401, '2FA_REQUIRED').details as unknown as Challenge;
+    midStep();
+    expect((await verifyLogin(next.two_factor_token, authenticator.code(t.clock.now()))).statusCode).toBe(200);
+    expect((await audits(user.uuid, 'MFA_REQUIRED'))[1]?.details).toMatchObject({ then: 'password_change' });
+  });
+
+  it('threat: an expired password does not skip it either', async () => {
+    const { user, username, authenticator } = await enrolled();
+    const before = await sessionsOf(user.id);
+    t.clock.advance(91 * 86_400_000); // regular accounts: 90 days
+    const c = expectError(await login(t.app, username, STRONG_PASSWORD), 401, '2FA_REQUIRED').details as unknown as Challenge;
+    midStep();
+    const changed = expectError(await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now())), 403, 'PASSWORD_CHANGE_REQUIRED');
+    expect(changed.details).toMatchObject({ reason: 'password_expired' });
+    expect(await sessionsOf(user.id)).toBe(before);
+  });
+
+  it('a wrong code after a temporary password is refused like any other (401 TOTP_INVALID), with no reset token', async () => {
+    const { user, username, authenticator } = await enrolled();
+    const { temporaryPassword } = await admin(t.s).resetPassword(user.id, { uuid: null, username: 'test' });
+    const c = expectError(await login(t.app, username, temporaryPassword), 401, '2FA_REQUIRED').details as unknown as Challenge;
+    const body = expectError(await verifyLogin(c.two_factor_token, authenticator.wrongCode(t.clock.now())), 401, 'TOTP_INVALID');
+    expect(JSON.stringify(body)).not.toContain('reset_token');
   });
 });
 

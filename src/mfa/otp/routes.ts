@@ -13,7 +13,7 @@ import { bullets, errors } from '../../platform/http/schemas.js';
 import { SignInResponseSchema } from '../../signin/routes.js';
 import type { ChallengePurpose } from '../challenge.js';
 import { routeActors, type RouteActorDeps } from '../route-actors.js';
-import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
+import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 
 const tags = ['MFA and 2FA'];
 const bearer = [{ bearer: [] }];
@@ -84,7 +84,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         description: [
           'The sign-in form: `{two_factor_token, code}`, no bearer, with the code sent by `POST /api/v1/auth/2fa/request`. Answers like a sign-in: tokens and a session with `mfa_completed: true`. The 2FA token is spent (a second use is `401 TOKEN_REVOKED`). For a session that is already signed in, use `POST /api/v1/auth/2fa/verify`.',
           '',
-          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, ...CHECKING),
+          bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, ...CHECKING),
         ].join('\n'),
         body: Type.Object({ two_factor_token: TwoFactorToken, code: Code }, { additionalProperties: false }),
         response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },

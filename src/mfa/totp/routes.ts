@@ -14,7 +14,7 @@ import { SignInResponseSchema } from '../../signin/routes.js';
 import type { UserRow } from '../../users/store.js';
 import { mfaContext, type Challenge, type MfaContext } from '../challenge.js';
 import { routeActors, type RouteActorDeps } from '../route-actors.js';
-import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
+import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 import { MfaErrors } from '../errors.js';
 import type { SignInMethod } from '../factors.js';
 
@@ -142,7 +142,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
           tags, summary: step.summary,
           description: [
             step.intro, '',
-            bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, `\`400 MFA_METHOD_UNAVAILABLE\`: the challenge does not offer \`${step.method}\`.`, step.invalid, LOCKED),
+            bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, `\`400 MFA_METHOD_UNAVAILABLE\`: the challenge does not offer \`${step.method}\`.`, step.invalid, LOCKED),
           ].join('\n'),
           body: Type.Object({ two_factor_token: TwoFactorToken, code: step.code }, { additionalProperties: false }),
           response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
