@@ -130,6 +130,21 @@ export class LoginAttempts {
     return this.lockedUntil(key); // no row: locked meanwhile (or unlocked by an administrator: null)
   }
 
+  /**
+   * Deletes counters that no longer count: their window has ended and they hold no lock. A
+   * stream of random usernames leaves one row each; without this the table only grows. Such a
+   * row would restart at 1 anyway, so deleting it changes no answer.
+   */
+  async purgeStale(): Promise<number> {
+    const now = this.deps.clock.now();
+    const r = await this.deps.db
+      .deleteFrom('login_attempts')
+      .where('window_started_at', '<', new Date(now - this.deps.config.lockoutMinutes * 60_000))
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', new Date(now))]))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   /** 429 ACCOUNT_LOCKED with Retry-After (ruling 6), for a subject locked until `until`. */
   lockedError(until: number): AppError {
     return retryLater(PolicyErrors.ACCOUNT_LOCKED, (until - this.deps.clock.now()) / 1000);

@@ -35,6 +35,9 @@ export function policyModule(deps: PolicyDeps): Module<PolicyProvides> {
   return {
     name: 'policy',
     provides: { attempts, rateLimiter, accessPolicy: allowAll },
-    jobs: [{ name: 'rate-limit window clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => rateLimiter.purge(clock.now() - 3_600_000) }],
+    jobs: [
+      { name: 'rate-limit window clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => rateLimiter.purge(clock.now() - 3_600_000) },
+      { name: 'login attempt clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => attempts.purgeStale() },
+    ],
   };
 }

@@ -123,6 +123,36 @@ describe('account lockout', () => {
   });
 });
 
+describe('clean-up of attempt counters', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  const keys = async () => (await t.s.database.db.selectFrom('login_attempts').select('subject_key').execute()).map((r) => r.subject_key);
+
+  it('threat: random usernames do not grow the table for ever; the clean-up job drops counters whose window ended, never a live lock', async () => {
+    for (let i = 0; i < 20; i++) expectError(await login(t.app, `random.${i}.${Date.now()}`, WRONG), 401, 'INVALID_CREDENTIALS');
+    await seedUser(t.s, 'still.locked');
+    await failTimes(t, 'still.locked', 5);
+    expect(await keys()).toHaveLength(21);
+
+    expect(await t.scheduler.runNow('login attempt clean-up')).toBe(true);
+    expect(await keys()).toHaveLength(21); // every window is still open
+    t.clock.advance(15 * MINUTE + 1000);
+    expectError(await login(t.app, 'fresh.guess', WRONG), 401, 'INVALID_CREDENTIALS');
+    await seedUser(t.s, 'locked.later');
+    await failTimes(t, 'locked.later', 5);
+    t.clock.advance(MINUTE);
+    expect(await t.scheduler.runNow('login attempt clean-up')).toBe(true);
+    const left = await keys();
+    expect(left).toHaveLength(2); // the open window of fresh.guess, and the live lock of locked.later
+    expect(left).toContain(t.s.attempts.userKey((await t.s.users.findByLogin('locked.later'))!.id));
+    expectLocked(await login(t.app, 'locked.later', STRONG_PASSWORD));
+  });
+});
+
 describe('lockout shared by every node through the database', () => {
   let a: TestApp;
   let b: TestApp;
