@@ -97,6 +97,28 @@ describe('password policy', () => {
   });
 });
 
+describe('each account class has its own minimum length', () => {
+  it('admin and service accounts refuse a password shorter than their class\'s minimum, which a regular account accepts', async () => {
+    const own = await createTestApp();
+    try {
+      // Before any password is checked (the restrictions are cached once read).
+      await own.s.database.db.updateTable('password_restrictions').set({ min_length: 16 }).where('account_class', 'in', ['admin', 'service']).execute();
+      const fourteen = 'Vt7#qLm2!xRp9$'; // 14 characters, every other rule met
+      const create = (username: string, roles: string[], isServiceAccount: boolean) =>
+        admin(own.s).createUser({ username, roles, isServiceAccount, password: fourteen }, { uuid: null, username: 'test' });
+      for (const [username, roles, service] of [['short.admin', ['admin'], false], ['short.service', ['customer'], true]] as const) {
+        const err = await create(username, [...roles], service).then(() => null, (e: unknown) => e as { code: string; details: { violations: { rule: string }[] } });
+        expect(err?.code, username).toBe('PASSWORD_POLICY_VIOLATION');
+        expect(err!.details.violations.map((v) => v.rule)).toEqual(['min_length']);
+        expect(await own.s.users.findByLogin(username)).toBeUndefined();
+      }
+      expect((await create('long.enough', ['customer'], false)).user.username).toBe('long.enough');
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('forced change (ruling 11)', () => {
   it('an admin-created user signs in with the temporary password, must change it, and the reset token works once', async () => {
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/admin/users', headers: bearer(await adminToken()), payload: { username: 'new.teller', email: 'new.teller@bank.example', roles: ['staff'] } });
