@@ -13,8 +13,9 @@
  *   never those other requests reserved while it ran; when the account was locked meanwhile,
  *   the right password is refused too, until the lock ends.
  *
- * An attempt refused because every allowed attempt is already taken (some still comparing)
- * answers as locked, with the full lock period as Retry-After.
+ * While every allowed attempt is taken by requests still comparing, a new one waits (bounded)
+ * for one of them to end rather than compare beside them: legitimate parallel sign-ins get
+ * through one after another, a guessing burst gets no extra comparison.
  */
 import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
@@ -33,7 +34,14 @@ export type AttemptOutcome<T> =
   /** Compared and right, and the subject is not locked. */
   | { kind: 'ok'; value: T };
 
+/** How long an attempt waits for a slot while every allowed attempt is still comparing. */
+const SLOT_WAIT_MS = 3000;
+/** How often a waiting attempt re-checks for a slot freed on another node. */
+const SLOT_RECHECK_MS = 200;
+
 export class LoginAttempts {
+  private readonly waiters = new Map<string, Set<() => void>>();
+
   constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; config: Config['signin'] }) {}
 
   /** The counter key: the account when the identifier names one, else the identifier itself. */
@@ -57,22 +65,64 @@ export class LoginAttempts {
    * no more than MAX_LOGIN_ATTEMPTS checks of one subject run per lock period.
    */
   async attempt<T>(key: string, check: () => Promise<T | null>): Promise<AttemptOutcome<T>> {
-    const reserved = await this.reserve(key);
+    const reserved = await this.reserveOrWait(key);
     if (reserved.kind === 'locked') return reserved;
     let value: T | null;
     try {
       value = await check();
     } catch (err) {
-      await this.release(key, 1); // the check never ran to a verdict: give back this attempt only
+      await this.release(key, 1).finally(() => this.wake(key)); // no verdict: give back this attempt only
       throw err;
     }
-    if (value === null) return { kind: 'failed', ...(await this.fail(key)) };
-    const after = await this.release(key, reserved.position);
-    return after === null ? { kind: 'ok', value } : { kind: 'locked', lockedUntil: after };
+    try {
+      if (value === null) return { kind: 'failed', ...(await this.fail(key)) };
+      const after = await this.release(key, reserved.position);
+      return after === null ? { kind: 'ok', value } : { kind: 'locked', lockedUntil: after };
+    } finally {
+      this.wake(key);
+    }
+  }
+
+  /**
+   * Reserves an attempt; while every allowed attempt is taken by requests still comparing
+   * (six parallel sign-ins of one service account, say), waits for one of them to end, for at
+   * most SLOT_WAIT_MS: woken at once by an attempt that ends on this node, re-checked every
+   * SLOT_RECHECK_MS for one that ends on another. Still busy then: answered as locked.
+   */
+  private async reserveOrWait(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number }> {
+    const deadline = Date.now() + SLOT_WAIT_MS; // real time: a frozen test clock must not wait for ever
+    for (;;) {
+      const r = await this.reserve(key);
+      if (r.kind !== 'busy') return r;
+      const left = deadline - Date.now();
+      if (left <= 0) return { kind: 'locked', lockedUntil: this.deps.clock.now() + this.deps.config.lockoutMinutes * 60_000 };
+      await this.attemptEnded(key, Math.min(left, SLOT_RECHECK_MS));
+    }
+  }
+
+  /** Resolves when an attempt on `key` ends on this node, or after `ms`. */
+  private attemptEnded(key: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(key) ?? new Set<() => void>();
+      this.waiters.set(key, waiters);
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.waiters.get(key) === waiters) this.waiters.delete(key);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      waiters.add(done);
+    });
+  }
+
+  private wake(key: string): void {
+    for (const done of [...(this.waiters.get(key) ?? [])]) done();
   }
 
   /** Counts one attempt before any comparison; `position` is the count it made. */
-  private async reserve(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number }> {
+  private async reserve(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number } | { kind: 'busy' }> {
     const now = this.deps.clock.now();
     const at = sql`${new Date(now)}::timestamptz`;
     const windowStart = sql`${new Date(now - this.deps.config.lockoutMinutes * 60_000)}::timestamptz`;
@@ -90,8 +140,9 @@ export class LoginAttempts {
       RETURNING failed_count`.execute(this.deps.db);
     const position = row.rows[0]?.failed_count;
     if (position !== undefined) return { kind: 'reserved', position };
-    // Locked, or every allowed attempt is taken by requests still comparing: as good as locked.
-    return { kind: 'locked', lockedUntil: (await this.lockedUntil(key)) ?? now + this.deps.config.lockoutMinutes * 60_000 };
+    // Locked, or every allowed attempt is taken by requests still comparing.
+    const until = await this.lockedUntil(key);
+    return until !== null ? { kind: 'locked', lockedUntil: until } : { kind: 'busy' };
   }
 
   /** The reserved attempt failed: it stays counted; at the limit the subject locks. */

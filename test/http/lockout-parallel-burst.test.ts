@@ -80,10 +80,10 @@ describe('lockout under a parallel burst', () => {
     try {
       const wrong = Array.from({ length: 30 }, () => login(t.app, 'burst.victim', WRONG));
       await watch.reached(5); // five attempts reserved and comparing, held at the gate
-      const right = await login(t.app, 'burst.victim', STRONG_PASSWORD);
-      expectLocked(right); // every allowed attempt is taken: refused before any comparison
+      const right = login(t.app, 'burst.victim', STRONG_PASSWORD); // waits for a slot; none comes
       watch.open();
       const results = await Promise.all(wrong);
+      expectLocked(await right); // the five failures locked the account before it could compare
       expect(watch.started).toHaveLength(5);
       expect(watch.started.every((p) => p === WRONG)).toBe(true);
       const statuses = results.map((r) => r.statusCode);
@@ -163,6 +163,29 @@ describe('lockout under a parallel burst', () => {
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
     expectLocked(await login(t.app, 'stolen.token', STRONG_PASSWORD));
+  });
+});
+
+describe('legitimate parallel sign-ins', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('eight parallel sign-ins with the right password all succeed: the ones past the limit wait for a slot, and every comparison is counted once', async () => {
+    await seedUser(t.s, 'service.burst');
+    const watch = watchComparisons(t.s.hasher);
+    try {
+      const results = await Promise.all(Array.from({ length: 8 }, () => login(t.app, 'service.burst')));
+      for (const r of results) expect(r.statusCode, r.body).toBe(200);
+      expect(watch.started).toHaveLength(8);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    const row = await t.s.database.db.selectFrom('login_attempts').select(['failed_count', 'locked_until']).where('subject_key', '=', t.s.attempts.userKey((await t.s.users.findByLogin('service.burst'))!.id)).executeTakeFirst();
+    expect(row?.failed_count ?? 0).toBe(0);
+    expect(row?.locked_until ?? null).toBeNull();
   });
 });
 
