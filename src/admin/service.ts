@@ -37,7 +37,7 @@ export interface CreateUserInput {
   password?: string;
 }
 
-/** Advisory lock serialising account creation (an arbitrary constant). */
+/** First key of the two-key advisory locks that serialise creations sharing an identifier (an arbitrary constant). */
 const USER_CREATE_LOCK = 5_550_017;
 
 export class AdminService {
@@ -80,12 +80,15 @@ export class AdminService {
     if (unknown.length > 0 || input.roles.length === 0) throw AdminErrors.UNKNOWN_ROLE({ unknown_roles: unknown, known_roles: known });
     const roles = [...new Set(input.roles)];
     return d.db.transaction().execute(async (trx) => {
-      // One creation at a time: the unique indexes cannot see a username that equals another
-      // row's email, so the check and the insert must not interleave with another creation's.
-      await sql`SELECT pg_advisory_xact_lock(${USER_CREATE_LOCK})`.execute(trx);
+      // The unique indexes cannot see a username that equals another row's email, so two
+      // creations that share an identifier (in either column) are serialised: each locks its
+      // lower-cased identifiers, in sorted order (no deadlock), before it checks and inserts.
+      for (const id of [...new Set([input.username.toLowerCase(), ...(email ? [email.toLowerCase()] : [])])].sort()) {
+        await sql`SELECT pg_advisory_xact_lock(${USER_CREATE_LOCK}::int, hashtext(${id}))`.execute(trx);
+      }
       const taken = await d.users.exists(input.username, email, trx);
       if (taken.username || taken.email) throw AdminErrors.USER_EXISTS({ fields: [...(taken.username ? ['username'] : []), ...(taken.email ? ['email'] : [])] });
-      if (taken.crossed) throw AdminErrors.IDENTIFIER_CONFLICT({ fields: ['username', ...(email ? ['email'] : [])] });
+      if (taken.crossed.length > 0) throw AdminErrors.IDENTIFIER_CONFLICT({ fields: taken.crossed });
       const now = new Date(d.clock.now());
       let user = await d.users.create(trx, {
         username: input.username, email, phone: input.phone ?? null, fullName: input.fullName ?? null,

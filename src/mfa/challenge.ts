@@ -179,7 +179,8 @@ export class ChallengeService {
     const { claims, user } = challenge;
     if (!(await d.denylist.spend(claims.jti, claims.exp * 1000, '2fa_used'))) throw TokenErrors.TOKEN_REVOKED();
     await d.denylist.announce(claims.jti, claims.exp * 1000);
-    await d.loginAttempts.reset(d.loginAttempts.userKey(user.id));
+    // No reset of the failure count here: the password step gave back its own attempt, and a
+    // reset would erase failures other requests counted since (src/policy/lockout.ts).
     // The session is bound as the password step was: its device, address and channel.
     const ctx: ClientContext = { ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint, userAgent: userAgentOf(request), channel: claims.channel };
     if (claims.next === 'password_change') throw await d.pipeline.passwordChangeRequired(user, ctx, claims.next_reason ?? 'temporary_password');

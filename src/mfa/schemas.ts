@@ -20,6 +20,7 @@ export const StepUpResponse = Type.Object({
 export const TOKEN_ERRORS = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`, `401 SESSION_*`: no usable bearer token or `two_factor_token` (one of the wrong purpose is `TOKEN_INVALID`; one already used is `TOKEN_REVOKED`).';
 
 /** What the account behind a `two_factor_token` may have become since the password step. */
-/** On routes that finish a sign-in: a temporary or expired password is changed after the factor (issue 9, section 6). */
-export const AFTER_FACTOR_PASSWORD_CHANGE = '`403 PASSWORD_CHANGE_REQUIRED`: the code was right, and the password is temporary or expired: `details.reset_token` (10 minutes) goes to `POST /api/v1/auth/reset/password`; no session is created.';
 export const ACCOUNT_ERRORS = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';
+
+/** On routes that finish a sign-in: a temporary or expired password is changed after the factor (issue 9, section 6). */
+export const AFTER_FACTOR_PASSWORD_CHANGE = '`403 PASSWORD_CHANGE_REQUIRED`: the code was right, and the password is temporary or expired: `details.reset_token` (`RESET_TOKEN_EXPIRE_MINUTES`, 10 by default) goes to `POST /api/v1/auth/reset/password`; no session is created.';

@@ -28,6 +28,8 @@ export class Scheduler {
   private readonly jobs = new Map<string, Job>();
   private readonly running = new Set<string>();
   private timers: NodeJS.Timeout[] = [];
+  /** One-node jobs run one after another on a node (each holds a pooled connection). */
+  private lane: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: { db: Db; kind: 'pglite' | 'postgres'; log: Logger }) {}
 
@@ -69,19 +71,28 @@ export class Scheduler {
         await job.run();
         return true;
       }
-      // A session-level lock on one pooled connection, held while the job runs on others.
-      return await this.deps.db.connection().execute(async (conn) => {
-        const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${JOB_LOCK}::int, hashtext(${name})) AS locked`.execute(conn);
-        if (rows[0]?.locked !== true) return false;
-        try {
-          await job.run();
-          return true;
-        } finally {
-          await sql`SELECT pg_advisory_unlock(${JOB_LOCK}::int, hashtext(${name}))`.execute(conn);
-        }
-      });
+      // A session-level lock on one pooled connection, held while the job runs on others. One
+      // such job at a time on a node (the lane), so the scheduler never holds more than one
+      // connection of the pool, however many jobs fall due together.
+      const turn = this.lane.then(() => this.runLocked(job));
+      this.lane = turn.catch(() => undefined);
+      return await turn;
     } finally {
       this.running.delete(name);
     }
+  }
+
+  private async runLocked(job: Job): Promise<boolean> {
+    const name = job.name;
+    return this.deps.db.connection().execute(async (conn) => {
+      const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${JOB_LOCK}::int, hashtext(${name})) AS locked`.execute(conn);
+      if (rows[0]?.locked !== true) return false;
+      try {
+        await job.run();
+        return true;
+      } finally {
+        await sql`SELECT pg_advisory_unlock(${JOB_LOCK}::int, hashtext(${name}))`.execute(conn);
+      }
+    });
   }
 }

@@ -126,8 +126,9 @@ export class LoginAttempts {
     const now = this.deps.clock.now();
     const at = sql`${new Date(now)}::timestamptz`;
     const windowStart = sql`${new Date(now - this.deps.config.lockoutMinutes * 60_000)}::timestamptz`;
-    // A window that ran out, or a lock that ended, starts the count again.
-    const restart = sql`(login_attempts.window_started_at < ${windowStart} OR (login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}))`;
+    // A lock that ended, or (with no lock) a window that ran out, starts the count again. A
+    // running lock holds to its end even when the window it was counted in has ended.
+    const restart = sql`((login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}) OR (login_attempts.locked_until IS NULL AND login_attempts.window_started_at < ${windowStart}))`;
     const row = await sql<{ failed_count: number }>`
       INSERT INTO login_attempts (subject_key, failed_count, window_started_at, last_failed_at, locked_until)
       VALUES (${key}, 1, ${at}, ${at}, NULL)

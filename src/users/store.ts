@@ -83,9 +83,10 @@ export class UserStore {
   /**
    * Which identifiers of a new account are taken. Sign-in accepts a username or an email, so a
    * username that is another account's email (or an email that is another account's username)
-   * would let one account's sign-in reach the other: `crossed` says so (issue 9, section 7).
+   * would let one account's sign-in reach the other: `crossed` names the fields that would
+   * (issue 9, section 7).
    */
-  async exists(username: string, email: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean; crossed: boolean }> {
+  async exists(username: string, email: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean; crossed: Array<'username' | 'email'> }> {
     const lowerName = username.toLowerCase();
     const lowerEmail = email?.toLowerCase() ?? null;
     const rows = await trx
@@ -93,7 +94,8 @@ export class UserStore {
       .select([
         sql<boolean>`lower(username) = ${lowerName}`.as('username_match'),
         (email ? this.emailIs(email) : sql<boolean>`false`).as('email_match'),
-        sql<boolean>`${this.emailIs(username)} OR lower(username) = ${lowerEmail}`.as('crossed'),
+        this.emailIs(username).as('username_is_email'),
+        sql<boolean>`lower(username) = ${lowerEmail}`.as('email_is_username'),
       ])
       .where((eb) => eb.or([
         eb(sql`lower(username)`, '=', lowerName), this.emailIs(username),
@@ -103,7 +105,7 @@ export class UserStore {
     return {
       username: rows.some((r) => r.username_match),
       email: rows.some((r) => r.email_match),
-      crossed: rows.some((r) => r.crossed),
+      crossed: [...(rows.some((r) => r.username_is_email) ? ['username' as const] : []), ...(rows.some((r) => r.email_is_username) ? ['email' as const] : [])],
     };
   }
 

@@ -54,6 +54,8 @@ export interface TestApp {
   /** The modules' background jobs (not started: `runNow(name)` runs one). */
   scheduler: Scheduler;
   clock: ManualClock;
+  /** Closes the app and its modules, not the database (a second node sharing a handle). */
+  closeApp(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,10 @@ export async function createTestApp(opts: { env?: Record<string, string>; databa
   await app.ready();
   return {
     app, s: strongroom.registry, scheduler: strongroom.scheduler, clock,
+    async closeApp() {
+      await app.close();
+      await strongroom.close();
+    },
     async close() {
       await app.close();
       await strongroom.close();
@@ -104,5 +110,5 @@ export async function createTwoNodes(opts: { env?: Record<string, string> } = {}
   const a = await createTestApp({ env, secrets, clock });
   const b = await createTestApp({ env, database: a.s.database, secrets, clock });
   // b shares a's database: close b's app and modules, then a (which closes the database).
-  return { a, b, close: async () => { await b.app.close(); await a.close(); } };
+  return { a, b, close: async () => { await b.closeApp(); await a.close(); } };
 }

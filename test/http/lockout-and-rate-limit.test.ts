@@ -51,6 +51,19 @@ describe('account lockout', () => {
     await signIn(t.app, 'lena.mwangi');
   });
 
+  it('threat: a lock holds for its whole period even when the window its failures were counted in ends first', async () => {
+    await seedUser(t.s, 'spread.out');
+    expectError(await login(t.app, 'spread.out', WRONG), 401, 'INVALID_CREDENTIALS'); // the window opens
+    t.clock.advance(14 * MINUTE);
+    for (const r of await failTimes(t, 'spread.out', 3)) expectError(r, 401, 'INVALID_CREDENTIALS');
+    expectLocked(await login(t.app, 'spread.out', WRONG), 15 * 60); // locked for 15 minutes from now
+    t.clock.advance(2 * MINUTE); // the window has ended; the lock has not
+    expectLocked(await login(t.app, 'spread.out', STRONG_PASSWORD), 13 * 60);
+    expectLocked(await login(t.app, 'spread.out', WRONG), 13 * 60);
+    t.clock.advance(13 * MINUTE);
+    await signIn(t.app, 'spread.out');
+  });
+
   it('a successful sign-in resets the failure counter', async () => {
     await seedUser(t.s, 'omar.haji');
     for (const r of await failTimes(t, 'omar.haji', 4)) expectError(r, 401, 'INVALID_CREDENTIALS');
@@ -140,14 +153,17 @@ describe('clean-up of attempt counters', () => {
 
     expect(await t.scheduler.runNow('login attempt clean-up')).toBe(true);
     expect(await keys()).toHaveLength(21); // every window is still open
-    t.clock.advance(15 * MINUTE + 1000);
-    expectError(await login(t.app, 'fresh.guess', WRONG), 401, 'INVALID_CREDENTIALS');
+    // locked.later: its window opens now, its lock starts 14 minutes later.
     await seedUser(t.s, 'locked.later');
-    await failTimes(t, 'locked.later', 5);
+    expectError(await login(t.app, 'locked.later', WRONG), 401, 'INVALID_CREDENTIALS');
+    t.clock.advance(14 * MINUTE);
+    await failTimes(t, 'locked.later', 4);
+    t.clock.advance(MINUTE + 1000); // every earlier window has ended, locked.later's included
+    expectError(await login(t.app, 'fresh.guess', WRONG), 401, 'INVALID_CREDENTIALS');
     t.clock.advance(MINUTE);
     expect(await t.scheduler.runNow('login attempt clean-up')).toBe(true);
     const left = await keys();
-    expect(left).toHaveLength(2); // the open window of fresh.guess, and the live lock of locked.later
+    expect(left).toHaveLength(2); // the open window of fresh.guess, and the live lock of locked.later (its window ended)
     expect(left).toContain(t.s.attempts.userKey((await t.s.users.findByLogin('locked.later'))!.id));
     expectLocked(await login(t.app, 'locked.later', STRONG_PASSWORD));
   });

@@ -7,6 +7,9 @@
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 function daysIn(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate(); // day 0 of the next month
 }
@@ -23,5 +26,8 @@ export function isStrictDateTime(value: string): boolean {
   if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return false;
   if (hour > 23 || minute > 59 || second > 59) return false;
   if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return false;
-  return Number.isFinite(Date.parse(value));
+  // With its offset applied the instant must still be in years 0001-9999 (what PostgreSQL and
+  // the drivers' ISO text agree on): 0001-01-01T00:00:00+01:00 is in year 0.
+  const t = Date.parse(value);
+  return Number.isFinite(t) && t >= FIRST_INSTANT && t <= LAST_INSTANT;
 }
