@@ -3,45 +3,26 @@
  * the encrypted copy, expiry warnings, and the password routes.
  */
 import type { Logger } from 'pino';
-import type { AuditLog } from '../audit/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
-import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
-import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
-import type { LoginAttempts } from '../policy/lockout.js';
-import type { RateLimiter } from '../policy/rate-limit.js';
-import type { Guard } from '../sessions/guard.js';
-import type { SessionService } from '../sessions/service.js';
-import type { Denylist } from '../tokens/denylist.js';
-import type { TokenService } from '../tokens/service.js';
-import type { UserStore } from '../users/store.js';
 import { ExpiryWarnings } from './expiry-warnings.js';
 import { PasswordHasher } from './hashing.js';
 import { PasswordPolicy } from './policy.js';
-import { credentialRoutes } from './routes.js';
+import { credentialRoutes, type CredentialRouteDeps } from './routes.js';
 import { CredentialService } from './service.js';
 
-export interface CredentialsDeps {
-  db: Db;
+/** What the routes use, less what this module builds, and what its services need besides. */
+export type CredentialsDeps = Omit<CredentialRouteDeps, keyof CredentialsProvides | 'config'> & {
   clock: Clock;
   log: Logger;
   config: Pick<Config, 'passwords' | 'signin'>;
   keys: KeyMaterial;
-  ipHasher: Hasher;
-  users: UserStore;
-  audit: AuditLog;
   mailer: Mailer;
-  tokens: TokenService;
-  denylist: Denylist;
-  sessions: SessionService;
-  guard: Guard;
-  attempts: LoginAttempts;
-  rateLimiter: RateLimiter;
-}
+};
 
 export interface CredentialsProvides {
   /** bcrypt at BCRYPT_COST, off the event loop. */

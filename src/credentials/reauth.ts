@@ -6,13 +6,13 @@
  * wrong password counts toward the account lockout (401 INVALID_CREDENTIALS, then 429
  * ACCOUNT_LOCKED with Retry-After); it is audited.
  */
-import type { AuditContext, AuditLog } from '../audit/service.js';
+import type { AuditContext } from '../audit/service.js';
 import type { PasswordHasher } from './hashing.js';
 import type { CredentialService } from './service.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { LoginAttempts } from '../policy/lockout.js';
-import type { RateLimiter } from '../policy/rate-limit.js';
+import { signinRateKey, type RateLimiter } from '../policy/rate-limit.js';
 import { SignInErrors } from '../signin/errors.js';
 import type { UserRow } from '../users/store.js';
 
@@ -23,7 +23,6 @@ export interface ReauthDeps {
   config: Pick<Config, 'signin'>;
   credentials: CredentialService;
   hasher: PasswordHasher;
-  audit: AuditLog;
 }
 
 /** Resolves when `password` is the user's current one; `action` names the route in the audit trail. */
@@ -31,21 +30,13 @@ export async function confirmCurrentPassword(d: ReauthDeps, user: UserRow, passw
   // A password check from an address counts toward that address's sign-in rate, and takes one
   // of the account's reserved attempts (src/policy/lockout.ts): a stolen access token buys no
   // more password guesses than the sign-in form, whatever the concurrency.
-  if (ctx.ip) await d.rateLimiter.hit(`signin:ip:${d.ipHasher.hex(ctx.ip)}`, d.config.signin.rateLimitPerMinute);
+  if (ctx.ip) await d.rateLimiter.hit(signinRateKey(d.ipHasher.hex(ctx.ip)), d.config.signin.rateLimitPerMinute);
   const attempt = await d.attempts.attempt(d.attempts.userKey(user.id), async () => {
     const state = await d.credentials.state(user.id);
     return (await d.hasher.verify(password, state?.hash ?? null)) ? true : null;
   });
   if (attempt.kind === 'ok') return;
-  const base = { ...ctx, userId: user.uuid, username: user.username };
-  if (attempt.kind === 'locked') {
-    await d.audit.record({ ...base, eventType: 'LOCKED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'account_locked', action } });
-    throw d.attempts.lockedError(attempt.lockedUntil);
-  }
-  await d.audit.record({ ...base, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { reason: 'invalid_current_password', failed_count: attempt.failedCount, action } });
-  if (attempt.lockedUntil !== null) {
-    await d.audit.record({ ...base, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(attempt.lockedUntil).toISOString() } });
-    throw d.attempts.lockedError(attempt.lockedUntil);
-  }
+  const locked = await d.attempts.refusal(attempt, { ...ctx, userId: user.uuid, username: user.username }, { reason: 'invalid_current_password', action });
+  if (locked) throw locked;
   throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
 }

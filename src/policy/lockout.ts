@@ -18,12 +18,19 @@
  * through one after another, a guessing burst gets no extra comparison.
  */
 import { sql } from 'kysely';
+import type { AuditContext, AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import { retryLater, type AppError } from '../platform/errors.js';
 import { PolicyErrors } from './errors.js';
+
+/** Who made an attempt, for the audit trail. */
+export interface AttemptAudit extends AuditContext {
+  userId: string | null | undefined;
+  username: string;
+}
 
 /** What an attempt under `LoginAttempts.attempt` came to. */
 export type AttemptOutcome<T> =
@@ -42,7 +49,7 @@ const SLOT_RECHECK_MS = 200;
 export class LoginAttempts {
   private readonly waiters = new Map<string, Set<() => void>>();
 
-  constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; config: Config['signin'] }) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; audit: AuditLog; config: Config['signin'] }) {}
 
   /** The counter key: the account when the identifier names one, else the identifier itself. */
   subjectKey(userId: number | undefined, identifier: string): string {
@@ -195,6 +202,24 @@ export class LoginAttempts {
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', new Date(now))]))
       .executeTakeFirst();
     return Number(r.numDeletedRows);
+  }
+
+  /**
+   * Audits an attempt that did not succeed and returns the error to answer with: 429
+   * ACCOUNT_LOCKED when the subject is locked (before the attempt: LOCKED_LOGIN_ATTEMPT; by
+   * this failure: FAILED_LOGIN_ATTEMPT then ACCOUNT_LOCKED), or null for a plain wrong secret
+   * (FAILED_LOGIN_ATTEMPT with `reason` and the count), whose error is the caller's.
+   */
+  async refusal(outcome: Exclude<AttemptOutcome<unknown>, { kind: 'ok' }>, who: AttemptAudit, details: { reason: string } & Record<string, unknown>): Promise<AppError | null> {
+    const { audit } = this.deps;
+    if (outcome.kind === 'locked') {
+      await audit.record({ ...who, eventType: 'LOCKED_LOGIN_ATTEMPT', status: 'FAILURE', details: { ...details, reason: 'account_locked' } });
+      return this.lockedError(outcome.lockedUntil);
+    }
+    await audit.record({ ...who, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { ...details, failed_count: outcome.failedCount } });
+    if (outcome.lockedUntil === null) return null;
+    await audit.record({ ...who, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(outcome.lockedUntil).toISOString() } });
+    return this.lockedError(outcome.lockedUntil);
   }
 
   /** 429 ACCOUNT_LOCKED with Retry-After (ruling 6), for a subject locked until `until`. */

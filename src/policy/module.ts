@@ -2,6 +2,7 @@
  * Access policy: the failed-attempt lockout, rate limits, and the pipeline's access-policy check
  * (per channel, IP, day and time, device, geofence: allow-all until the channels issue lands).
  */
+import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
@@ -13,6 +14,7 @@ import { RateLimiter } from './rate-limit.js';
 
 export interface PolicyDeps {
   db: Db;
+  audit: AuditLog;
   clock: Clock;
   config: Pick<Config, 'signin'>;
   keys: KeyMaterial;
@@ -30,7 +32,7 @@ const allowAll: AccessPolicyCheck = { check: async () => undefined };
 
 export function policyModule(deps: PolicyDeps): Module<PolicyProvides> {
   const { db, clock } = deps;
-  const attempts = new LoginAttempts({ db, clock, hasher: deps.keys.hasher('field', 'login-subject'), config: deps.config.signin });
+  const attempts = new LoginAttempts({ db, clock, audit: deps.audit, hasher: deps.keys.hasher('field', 'login-subject'), config: deps.config.signin });
   const rateLimiter = new RateLimiter({ db, clock });
   return {
     name: 'policy',

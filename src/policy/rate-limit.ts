@@ -7,6 +7,11 @@ import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors, retryLater } from '../platform/errors.js';
 
+/** The sign-in rate bucket of a client address (hashed): sign-ins and current-password checks share it. */
+export function signinRateKey(ipHash: string): string {
+  return `signin:ip:${ipHash}`;
+}
+
 export class RateLimiter {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 

@@ -4,48 +4,17 @@
  * policy and second-factor steps are what earlier modules provide (`accessPolicy`,
  * `secondFactor`); strategies are built here from the same dependencies.
  */
-import type { AuditLog } from '../audit/service.js';
-import type { PasswordHasher } from '../credentials/hashing.js';
-import type { CredentialService } from '../credentials/service.js';
-import type { Clock } from '../platform/clock.js';
-import type { Config } from '../platform/config.js';
-import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
-import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
-import type { Metrics } from '../platform/observability/metrics.js';
-import type { LoginAttempts } from '../policy/lockout.js';
-import type { RateLimiter } from '../policy/rate-limit.js';
-import type { Guard } from '../sessions/guard.js';
-import type { SessionService } from '../sessions/service.js';
-import type { Denylist } from '../tokens/denylist.js';
-import type { TokenService } from '../tokens/service.js';
-import type { UserStore } from '../users/store.js';
-import { SignInPipeline, type AccessPolicyCheck, type SecondFactorGate } from './pipeline.js';
+import { SignInPipeline, type PipelineDeps } from './pipeline.js';
 import { RefreshService } from './refresh.js';
-import { signinRoutes } from './routes.js';
-import { LocalStrategy } from './strategies/local.js';
+import { signinRoutes, type SigninRouteDeps } from './routes.js';
+import { LocalStrategy, type LocalStrategyDeps } from './strategies/local.js';
 
-export interface SigninDeps {
-  db: Db;
-  clock: Clock;
-  config: Config;
+/** What the pipeline, the local strategy and the routes use, less what this module builds. */
+export type SigninDeps = Omit<PipelineDeps, 'subCipher'> & LocalStrategyDeps & Omit<SigninRouteDeps, keyof SigninProvides> & {
   keys: KeyMaterial;
-  ipHasher: Hasher;
-  metrics: Metrics;
-  users: UserStore;
-  credentials: CredentialService;
-  hasher: PasswordHasher;
-  tokens: TokenService;
-  denylist: Denylist;
-  sessions: SessionService;
-  guard: Guard;
-  attempts: LoginAttempts;
-  rateLimiter: RateLimiter;
-  audit: AuditLog;
-  accessPolicy: AccessPolicyCheck;
-  secondFactor: SecondFactorGate;
-}
+};
 
 export interface SigninProvides {
   pipeline: SignInPipeline;

@@ -4,7 +4,7 @@
  *   rate limit -> lockout -> identify (strategy) -> account and password state
  *   -> access policy -> second factor -> tokens + session -> audit
  *
- * Access policy and MFA are hooks that later capabilities fill in; by default they allow.
+ * Access policy and MFA are hooks other modules provide (src/signin/module.ts names them).
  */
 import { randomUUID } from 'node:crypto';
 import { auditContext, type AuditLog } from '../audit/service.js';
@@ -19,7 +19,7 @@ import type { RefreshTokensTable } from '../platform/db/schema.js';
 import type { AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { LoginAttempts } from '../policy/lockout.js';
-import type { RateLimiter } from '../policy/rate-limit.js';
+import { signinRateKey, type RateLimiter } from '../policy/rate-limit.js';
 import type { Session, SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
@@ -101,8 +101,8 @@ export interface PipelineDeps {
   audit: AuditLog;
   metrics: Metrics;
   subCipher: FieldCipher;
-  accessPolicy?: AccessPolicyCheck;
-  secondFactor?: SecondFactorGate;
+  accessPolicy: AccessPolicyCheck;
+  secondFactor: SecondFactorGate;
 }
 
 export class SignInPipeline {
@@ -113,7 +113,7 @@ export class SignInPipeline {
     const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
     const auditBase = auditContext(ctx);
 
-    await d.rateLimiter.hit(`signin:ip:${ctx.ipHash}`, d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
+    await d.rateLimiter.hit(signinRateKey(ctx.ipHash), d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
       outcome('rate_limited');
       throw err;
     });
@@ -121,20 +121,11 @@ export class SignInPipeline {
     const subject = await strategy.subject(input);
     // The attempt is reserved before the strategy compares anything (issue 9, section 1).
     const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject));
-    if (attempt.kind === 'locked') {
-      outcome('locked');
-      await d.audit.record({ ...auditBase, eventType: 'LOCKED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'account_locked', strategy: strategy.name } });
-      throw d.attempts.lockedError(attempt.lockedUntil);
-    }
-    if (attempt.kind === 'failed') {
-      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject.user?.uuid, username: subject.identifier, details: { reason: 'invalid_credentials', strategy: strategy.name, failed_count: attempt.failedCount } });
-      if (attempt.lockedUntil !== null) {
-        outcome('locked');
-        await d.audit.record({ ...auditBase, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', userId: subject.user?.uuid, username: subject.identifier, details: { locked_until: new Date(attempt.lockedUntil).toISOString() } });
-        throw d.attempts.lockedError(attempt.lockedUntil);
-      }
-      outcome('invalid_credentials');
-      throw SignInErrors.INVALID_CREDENTIALS();
+    if (attempt.kind !== 'ok') {
+      const who = { ...auditBase, userId: subject.user?.uuid, username: subject.identifier };
+      const locked = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
+      outcome(locked ? 'locked' : 'invalid_credentials');
+      throw locked ?? SignInErrors.INVALID_CREDENTIALS();
     }
     const user = attempt.value;
 
@@ -154,10 +145,10 @@ export class SignInPipeline {
     }
 
     const grants = await d.users.grants(user.id);
-    if (d.accessPolicy) await d.accessPolicy.check(user, grants, ctx);
+    await d.accessPolicy.check(user, grants, ctx);
     // An enrolled second factor comes before a forced password change: a temporary or expired
     // password alone must not reach the reset token (issue 9, section 6).
-    const challenge = d.secondFactor ? await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined) : null;
+    const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined);
     if (challenge) {
       outcome('second_factor_required');
       throw challenge;

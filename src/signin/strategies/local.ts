@@ -10,11 +10,18 @@ export interface LocalInput {
   password: string;
 }
 
+export interface LocalStrategyDeps {
+  users: UserStore;
+  credentials: CredentialService;
+  hasher: PasswordHasher;
+  attempts: LoginAttempts;
+}
+
 export class LocalStrategy implements SignInStrategy<LocalInput> {
   readonly name = 'local' as const;
   readonly checksPasswordState = true;
 
-  constructor(private readonly deps: { users: UserStore; credentials: CredentialService; hasher: PasswordHasher; attempts: LoginAttempts }) {}
+  constructor(private readonly deps: LocalStrategyDeps) {}
 
   async subject(input: LocalInput): Promise<Subject> {
     const user = await this.deps.users.findByLogin(input.username.trim());
