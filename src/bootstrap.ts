@@ -7,11 +7,10 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { AdminService } from './admin/service.js';
 import type { Registry } from './app.js';
 import type { Config } from './platform/config.js';
 
-export type BootstrapDeps = Pick<Registry, 'db' | 'clock' | 'users' | 'credentials' | 'sessions' | 'attempts' | 'audit'> & { config: Pick<Config, 'bootstrapAdmin' | 'env' | 'dataDir'>; log: Logger };
+export type BootstrapDeps = Pick<Registry, 'users' | 'consoleAdmin'> & { config: Pick<Config, 'bootstrapAdmin' | 'env' | 'dataDir'>; log: Logger };
 
 export async function bootstrapAdmin(s: BootstrapDeps): Promise<void> {
   if ((await s.users.count()) > 0) return;
@@ -20,8 +19,7 @@ export async function bootstrapAdmin(s: BootstrapDeps): Promise<void> {
     s.log.warn('No user exists. Create the first administrator with `strongroom create-admin`, or set BOOTSTRAP_ADMIN_USERNAME and BOOTSTRAP_ADMIN_PASSWORD.');
     return;
   }
-  const admin = new AdminService({ db: s.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
-  const created = await admin.createUser({ username: username ?? 'admin', email: email ?? null, roles: ['admin'], password }, { uuid: null, username: 'bootstrap' });
+  const created = await s.consoleAdmin.createUser({ username: username ?? 'admin', email: email ?? null, roles: ['admin'], password }, { uuid: null, username: 'bootstrap' });
   if (created.temporaryPassword) {
     const file = path.join(s.config.dataDir, 'bootstrap-admin-password.txt');
     mkdirSync(s.config.dataDir, { recursive: true });

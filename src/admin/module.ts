@@ -24,12 +24,20 @@ export interface AdminDeps {
   guard: Guard;
 }
 
-export function adminModule(deps: AdminDeps): Module {
-  // Temporary passwords go by email when a mailer is configured (the CLI and the first start build their own, without).
+export interface AdminProvides {
+  /**
+   * Account administration for the operator's console and the first start (CLI, bootstrap):
+   * temporary passwords are handed back to the operator, never emailed.
+   */
+  consoleAdmin: AdminService;
+}
+
+export function adminModule(deps: AdminDeps): Module<AdminProvides> {
+  // The API's: temporary passwords go by email when a mailer is configured.
   const admin = new AdminService(deps);
   return {
     name: 'admin',
-    provides: {},
+    provides: { consoleAdmin: new AdminService({ ...deps, mailer: undefined }) },
     tags: [{ name: 'Administration', description: 'Users and audit; each route names its permission' }],
     routes: adminRoutes({ ...deps, admin }),
   };

@@ -6,7 +6,6 @@
 import os from 'node:os';
 import pino from 'pino';
 import { AdminErrors } from '../admin/errors.js';
-import { AdminService } from '../admin/service.js';
 import type { Registry } from '../app.js';
 import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/observability/logger.js';
@@ -15,11 +14,6 @@ import type { UserRow } from '../users/store.js';
 import type { Command } from './args.js';
 import { rotateFieldKey } from './field-key.js';
 import type { Print } from './usage.js';
-
-
-function adminService(s: Registry): AdminService {
-  return new AdminService({ db: s.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
-}
 
 /** Who acted, for the audit trail: the CLI and the operating-system account that ran it. */
 function actor(): { uuid: null; username: string } {
@@ -56,7 +50,7 @@ export function migrate(s: Registry, migrated: string[], print: Print): void {
 }
 
 export async function createAdmin(s: Registry, cmd: Extract<Command, { name: 'create-admin' }>, password: string | undefined, print: Print): Promise<void> {
-  const created = await adminService(s).createUser({ username: cmd.username, email: cmd.email, roles: ['admin'], password }, actor());
+  const created = await s.consoleAdmin.createUser({ username: cmd.username, email: cmd.email, roles: ['admin'], password }, actor());
   print(`Created administrator ${describeUser(created.user)} with role admin.`);
   if (created.temporaryPassword) {
     printTemporaryPassword(print, created.user, created.temporaryPassword);
@@ -67,7 +61,7 @@ export async function createAdmin(s: Registry, cmd: Extract<Command, { name: 'cr
 }
 
 export async function createUser(s: Registry, cmd: Extract<Command, { name: 'users create' }>, print: Print): Promise<void> {
-  const created = await adminService(s).createUser(
+  const created = await s.consoleAdmin.createUser(
     { username: cmd.username, email: cmd.email, phone: cmd.phone, fullName: cmd.fullName, roles: cmd.roles, isServiceAccount: cmd.serviceAccount },
     actor(),
   );
@@ -79,7 +73,7 @@ export async function unlockUser(s: Registry, cmd: Extract<Command, { name: 'use
   const user = await s.users.findByLogin(cmd.username);
   if (!user) throw AdminErrors.USER_NOT_FOUND({ username: cmd.username });
   const lockedUntil = await s.attempts.lockedUntil(s.attempts.userKey(user.id));
-  await adminService(s).unlock(user.id, actor());
+  await s.consoleAdmin.unlock(user.id, actor());
   print(lockedUntil === null
     ? `${describeUser(user)} was not locked; its failed sign-in count is cleared.`
     : `Unlocked ${describeUser(user)}: it was locked until ${new Date(lockedUntil).toISOString()}. Its failed sign-in count is cleared.`);

@@ -1,14 +1,15 @@
 /** Small helpers the HTTP suites share: seeding users and signing in over HTTP. */
 import { expect } from 'vitest';
-import { AdminService } from '../../src/admin/service.js';
+import type { AdminService } from '../../src/admin/service.js';
 import type { Registry } from '../../src/app.js';
 import type { App } from '../../src/platform/http/app.js';
 
 export const STRONG_PASSWORD = 'Vt7#qLm2!xRp9$';
 export const OTHER_PASSWORD = 'Hq9#zLt4!mWe7&';
 
+/** Account administration as the operator's console does it (temporary passwords returned, never emailed). */
 export function admin(s: Registry): AdminService {
-  return new AdminService({ db: s.database.db, clock: s.clock, users: s.users, credentials: s.credentials, sessions: s.sessions, attempts: s.attempts, audit: s.audit });
+  return s.consoleAdmin;
 }
 
 export async function seedUser(s: Registry, username: string, opts: { roles?: string[]; password?: string; email?: string; phone?: string } = {}) {
@@ -46,3 +47,16 @@ export function expectError(res: { statusCode: number; json(): unknown; body: st
   expect(typeof body.details).toBe('object');
   return body;
 }
+
+/** A password that is never anyone's. */
+export const WRONG_PASSWORD = 'Wrong#Passw0rd!';
+
+/** 429 ACCOUNT_LOCKED with a whole-second Retry-After equal to `details.retry_after_seconds` (and to `retryAfter` when given). */
+export function expectLocked(res: { statusCode: number; json(): unknown; body: string; headers: Record<string, unknown> }, retryAfter?: number): void {
+  const body = expectError(res, 429, 'ACCOUNT_LOCKED');
+  const header = Number(res.headers['retry-after']);
+  expect(Number.isInteger(header) && header > 0, `Retry-After: ${String(res.headers['retry-after'])}`).toBe(true);
+  expect((body.details as { retry_after_seconds: number }).retry_after_seconds).toBe(header);
+  if (retryAfter !== undefined) expect(header).toBe(retryAfter);
+}
+
