@@ -5,7 +5,7 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createStrongroom, type Registry } from '../../src/app.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig, type Config } from '../../src/platform/config.js';
@@ -112,3 +112,20 @@ export async function createTwoNodes(opts: { env?: Record<string, string> } = {}
   // b shares a's database: close b's app and modules, then a (which closes the database).
   return { a, b, close: async () => { await b.closeApp(); await a.close(); } };
 }
+
+/**
+ * Two nodes for the enclosing `describe`: started before its tests, closed after them. Read
+ * `a` and `b` inside the tests (they are set once the suite has started).
+ */
+export function useTwoNodes(opts: { env?: Record<string, string> } = {}): { a: TestApp; b: TestApp } {
+  const nodes = {} as { a: TestApp; b: TestApp };
+  let pair: TwoNodes | undefined;
+  beforeAll(async () => {
+    pair = await createTwoNodes(opts);
+    nodes.a = pair.a;
+    nodes.b = pair.b;
+  });
+  afterAll(async () => pair?.close());
+  return nodes;
+}
+

@@ -105,6 +105,22 @@ describe('POST /api/v1/admin/users', () => {
     expect((await createUser({ username: 'zawadi.k@bank.example', email: 'zawadi.k@bank.example', roles: ['customer'] })).statusCode).toBe(201);
   });
 
+  it('threat: parallel creations racing to shadow one address make exactly one account, and the rest answer 409', async () => {
+    // Half claim `race@bank.example` as a username, half as an email: the unique indexes alone
+    // would let one of each through, and sign-in by that address would then pick one of them.
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => createUser(i % 2 === 0
+      ? { username: 'Race@bank.example', roles: ['customer'] }
+      : { username: `race.${i}`, email: 'race@BANK.example', roles: ['customer'] })));
+    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    for (const r of results.filter((x) => x.statusCode !== 201)) {
+      expect(r.statusCode, r.body).toBe(409);
+      expect(['USER_EXISTS', 'IDENTIFIER_CONFLICT']).toContain((r.json() as { error_code: string }).error_code);
+    }
+    const holders = await t.s.database.db.selectFrom('users').select('username').where('username', 'ilike', 'race%').execute();
+    expect(holders).toHaveLength(1);
+    expect(await t.s.users.findByLogin('race@bank.example')).toBeDefined();
+  });
+
   it('refuses a role that does not exist with 422 UNKNOWN_ROLE', async () => {
     const body = expectError(await createUser({ username: 'role.less', roles: ['customer', 'wizard'] }), 422, 'UNKNOWN_ROLE');
     expect(body.details).toMatchObject({ unknown_roles: ['wizard'] });

@@ -4,21 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import { createTestApp, createTwoNodes, type TestApp, type TwoNodes } from '../harness/app.js';
-import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
+import { bearer, expectError, expectLocked, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
 
 const MINUTE = 60_000;
-const WRONG = 'Wrong#Passw0rd!';
-
 type Res = Awaited<ReturnType<typeof login>>;
-
-function expectLocked(res: Res, retryAfter?: number): void {
-  const body = expectError(res, 429, 'ACCOUNT_LOCKED');
-  const header = Number(res.headers['retry-after']);
-  expect(Number.isInteger(header) && header > 0, `Retry-After: ${String(res.headers['retry-after'])}`).toBe(true);
-  expect((body.details as { retry_after_seconds: number }).retry_after_seconds).toBe(header);
-  if (retryAfter !== undefined) expect(header).toBe(retryAfter);
-}
 
 async function failTimes(t: TestApp, username: string, n: number): Promise<Res[]> {
   const out: Res[] = [];
@@ -170,17 +160,10 @@ describe('clean-up of attempt counters', () => {
 });
 
 describe('lockout shared by every node through the database', () => {
-  let a: TestApp;
-  let b: TestApp;
-  let nodes: TwoNodes;
-
-  beforeAll(async () => {
-    nodes = await createTwoNodes();
-    ({ a, b } = nodes);
-  });
-  afterAll(async () => nodes.close());
+  const nodes = useTwoNodes();
 
   it('failures on two nodes add up, and both refuse the locked account', async () => {
+    const { a, b } = nodes;
     await seedUser(a.s, 'two.nodes');
     for (const r of await failTimes(a, 'two.nodes', 3)) expectError(r, 401, 'INVALID_CREDENTIALS');
     expectError(await login(b.app, 'two.nodes', WRONG), 401, 'INVALID_CREDENTIALS');
@@ -198,6 +181,7 @@ describe('lockout shared by every node through the database', () => {
   });
 
   it('a success on one node resets the count the other node sees', async () => {
+    const { a, b } = nodes;
     await seedUser(a.s, 'reset.across');
     await failTimes(a, 'reset.across', 4);
     await signIn(b.app, 'reset.across');

@@ -5,14 +5,12 @@
  * on the bcrypt hasher) and the audit rows, not only the statuses. Comparisons are held at a
  * gate where the order of events matters, so nothing here depends on timing.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { PasswordHasher } from '../../src/credentials/hashing.js';
-import { createTestApp, createTwoNodes, type TestApp, type TwoNodes } from '../harness/app.js';
-import { bearer, expectError, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
+import { bearer, expectError, expectLocked, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
 
-const WRONG = 'Wrong#Passw0rd!';
-type Res = Awaited<ReturnType<typeof login>>;
 
 /** A promise and the function that settles it. */
 function signal(): { promise: Promise<void>; fire(): void } {
@@ -58,14 +56,11 @@ function watchComparisons(hasher: PasswordHasher, hold: (password: string) => bo
   };
 }
 
-function expectLocked(res: Res): void {
-  expectError(res, 429, 'ACCOUNT_LOCKED');
-  expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
-}
-
 async function auditCount(t: TestApp, userId: string, eventType: 'FAILED_LOGIN_ATTEMPT' | 'LOCKED_LOGIN_ATTEMPT' | 'ACCOUNT_LOCKED' | 'USER_LOGIN'): Promise<number> {
   return (await t.s.audit.query({ userId, eventType, limit: 1, offset: 0 })).total;
 }
+
+afterEach(() => vi.restoreAllMocks());
 
 describe('lockout under a parallel burst', () => {
   let t: TestApp;
@@ -77,22 +72,18 @@ describe('lockout under a parallel burst', () => {
   it('30 wrong passwords and then the right one, in parallel: 5 comparisons, 5 FAILED_LOGIN_ATTEMPT rows, no 200, the account locked', async () => {
     const user = await seedUser(t.s, 'burst.victim');
     const watch = watchComparisons(t.s.hasher, () => true);
-    try {
-      const wrong = Array.from({ length: 30 }, () => login(t.app, 'burst.victim', WRONG));
-      await watch.reached(5); // five attempts reserved and comparing, held at the gate
-      const right = login(t.app, 'burst.victim', STRONG_PASSWORD); // waits for a slot; none comes
-      watch.open();
-      const results = await Promise.all(wrong);
-      expectLocked(await right); // the five failures locked the account before it could compare
-      expect(watch.started).toHaveLength(5);
-      expect(watch.started.every((p) => p === WRONG)).toBe(true);
-      const statuses = results.map((r) => r.statusCode);
-      expect(statuses.filter((s) => s === 401)).toHaveLength(4);
-      expect(statuses.filter((s) => s === 429)).toHaveLength(26);
-      for (const r of results.filter((x) => x.statusCode === 429)) expectLocked(r);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const wrong = Array.from({ length: 30 }, () => login(t.app, 'burst.victim', WRONG));
+    await watch.reached(5); // five attempts reserved and comparing, held at the gate
+    const right = login(t.app, 'burst.victim', STRONG_PASSWORD); // waits for a slot; none comes
+    watch.open();
+    const results = await Promise.all(wrong);
+    expectLocked(await right); // the five failures locked the account before it could compare
+    expect(watch.started).toHaveLength(5);
+    expect(watch.started.every((p) => p === WRONG)).toBe(true);
+    const statuses = results.map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(4);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(26);
+    for (const r of results.filter((x) => x.statusCode === 429)) expectLocked(r);
     expect(await auditCount(t, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
     expect(await auditCount(t, user.uuid, 'LOCKED_LOGIN_ATTEMPT')).toBe(26); // 25 wrong and the right one
     expect(await auditCount(t, user.uuid, 'ACCOUNT_LOCKED')).toBe(1);
@@ -103,28 +94,20 @@ describe('lockout under a parallel burst', () => {
 
   it('an unknown username gets the same cap: 5 (dummy) comparisons out of a burst of 30', async () => {
     const watch = watchComparisons(t.s.hasher);
-    try {
-      const results = await Promise.all(Array.from({ length: 30 }, () => login(t.app, 'no.such.user', WRONG)));
-      expect(watch.started).toHaveLength(5);
-      expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
-      for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const results = await Promise.all(Array.from({ length: 30 }, () => login(t.app, 'no.such.user', WRONG)));
+    expect(watch.started).toHaveLength(5);
+    expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
+    for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
   });
 
   it('a success clears the failures before it, never those reserved while it compared', async () => {
     await seedUser(t.s, 'slow.success');
     const watch = watchComparisons(t.s.hasher, (p) => p === STRONG_PASSWORD);
-    try {
-      const right = login(t.app, 'slow.success', STRONG_PASSWORD);
-      await watch.reached(1); // the right password holds attempt 1
-      for (let i = 0; i < 3; i++) expectError(await login(t.app, 'slow.success', WRONG), 401, 'INVALID_CREDENTIALS'); // attempts 2..4
-      watch.open();
-      expect((await right).statusCode).toBe(200);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const right = login(t.app, 'slow.success', STRONG_PASSWORD);
+    await watch.reached(1); // the right password holds attempt 1
+    for (let i = 0; i < 3; i++) expectError(await login(t.app, 'slow.success', WRONG), 401, 'INVALID_CREDENTIALS'); // attempts 2..4
+    watch.open();
+    expect((await right).statusCode).toBe(200);
     // The three failures that ran beside the success still count: two more lock the account.
     expectError(await login(t.app, 'slow.success', WRONG), 401, 'INVALID_CREDENTIALS');
     expectLocked(await login(t.app, 'slow.success', WRONG));
@@ -133,16 +116,12 @@ describe('lockout under a parallel burst', () => {
   it('when the limit is reached while the right password compares, the right password is refused too', async () => {
     const user = await seedUser(t.s, 'locked.meanwhile');
     const watch = watchComparisons(t.s.hasher, (p) => p === STRONG_PASSWORD);
-    try {
-      const right = login(t.app, 'locked.meanwhile', STRONG_PASSWORD);
-      await watch.reached(1);
-      for (let i = 0; i < 3; i++) expectError(await login(t.app, 'locked.meanwhile', WRONG), 401, 'INVALID_CREDENTIALS');
-      expectLocked(await login(t.app, 'locked.meanwhile', WRONG)); // attempt 5 fails and locks
-      watch.open();
-      expectLocked(await right);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const right = login(t.app, 'locked.meanwhile', STRONG_PASSWORD);
+    await watch.reached(1);
+    for (let i = 0; i < 3; i++) expectError(await login(t.app, 'locked.meanwhile', WRONG), 401, 'INVALID_CREDENTIALS');
+    expectLocked(await login(t.app, 'locked.meanwhile', WRONG)); // attempt 5 fails and locks
+    watch.open();
+    expectLocked(await right);
     expect(await auditCount(t, user.uuid, 'USER_LOGIN')).toBe(0);
     expect(await t.s.database.db.selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).toHaveLength(0);
   });
@@ -151,42 +130,26 @@ describe('lockout under a parallel burst', () => {
     await seedUser(t.s, 'stolen.token');
     const token = (await signIn(t.app, 'stolen.token')).access_token;
     const watch = watchComparisons(t.s.hasher);
-    let results: Res[];
-    try {
-      results = await Promise.all(Array.from({ length: 20 }, () => t.app.inject({
-        method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), payload: { current_password: WRONG, new_password: OTHER_PASSWORD },
-      })));
-      expect(watch.started).toHaveLength(5);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const results = await Promise.all(Array.from({ length: 20 }, () => t.app.inject({
+      method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), payload: { current_password: WRONG, new_password: OTHER_PASSWORD },
+    })));
+    expect(watch.started).toHaveLength(5);
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
     expectLocked(await login(t.app, 'stolen.token', STRONG_PASSWORD));
   });
-});
-
-describe('legitimate parallel sign-ins', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(async () => t.close());
 
   it('eight parallel sign-ins with the right password all succeed: the ones past the limit wait for a slot, and every comparison is counted once', async () => {
     await seedUser(t.s, 'service.burst');
     const watch = watchComparisons(t.s.hasher);
-    try {
-      const results = await Promise.all(Array.from({ length: 8 }, () => login(t.app, 'service.burst')));
-      for (const r of results) expect(r.statusCode, r.body).toBe(200);
-      expect(watch.started).toHaveLength(8);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const results = await Promise.all(Array.from({ length: 8 }, () => login(t.app, 'service.burst')));
+    for (const r of results) expect(r.statusCode, r.body).toBe(200);
+    expect(watch.started).toHaveLength(8);
     const row = await t.s.database.db.selectFrom('login_attempts').select(['failed_count', 'locked_until']).where('subject_key', '=', t.s.attempts.userKey((await t.s.users.findByLogin('service.burst'))!.id)).executeTakeFirst();
     expect(row?.failed_count ?? 0).toBe(0);
     expect(row?.locked_until ?? null).toBeNull();
   });
+
 });
 
 describe('re-authentication and the address\'s sign-in rate', () => {
@@ -201,42 +164,27 @@ describe('re-authentication and the address\'s sign-in rate', () => {
     const token = (await signIn(t.app, 'rate.reauth')).access_token; // 1 of 3 this minute
     const change = () => t.app.inject({ method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), payload: { current_password: WRONG, new_password: OTHER_PASSWORD } });
     const watch = watchComparisons(t.s.hasher);
-    try {
-      expectError(await change(), 401, 'INVALID_CREDENTIALS');
-      expectError(await change(), 401, 'INVALID_CREDENTIALS');
-      const limited = await change();
-      expectError(limited, 429, 'RATE_LIMITED');
-      expect(limited.headers['retry-after']).toBe('50');
-      expect(watch.started).toHaveLength(2);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    expectError(await change(), 401, 'INVALID_CREDENTIALS');
+    expectError(await change(), 401, 'INVALID_CREDENTIALS');
+    const limited = await change();
+    expectError(limited, 429, 'RATE_LIMITED');
+    expect(limited.headers['retry-after']).toBe('50');
+    expect(watch.started).toHaveLength(2);
   });
 });
 
 describe('lockout under a parallel burst on two nodes', () => {
-  let a: TestApp;
-  let b: TestApp;
-  let nodes: TwoNodes;
-
-  beforeAll(async () => {
-    nodes = await createTwoNodes();
-    ({ a, b } = nodes);
-  });
-  afterAll(async () => nodes.close());
+  const nodes = useTwoNodes();
 
   it('30 wrong passwords spread over two nodes compare 5 in all; both nodes then refuse the right one', async () => {
+    const { a, b } = nodes;
     const user = await seedUser(a.s, 'two.node.burst');
     const onA = watchComparisons(a.s.hasher);
     const onB = watchComparisons(b.s.hasher);
-    try {
-      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => login(i % 2 === 0 ? a.app : b.app, 'two.node.burst', WRONG)));
-      expect(onA.started.length + onB.started.length).toBe(5);
-      expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
-      for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
-    } finally {
-      vi.restoreAllMocks();
-    }
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => login(i % 2 === 0 ? a.app : b.app, 'two.node.burst', WRONG)));
+    expect(onA.started.length + onB.started.length).toBe(5);
+    expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
+    for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
     expect(await auditCount(a, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
     expectLocked(await login(a.app, 'two.node.burst', STRONG_PASSWORD));
     expectLocked(await login(b.app, 'two.node.burst', STRONG_PASSWORD));

@@ -271,6 +271,22 @@ describe('a forced password change with a factor enrolled (issue 9, section 6)',
     expect((await audits(user.uuid, 'MFA_REQUIRED'))[1]?.details).toMatchObject({ then: 'password_change' });
   });
 
+  it('a burst of verifications with one 2FA token and the right code yields one reset token, and no session', async () => {
+    const { user, username, authenticator } = await enrolled();
+    const { temporaryPassword } = await admin(t.s).resetPassword(user.id, { uuid: null, username: 'test' });
+    const before = await sessionsOf(user.id);
+    const c = expectError(await login(t.app, username, temporaryPassword), 401, '2FA_REQUIRED').details as unknown as Challenge;
+    midStep();
+    const code = authenticator.code(t.clock.now());
+    const results = await Promise.all(Array.from({ length: 10 }, () => verifyLogin(c.two_factor_token, code)));
+    expect(results.filter((r) => r.statusCode === 403)).toHaveLength(1);
+    expectError(results.find((r) => r.statusCode === 403)!, 403, 'PASSWORD_CHANGE_REQUIRED');
+    // The others replay a used code (401 TOTP_INVALID) until those failures lock the factor (429).
+    for (const r of results.filter((x) => x.statusCode !== 403)) expect([401, 429], r.body).toContain(r.statusCode);
+    expect((await audits(user.uuid, 'PASSWORD_CHANGE_REQUIRED')).filter((e) => e.details.reason === 'temporary_or_reset')).toHaveLength(1);
+    expect(await sessionsOf(user.id)).toBe(before);
+  });
+
   it('threat: an expired password does not skip it either', async () => {
     const { user, username, authenticator } = await enrolled();
     const before = await sessionsOf(user.id);
