@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { bcryptSafe, PasswordHasher } from './hashing.js';
+import { bcryptSafe, FairGate, PasswordHasher } from './hashing.js';
 import { hasKeyboardWalk } from './policy.js';
 
 describe('PasswordHasher', () => {
@@ -39,4 +39,42 @@ describe('PasswordHasher', () => {
 describe('hasKeyboardWalk', () => {
   it.each(['qwerty99!', 'Xasdf#1', '9876zz', 'zxcvB', 'poiu'])('finds %s', (p) => expect(hasKeyboardWalk(p)).toBe(true));
   it.each(['Vt7#qLm2!xRp9$', 'qwe', 'a1s2d3f4'])('does not flag %s', (p) => expect(hasKeyboardWalk(p)).toBe(false));
+});
+
+describe('FairGate (threat: one caller fills the bcrypt queue, issue 9 section 3)', () => {
+  /** Runs tasks through a one-slot gate and records the order in which they start. */
+  function harness() {
+    const gate = new FairGate(1);
+    const order: string[] = [];
+    let release!: () => void;
+    const blocker = gate.run('blocker', () => new Promise<void>((r) => (release = r)));
+    const task = (lane: string, name: string) => gate.run(lane, async () => void order.push(name));
+    return { gate, order, blocker, task, release: () => release() };
+  }
+
+  it('another account queued behind ten of one caller\'s comparisons runs second, not eleventh', async () => {
+    const h = harness();
+    const tasks = Array.from({ length: 10 }, (_, i) => h.task('u:attacker', `attacker-${i}`));
+    tasks.push(h.task('u:victim', 'victim'));
+    expect(h.gate.waiting).toBe(11);
+    h.release();
+    await Promise.all([h.blocker, ...tasks]);
+    expect(h.order.indexOf('victim')).toBe(1);
+    expect(h.order.filter((n) => n.startsWith('attacker'))).toEqual(Array.from({ length: 10 }, (_, i) => `attacker-${i}`)); // in order within a lane
+  });
+
+  it('serves busy lanes in turn, one task each', async () => {
+    const h = harness();
+    const tasks = [h.task('a', 'a1'), h.task('a', 'a2'), h.task('a', 'a3'), h.task('b', 'b1'), h.task('b', 'b2'), h.task('c', 'c1')];
+    h.release();
+    await Promise.all([h.blocker, ...tasks]);
+    expect(h.order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+  });
+
+  it('a task that throws hands its slot on', async () => {
+    const gate = new FairGate(1);
+    await expect(gate.run('x', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(gate.run('y', async () => 'ran')).resolves.toBe('ran');
+    expect(gate.waiting).toBe(0);
+  });
 });

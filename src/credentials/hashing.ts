@@ -22,25 +22,63 @@ export const BCRYPT_MAX_BYTES = 72;
  */
 export const DEFAULT_BCRYPT_CONCURRENCY = Math.max(1, Math.min(os.availableParallelism(), 3));
 
-/** At most `limit` tasks at once; the others wait in arrival order. */
-class Gate {
+/**
+ * At most `limit` tasks at once. Waiting tasks queue per *lane* (the account the work is for)
+ * and are served one lane at a time, in turn: a caller with many comparisons queued delays
+ * another account's sign-in by at most one comparison per busy lane, not by its whole queue
+ * (issue 9, section 3; a plain first-come queue let one user's parallel re-authentications
+ * hold another's sign-in for seconds).
+ */
+export class FairGate {
   private active = 0;
-  private readonly waiting: Array<() => void> = [];
+  /** Lanes with waiting tasks, in turn order (a Map keeps insertion order). */
+  private readonly lanes = new Map<string, Array<() => void>>();
 
   constructor(private readonly limit: number) {}
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  async run<T>(lane: string, task: () => Promise<T>): Promise<T> {
     if (this.active < this.limit) this.active++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over
+    else await new Promise<void>((resolve) => this.enqueue(lane, resolve)); // the slot is handed over
     try {
       return await task();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
+      this.handOver();
     }
   }
+
+  /** Tasks waiting for a slot, all lanes together. */
+  get waiting(): number {
+    let n = 0;
+    for (const q of this.lanes.values()) n += q.length;
+    return n;
+  }
+
+  private enqueue(lane: string, resolve: () => void): void {
+    const queue = this.lanes.get(lane);
+    if (queue) queue.push(resolve);
+    else this.lanes.set(lane, [resolve]);
+  }
+
+  /** Gives the freed slot to the next lane in turn; that lane goes to the back of the turn. */
+  private handOver(): void {
+    const first = this.lanes.entries().next();
+    if (first.done) {
+      this.active--;
+      return;
+    }
+    const [lane, queue] = first.value;
+    const next = queue.shift()!;
+    this.lanes.delete(lane);
+    if (queue.length > 0) this.lanes.set(lane, queue);
+    next();
+  }
 }
+
+/** The lane of work no request is waiting for (start-up, jobs). */
+export const SYSTEM_LANE = 'system';
+
+/** The lane of work for one account (the same key as its lockout counter). */
+export const accountLane = (userId: number): string => `u:${userId}`;
 
 export function bcryptSafe(password: string): boolean {
   return Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_BYTES && !password.includes('\0');
@@ -48,25 +86,26 @@ export function bcryptSafe(password: string): boolean {
 
 export class PasswordHasher {
   private dummy: Promise<string> | undefined;
-  private readonly gate: Gate;
+  private readonly gate: FairGate;
 
   constructor(readonly cost: number, concurrency = DEFAULT_BCRYPT_CONCURRENCY) {
-    this.gate = new Gate(concurrency);
+    this.gate = new FairGate(concurrency);
   }
 
-  async hash(password: string): Promise<string> {
+  /** `lane`: the account the work is for (see `FairGate`). */
+  async hash(password: string, lane = SYSTEM_LANE): Promise<string> {
     if (!bcryptSafe(password)) throw new Error('password not bcrypt-safe; the policy must refuse it first');
-    return this.gate.run(() => bcryptHash(password, this.cost));
+    return this.gate.run(lane, () => bcryptHash(password, this.cost));
   }
 
   /** Constant-time bcrypt comparison; false for anything bcrypt cannot hold whole. */
-  async verify(password: string, hash: string | null): Promise<boolean> {
+  async verify(password: string, hash: string | null, lane = SYSTEM_LANE): Promise<boolean> {
     if (hash === null || !bcryptSafe(password)) {
-      await this.dummyVerify(password);
+      await this.dummyVerify(password, lane);
       return false;
     }
     try {
-      return await this.gate.run(() => bcryptVerify(password, hash));
+      return await this.gate.run(lane, () => bcryptVerify(password, hash));
     } catch {
       return false;
     }
@@ -76,10 +115,10 @@ export class PasswordHasher {
    * Spends the same time as a real verify, for unknown users and refused inputs, so the answer
    * time does not tell whether an account exists (ruling 6).
    */
-  async dummyVerify(password: string): Promise<void> {
-    this.dummy ??= this.gate.run(() => bcryptHash('strongroom-dummy-password', this.cost));
+  async dummyVerify(password: string, lane = SYSTEM_LANE): Promise<void> {
+    this.dummy ??= this.gate.run(SYSTEM_LANE, () => bcryptHash('strongroom-dummy-password', this.cost));
     const safe = bcryptSafe(password) ? password : password.replace(/\0/g, '').slice(0, 32);
     const dummy = await this.dummy;
-    await this.gate.run(() => bcryptVerify(safe, dummy)).catch(() => false);
+    await this.gate.run(lane, () => bcryptVerify(safe, dummy)).catch(() => false);
   }
 }

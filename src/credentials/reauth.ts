@@ -7,10 +7,11 @@
  * ACCOUNT_LOCKED with Retry-After); it is audited.
  */
 import type { AuditContext } from '../audit/service.js';
-import type { PasswordHasher } from './hashing.js';
+import { accountLane, type PasswordHasher } from './hashing.js';
 import type { CredentialService } from './service.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
+import { ipInFlightKey, type InFlightLimit } from '../policy/in-flight.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import { signinRateKey, type RateLimiter } from '../policy/rate-limit.js';
 import { SignInErrors } from '../signin/errors.js';
@@ -19,6 +20,7 @@ import type { UserRow } from '../users/store.js';
 export interface ReauthDeps {
   attempts: LoginAttempts;
   rateLimiter: RateLimiter;
+  inFlight: InFlightLimit;
   ipHasher: Hasher;
   config: Pick<Config, 'signin'>;
   credentials: CredentialService;
@@ -30,11 +32,16 @@ export async function confirmCurrentPassword(d: ReauthDeps, user: UserRow, passw
   // A password check from an address counts toward that address's sign-in rate, and takes one
   // of the account's reserved attempts (src/policy/lockout.ts): a stolen access token buys no
   // more password guesses than the sign-in form, whatever the concurrency.
-  if (ctx.ip) await d.rateLimiter.hit(signinRateKey(d.ipHasher.hex(ctx.ip)), d.config.signin.rateLimitPerMinute);
-  const attempt = await d.attempts.attempt(d.attempts.userKey(user.id), async () => {
+  const ipHash = ctx.ip ? d.ipHasher.hex(ctx.ip) : undefined;
+  if (ipHash) await d.rateLimiter.hit(signinRateKey(ipHash), d.config.signin.rateLimitPerMinute);
+  // At most SIGNIN_MAX_IN_FLIGHT_PER_IP checks per address and per account in flight, refused
+  // before any reservation or bcrypt (issue 9, section 3).
+  const userKey = d.attempts.userKey(user.id);
+  const leave = d.inFlight.enter(ipHash ? [ipInFlightKey(ipHash), userKey] : [userKey]);
+  const attempt = await d.attempts.attempt(userKey, async () => {
     const state = await d.credentials.state(user.id);
-    return (await d.hasher.verify(password, state?.hash ?? null)) ? true : null;
-  });
+    return (await d.hasher.verify(password, state?.hash ?? null, accountLane(user.id))) ? true : null;
+  }).finally(leave);
   if (attempt.kind === 'ok') return;
   const locked = await d.attempts.refusal(attempt, { ...ctx, userId: user.uuid, username: user.username }, { reason: 'invalid_current_password', action });
   if (locked) throw locked;

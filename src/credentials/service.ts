@@ -9,7 +9,7 @@ import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { CredentialErrors } from './errors.js';
-import type { PasswordHasher } from './hashing.js';
+import { accountLane, type PasswordHasher } from './hashing.js';
 import type { AccountClass, PasswordPolicy } from './policy.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
@@ -20,6 +20,12 @@ export interface PasswordState {
 }
 
 const COPY_CONTEXT = ENCRYPTED_COLUMNS.passwordCopy.context;
+
+/**
+ * The most stored passwords one change compares against (docs/decisions.md, "Password history
+ * ceiling"): the last 8 and a year of monthly changes fit with room to spare.
+ */
+export const HISTORY_COMPARISON_CEILING = 24;
 
 /** A password that passed every rule, hashed and encrypted, ready for `store`. */
 export interface PreparedPassword {
@@ -69,7 +75,7 @@ export class CredentialService {
     }
     if (violations.length > 0) throw CredentialErrors.PASSWORD_POLICY_VIOLATION({ violations });
     return {
-      hash: await this.deps.hasher.hash(password),
+      hash: await this.deps.hasher.hash(password, accountLane(user.id)),
       enc: this.deps.cipher.encrypt(password, COPY_CONTEXT),
       temporary: opts.temporary,
       expiryDays: opts.temporary ? null : r.expiryDays,
@@ -95,14 +101,20 @@ export class CredentialService {
     return { expiresAt };
   }
 
-  /** Ruling 3: the last N passwords and any used within the last M months. */
+  /**
+   * Ruling 3: the last N passwords and any used within the last M months, newest first, at most
+   * HISTORY_COMPARISON_CEILING of them: each is a bcrypt comparison, and someone who changed
+   * their password daily must not make their next change cost minutes of the pool (issue 9,
+   * section 3). The rows within M months are the newest ones, so one ordered query serves both.
+   */
   private async reusesHistory(trx: Db, userId: number, password: string, count: number, months: number): Promise<boolean> {
     const since = new Date(this.deps.clock.now());
     since.setUTCMonth(since.getUTCMonth() - months); // calendar months, not 30-day ones
-    const recent = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password').orderBy('created_at', 'desc').limit(count).execute();
-    const dated = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password').where('created_at', '>=', since).execute();
-    const hashes = new Set([...recent, ...dated].map((h) => h.password_hash));
-    const matches = await Promise.all([...hashes].map((h) => this.deps.hasher.verify(password, h)));
+    const newest = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password')
+      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(HISTORY_COMPARISON_CEILING).execute();
+    const kept = newest.filter((h, i) => i < count || new Date(h.created_at) >= since);
+    const hashes = new Set(kept.map((h) => h.password_hash));
+    const matches = await Promise.all([...hashes].map((h) => this.deps.hasher.verify(password, h, accountLane(userId))));
     return matches.some(Boolean);
   }
 

@@ -20,6 +20,7 @@ import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { LoginAttempts } from '../policy/lockout.js';
+import type { InFlightLimit } from '../policy/in-flight.js';
 import type { RateLimiter } from '../policy/rate-limit.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
@@ -78,6 +79,7 @@ export interface MfaModuleDeps {
   credentials: CredentialService;
   attempts: LoginAttempts;
   rateLimiter: RateLimiter;
+  inFlight: InFlightLimit;
   factors: FactorStore;
   pipeline: SignInPipeline;
 }

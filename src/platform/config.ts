@@ -65,6 +65,8 @@ export interface Config {
     maxLoginAttempts: number;
     lockoutMinutes: number;
     rateLimitPerMinute: number;
+    /** SIGNIN_MAX_IN_FLIGHT_PER_IP: password checks one client address may have in flight per node. */
+    maxInFlightPerIp: number;
   };
   passwords: {
     bcryptCost: number;
@@ -320,6 +322,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxLoginAttempts: r.int('MAX_LOGIN_ATTEMPTS', 5, 1, 100),
       lockoutMinutes: r.int('ACCOUNT_LOCKOUT_MINUTES', 15, 1, 24 * 60),
       rateLimitPerMinute: r.int('SIGNIN_RATE_LIMIT_PER_MINUTE', 30, 1, 100_000),
+      maxInFlightPerIp: r.int('SIGNIN_MAX_IN_FLIGHT_PER_IP', 10, 1, 10_000),
     },
     passwords: { bcryptCost },
     bootstrapAdmin: {

@@ -9,6 +9,7 @@ import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { AccessPolicyCheck } from '../signin/pipeline.js';
+import { InFlightLimit } from './in-flight.js';
 import { LoginAttempts } from './lockout.js';
 import { RateLimiter } from './rate-limit.js';
 
@@ -24,6 +25,8 @@ export interface PolicyProvides {
   /** Failed-attempt counters and the account lockout. */
   attempts: LoginAttempts;
   rateLimiter: RateLimiter;
+  /** Password checks in flight per client address and account (this node). */
+  inFlight: InFlightLimit;
   /** The sign-in pipeline's access-policy step. */
   accessPolicy: AccessPolicyCheck;
 }
@@ -34,9 +37,10 @@ export function policyModule(deps: PolicyDeps): Module<PolicyProvides> {
   const { db, clock } = deps;
   const attempts = new LoginAttempts({ db, clock, audit: deps.audit, hasher: deps.keys.hasher('field', 'login-subject'), config: deps.config.signin });
   const rateLimiter = new RateLimiter({ db, clock });
+  const inFlight = new InFlightLimit(deps.config.signin.maxInFlightPerIp);
   return {
     name: 'policy',
-    provides: { attempts, rateLimiter, accessPolicy: allowAll },
+    provides: { attempts, rateLimiter, inFlight, accessPolicy: allowAll },
     jobs: [
       { name: 'rate-limit window clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => rateLimiter.purge(clock.now() - 3_600_000) },
       { name: 'login attempt clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => attempts.purgeStale() },

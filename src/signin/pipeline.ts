@@ -18,6 +18,7 @@ import type { Db } from '../platform/db/database.js';
 import type { RefreshTokensTable } from '../platform/db/schema.js';
 import type { AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
+import { ipInFlightKey, type InFlightLimit } from '../policy/in-flight.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import { signinRateKey, type RateLimiter } from '../policy/rate-limit.js';
 import type { Session, SessionService } from '../sessions/service.js';
@@ -98,6 +99,7 @@ export interface PipelineDeps {
   sessions: SessionService;
   attempts: LoginAttempts;
   rateLimiter: RateLimiter;
+  inFlight: InFlightLimit;
   audit: AuditLog;
   metrics: Metrics;
   subCipher: FieldCipher;
@@ -119,8 +121,16 @@ export class SignInPipeline {
     });
 
     const subject = await strategy.subject(input);
-    // The attempt is reserved before the strategy compares anything (issue 9, section 1).
-    const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject));
+    // A bounded number of checks per address in flight (issue 9, section 3), then the attempt is
+    // reserved before the strategy compares anything (section 1): both before any bcrypt.
+    let leave: () => void;
+    try {
+      leave = d.inFlight.enter([ipInFlightKey(ctx.ipHash)]);
+    } catch (err) {
+      outcome('rate_limited');
+      throw err;
+    }
+    const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject)).finally(leave);
     if (attempt.kind !== 'ok') {
       const who = { ...auditBase, userId: subject.user?.uuid, username: subject.identifier };
       const locked = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });

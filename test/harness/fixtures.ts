@@ -28,6 +28,19 @@ export async function login(app: App, username: string, password = STRONG_PASSWO
   return app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password, ...extra }, headers });
 }
 
+/**
+ * A distinct client address for request `i` of a burst (TEST-NET-2, RFC 5737), as a botnet
+ * would send it: the per-address bounds then stay out of the way of what a test is about.
+ */
+export function botnetAddress(i: number): string {
+  return `198.51.100.${(i % 254) + 1}`;
+}
+
+/** `login` from a given client address. */
+export async function loginFrom(remoteAddress: string, app: App, username: string, password = STRONG_PASSWORD) {
+  return app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password }, remoteAddress });
+}
+
 export async function signIn(app: App, username: string, password = STRONG_PASSWORD, extra: Record<string, unknown> = {}): Promise<SignedIn> {
   const res = await login(app, username, password, extra);
   expect(res.statusCode, res.body).toBe(200);

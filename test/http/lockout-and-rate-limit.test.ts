@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
-import { bearer, expectError, expectLocked, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
+import { bearer, botnetAddress, expectError, expectLocked, login, loginFrom, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
 
 const MINUTE = 60_000;
 type Res = Awaited<ReturnType<typeof login>>;
@@ -77,7 +77,7 @@ describe('account lockout', () => {
 
   it('20 parallel wrong passwords never get more than the limit through; then the right one is locked out', async () => {
     await seedUser(t.s, 'burst.target');
-    const results = await Promise.all(Array.from({ length: 20 }, () => login(t.app, 'burst.target', WRONG)));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => loginFrom(botnetAddress(i), t.app, 'burst.target', WRONG)));
     const statuses = results.map((r) => r.statusCode);
     expect(statuses.every((s) => s === 401 || s === 429), statuses.join(',')).toBe(true);
     // Failures 1..4 are answered 401; the 5th and every later one find the account locked.

@@ -7,54 +7,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { PasswordHasher } from '../../src/credentials/hashing.js';
+import { watchComparisons } from '../harness/comparisons.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
-import { bearer, expectError, expectLocked, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
+import { bearer, botnetAddress, expectError, expectLocked, login, loginFrom, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
 
-
-/** A promise and the function that settles it. */
-function signal(): { promise: Promise<void>; fire(): void } {
-  let fire!: () => void;
-  const promise = new Promise<void>((resolve) => (fire = resolve));
-  return { promise, fire };
-}
-
-/**
- * Counts the real comparisons `hasher` makes (known and unknown usernames alike) and, when
- * `hold` says so for a password, holds that comparison until `open()`. `reached(n)` resolves
- * once n comparisons have started.
- */
-function watchComparisons(hasher: PasswordHasher, hold: (password: string) => boolean = () => false) {
-  const started: string[] = [];
-  const waiters: { n: number; fire(): void }[] = [];
-  const gate = signal();
-  const note = (password: string) => {
-    started.push(password);
-    for (const w of waiters) if (started.length >= w.n) w.fire();
-  };
-  const verify = hasher.verify.bind(hasher);
-  const dummy = hasher.dummyVerify.bind(hasher);
-  vi.spyOn(hasher, 'verify').mockImplementation(async (password, hash) => {
-    note(password);
-    if (hold(password)) await gate.promise;
-    return verify(password, hash);
-  });
-  vi.spyOn(hasher, 'dummyVerify').mockImplementation(async (password) => {
-    note(password);
-    if (hold(password)) await gate.promise;
-    return dummy(password);
-  });
-  return {
-    started,
-    open: gate.fire,
-    reached(n: number): Promise<void> {
-      const s = signal();
-      waiters.push({ n, fire: s.fire });
-      if (started.length >= n) s.fire();
-      return s.promise;
-    },
-  };
-}
 
 async function auditCount(t: TestApp, userId: string, eventType: 'FAILED_LOGIN_ATTEMPT' | 'LOCKED_LOGIN_ATTEMPT' | 'ACCOUNT_LOCKED' | 'USER_LOGIN'): Promise<number> {
   return (await t.s.audit.query({ userId, eventType, limit: 1, offset: 0 })).total;
@@ -72,9 +28,9 @@ describe('lockout under a parallel burst', () => {
   it('30 wrong passwords and then the right one, in parallel: 5 comparisons, 5 FAILED_LOGIN_ATTEMPT rows, no 200, the account locked', async () => {
     const user = await seedUser(t.s, 'burst.victim');
     const watch = watchComparisons(t.s.hasher, () => true);
-    const wrong = Array.from({ length: 30 }, () => login(t.app, 'burst.victim', WRONG));
+    const wrong = Array.from({ length: 30 }, (_, i) => loginFrom(botnetAddress(i), t.app, 'burst.victim', WRONG));
     await watch.reached(5); // five attempts reserved and comparing, held at the gate
-    const right = login(t.app, 'burst.victim', STRONG_PASSWORD); // waits for a slot; none comes
+    const right = loginFrom(botnetAddress(30), t.app, 'burst.victim', STRONG_PASSWORD); // waits for a slot; none comes
     watch.open();
     const results = await Promise.all(wrong);
     expectLocked(await right); // the five failures locked the account before it could compare
@@ -94,7 +50,7 @@ describe('lockout under a parallel burst', () => {
 
   it('an unknown username gets the same cap: 5 (dummy) comparisons out of a burst of 30', async () => {
     const watch = watchComparisons(t.s.hasher);
-    const results = await Promise.all(Array.from({ length: 30 }, () => login(t.app, 'no.such.user', WRONG)));
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => loginFrom(botnetAddress(i), t.app, 'no.such.user', WRONG)));
     expect(watch.started).toHaveLength(5);
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
@@ -126,13 +82,18 @@ describe('lockout under a parallel burst', () => {
     expect(await t.s.database.db.selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).toHaveLength(0);
   });
 
-  it('a stolen access token buys no more guesses: 20 parallel wrong current passwords compare 5, then the account is locked', async () => {
+  it('a stolen access token buys no more guesses: 20 parallel wrong current passwords from many addresses compare 5, then the account is locked', async () => {
     await seedUser(t.s, 'stolen.token');
     const token = (await signIn(t.app, 'stolen.token')).access_token;
     const watch = watchComparisons(t.s.hasher);
-    const results = await Promise.all(Array.from({ length: 20 }, () => t.app.inject({
-      method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), payload: { current_password: WRONG, new_password: OTHER_PASSWORD },
-    })));
+    // At most SIGNIN_MAX_IN_FLIGHT_PER_IP (10) checks of one account are in flight at once; the
+    // test sends them in two waves of 10 so that bound stays out of the way of the lockout's.
+    const change = (i: number) => t.app.inject({
+      method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), remoteAddress: botnetAddress(i), payload: { current_password: WRONG, new_password: OTHER_PASSWORD },
+    });
+    const first = await Promise.all(Array.from({ length: 10 }, (_, i) => change(i)));
+    const second = await Promise.all(Array.from({ length: 10 }, (_, i) => change(10 + i)));
+    const results = [...first, ...second];
     expect(watch.started).toHaveLength(5);
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
@@ -181,7 +142,7 @@ describe('lockout under a parallel burst on two nodes', () => {
     const user = await seedUser(a.s, 'two.node.burst');
     const onA = watchComparisons(a.s.hasher);
     const onB = watchComparisons(b.s.hasher);
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => login(i % 2 === 0 ? a.app : b.app, 'two.node.burst', WRONG)));
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => loginFrom(botnetAddress(i), i % 2 === 0 ? a.app : b.app, 'two.node.burst', WRONG)));
     expect(onA.started.length + onB.started.length).toBe(5);
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);

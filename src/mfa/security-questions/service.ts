@@ -18,6 +18,7 @@ import { randomInt } from 'node:crypto';
 import type { UserRow } from '../../users/store.js';
 import type { MfaContext } from '../challenge.js';
 import type { MfaDeps } from '../deps.js';
+import { accountLane } from '../../credentials/hashing.js';
 import { retryLater } from '../../platform/errors.js';
 import { SecurityQuestionErrors as E } from './errors.js';
 import { answerLength, MIN_ANSWER_LENGTH, normaliseAnswer } from './normalise.js';
@@ -75,7 +76,7 @@ export class SecurityQuestionService {
   async configure(user: UserRow, answers: readonly AnswerInput[], ctx: MfaContext, mode: 'setup' | 'reset'): Promise<{ configured: number; question_ids: number[] }> {
     const d = this.deps;
     if (mode === 'setup' && (await this.store.countAnswers(user.id)) > 0) throw E.SECURITY_QUESTIONS_ALREADY_SET();
-    const hashed = await this.prepare(answers); // bcrypt outside the transaction
+    const hashed = await this.prepare(answers, accountLane(user.id)); // bcrypt outside the transaction
     const ids = hashed.map((a) => a.questionId);
     const now = new Date(d.clock.now());
     await d.db.transaction().execute(async (trx) => {
@@ -130,7 +131,7 @@ export class SecurityQuestionService {
 
     const stored = new Map((await this.store.answers(user.id)).map((a) => [a.questionId, a.hash]));
     // Every answer is compared, in parallel, with no early exit: timing does not say which was wrong.
-    const results = await Promise.all(answers.map((a) => d.hasher.verify(this.pepper(normaliseAnswer(a.answer)), stored.get(a.question_id) ?? null)));
+    const results = await Promise.all(answers.map((a) => d.hasher.verify(this.pepper(normaliseAnswer(a.answer)), stored.get(a.question_id) ?? null, accountLane(user.id))));
     if (results.every(Boolean)) {
       await d.db.transaction().execute(async (trx) => {
         await d.attempts.clear(user.id, METHOD, trx);
@@ -183,7 +184,7 @@ export class SecurityQuestionService {
   }
 
   /** Validates a set of answers and hashes them (422 with a specific code for each rule). */
-  private async prepare(answers: readonly AnswerInput[]): Promise<StoredAnswer[]> {
+  private async prepare(answers: readonly AnswerInput[], lane: string): Promise<StoredAnswer[]> {
     const ids = answers.map((a) => a.question_id);
     if (new Set(ids).size !== ids.length) throw E.SECURITY_QUESTIONS_DUPLICATE();
     const normalised = answers.map((a) => normaliseAnswer(a.answer));
@@ -193,7 +194,7 @@ export class SecurityQuestionService {
     const active = new Set((await this.store.questions(ids)).filter((q) => q.isActive).map((q) => q.id));
     const unknown = ids.filter((id) => !active.has(id));
     if (unknown.length > 0) throw E.SECURITY_QUESTION_UNKNOWN({ question_ids: unknown });
-    const hashes = await Promise.all(normalised.map((n) => this.deps.hasher.hash(this.pepper(n))));
+    const hashes = await Promise.all(normalised.map((n) => this.deps.hasher.hash(this.pepper(n), lane)));
     return ids.map((questionId, i) => ({ questionId, hash: hashes[i]! }));
   }
 

@@ -30,11 +30,11 @@ export class LocalStrategy implements SignInStrategy<LocalInput> {
 
   async authenticate(input: LocalInput, subject: Subject): Promise<UserRow | null> {
     if (!subject.user) {
-      await this.deps.hasher.dummyVerify(input.password); // same time as a real check
+      await this.deps.hasher.dummyVerify(input.password, subject.key); // same time as a real check
       return null;
     }
     const state = await this.deps.credentials.state(subject.user.id);
-    const ok = await this.deps.hasher.verify(input.password, state?.hash ?? null);
+    const ok = await this.deps.hasher.verify(input.password, state?.hash ?? null, subject.key);
     return ok ? subject.user : null;
   }
 }
