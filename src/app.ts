@@ -69,6 +69,8 @@ export interface Strongroom {
   init(): Promise<void>;
   /** The HTTP app with every module's routes. */
   buildApp(): Promise<App>;
+  /** The management listener's app (MANAGEMENT_PORT): every module's `managementRoutes`, nothing else. */
+  buildManagementApp(): Promise<App>;
   /** Stops the jobs and releases what the modules hold, in reverse order (not the database). */
   close(): Promise<void>;
 }
@@ -99,6 +101,11 @@ export function createStrongroom(opts: StrongroomOptions): Strongroom {
       });
       for (const m of modules) m.setup?.(app);
       for (const m of modules) if (m.routes) await app.register(m.routes);
+      return app;
+    },
+    async buildManagementApp() {
+      const app = createHttpApp({ config: registry.config, log: registry.log, metrics: registry.metrics });
+      for (const m of modules) if (m.managementRoutes) await app.register(m.managementRoutes);
       return app;
     },
     async close() {

@@ -10,6 +10,7 @@ import { TotpErrors } from './mfa/totp/errors.js';
 import { MfaResetErrors } from './mfa/reset/errors.js';
 import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
+import { OpsErrors } from './platform/http/ops-errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -30,6 +31,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'One-time codes': OtpErrors.definitions,
   'Security questions': SecurityQuestionErrors.definitions,
   'MFA reset': MfaResetErrors.definitions,
+  Operations: OpsErrors.definitions,
 };
 
 const INTRO = 'Every error answers with `{status_code, error_code, message, details}`. `error_code` is stable: match on it, never on `message`. Generated from the catalogues in `src/**/errors.ts` by `npm run docs:errors`; `src/error-catalogue.test.ts` keeps this page in step. Why each status was chosen where SPEC leaves it open: docs/decisions.md.';

@@ -1,8 +1,10 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
 import { bootstrapAdmin } from './bootstrap.js';
-import { describeSmtp } from './mail/mailer.js';
+import { describeSmtp, smtpMayBeClear } from './mail/mailer.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { DatabaseLockedError } from './platform/db/database.js';
+import type { App } from './platform/http/app.js';
+import { metricsExposure } from './platform/http/ops-routes.js';
 import { createLogger } from './platform/observability/logger.js';
 import { openRuntime } from './runtime.js';
 
@@ -28,8 +30,12 @@ async function main(): Promise<void> {
 
   const registry = strongroom.registry;
   log.info({ database: registry.database.location, migrations_applied: migrated }, `Database: ${registry.database.location}`);
-  if (config.mail.url !== undefined) log.info({ email: describeSmtp(config.mail.url), from: config.mail.from }, `Email: ${describeSmtp(config.mail.url)}, from ${config.mail.from}`);
-  else log.info({ email: 'not configured' }, 'Email: not configured; temporary passwords are returned in API responses and no password expiry warnings are sent');
+  if (config.mail.url !== undefined) {
+    const email = describeSmtp(config.mail.url, config.mail.requireTls);
+    if (smtpMayBeClear(config.mail.url, config.mail.requireTls)) {
+      log.warn({ email, from: config.mail.from, smtp_require_tls: false }, `Email: ${email}, from ${config.mail.from}. TLS NOT required: one-time codes and temporary passwords may travel in clear (set SMTP_REQUIRE_TLS=1 or use smtps://).`);
+    } else log.info({ email, from: config.mail.from }, `Email: ${email}, from ${config.mail.from}`);
+  } else log.info({ email: 'not configured' }, 'Email: not configured; temporary passwords are returned in API responses and no password expiry warnings are sent');
   if (config.sms.url !== undefined) log.info({ sms: new URL(config.sms.url).origin }, `SMS: gateway at ${new URL(config.sms.url).origin}`);
   else log.info({ sms: 'not configured' }, 'SMS: not configured');
   const outboxFor = [config.mail.url === undefined ? 'email' : null, config.sms.url === undefined ? 'SMS' : null].filter((x) => x !== null);
@@ -47,7 +53,22 @@ async function main(): Promise<void> {
   const app = await strongroom.buildApp();
   strongroom.scheduler.start();
   const address = await app.listen({ host: config.host, port: config.port });
-  log.info({ address }, `Strongroom listening on ${address}  ·  API docs ${address}/api/docs  ·  health ${address}/health  ·  metrics ${address}/metrics`);
+  const exposure = metricsExposure(config);
+  let management: App | undefined;
+  let metricsAt = 'not served';
+  if (exposure.on === 'management') {
+    management = await strongroom.buildManagementApp();
+    const at = await management.listen({ host: exposure.host, port: exposure.port });
+    metricsAt = `${at}/metrics`;
+    log.info({ management: at }, `Management listener on ${at} (MANAGEMENT_PORT): /metrics and /health; /metrics is not served on the public port`);
+  } else if (exposure.on === 'public') {
+    metricsAt = `${address}/metrics`;
+    if (exposure.token === undefined) log.info({ metrics: 'open' }, `Metrics: ${metricsAt} is open to anyone who reaches the port because NODE_ENV=${config.env}; production needs MANAGEMENT_PORT or METRICS_TOKEN`);
+  } else {
+    log.warn({ metrics: 'not served' }, 'Metrics: not served. In production /metrics needs MANAGEMENT_PORT (a separate listener, loopback by default) or METRICS_TOKEN (a bearer token on the public port)');
+  }
+  if (exposure.on !== 'nowhere' && exposure.token !== undefined) metricsAt += ' (METRICS_TOKEN required)';
+  log.info({ address, metrics: metricsAt }, `Strongroom listening on ${address}  ·  API docs ${address}/api/docs  ·  health ${address}/health  ·  metrics ${metricsAt}`);
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -60,7 +81,7 @@ async function main(): Promise<void> {
     }, config.shutdownGraceMs);
     force.unref();
     strongroom.scheduler.stop();
-    await app.close(); // stops accepting, waits for in-flight requests
+    await Promise.all([app.close(), management?.close()]); // stops accepting, waits for in-flight requests
     await strongroom.close(); // the password-strength worker, the SMTP pool
     await registry.database.close(); // PGlite checkpoints and releases its lock
     log.info('Stopped cleanly');

@@ -23,6 +23,19 @@ export async function cannon(opts: { url: string; method?: 'GET' | 'POST'; heade
   return { perSec: r['2xx'] / r.duration, ok: r['2xx'], failed: r.non2xx + r.errors, all: r['2xx'] + r.non2xx, p50Ms: r.latency.p50, p99Ms: r.latency.p99, seconds: r.duration };
 }
 
+/**
+ * `cannon` with a different body for every request, taken in order from `bodies` (pre-auth
+ * envelopes are single-use: the server refuses one it has seen, docs/decisions.md). Taking
+ * more bodies than there are fails loudly instead of replaying.
+ */
+export async function cannonBodies(opts: { url: string; headers?: Record<string, string>; bodies: { next(): string }; connections: number; seconds: number }): Promise<Rate> {
+  const r = await autocannon({
+    url: opts.url, method: 'POST', headers: opts.headers, connections: opts.connections, duration: opts.seconds,
+    requests: [{ setupRequest: (req) => ({ ...req, body: opts.bodies.next() }) }],
+  });
+  return { perSec: r['2xx'] / r.duration, ok: r['2xx'], failed: r.non2xx + r.errors, all: r['2xx'] + r.non2xx, p50Ms: r.latency.p50, p99Ms: r.latency.p99, seconds: r.duration };
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

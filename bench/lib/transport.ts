@@ -37,7 +37,25 @@ export async function encryptedLogin(base: string, serverPem: string, username: 
   return { access_token: String(opened.body.access_token), refresh_token: String(opened.body.refresh_token), key: opened.key };
 }
 
-/** One encrypted validate, checked end to end before it is replayed under load. */
+/**
+ * `count` distinct pre-auth envelopes of `body`, made before a load so that building them costs
+ * the load generator nothing while it runs; `next()` hands them out in order, once each.
+ */
+export function preAuthPool(serverPem: string, body: Record<string, unknown>, count: number): { next(): string; used: number } {
+  const pool = Array.from({ length: count }, () => preAuthJson(serverPem, body));
+  let i = 0;
+  return {
+    next() {
+      if (i >= pool.length) throw new Error(`pre-auth envelope pool of ${count} exhausted: raise its size`);
+      return pool[i++]!;
+    },
+    get used() {
+      return i;
+    },
+  };
+}
+
+/** One encrypted validate, checked end to end before the load. */
 export async function checkEncryptedValidate(base: string, token: string, body: string): Promise<void> {
   const res = await post(`${base}/api/v1/auth/validate`, body, { 'x-encrypted': 'true', authorization: `Bearer ${token}` });
   const opened = res.status === 200 ? openPreAuth(JSON.parse(res.body) as Parameters<typeof openPreAuth>[0]).body : undefined;

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createMailer, describeSmtp, disabledMailer, MailDeliveryError } from './mailer.js';
+import { createMailer, describeSmtp, disabledMailer, MailDeliveryError, smtpMayBeClear } from './mailer.js';
 import { maskEmail, passwordExpiryWarningMail, temporaryPasswordMail } from './templates.js';
 
 describe('mailer', () => {
@@ -10,8 +10,16 @@ describe('mailer', () => {
     expect(describeSmtp('smtp://mail.bank.example')).toBe('SMTP at mail.bank.example:587');
   });
 
+  it('says when STARTTLS is required (smtp:// with SMTP_REQUIRE_TLS); smtps:// is TLS anyway', () => {
+    expect(describeSmtp('smtp://user:s3cret@mail.bank.example', true)).toBe('SMTP at mail.bank.example:587 (STARTTLS required)');
+    expect(describeSmtp('smtps://mail.bank.example', true)).toBe('SMTP at mail.bank.example:465 (TLS)');
+    expect(smtpMayBeClear('smtp://mail.bank.example', false)).toBe(true);
+    expect(smtpMayBeClear('smtp://mail.bank.example', true)).toBe(false);
+    expect(smtpMayBeClear('smtps://mail.bank.example', false)).toBe(false);
+  });
+
   it('is disabled without SMTP_URL, and refuses to send', async () => {
-    const m = createMailer({ mail: { url: undefined, from: 'x@y.example' } }, pino({ level: 'silent' }));
+    const m = createMailer({ mail: { url: undefined, from: 'x@y.example', requireTls: false } }, pino({ level: 'silent' }));
     expect(m).toBe(disabledMailer);
     expect(m.configured).toBe(false);
     await expect(m.send({ to: 'a@bank.example', subject: 's', text: 't' })).rejects.toBeInstanceOf(MailDeliveryError);

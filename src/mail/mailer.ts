@@ -34,12 +34,21 @@ export class MailDeliveryError extends Error {
 /** Timeouts (ms) so a silent or slow SMTP server cannot hold a request (and its transaction) long. */
 export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000, dnsTimeout: 10_000 } as const;
 
-/** `SMTP at host:port` (plus TLS when smtps://), never the credentials. */
-export function describeSmtp(url: string): string {
+/**
+ * `SMTP at host:port`, plus `(TLS)` for smtps:// or `(STARTTLS required)` for smtp:// when TLS
+ * is required; never the credentials.
+ */
+export function describeSmtp(url: string, requireTls = false): string {
   const u = new URL(url);
   const tls = u.protocol === 'smtps:';
   const port = u.port || (tls ? '465' : '587');
-  return `SMTP at ${u.hostname}:${port}${tls ? ' (TLS)' : ''}`;
+  const suffix = tls ? ' (TLS)' : requireTls ? ' (STARTTLS required)' : '';
+  return `SMTP at ${u.hostname}:${port}${suffix}`;
+}
+
+/** Whether messages may travel in clear: smtp:// without SMTP_REQUIRE_TLS. */
+export function smtpMayBeClear(url: string, requireTls: boolean): boolean {
+  return new URL(url).protocol === 'smtp:' && !requireTls;
 }
 
 /** The mailer when SMTP_URL is unset: nothing is sent, and nobody should try. */
@@ -63,13 +72,22 @@ export class SmtpMailer implements Mailer {
   private readonly transport;
   private readonly where: string;
 
-  constructor(mail: { url: string; from: string }, private readonly log: Logger) {
+  /**
+   * `requireTls` with smtp://: STARTTLS or nothing. nodemailer then issues STARTTLS whether or
+   * not the server offers it, and a refusal (ETLS) or a certificate that does not verify
+   * (ESOCKET CERT_…) fails the send before any credential or message is written. Certificates
+   * are verified either way (Node's default; a private CA: NODE_EXTRA_CA_CERTS).
+   */
+  constructor(mail: { url: string; from: string; requireTls: boolean }, private readonly log: Logger) {
     const u = new URL(mail.url);
-    this.where = describeSmtp(mail.url);
+    const secure = u.protocol === 'smtps:';
+    this.where = describeSmtp(mail.url, mail.requireTls);
     this.transport = createTransport({
       host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: u.port ? Number(u.port) : undefined,
-      secure: u.protocol === 'smtps:',
+      secure,
+      requireTLS: mail.requireTls && !secure,
+      tls: { minVersion: 'TLSv1.2' },
       auth: u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : undefined,
       ...SMTP_TIMEOUTS,
       logger: false,
@@ -96,5 +114,5 @@ export class SmtpMailer implements Mailer {
 
 /** The mailer the configuration asks for. */
 export function createMailer(config: Pick<Config, 'mail'>, log: Logger): Mailer {
-  return config.mail.url === undefined ? disabledMailer : new SmtpMailer({ url: config.mail.url, from: config.mail.from }, log);
+  return config.mail.url === undefined ? disabledMailer : new SmtpMailer({ ...config.mail, url: config.mail.url }, log);
 }

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
 
 const key = Buffer.alloc(32, 7).toString('base64');
+/** Everything production requires. */
+const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@db/strongroom', FIELD_ENCRYPTION_KEY: key, IP_HASH_KEY: key, TRANSPORT_PRIVATE_KEY: 'pem' };
 
 describe('loadConfig', () => {
   it('needs no configuration outside production and applies SPEC defaults', () => {
@@ -25,13 +27,13 @@ describe('loadConfig', () => {
   });
 
   it('starts in production when everything is given', () => {
-    const c = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@db/strongroom', FIELD_ENCRYPTION_KEY: key, IP_HASH_KEY: key, TRANSPORT_PRIVATE_KEY: 'pem' });
+    const c = loadConfig(production);
     expect(c.secrets.fieldKey).toEqual(Buffer.alloc(32, 7));
   });
 
   it('refuses a lowered bcrypt cost in production only', () => {
     expect(loadConfig({ BCRYPT_COST: '4' }).passwords.bcryptCost).toBe(4);
-    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@db/s', FIELD_ENCRYPTION_KEY: key, IP_HASH_KEY: key, TRANSPORT_PRIVATE_KEY: 'pem', BCRYPT_COST: '4' })).toThrow(/BCRYPT_COST/);
+    expect(() => loadConfig({ ...production, BCRYPT_COST: '4' })).toThrow(/BCRYPT_COST/);
   });
 
   it('refuses short keys (secrets are at least 256 bits)', () => {
@@ -61,13 +63,22 @@ describe('loadConfig', () => {
 
   describe('SMTP_URL and SMTP_FROM', () => {
     it('leaves email delivery off by default, with a default sender', () => {
-      expect(loadConfig({}).mail).toEqual({ url: undefined, from: 'Strongroom <no-reply@localhost>' });
+      expect(loadConfig({}).mail).toEqual({ url: undefined, from: 'Strongroom <no-reply@localhost>', requireTls: false });
     });
 
     it('accepts smtp:// and smtps:// URLs, with credentials', () => {
       expect(loadConfig({ SMTP_URL: 'smtp://127.0.0.1:2525' }).mail.url).toBe('smtp://127.0.0.1:2525');
       expect(loadConfig({ SMTP_URL: 'smtps://user:p%40ss@mail.bank.example:465', SMTP_FROM: 'Bank <no-reply@bank.example>' }).mail)
-        .toEqual({ url: 'smtps://user:p%40ss@mail.bank.example:465', from: 'Bank <no-reply@bank.example>' });
+        .toEqual({ url: 'smtps://user:p%40ss@mail.bank.example:465', from: 'Bank <no-reply@bank.example>', requireTls: false });
+    });
+
+    it('requires TLS to the SMTP server by default in production only (SMTP_REQUIRE_TLS), and lets either be overridden', () => {
+      expect(loadConfig({ ...production, SMTP_URL: 'smtp://mail.bank.example' }).mail.requireTls).toBe(true);
+      expect(loadConfig({ NODE_ENV: 'development', SMTP_URL: 'smtp://127.0.0.1:2525' }).mail.requireTls).toBe(false);
+      expect(loadConfig({ NODE_ENV: 'test' }).mail.requireTls).toBe(false);
+      expect(loadConfig({ ...production, SMTP_REQUIRE_TLS: '0' }).mail.requireTls).toBe(false); // allowed; the start-up log warns
+      expect(loadConfig({ SMTP_REQUIRE_TLS: 'yes' }).mail.requireTls).toBe(true);
+      expect(() => loadConfig({ SMTP_REQUIRE_TLS: 'sometimes' })).toThrow(/SMTP_REQUIRE_TLS must be 1 or 0/);
     });
 
     it('refuses another scheme, naming the two allowed, without echoing credentials', () => {
@@ -94,6 +105,29 @@ describe('loadConfig', () => {
       expect(loadConfig({ SMTP_FROM: 'no-reply@bank.example' }).mail.from).toBe('no-reply@bank.example');
       expect(() => loadConfig({ SMTP_FROM: 'Strongroom' })).toThrow(/SMTP_FROM must be one address/);
       expect(() => loadConfig({ SMTP_FROM: 'a@bank.example\r\nBcc: x@evil.example' })).toThrow(/SMTP_FROM/);
+    });
+  });
+
+  describe('MANAGEMENT_PORT, MANAGEMENT_HOST and METRICS_TOKEN', () => {
+    const token = 'a'.repeat(32);
+
+    it('has no management listener and no metrics token by default', () => {
+      expect(loadConfig({}).management).toEqual({ port: undefined, host: '127.0.0.1', metricsToken: undefined });
+    });
+
+    it('reads them', () => {
+      expect(loadConfig({ MANAGEMENT_PORT: '9464', MANAGEMENT_HOST: '10.0.0.5', METRICS_TOKEN: token }).management)
+        .toEqual({ port: 9464, host: '10.0.0.5', metricsToken: token });
+      expect(loadConfig({ MANAGEMENT_PORT: '0' }).management.port).toBe(0); // any free port (tests)
+    });
+
+    it('refuses a bad port, the public port, and a short or spaced token without echoing it', () => {
+      expect(() => loadConfig({ MANAGEMENT_PORT: '70000' })).toThrow(/MANAGEMENT_PORT must be a whole number from 0 to 65535/);
+      expect(() => loadConfig({ PORT: '9000', MANAGEMENT_PORT: '9000' })).toThrow(/MANAGEMENT_PORT must differ from PORT/);
+      for (const bad of ['short-secret-token', `${token} x`]) {
+        expect(() => loadConfig({ METRICS_TOKEN: bad })).toThrow(/METRICS_TOKEN must be at least 32 printable characters/);
+        expect(() => loadConfig({ METRICS_TOKEN: bad })).not.toThrow(bad);
+      }
     });
   });
 });

@@ -41,6 +41,8 @@ export interface Config {
     sessionKeyTtlSec: number;
     /** Routes whose bodies are encrypted to the server's RSA key; undefined means SPEC's list. */
     preAuthRoutes: string[] | undefined;
+    /** TRANSPORT_REPLAY_WINDOW_SECONDS: how long an accepted pre-auth envelope is remembered and refused if sent again. */
+    replayWindowSec: number;
   };
   tokens: {
     issuer: string;
@@ -115,6 +117,20 @@ export interface Config {
     url: string | undefined;
     /** SMTP_FROM: the From header of every message. */
     from: string;
+    /**
+     * SMTP_REQUIRE_TLS (default on in production): with `smtp://`, STARTTLS is required and a
+     * server that does not offer it gets nothing. `smtps://` is TLS from the first byte anyway.
+     */
+    requireTls: boolean;
+  };
+  /** Where /metrics is served (docs/operations.md "Metrics"). */
+  management: {
+    /** MANAGEMENT_PORT: a second listener for /metrics and /health; /metrics then leaves the public port. */
+    port: number | undefined;
+    /** MANAGEMENT_HOST: the management listener's address (default loopback). */
+    host: string;
+    /** METRICS_TOKEN: `Authorization: Bearer` required on /metrics; never logged. */
+    metricsToken: string | undefined;
   };
 }
 
@@ -260,6 +276,17 @@ function smsUrl(r: Reader, production: boolean): string | undefined {
   return raw;
 }
 
+/** MANAGEMENT_PORT, MANAGEMENT_HOST and METRICS_TOKEN. Never echoes the token in a problem. */
+function management(r: Reader, publicPort: number): Config['management'] {
+  const port = r.opt('MANAGEMENT_PORT') === undefined ? undefined : r.int('MANAGEMENT_PORT', 0, 0, 65535);
+  if (port !== undefined && port !== 0 && port === publicPort) r.problems.push(`MANAGEMENT_PORT must differ from PORT (both ${port})`);
+  const metricsToken = r.opt('METRICS_TOKEN');
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{32,}$/.test(metricsToken)) {
+    r.problems.push(`METRICS_TOKEN must be at least 32 printable characters without spaces, such as the output of openssl rand -hex 32 (got ${metricsToken.length} characters)`);
+  }
+  return { port, host: r.str('MANAGEMENT_HOST', '127.0.0.1'), metricsToken };
+}
+
 /** Parses and validates the environment. Pure: reads nothing but `env`. */
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
@@ -281,11 +308,12 @@ export function loadConfig(env: Env = process.env): Config {
   const refreshMinutes = r.int('REFRESH_TOKEN_EXPIRE_MINUTES', 10080, 5, 90 * 24 * 60);
   const bcryptCost = r.int('BCRYPT_COST', 12, 4, 16);
   const databaseUrl = r.opt('DATABASE_URL');
+  const port = r.int('PORT', 8080, 0, 65535);
 
   const config: Config = {
     env: nodeEnv,
     host: r.str('HOST', '127.0.0.1'),
-    port: r.int('PORT', 8080, 0, 65535),
+    port,
     dataDir: path.resolve(r.str('DATA_DIR', './data')),
     databaseUrl,
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -300,6 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
       keyGraceDays: r.int('TRANSPORT_KEY_GRACE_DAYS', 7, 0, 90),
       sessionKeyTtlSec: r.int('SESSION_KEY_TTL_HOURS', 24, 1, 24 * 30) * 3600,
       preAuthRoutes: r.opt('TRANSPORT_PREAUTH_ROUTES')?.split(',').map((x) => x.trim()).filter(Boolean),
+      replayWindowSec: r.int('TRANSPORT_REPLAY_WINDOW_SECONDS', 300, 1, 86_400),
     },
     tokens: {
       issuer: r.str('JWT_ISSUER', 'strongroom'),
@@ -352,7 +381,8 @@ export function loadConfig(env: Env = process.env): Config {
       sender: r.str('SMS_SENDER_ID', 'Strongroom'),
       timeoutMs: r.int('SMS_GATEWAY_TIMEOUT_MS', 10_000, 100, 60_000),
     },
-    mail: { url: smtpUrl(r), from: smtpFrom(r) },
+    mail: { url: smtpUrl(r), from: smtpFrom(r), requireTls: r.bool('SMTP_REQUIRE_TLS', production) },
+    management: management(r, port),
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

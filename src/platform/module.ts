@@ -30,6 +30,8 @@ export interface Module<Provides extends object = object> {
   setup?(app: App): void;
   /** The module's routes, registered as one encapsulated Fastify plugin. */
   routes?: FastifyPluginAsync;
+  /** Operator-only routes for the management listener (MANAGEMENT_PORT), never on the public port. */
+  managementRoutes?: FastifyPluginAsync;
   /** Wraps request and response bodies (transport encryption); at most one module supplies it. */
   envelope?: BodyEnvelope;
   /** Background jobs the process scheduler runs (src/platform/scheduler.ts). */

@@ -50,6 +50,11 @@ export interface TransportOptions {
   /** The caller's AES-256 session key (from its bearer token), or null. */
   sessionKey(request: FastifyRequest): Promise<Buffer | null>;
   enforce: boolean;
+  /**
+   * Refuses a pre-auth envelope seen before (`firstSeen` false): src/transport/replay.ts.
+   * `onReplay` is told of each one refused (metrics, log).
+   */
+  replay?: { firstSeen(encryptedKey: string): Promise<boolean>; onReplay?(request: FastifyRequest): void };
   preAuthRoutes?: string[];
   exemptPaths?: string[];
   binaryFragments?: string[];
@@ -142,6 +147,12 @@ export function createTransport(opts: TransportOptions): Transport {
           if (!aesKey) throw new TransportDecryptError();
           const body = parseJsonObject(aesGcmOpen(aesKey, data.nonce, data.ciphertext, data.tag));
           const recipient = parseClientPublicKey(body.client_public_key);
+          // Recorded only once it opened: junk cannot fill the cache, and a replay is refused
+          // like any envelope that does not open (one answer, no oracle).
+          if (opts.replay && !(await opts.replay.firstSeen(data.encrypted_key as string))) {
+            opts.replay.onReplay?.(request);
+            throw new TransportDecryptError();
+          }
           delete body.client_public_key;
           request.body = body;
           request.transport = { mode: 'preauth', responseKey: newAesKey(), recipient };

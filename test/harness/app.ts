@@ -54,6 +54,8 @@ export interface TestApp {
   /** The modules' background jobs (not started: `runNow(name)` runs one). */
   scheduler: Scheduler;
   clock: ManualClock;
+  /** The management listener's app (MANAGEMENT_PORT), not started; the caller closes it. */
+  buildManagementApp(): Promise<App>;
   /** Closes the app and its modules, not the database (a second node sharing a handle). */
   closeApp(): Promise<void>;
   close(): Promise<void>;
@@ -75,6 +77,7 @@ export async function createTestApp(opts: { env?: Record<string, string>; databa
   await app.ready();
   return {
     app, s: strongroom.registry, scheduler: strongroom.scheduler, clock,
+    buildManagementApp: () => strongroom.buildManagementApp(),
     async closeApp() {
       await app.close();
       await strongroom.close();

@@ -1,8 +1,9 @@
 /**
- * A real SMTP server for the tests (smtp-server on loopback, a free port, no TLS, AUTH optional)
- * that keeps every message it accepts. A message is stored before the server answers 250, so
- * once `mailer.send` resolves the message is already in `messages`; `next()` awaits the next one
- * without sleeping.
+ * A real SMTP server for the tests (smtp-server on loopback, a free port, AUTH optional) that
+ * keeps every message it accepts. It offers no STARTTLS unless asked (`starttls`: then with
+ * smtp-server's built-in certificate, self-signed and expired, which no client trusts). A
+ * message is stored before the server answers 250, so once `mailer.send` resolves the message
+ * is already in `messages`; `next()` awaits the next one without sleeping.
  */
 import net from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -49,8 +50,11 @@ export function parseMail(raw: string, rcptTo: string[]): ReceivedMail {
   return { rcptTo, from: headers.get('from') ?? '', to: headers.get('to') ?? '', subject: headers.get('subject') ?? '', text: text.replace(/\r\n/g, '\n'), raw };
 }
 
-/** `auth`: require AUTH with these credentials (allowed without TLS, on loopback, for the test). */
-export async function startSmtp(opts: { auth?: { user: string; pass: string } } = {}): Promise<TestSmtp> {
+/**
+ * `auth`: require AUTH with these credentials (allowed without TLS, on loopback, for the test).
+ * `starttls`: offer STARTTLS (with a certificate that does not verify).
+ */
+export async function startSmtp(opts: { auth?: { user: string; pass: string }; starttls?: boolean } = {}): Promise<TestSmtp> {
   const messages: ReceivedMail[] = [];
   const waiting: Array<(m: ReceivedMail) => void> = [];
   let taken = 0;
@@ -58,7 +62,7 @@ export async function startSmtp(opts: { auth?: { user: string; pass: string } } 
   const server = new SMTPServer({
     authOptional: auth === undefined,
     allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
+    disabledCommands: opts.starttls ? [] : ['STARTTLS'],
     logger: false,
     onAuth(a, _session, callback) {
       if (auth && a.username === auth.user && a.password === auth.pass) callback(null, { user: a.username });

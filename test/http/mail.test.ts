@@ -165,3 +165,40 @@ describe('SMTP credentials in SMTP_URL', () => {
     for (const secret of ['WrongPassw0rd', 'S3cret', Buffer.from('\0strongroom\0WrongPassw0rd').toString('base64')]) expect(text).not.toContain(secret);
   });
 });
+
+describe('clear-text email (issue 9 section 9): SMTP_REQUIRE_TLS', () => {
+  const log = pino({ level: 'silent' });
+  const message = (to: string) => ({ to, subject: 'Your one-time code', text: 'Code: 123456' });
+  let plain: TestSmtp;
+  let selfSigned: TestSmtp;
+  beforeAll(async () => {
+    plain = await startSmtp(); // offers no STARTTLS
+    selfSigned = await startSmtp({ starttls: true });
+  });
+  afterAll(async () => {
+    await plain.close();
+    await selfSigned.close();
+  });
+
+  it('clear-text email: with SMTP_REQUIRE_TLS a server that offers no STARTTLS gets nothing: the send fails and the message never reaches it', async () => {
+    const mailer = createMailer(loadConfig({ SMTP_URL: plain.url, SMTP_REQUIRE_TLS: '1' }), log);
+    await expect(mailer.send(message('required@bank.example'))).rejects.toMatchObject({ name: 'MailDeliveryError', reason: expect.stringMatching(/^ETLS SMTP 5\d\d during STARTTLS$/) });
+    expect(plain.messages).toHaveLength(0);
+    mailer.close?.();
+  });
+
+  it('control: the same server gets the message when TLS is not required (what production refuses by default)', async () => {
+    const mailer = createMailer(loadConfig({ SMTP_URL: plain.url, SMTP_REQUIRE_TLS: '0' }), log);
+    await mailer.send(message('not.required@bank.example'));
+    expect(plain.to('not.required@bank.example')).toHaveLength(1);
+    mailer.close?.();
+  });
+
+  it('a server whose STARTTLS certificate does not verify gets nothing either: no fallback to clear text', async () => {
+    // smtp-server's built-in certificate: self-signed, and expired.
+    const mailer = createMailer(loadConfig({ SMTP_URL: selfSigned.url, SMTP_REQUIRE_TLS: '1' }), log);
+    await expect(mailer.send(message('untrusted@bank.example'))).rejects.toMatchObject({ name: 'MailDeliveryError', reason: expect.stringMatching(/^ESOCKET (CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT|UNABLE_TO_VERIFY)/) });
+    expect(selfSigned.messages).toHaveLength(0);
+    mailer.close?.();
+  });
+});

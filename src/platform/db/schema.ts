@@ -173,6 +173,11 @@ export interface JwtSigningKeysTable {
   created_at: Timestamp;
 }
 
+export interface TransportReplayTable {
+  digest: Buffer;
+  seen_at: Timestamp;
+}
+
 export interface TransportKeysTable {
   version: Generated<number>;
   key_id: string;
@@ -294,6 +299,7 @@ export interface Database {
   audit_log: AuditLogTable;
   jwt_signing_keys: JwtSigningKeysTable;
   transport_keys: TransportKeysTable;
+  transport_replay: TransportReplayTable;
   mfa_factors: MfaFactorsTable;
   mfa_backup_codes: MfaBackupCodesTable;
   mfa_attempts: MfaAttemptsTable;

@@ -1,13 +1,11 @@
-/** Operations: /health, /metrics and the API documentation. */
-import type { DatabaseHandle } from '../db/database.js';
+/**
+ * Operations: /health, /metrics and the API documentation on the public port, and the
+ * management listener's /health and /metrics (MANAGEMENT_PORT).
+ */
 import type { Module } from '../module.js';
-import type { Metrics } from '../observability/metrics.js';
-import { opsRoutes } from './ops-routes.js';
+import { managementRoutes, opsRoutes, type OpsRouteDeps } from './ops-routes.js';
 
-export interface OpsDeps {
-  database: Pick<DatabaseHandle, 'ping' | 'kind'>;
-  metrics: Metrics;
-}
+export type OpsDeps = OpsRouteDeps;
 
 export function opsModule(deps: OpsDeps): Module {
   return {
@@ -15,5 +13,6 @@ export function opsModule(deps: OpsDeps): Module {
     provides: {},
     tags: [{ name: 'Operations', description: 'Health, metrics and documentation' }],
     routes: opsRoutes(deps),
+    managementRoutes: managementRoutes(deps),
   };
 }

@@ -30,6 +30,11 @@ export class Metrics {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
   }
 
+  /** A counter a module registers (no labels). */
+  counter(name: string, help: string): Counter {
+    return new Counter({ name, help, registers: [this.registry] });
+  }
+
   /** A gauge read when /metrics is scraped (a module registers what it can count). */
   gauge(name: string, help: string, read: () => Promise<number>): void {
     new Gauge({

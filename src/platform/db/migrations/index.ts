@@ -4,6 +4,7 @@ import * as transport from './002-transport.js';
 import * as fieldEncryption from './003-field-encryption.js';
 import * as expiryWarning from './004-password-expiry-warning.js';
 import * as mfa from './005-mfa.js';
+import * as transportReplay from './006-transport-replay.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ export const migrations: Record<string, Migration> = {
   '003-field-encryption': fieldEncryption,
   '004-password-expiry-warning': expiryWarning,
   '005-mfa': mfa,
+  '006-transport-replay': transportReplay,
 };
 
 export const migrationProvider: MigrationProvider = {
