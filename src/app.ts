@@ -7,6 +7,7 @@
  */
 import swagger from '@fastify/swagger';
 import type { Logger } from 'pino';
+import { accessModule } from './access/module.js';
 import { adminModule } from './admin/module.js';
 import { auditModule } from './audit/module.js';
 import { credentialsModule } from './credentials/module.js';
@@ -50,6 +51,7 @@ function compose(opts: StrongroomOptions) {
     .use(sessionsModule)
     .use(transportModule)
     .use(policyModule)
+    .use(accessModule)
     .use(credentialsModule)
     .use(secondFactorModule)
     .use(signinModule)

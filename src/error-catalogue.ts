@@ -2,6 +2,7 @@
  * Every error code the service can answer with, gathered explicitly from each capability's
  * catalogue. docs/errors.md is checked against it by a test.
  */
+import { AccessErrors } from './access/errors.js';
 import { AdminErrors } from './admin/errors.js';
 import { CredentialErrors } from './credentials/errors.js';
 import { MfaErrors } from './mfa/errors.js';
@@ -24,6 +25,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Sign-in': SignInErrors.definitions,
   Credentials: CredentialErrors.definitions,
   Policy: PolicyErrors.definitions,
+  'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,
   'Transport encryption': TransportErrors.definitions,
   'Second factors': MfaErrors.definitions,

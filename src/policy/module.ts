@@ -1,6 +1,6 @@
 /**
- * Access policy: the failed-attempt lockout, rate limits, and the pipeline's access-policy check
- * (per channel, IP, day and time, device, geofence: allow-all until the channels issue lands).
+ * Attempt policy: the failed-attempt lockout, rate limits and the in-flight bound on password
+ * checks. The per-channel access policy is src/access.
  */
 import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
@@ -8,7 +8,6 @@ import type { Config } from '../platform/config.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
-import type { AccessPolicyCheck } from '../signin/pipeline.js';
 import { InFlightLimit } from './in-flight.js';
 import { LoginAttempts } from './lockout.js';
 import { RateLimiter } from './rate-limit.js';
@@ -27,11 +26,7 @@ export interface PolicyProvides {
   rateLimiter: RateLimiter;
   /** Password checks in flight per client address and account (this node). */
   inFlight: InFlightLimit;
-  /** The sign-in pipeline's access-policy step. */
-  accessPolicy: AccessPolicyCheck;
 }
-
-const allowAll: AccessPolicyCheck = { check: async () => undefined };
 
 export function policyModule(deps: PolicyDeps): Module<PolicyProvides> {
   const { db, clock } = deps;
@@ -40,7 +35,7 @@ export function policyModule(deps: PolicyDeps): Module<PolicyProvides> {
   const inFlight = new InFlightLimit(deps.config.signin.maxInFlightPerIp);
   return {
     name: 'policy',
-    provides: { attempts, rateLimiter, inFlight, accessPolicy: allowAll },
+    provides: { attempts, rateLimiter, inFlight },
     jobs: [
       { name: 'rate-limit window clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => rateLimiter.purge(clock.now() - 3_600_000) },
       { name: 'login attempt clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => attempts.purgeStale() },

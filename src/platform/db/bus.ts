@@ -16,7 +16,8 @@ export type BusEvent =
   | { type: 'session.changed'; sessionId: string }
   | { type: 'token.denied'; jti: string; expiresAt: number }
   | { type: 'keyring.changed' }
-  | { type: 'transport-keys.changed' };
+  | { type: 'transport-keys.changed' }
+  | { type: 'access-policies.changed' };
 
 const CHANNEL = 'strongroom_events';
 

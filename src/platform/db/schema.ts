@@ -173,6 +173,18 @@ export interface JwtSigningKeysTable {
   created_at: Timestamp;
 }
 
+export interface AccessPoliciesTable {
+  id: Generated<number>;
+  name: string;
+  channel: string;
+  role: string | null;
+  enabled: Generated<boolean>;
+  /** jsonb: written as a JSON string, read back parsed (PostgreSQL) or as text (see PolicyStore). */
+  rules: Json<unknown>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface TransportReplayTable {
   digest: Buffer;
   seen_at: Timestamp;
@@ -300,6 +312,7 @@ export interface Database {
   jwt_signing_keys: JwtSigningKeysTable;
   transport_keys: TransportKeysTable;
   transport_replay: TransportReplayTable;
+  access_policies: AccessPoliciesTable;
   mfa_factors: MfaFactorsTable;
   mfa_backup_codes: MfaBackupCodesTable;
   mfa_attempts: MfaAttemptsTable;

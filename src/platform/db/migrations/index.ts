@@ -5,6 +5,7 @@ import * as fieldEncryption from './003-field-encryption.js';
 import * as expiryWarning from './004-password-expiry-warning.js';
 import * as mfa from './005-mfa.js';
 import * as transportReplay from './006-transport-replay.js';
+import * as accessPolicies from './007-access-policies.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '004-password-expiry-warning': expiryWarning,
   '005-mfa': mfa,
   '006-transport-replay': transportReplay,
+  '007-access-policies': accessPolicies,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,88 @@
+/**
+ * One access policy: the rules a channel (narrowed to a role, or not) imposes on a sign-in,
+ * as an administrator writes them, and their compiled form that each check evaluates.
+ *
+ * A sign-in on a channel must satisfy every enabled policy of that channel that applies to the
+ * user (no role, or a role the user holds): policies only ever add restrictions, so a role
+ * policy narrows the channel's. Rules are checked in a fixed order and the first one broken is
+ * the answer: `channel` (the channel is closed to these users), `ip`, `schedule`, `geofence`.
+ */
+import { compileCidrs, ipAllowed, type CidrSet } from './rules/ip.js';
+import { compileGeofences, locationCheck, type CompiledGeofences, type Geofence, type LocationFix } from './rules/geo.js';
+import { compileSchedule, scheduleAllows, type CompiledSchedule, type ScheduleWindow } from './rules/schedule.js';
+import { InvalidRuleError } from './rules/errors.js';
+
+export const CHANNELS = ['web', 'mobile', 'ussd', 'agent'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** The rule a refused sign-in broke (`details.rule` of 403 POLICY_RESTRICTED). */
+export type PolicyRule = 'channel' | 'ip' | 'schedule' | 'device' | 'geofence';
+
+/** A location is refused when its accuracy is worse than this, unless the policy says otherwise. */
+export const DEFAULT_MAX_ACCURACY_M = 100;
+
+/** The rules document of a policy (`access_policies.rules`), every part optional. */
+export interface PolicyRules {
+  /** false: users this policy covers may not sign in on the channel at all. */
+  allow_channel?: boolean;
+  /** CIDR blocks (IPv4 and IPv6) the client address must be in (`allow`) or not in (`deny`; deny wins). */
+  ip?: { allow?: string[]; deny?: string[] };
+  /** Windows of local time when sign-in is allowed (any window). */
+  schedule?: ScheduleWindow[];
+  /** Areas the sign-in's reported location must lie in (any area); no location: refused. */
+  geofences?: Geofence[];
+  /** Worst location accuracy accepted, metres (default 100). */
+  max_location_accuracy_m?: number;
+}
+
+export interface CompiledPolicy {
+  readonly id: number;
+  readonly channel: Channel;
+  readonly role: string | null;
+  readonly allowChannel: boolean;
+  readonly ip: { allow?: CidrSet; deny?: CidrSet } | null;
+  readonly schedule: CompiledSchedule | null;
+  readonly geofences: CompiledGeofences | null;
+  readonly maxAccuracyM: number;
+}
+
+/** What a check knows of the request. */
+export interface AccessRequest {
+  ip: string;
+  now: number;
+  location?: LocationFix;
+}
+
+const RULE_KEYS = new Set(['allow_channel', 'ip', 'schedule', 'geofences', 'max_location_accuracy_m']);
+
+/** Compiles and validates a rules document; throws `InvalidRuleError` naming the field. */
+export function compileRules(rules: PolicyRules): Omit<CompiledPolicy, 'id' | 'channel' | 'role'> {
+  for (const key of Object.keys(rules)) if (!RULE_KEYS.has(key)) throw new InvalidRuleError(`rules.${key}`, 'is not a rule (allow_channel, ip, schedule, geofences, max_location_accuracy_m)');
+  const ip = rules.ip === undefined ? null : {
+    ...(rules.ip.allow !== undefined ? { allow: compileCidrs(rules.ip.allow, 'rules.ip.allow') } : {}),
+    ...(rules.ip.deny !== undefined ? { deny: compileCidrs(rules.ip.deny, 'rules.ip.deny') } : {}),
+  };
+  const accuracy = rules.max_location_accuracy_m ?? DEFAULT_MAX_ACCURACY_M;
+  if (!Number.isFinite(accuracy) || accuracy <= 0 || accuracy > 10_000) throw new InvalidRuleError('rules.max_location_accuracy_m', 'must be a number of metres above 0 and at most 10000');
+  return {
+    allowChannel: rules.allow_channel ?? true,
+    ip,
+    schedule: rules.schedule === undefined ? null : compileSchedule(rules.schedule, 'rules.schedule'),
+    geofences: rules.geofences === undefined ? null : compileGeofences(rules.geofences, 'rules.geofences'),
+    maxAccuracyM: accuracy,
+  };
+}
+
+/** The first rule of `p` the request breaks, or null. */
+export function brokenRule(p: CompiledPolicy, r: AccessRequest): PolicyRule | null {
+  if (!p.allowChannel) return 'channel';
+  if (p.ip && !ipAllowed(p.ip, r.ip)) return 'ip';
+  if (p.schedule && !scheduleAllows(p.schedule, r.now)) return 'schedule';
+  if (p.geofences && locationCheck(p.geofences, r.location, p.maxAccuracyM) !== 'inside') return 'geofence';
+  return null;
+}
+
+/** A policy that refuses everyone it covers: what a stored policy that no longer compiles becomes (fail closed). */
+export function refuseAll(id: number, channel: Channel, role: string | null): CompiledPolicy {
+  return { id, channel, role, allowChannel: false, ip: null, schedule: null, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M };
+}

@@ -1,0 +1,135 @@
+/**
+ * `/api/v1/admin/access-policies`: list, read, create, replace and delete access policies
+ * (permission `policies.manage`). Bodies are docs/decisions.md "Access policy".
+ */
+import Type, { type Static } from 'typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { App } from '../platform/http/app.js';
+import { errors, NO_NUL } from '../platform/http/schemas.js';
+import { fingerprintOf, userAgentOf, type Guard } from '../sessions/guard.js';
+import type { UserStore } from '../users/store.js';
+import { CHANNELS, DEFAULT_MAX_ACCURACY_M } from './policy.js';
+import { WEEKDAYS } from './rules/schedule.js';
+import type { AccessPolicyAdmin } from './service.js';
+import type { PolicyInput, PolicyRow } from './store.js';
+
+const ISO = { format: 'date-time' } as const;
+const Coordinate = Type.Number({ minimum: -180, maximum: 180 });
+
+const Rules = Type.Object({
+  allow_channel: Type.Optional(Type.Boolean({ description: '`false`: the users this policy covers may not sign in on the channel at all (rule `channel`).', default: true })),
+  ip: Type.Optional(Type.Object({
+    allow: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 500, description: 'CIDR blocks or addresses, IPv4 or IPv6; when present and not empty the client address must be in one (rule `ip`).', examples: [['10.20.0.0/16', '2001:db8:40::/48']] })),
+    deny: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 500, description: 'CIDR blocks refused even when allowed (deny wins).', examples: [['10.20.99.0/24']] })),
+  }, { additionalProperties: false })),
+  schedule: Type.Optional(Type.Array(Type.Object({
+    time_zone: Type.String({ maxLength: 64, description: 'IANA time zone; daylight saving follows the zone\'s rules.', examples: ['Africa/Nairobi'] }),
+    days: Type.Array(Type.Union(WEEKDAYS.map((d) => Type.Literal(d))), { minItems: 1, maxItems: 7, examples: [['mon', 'tue', 'wed', 'thu', 'fri', 'sat']] }),
+    from: Type.String({ pattern: '^[0-9]{2}:[0-9]{2}$', description: 'Local time, inclusive.', examples: ['07:00'] }),
+    to: Type.String({ pattern: '^[0-9]{2}:[0-9]{2}$', description: 'Local time, exclusive; `24:00` is the end of the day; earlier than `from` crosses midnight.', examples: ['20:00'] }),
+  }, { additionalProperties: false }), { minItems: 1, maxItems: 50, description: 'Sign-in is allowed inside any window (rule `schedule`).' })),
+  geofences: Type.Optional(Type.Array(Type.Union([
+    Type.Object({ type: Type.Literal('circle'), lat: Type.Number({ minimum: -90, maximum: 90, examples: [-1.2864] }), lon: Coordinate, radius_m: Type.Number({ exclusiveMinimum: 0, maximum: 100_000, examples: [250] }) }, { additionalProperties: false }),
+    Type.Object({ type: Type.Literal('polygon'), points: Type.Array(Type.Tuple([Type.Number({ minimum: -90, maximum: 90 }), Coordinate]), { minItems: 3, maxItems: 1000, description: '[latitude, longitude] pairs.' }) }, { additionalProperties: false }),
+  ]), { minItems: 1, maxItems: 100, description: 'The reported location, with its whole accuracy circle, must lie inside one area; a sign-in without a location is refused (rule `geofence`).' })),
+  max_location_accuracy_m: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 10_000, default: DEFAULT_MAX_ACCURACY_M, description: 'A location less accurate than this is refused.' })),
+}, { additionalProperties: false });
+
+const PolicyBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL, examples: ['Agents: bound phone, branch area, working hours'] }),
+  channel: Type.Union(CHANNELS.map((c) => Type.Literal(c)), { examples: ['agent'] }),
+  role: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'Only users holding this role are covered; null or absent: every user on the channel.', examples: ['agent'] })),
+  enabled: Type.Optional(Type.Boolean({ default: true })),
+  rules: Rules,
+}, { additionalProperties: false });
+
+const Policy = Type.Object({
+  id: Type.Integer({ examples: [3] }),
+  name: Type.String(),
+  channel: Type.String({ examples: ['agent'] }),
+  role: Type.Union([Type.String(), Type.Null()]),
+  enabled: Type.Boolean(),
+  rules: Rules,
+  created_at: Type.String(ISO),
+  updated_at: Type.String(ISO),
+});
+
+const EXAMPLE = {
+  name: 'Agents: branch area, working hours', channel: 'agent', role: 'agent', enabled: true,
+  rules: {
+    ip: { deny: ['203.0.113.0/24'] },
+    schedule: [{ time_zone: 'Africa/Nairobi', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'], from: '07:00', to: '20:00' }],
+    geofences: [{ type: 'circle', lat: -1.2864, lon: 36.8172, radius_m: 250 }],
+    max_location_accuracy_m: 50,
+  },
+};
+
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+
+function present(p: PolicyRow) {
+  return { id: p.id, name: p.name, channel: p.channel, role: p.role, enabled: p.enabled, rules: p.rules as Static<typeof Rules>, created_at: p.created_at.toISOString(), updated_at: p.updated_at.toISOString() };
+}
+
+export interface AccessRouteDeps {
+  accessAdmin: AccessPolicyAdmin;
+  policyStore: { list(): Promise<PolicyRow[]> };
+  users: UserStore;
+  guard: Guard;
+}
+
+export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
+  const actorOf = async (request: FastifyRequest) => {
+    const uuid = request.auth?.claims.user_id ?? null;
+    return { uuid, username: uuid ? ((await s.users.findByUuid(uuid))?.username ?? null) : null };
+  };
+  const ctxOf = (request: FastifyRequest) => ({ ip: request.ip, deviceFingerprint: fingerprintOf(request) || null, userAgent: userAgentOf(request), channel: request.auth?.session.channel ?? null });
+  const input = (b: { name: string; channel: PolicyInput['channel']; role?: string | null; enabled?: boolean; rules: PolicyInput['rules'] }): PolicyInput =>
+    ({ name: b.name, channel: b.channel, role: b.role ?? null, enabled: b.enabled ?? true, rules: b.rules });
+
+  return async (instance) => {
+    const app = instance as unknown as App;
+    const tags = ['Access policy'];
+    const security = [{ bearer: [] }];
+    const onRequest = s.guard.requirePermission('policies.manage');
+    const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `geofence`) and is audited as `POLICY_VIOLATION`. Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
+
+    app.get('/api/v1/admin/access-policies', {
+      schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }), ...errors(401, 403) } },
+      onRequest,
+    }, async () => ({ policies: (await s.policyStore.list()).map(present) }));
+
+    app.post('/api/v1/admin/access-policies', {
+      schema: {
+        tags, security, summary: 'Create an access policy (permission policies.manage)', description: `${RULES_TEXT} \`409 ACCESS_POLICY_EXISTS\` when the name is taken.`,
+        body: { ...PolicyBody, examples: [EXAMPLE] },
+        response: { 201: Type.Object({ policy: Policy }, { examples: [{ policy: { id: 3, ...EXAMPLE, created_at: '2026-11-23T09:00:00.000Z', updated_at: '2026-11-23T09:00:00.000Z' } }] }), ...errors(400, 401, 403, 409, 422) },
+      },
+      onRequest,
+    }, async (request, reply) => {
+      const row = await s.accessAdmin.create(input(request.body), await actorOf(request), ctxOf(request));
+      reply.status(201);
+      return { policy: present(row) };
+    });
+
+    app.get('/api/v1/admin/access-policies/:id', {
+      schema: { tags, security, summary: 'Read an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ policy: Policy }), ...errors(401, 403, 404, 422) } },
+      onRequest,
+    }, async (request) => ({ policy: present(await s.accessAdmin.get(request.params.id)) }));
+
+    app.put('/api/v1/admin/access-policies/:id', {
+      schema: {
+        tags, security, summary: 'Replace an access policy (permission policies.manage)', description: `The whole policy is replaced. ${RULES_TEXT}`,
+        params: IdParams, body: PolicyBody, response: { 200: Type.Object({ policy: Policy }), ...errors(400, 401, 403, 404, 409, 422) },
+      },
+      onRequest,
+    }, async (request) => ({ policy: present(await s.accessAdmin.update(request.params.id, input(request.body), await actorOf(request), ctxOf(request))) }));
+
+    app.delete('/api/v1/admin/access-policies/:id', {
+      schema: { tags, security, summary: 'Delete an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ status: Type.Literal('success') }), ...errors(401, 403, 404, 422) } },
+      onRequest,
+    }, async (request) => {
+      await s.accessAdmin.delete(request.params.id, await actorOf(request), ctxOf(request));
+      return { status: 'success' as const };
+    });
+  };
+}

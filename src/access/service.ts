@@ -1,0 +1,94 @@
+/**
+ * Administration of access policies: every change is validated by compiling it (a policy that
+ * does not compile is never stored), written with its audit row in one transaction, and then
+ * announced on the event bus, so every node's engine reloads; this node's before the answer.
+ */
+import type { AuditContext, AuditLog } from '../audit/service.js';
+import type { Clock } from '../platform/clock.js';
+import type { EventBus } from '../platform/db/bus.js';
+import type { Db } from '../platform/db/database.js';
+import { CommonErrors } from '../platform/errors.js';
+import type { AccessPolicyEngine } from './engine.js';
+import { AccessErrors } from './errors.js';
+import { compileRules } from './policy.js';
+import { InvalidRuleError } from './rules/errors.js';
+import type { PolicyInput, PolicyRow, PolicyStore } from './store.js';
+
+/** Who made a change, for the audit trail. */
+export interface PolicyActor {
+  uuid: string | null;
+  username: string | null;
+}
+
+export class AccessPolicyAdmin {
+  constructor(private readonly deps: { db: Db; store: PolicyStore; engine: AccessPolicyEngine; audit: AuditLog; bus: EventBus; clock: Clock }) {}
+
+  async create(input: PolicyInput, actor: PolicyActor, ctx: AuditContext): Promise<PolicyRow> {
+    await this.validate(input);
+    const d = this.deps;
+    const row = await d.db.transaction().execute(async (trx) => {
+      const created = await d.store.create(trx, input, new Date(d.clock.now()));
+      if (!created) throw AccessErrors.ACCESS_POLICY_EXISTS({ name: input.name });
+      await this.audit(trx, 'ACCESS_POLICY_CREATED', created, actor, ctx);
+      return created;
+    });
+    await this.announce();
+    return row;
+  }
+
+  async update(id: number, input: PolicyInput, actor: PolicyActor, ctx: AuditContext): Promise<PolicyRow> {
+    await this.validate(input);
+    const d = this.deps;
+    const row = await d.db.transaction().execute(async (trx) => {
+      const updated = await d.store.update(trx, id, input, new Date(d.clock.now()));
+      if (updated === 'name_taken') throw AccessErrors.ACCESS_POLICY_EXISTS({ name: input.name });
+      if (!updated) throw AccessErrors.ACCESS_POLICY_NOT_FOUND();
+      await this.audit(trx, 'ACCESS_POLICY_UPDATED', updated, actor, ctx);
+      return updated;
+    });
+    await this.announce();
+    return row;
+  }
+
+  async delete(id: number, actor: PolicyActor, ctx: AuditContext): Promise<void> {
+    const d = this.deps;
+    await d.db.transaction().execute(async (trx) => {
+      const deleted = await d.store.delete(trx, id);
+      if (!deleted) throw AccessErrors.ACCESS_POLICY_NOT_FOUND();
+      await this.audit(trx, 'ACCESS_POLICY_DELETED', deleted, actor, ctx);
+    });
+    await this.announce();
+  }
+
+  async get(id: number): Promise<PolicyRow> {
+    const row = await this.deps.store.get(id);
+    if (!row) throw AccessErrors.ACCESS_POLICY_NOT_FOUND();
+    return row;
+  }
+
+  /** 422 VALIDATION_ERROR naming the field, for rules that do not compile or a role that does not exist. */
+  private async validate(input: PolicyInput): Promise<void> {
+    try {
+      compileRules(input.rules);
+    } catch (err) {
+      if (err instanceof InvalidRuleError) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: err.field, message: err.reason }] });
+      throw err;
+    }
+    if (input.role !== null && !(await this.deps.store.roleExists(input.role))) {
+      throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'role', message: `no role is named ${JSON.stringify(input.role)}` }] });
+    }
+  }
+
+  private async audit(trx: Db, eventType: 'ACCESS_POLICY_CREATED' | 'ACCESS_POLICY_UPDATED' | 'ACCESS_POLICY_DELETED', row: PolicyRow, actor: PolicyActor, ctx: AuditContext): Promise<void> {
+    await this.deps.audit.record({
+      ...ctx, eventType, status: 'SUCCESS', userId: actor.uuid, username: actor.username,
+      details: { policy_id: row.id, name: row.name, channel: row.channel, role: row.role, enabled: row.enabled, rules: row.rules },
+    }, trx);
+  }
+
+  /** Tells every node (this one first, before the answer) that the policies changed. */
+  private async announce(): Promise<void> {
+    await this.deps.bus.publish({ type: 'access-policies.changed' });
+    await this.deps.engine.reload();
+  }
+}

@@ -1,0 +1,72 @@
+/** The `access_policies` table. */
+import type { Db } from '../platform/db/database.js';
+import type { Channel, PolicyRules } from './policy.js';
+
+export interface PolicyRow {
+  id: number;
+  name: string;
+  channel: Channel;
+  role: string | null;
+  enabled: boolean;
+  rules: PolicyRules;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PolicyInput {
+  name: string;
+  channel: Channel;
+  role: string | null;
+  enabled: boolean;
+  rules: PolicyRules;
+}
+
+const COLUMNS = ['id', 'name', 'channel', 'role', 'enabled', 'rules', 'created_at', 'updated_at'] as const;
+
+function parse(row: { id: number; name: string; channel: string; role: string | null; enabled: boolean; rules: unknown; created_at: Date | string; updated_at: Date | string }): PolicyRow {
+  const rules = (typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules) as PolicyRules;
+  return { ...row, channel: row.channel as Channel, rules, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at) };
+}
+
+export class PolicyStore {
+  constructor(private readonly db: Db) {}
+
+  async list(opts: { enabledOnly?: boolean } = {}): Promise<PolicyRow[]> {
+    let q = this.db.selectFrom('access_policies').select(COLUMNS).orderBy('id');
+    if (opts.enabledOnly) q = q.where('enabled', '=', true);
+    return (await q.execute()).map(parse);
+  }
+
+  async get(id: number): Promise<PolicyRow | undefined> {
+    const row = await this.db.selectFrom('access_policies').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+    return row ? parse(row) : undefined;
+  }
+
+  /** The new row, or undefined when the name is taken. */
+  async create(trx: Db, p: PolicyInput, now: Date): Promise<PolicyRow | undefined> {
+    const row = await trx.insertInto('access_policies')
+      .values({ name: p.name, channel: p.channel, role: p.role, enabled: p.enabled, rules: JSON.stringify(p.rules), created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .returning(COLUMNS).executeTakeFirst();
+    return row ? parse(row) : undefined;
+  }
+
+  /** The updated row; undefined when there is none; 'name_taken' when another policy has the name. */
+  async update(trx: Db, id: number, p: PolicyInput, now: Date): Promise<PolicyRow | undefined | 'name_taken'> {
+    const clash = await trx.selectFrom('access_policies').select('id').where('name', '=', p.name).where('id', '!=', id).executeTakeFirst();
+    if (clash) return 'name_taken';
+    const row = await trx.updateTable('access_policies')
+      .set({ name: p.name, channel: p.channel, role: p.role, enabled: p.enabled, rules: JSON.stringify(p.rules), updated_at: now })
+      .where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+    return row ? parse(row) : undefined;
+  }
+
+  async delete(trx: Db, id: number): Promise<PolicyRow | undefined> {
+    const row = await trx.deleteFrom('access_policies').where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+    return row ? parse(row) : undefined;
+  }
+
+  async roleExists(name: string): Promise<boolean> {
+    return (await this.db.selectFrom('roles').select('id').where('name', '=', name).executeTakeFirst()) !== undefined;
+  }
+}
