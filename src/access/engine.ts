@@ -21,9 +21,9 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
 
   constructor(private readonly deps: { store: PolicyStore; clock: Clock; audit: AuditLog; bus: EventBus; log: Logger }) {
     deps.bus.subscribe((e) => {
-      if (e.type === 'access-policies.changed') void this.reload();
+      if (e.type === 'access-policies.changed') this.reloadInBackground();
     });
-    deps.bus.onReconnect(() => void this.reload());
+    deps.bus.onReconnect(() => this.reloadInBackground());
   }
 
   /**
@@ -56,6 +56,11 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
       this.reloading = null;
     });
     return this.reloading;
+  }
+
+  /** A reload nobody awaits: a failure is logged (the previous policies stay) and the 30 s sync retries. */
+  private reloadInBackground(): void {
+    this.reload().catch((err: unknown) => this.deps.log.error({ err }, 'Access policy reload failed; keeping the previous policies until the next sync'));
   }
 
   /** Resolves once no reload is running (tests: a change announced by NOTIFY has been applied). */

@@ -183,8 +183,12 @@ export class ChallengeService {
     // reset would erase failures other requests counted since (src/policy/lockout.ts).
     // The session is bound as the password step was: its device, address and channel.
     const ctx: ClientContext = { ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint, userAgent: userAgentOf(request), channel: claims.channel };
+    const grants = await d.users.grants(user.id);
+    // The policy again, for the request that finishes: a 2FA token lives minutes, and the
+    // address, the hour or the policies may have changed since the password step.
+    await d.pipeline.checkAccess(user, grants, ctx);
     if (claims.next === 'password_change') throw await d.pipeline.passwordChangeRequired(user, ctx, claims.next_reason ?? 'temporary_password');
-    return d.pipeline.complete(user, await d.users.grants(user.id), ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
+    return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
   }
 
   /** A signed-in user proved a factor again (step-up): the session records it. */

@@ -174,6 +174,14 @@ export class SignInPipeline {
   }
 
   /**
+   * The access-policy step on its own, for a sign-in finished later than its password step (a
+   * second factor): the place and time of the finishing request are what count.
+   */
+  async checkAccess(user: UserRow, grants: Grants, ctx: ClientContext): Promise<void> {
+    await this.deps.accessPolicy.check(user, grants, ctx);
+  }
+
+  /**
    * 403 PASSWORD_CHANGE_REQUIRED with a reset token (ruling 11), audited: the answer to a
    * temporary or expired password once the user's identity (and second factor) is settled.
    */

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { App } from '../../src/platform/http/app.js';
+import { enrolTotp } from '../harness/authenticator.js';
 import { signal } from '../harness/comparisons.js';
 import { createTestApp, dbKind, useTwoNodes, type TestApp } from '../harness/app.js';
 import { bearer, expectError, loginFrom, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -133,6 +134,18 @@ describe('access policy at sign-in', () => {
     await deletePolicy(t.app, admin, id);
   });
 
+  it('the second factor is checked against the policy again: a 2FA token obtained in the office is refused when finished from outside (rule ip), no session', async () => {
+    const user = await seedUser(t.s, 'twofa.teller', { roles: ['staff'] });
+    const { authenticator } = await enrolTotp(t.app, clock, (await signIn(t.app, 'twofa.teller')).access_token);
+    const id = await withPolicy(t.app, admin, { name: 'staff 2fa: bank networks', channel: 'web', role: 'staff', rules: { ip: { allow: ['10.20.0.0/16'] } } });
+    const gate = expectError(await loginFrom(OFFICE_V4, t.app, 'twofa.teller'), 401, '2FA_REQUIRED').details as { two_factor_token: string };
+    const before = await sessionsOf(t, user.id);
+    const finish = await t.app.inject({ method: 'POST', url: '/api/v1/2fa/totp/verify-login', remoteAddress: ELSEWHERE, payload: { two_factor_token: gate.two_factor_token, code: authenticator.code(clock.now()) } });
+    expectRestricted(finish, 'ip');
+    expect(await sessionsOf(t, user.id)).toBe(before);
+    await deletePolicy(t.app, admin, id);
+  });
+
   it('a disabled policy restricts nothing', async () => {
     await seedUser(t.s, 'disabled.policy', { roles: ['staff'] });
     const id = await withPolicy(t.app, admin, { name: 'disabled', channel: 'web', role: 'staff', enabled: false, rules: { allow_channel: false } });
@@ -155,16 +168,16 @@ describe('access policy administration', () => {
     [{ ip: { deny: ['not-an-address'] } }, 'rules.ip.deny[0]'],
     [{ schedule: [{ time_zone: 'Mars/Olympus_Mons', days: ['mon'], from: '07:00', to: '20:00' }] }, 'rules.schedule[0].time_zone'],
     [{ schedule: [{ time_zone: 'Africa/Nairobi', days: ['mon'], from: '25:00', to: '20:00' }] }, 'rules.schedule[0].from'],
-    [{ geofences: [{ type: 'polygon', points: [[0, 0], [0, 1]] }] }, 'rules.geofences[0].points'],
+    [{ geofences: [{ type: 'polygon', points: [[0, 0], [0, 1]] }] }, 'rules.geofences.0.points'], // caught by the schema: two points
   ])('rules that do not compile are 422 VALIDATION_ERROR naming the field (%j)', async (rules, field) => {
     const res = await createPolicy(t.app, admin, { name: `bad ${field}`, channel: 'web', rules });
     expectError(res, 422, 'VALIDATION_ERROR');
     const fields = res.json().details.fields as Array<{ field: string }>;
-    expect(fields.map((f) => f.field).join(',')).toContain(field.split('[')[0]);
+    expect(fields.map((f) => f.field)).toContain(field);
     expect((await t.s.database.db.selectFrom('access_policies').select('id').where('name', '=', `bad ${field}`).execute())).toHaveLength(0);
   });
 
-  it('hostile and impossible input: unknown role 422, unknown rule 422, NaN-like coordinates 422, a taken name 409 ACCESS_POLICY_EXISTS, a missing id 404', async () => {
+  it('hostile and impossible input: unknown role 422, unknown rule 422, an unknown channel 422, an out-of-range latitude 422, a taken name 409 ACCESS_POLICY_EXISTS, a missing id 404', async () => {
     expectError(await createPolicy(t.app, admin, { name: 'r', channel: 'web', role: 'no_such_role', rules: {} }), 422, 'VALIDATION_ERROR');
     expectError(await createPolicy(t.app, admin, { name: 'r', channel: 'web', rules: { ipp: {} } }), 422, 'VALIDATION_ERROR');
     expectError(await createPolicy(t.app, admin, { name: 'r', channel: 'sms', rules: {} }), 422, 'VALIDATION_ERROR');
