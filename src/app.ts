@@ -111,7 +111,7 @@ export function createStrongroom(opts: StrongroomOptions): Strongroom {
       return app;
     },
     async close() {
-      scheduler.stop();
+      await scheduler.stop(); // waits for the runs under way
       for (const m of [...modules].reverse()) await m.close?.();
     },
   };

@@ -80,7 +80,6 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
-    strongroom.scheduler.stop();
     await Promise.all([app.close(), management?.close()]); // stops accepting, waits for in-flight requests
     await strongroom.close(); // the password-strength worker, the SMTP pool
     await registry.database.close(); // PGlite checkpoints and releases its lock

@@ -69,7 +69,7 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
   }
 
   /** The first rule broken by a request on `channel` by a holder of `roles`, with its policy, or null. */
-  evaluate(channel: Channel | string, roles: readonly string[], request: AccessRequest): { rule: PolicyRule; policyId: number } | null {
+  private evaluate(channel: Channel | string, roles: readonly string[], request: AccessRequest): { rule: PolicyRule; policyId: number } | null {
     for (const p of this.byChannel.get(channel) ?? []) {
       if (p.role !== null && !roles.includes(p.role)) continue;
       const rule = brokenRule(p, request);

@@ -10,7 +10,6 @@ import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { Guard } from '../sessions/guard.js';
-import type { AccessPolicyCheck } from '../signin/pipeline.js';
 import type { UserStore } from '../users/store.js';
 import { AccessPolicyEngine } from './engine.js';
 import { accessRoutes } from './routes.js';
@@ -28,9 +27,8 @@ export interface AccessDeps {
 }
 
 export interface AccessProvides {
-  /** The sign-in pipeline's access-policy step. */
-  accessPolicy: AccessPolicyCheck;
-  accessEngine: AccessPolicyEngine;
+  /** The sign-in pipeline's access-policy step (an `AccessPolicyCheck`). */
+  accessPolicy: AccessPolicyEngine;
   accessAdmin: AccessPolicyAdmin;
 }
 
@@ -43,7 +41,7 @@ export function accessModule(deps: AccessDeps): Module<AccessProvides> {
   const accessAdmin = new AccessPolicyAdmin({ db: deps.db, store, engine, audit: deps.audit, bus: deps.bus, clock: deps.clock });
   return {
     name: 'access',
-    provides: { accessPolicy: engine, accessEngine: engine, accessAdmin },
+    provides: { accessPolicy: engine, accessAdmin },
     tags: [{ name: 'Access policy', description: 'Per-channel sign-in restrictions: IP, schedule, geofence; per role' }],
     routes: accessRoutes({ accessAdmin, policyStore: store, users: deps.users, guard: deps.guard }),
     init: () => engine.reload(),

@@ -6,7 +6,7 @@ import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
-import { fingerprintOf, userAgentOf, type Guard } from '../sessions/guard.js';
+import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import { CHANNELS, DEFAULT_MAX_ACCURACY_M } from './policy.js';
 import { WEEKDAYS } from './rules/schedule.js';
@@ -78,11 +78,8 @@ export interface AccessRouteDeps {
 }
 
 export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
-  const actorOf = async (request: FastifyRequest) => {
-    const uuid = request.auth?.claims.user_id ?? null;
-    return { uuid, username: uuid ? ((await s.users.findByUuid(uuid))?.username ?? null) : null };
-  };
-  const ctxOf = (request: FastifyRequest) => ({ ip: request.ip, deviceFingerprint: fingerprintOf(request) || null, userAgent: userAgentOf(request), channel: request.auth?.session.channel ?? null });
+  const actorOf = (request: FastifyRequest) => requestActor(request, s.users);
+  const ctxOf = requestAuditContext;
   const input = (b: { name: string; channel: PolicyInput['channel']; role?: string | null; enabled?: boolean; rules: PolicyInput['rules'] }): PolicyInput =>
     ({ name: b.name, channel: b.channel, role: b.role ?? null, enabled: b.enabled ?? true, rules: b.rules });
 

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AUDIT_EVENTS, type AuditLog } from '../audit/service.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL, Pagination } from '../platform/http/schemas.js';
-import { fingerprintOf, userAgentOf, type Guard } from '../sessions/guard.js';
+import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN, USERNAME_RULE } from '../users/rules.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import type { AdminService } from './service.js';
@@ -80,11 +80,8 @@ export interface AdminRouteDeps {
 
 export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
   const { admin } = s;
-  const actorOf = async (request: FastifyRequest) => {
-    const uuid = request.auth?.claims.user_id ?? null;
-    return { uuid, username: uuid ? ((await s.users.findByUuid(uuid))?.username ?? null) : null };
-  };
-  const ctxOf = (request: FastifyRequest) => ({ ip: request.ip, deviceFingerprint: fingerprintOf(request) || null, userAgent: userAgentOf(request), channel: request.auth?.session.channel ?? null });
+  const actorOf = (request: FastifyRequest) => requestActor(request, s.users);
+  const ctxOf = requestAuditContext;
 
   return async (instance) => {
     const app = instance as unknown as App;

@@ -75,7 +75,7 @@ export class FairGate {
 }
 
 /** The lane of work no request is waiting for (start-up, jobs). */
-export const SYSTEM_LANE = 'system';
+const SYSTEM_LANE = 'system';
 
 /** The lane of work for one account (the same key as its lockout counter). */
 export const accountLane = (userId: number): string => `u:${userId}`;

@@ -7,7 +7,7 @@
  * ACCOUNT_LOCKED with Retry-After); it is audited.
  */
 import type { AuditContext } from '../audit/service.js';
-import { accountLane, type PasswordHasher } from './hashing.js';
+import type { PasswordHasher } from './hashing.js';
 import type { CredentialService } from './service.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
@@ -40,7 +40,7 @@ export async function confirmCurrentPassword(d: ReauthDeps, user: UserRow, passw
   const leave = d.inFlight.enter(ipHash ? [ipInFlightKey(ipHash), userKey] : [userKey]);
   const attempt = await d.attempts.attempt(userKey, async () => {
     const state = await d.credentials.state(user.id);
-    return (await d.hasher.verify(password, state?.hash ?? null, accountLane(user.id))) ? true : null;
+    return (await d.hasher.verify(password, state?.hash ?? null, userKey)) ? true : null;
   }).finally(leave);
   if (attempt.kind === 'ok') return;
   const locked = await d.attempts.refusal(attempt, { ...ctx, userId: user.uuid, username: user.username }, { reason: 'invalid_current_password', action });

@@ -4,7 +4,6 @@ import { auditContext } from '../audit/service.js';
 import { confirmCurrentPassword } from './reauth.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AuditLog } from '../audit/service.js';
-import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
 import type { Guard } from '../sessions/guard.js';
@@ -13,7 +12,6 @@ import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserStore } from '../users/store.js';
 import type { ReauthDeps } from './reauth.js';
-import type { CredentialService } from './service.js';
 import { errors } from '../platform/http/schemas.js';
 import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
 import { clientContext } from '../signin/routes.js';
@@ -31,9 +29,7 @@ const POLICY_DOC = 'A rule violation is `422 PASSWORD_POLICY_VIOLATION` whose `d
 
 export interface CredentialRouteDeps extends ReauthDeps {
   db: Db;
-  ipHasher: Hasher;
   users: UserStore;
-  credentials: CredentialService;
   tokens: TokenService;
   denylist: Denylist;
   sessions: SessionService;

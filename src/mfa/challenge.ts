@@ -24,7 +24,7 @@ import type { LoginAttempts } from '../policy/lockout.js';
 import type { AuthContext, Guard } from '../sessions/guard.js';
 import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
-import type { AfterSecondFactor, ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
+import type { AccessPolicyCheck, AfterSecondFactor, ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
 import { SignInErrors } from '../signin/errors.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { Denylist } from '../tokens/denylist.js';
@@ -117,6 +117,8 @@ export interface ChallengeDeps {
   tokens: TokenService;
   users: UserStore;
   pipeline: SignInPipeline;
+  /** The pipeline's access-policy step, checked again for the request that finishes a sign-in. */
+  accessPolicy: AccessPolicyCheck;
   loginAttempts: LoginAttempts;
   sessions: SessionService;
   audit: AuditLog;
@@ -186,7 +188,7 @@ export class ChallengeService {
     const grants = await d.users.grants(user.id);
     // The policy again, for the request that finishes: a 2FA token lives minutes, and the
     // address, the hour or the policies may have changed since the password step.
-    await d.pipeline.checkAccess(user, grants, ctx);
+    await d.accessPolicy.check(user, grants, ctx);
     if (claims.next === 'password_change') throw await d.pipeline.passwordChangeRequired(user, ctx, claims.next_reason ?? 'temporary_password');
     return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
   }

@@ -24,7 +24,7 @@ import type { InFlightLimit } from '../policy/in-flight.js';
 import type { RateLimiter } from '../policy/rate-limit.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
-import type { SecondFactorGate, SignInPipeline } from '../signin/pipeline.js';
+import type { AccessPolicyCheck, SecondFactorGate, SignInPipeline } from '../signin/pipeline.js';
 import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserStore } from '../users/store.js';
@@ -82,6 +82,7 @@ export interface MfaModuleDeps {
   inFlight: InFlightLimit;
   factors: FactorStore;
   pipeline: SignInPipeline;
+  accessPolicy: AccessPolicyCheck;
 }
 
 export interface MfaProvides {
@@ -100,7 +101,7 @@ export function mfaModule(deps: MfaModuleDeps): Module<MfaProvides> {
   const { db, clock } = deps;
   const mfaAttempts = new MfaAttempts({ db, clock });
   const challenges = new ChallengeService({
-    db, clock, tokens: deps.tokens, users: deps.users, pipeline: deps.pipeline, loginAttempts: deps.attempts, sessions: deps.sessions,
+    db, clock, tokens: deps.tokens, users: deps.users, pipeline: deps.pipeline, accessPolicy: deps.accessPolicy, loginAttempts: deps.attempts, sessions: deps.sessions,
     audit: deps.audit, guard: deps.guard, ipHasher: deps.ipHasher, denylist: deps.denylist,
   });
   const services: MfaDeps = {

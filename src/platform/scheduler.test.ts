@@ -56,8 +56,24 @@ describe('Scheduler', () => {
     expect(failing).toBe(4);
     expect(warnings).toHaveLength(4);
     expect(warnings[0]).toMatchObject({ job: 'failing', msg: 'background job "failing" failed; will retry' });
-    s.stop();
+    await s.stop();
     await vi.advanceTimersByTimeAsync(1000);
     expect(fast).toBe(10);
+  });
+
+  it('stop waits for the runs under way, so the database is not closed under a job', async () => {
+    const s = new Scheduler({ db: h.db, kind: 'pglite', log: pino({ level: 'silent' }) });
+    const g = gate();
+    let finished = false;
+    s.add({ name: 'long', everyMs: 1000, scope: 'one-node', run: async () => { await g.wait; finished = true; } });
+    const run = s.runNow('long');
+    let stopped = false;
+    const stopping = s.stop().then(() => (stopped = true));
+    await Promise.resolve();
+    expect(stopped).toBe(false);
+    g.open();
+    await stopping;
+    expect(finished).toBe(true);
+    expect(await run).toBe(true);
   });
 });

@@ -27,6 +27,7 @@ const JOB_LOCK = 7_340_032;
 export class Scheduler {
   private readonly jobs = new Map<string, Job>();
   private readonly running = new Set<string>();
+  private readonly underWay = new Set<Promise<boolean>>();
   private timers: NodeJS.Timeout[] = [];
   /** One-node jobs run one after another on a node (each holds a pooled connection). */
   private lane: Promise<unknown> = Promise.resolve();
@@ -52,9 +53,11 @@ export class Scheduler {
     }
   }
 
-  stop(): void {
+  /** Starts no more runs, and resolves once the runs under way have ended (the database may then close). */
+  async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    await Promise.allSettled([...this.underWay]);
   }
 
   /**
@@ -66,20 +69,27 @@ export class Scheduler {
     if (!job) throw new Error(`No background job is named "${name}".`);
     if (this.running.has(name)) return false;
     this.running.add(name);
+    const run = this.run(job);
+    this.underWay.add(run);
     try {
-      if (job.scope === 'every-node' || this.deps.kind === 'pglite') {
-        await job.run();
-        return true;
-      }
-      // A session-level lock on one pooled connection, held while the job runs on others. One
-      // such job at a time on a node (the lane), so the scheduler never holds more than one
-      // connection of the pool, however many jobs fall due together.
-      const turn = this.lane.then(() => this.runLocked(job));
-      this.lane = turn.catch(() => undefined);
-      return await turn;
+      return await run;
     } finally {
+      this.underWay.delete(run);
       this.running.delete(name);
     }
+  }
+
+  private async run(job: Job): Promise<boolean> {
+    if (job.scope === 'every-node' || this.deps.kind === 'pglite') {
+      await job.run();
+      return true;
+    }
+    // A session-level lock on one pooled connection, held while the job runs on others. One
+    // such job at a time on a node (the lane), so the scheduler never holds more than one
+    // connection of the pool, however many jobs fall due together.
+    const turn = this.lane.then(() => this.runLocked(job));
+    this.lane = turn.catch(() => undefined);
+    return turn;
   }
 
   private async runLocked(job: Job): Promise<boolean> {

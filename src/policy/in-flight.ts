@@ -38,16 +38,6 @@ export class InFlightLimit {
     };
   }
 
-  /** Runs `work` as one check of `keys`. */
-  async run<T>(keys: readonly string[], work: () => Promise<T>): Promise<T> {
-    const leave = this.enter(keys);
-    try {
-      return await work();
-    } finally {
-      leave();
-    }
-  }
-
   /** Keys with a check in flight (for tests and metrics). */
   get size(): number {
     return this.counts.size;

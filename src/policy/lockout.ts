@@ -23,7 +23,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
-import { retryLater, type AppError } from '../platform/errors.js';
+import { CommonErrors, retryLater, type AppError } from '../platform/errors.js';
 import { PolicyErrors } from './errors.js';
 
 /** Who made an attempt, for the audit trail. */
@@ -34,8 +34,10 @@ export interface AttemptAudit extends AuditContext {
 
 /** What an attempt under `LoginAttempts.attempt` came to. */
 export type AttemptOutcome<T> =
-  /** Refused before any comparison: locked, or every allowed attempt taken. */
+  /** Refused before any comparison: locked. */
   | { kind: 'locked'; lockedUntil: number }
+  /** Refused before any comparison: every allowed attempt still comparing after the wait (not a lock). */
+  | { kind: 'busy' }
   /** Compared and wrong; `lockedUntil` when this failure locked the subject. */
   | { kind: 'failed'; failedCount: number; lockedUntil: number | null }
   /** Compared and right, and the subject is not locked. */
@@ -49,11 +51,16 @@ const SLOT_RECHECK_MS = 200;
 export class LoginAttempts {
   private readonly waiters = new Map<string, Set<() => void>>();
 
-  constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; audit: AuditLog; config: Config['signin'] }) {}
+  private readonly slotWaitMs: number;
+
+  /** `slotWaitMs`: how long an attempt waits for a slot (SLOT_WAIT_MS; shorter in tests). */
+  constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; audit: AuditLog; config: Config['signin']; slotWaitMs?: number }) {
+    this.slotWaitMs = deps.slotWaitMs ?? SLOT_WAIT_MS;
+  }
 
   /** The counter key: the account when the identifier names one, else the identifier itself. */
   subjectKey(userId: number | undefined, identifier: string): string {
-    return userId !== undefined ? `u:${userId}` : `n:${this.deps.hasher.hex(identifier.trim().toLowerCase())}`;
+    return userId !== undefined ? this.userKey(userId) : `n:${this.deps.hasher.hex(identifier.trim().toLowerCase())}`;
   }
 
   userKey(userId: number): string {
@@ -73,7 +80,7 @@ export class LoginAttempts {
    */
   async attempt<T>(key: string, check: () => Promise<T | null>): Promise<AttemptOutcome<T>> {
     const reserved = await this.reserveOrWait(key);
-    if (reserved.kind === 'locked') return reserved;
+    if (reserved.kind !== 'reserved') return reserved;
     let value: T | null;
     try {
       value = await check();
@@ -94,15 +101,16 @@ export class LoginAttempts {
    * Reserves an attempt; while every allowed attempt is taken by requests still comparing
    * (six parallel sign-ins of one service account, say), waits for one of them to end, for at
    * most SLOT_WAIT_MS: woken at once by an attempt that ends on this node, re-checked every
-   * SLOT_RECHECK_MS for one that ends on another. Still busy then: answered as locked.
+   * SLOT_RECHECK_MS for one that ends on another. Still busy then: `busy` (429 RATE_LIMITED,
+   * retry in a second), never a made-up lock.
    */
-  private async reserveOrWait(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number }> {
-    const deadline = Date.now() + SLOT_WAIT_MS; // real time: a frozen test clock must not wait for ever
+  private async reserveOrWait(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number } | { kind: 'busy' }> {
+    const deadline = Date.now() + this.slotWaitMs; // real time: a frozen test clock must not wait for ever
     for (;;) {
       const r = await this.reserve(key);
       if (r.kind !== 'busy') return r;
       const left = deadline - Date.now();
-      if (left <= 0) return { kind: 'locked', lockedUntil: this.deps.clock.now() + this.deps.config.lockoutMinutes * 60_000 };
+      if (left <= 0) return r; // still busy: not a lock, so not answered as one
       await this.attemptEnded(key, Math.min(left, SLOT_RECHECK_MS));
     }
   }
@@ -136,21 +144,26 @@ export class LoginAttempts {
     // A lock that ended, or (with no lock) a window that ran out, starts the count again. A
     // running lock holds to its end even when the window it was counted in has ended.
     const restart = sql`((login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}) OR (login_attempts.locked_until IS NULL AND login_attempts.window_started_at < ${windowStart}))`;
-    const row = await sql<{ failed_count: number }>`
-      INSERT INTO login_attempts (subject_key, failed_count, window_started_at, last_failed_at, locked_until)
-      VALUES (${key}, 1, ${at}, ${at}, NULL)
-      ON CONFLICT (subject_key) DO UPDATE SET
-        failed_count = CASE WHEN ${restart} THEN 1 ELSE login_attempts.failed_count + 1 END,
-        window_started_at = CASE WHEN ${restart} THEN ${at} ELSE login_attempts.window_started_at END,
-        locked_until = CASE WHEN ${restart} THEN NULL ELSE login_attempts.locked_until END,
-        last_failed_at = ${at}
-      WHERE ${restart} OR (login_attempts.locked_until IS NULL AND login_attempts.failed_count < ${this.deps.config.maxLoginAttempts})
-      RETURNING failed_count`.execute(this.deps.db);
-    const position = row.rows[0]?.failed_count;
-    if (position !== undefined) return { kind: 'reserved', position };
+    // One round trip: the upsert, and the row as it stood before it (the statement's snapshot),
+    // whose lock tells a refused reservation from a busy one.
+    const row = await sql<{ position: number | null; locked_until: Date | string | null }>`
+      WITH reserved AS (
+        INSERT INTO login_attempts (subject_key, failed_count, window_started_at, last_failed_at, locked_until)
+        VALUES (${key}, 1, ${at}, ${at}, NULL)
+        ON CONFLICT (subject_key) DO UPDATE SET
+          failed_count = CASE WHEN ${restart} THEN 1 ELSE login_attempts.failed_count + 1 END,
+          window_started_at = CASE WHEN ${restart} THEN ${at} ELSE login_attempts.window_started_at END,
+          locked_until = CASE WHEN ${restart} THEN NULL ELSE login_attempts.locked_until END,
+          last_failed_at = ${at}
+        WHERE ${restart} OR (login_attempts.locked_until IS NULL AND login_attempts.failed_count < ${this.deps.config.maxLoginAttempts})
+        RETURNING failed_count)
+      SELECT (SELECT failed_count FROM reserved) AS position,
+             (SELECT locked_until FROM login_attempts WHERE subject_key = ${key}) AS locked_until`.execute(this.deps.db);
+    const r = row.rows[0]!;
+    if (r.position !== null) return { kind: 'reserved', position: r.position };
     // Locked, or every allowed attempt is taken by requests still comparing.
-    const until = await this.lockedUntil(key);
-    return until !== null ? { kind: 'locked', lockedUntil: until } : { kind: 'busy' };
+    const until = r.locked_until === null ? null : new Date(r.locked_until).getTime();
+    return until !== null && until > now ? { kind: 'locked', lockedUntil: until } : { kind: 'busy' };
   }
 
   /** The reserved attempt failed: it stays counted; at the limit the subject locks. */
@@ -207,11 +220,13 @@ export class LoginAttempts {
   /**
    * Audits an attempt that did not succeed and returns the error to answer with: 429
    * ACCOUNT_LOCKED when the subject is locked (before the attempt: LOCKED_LOGIN_ATTEMPT; by
-   * this failure: FAILED_LOGIN_ATTEMPT then ACCOUNT_LOCKED), or null for a plain wrong secret
-   * (FAILED_LOGIN_ATTEMPT with `reason` and the count), whose error is the caller's.
+   * this failure: FAILED_LOGIN_ATTEMPT then ACCOUNT_LOCKED), 429 RATE_LIMITED unaudited when
+   * every allowed attempt was still comparing (nothing was compared), or null for a plain wrong
+   * secret (FAILED_LOGIN_ATTEMPT with `reason` and the count), whose error is the caller's.
    */
   async refusal(outcome: Exclude<AttemptOutcome<unknown>, { kind: 'ok' }>, who: AttemptAudit, details: { reason: string } & Record<string, unknown>): Promise<AppError | null> {
     const { audit } = this.deps;
+    if (outcome.kind === 'busy') return retryLater(CommonErrors.RATE_LIMITED, 1); // nothing compared: nothing to audit
     if (outcome.kind === 'locked') {
       await audit.record({ ...who, eventType: 'LOCKED_LOGIN_ATTEMPT', status: 'FAILURE', details: { ...details, reason: 'account_locked' } });
       return this.lockedError(outcome.lockedUntil);

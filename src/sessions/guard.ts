@@ -40,6 +40,17 @@ export function fingerprintOf(request: FastifyRequest): string {
   return typeof v === 'string' ? v.slice(0, 256) : '';
 }
 
+/** The audit fields of a signed-in request (an administrator's, say). */
+export function requestAuditContext(request: FastifyRequest): { ip: string; deviceFingerprint: string | null; userAgent: string; channel: string | null } {
+  return { ip: request.ip, deviceFingerprint: fingerprintOf(request) || null, userAgent: userAgentOf(request), channel: request.auth?.session.channel ?? null };
+}
+
+/** Who a signed-in request acts as, for the audit trail: the token's user and their username. */
+export async function requestActor(request: FastifyRequest, users: { findByUuid(uuid: string): Promise<{ username: string } | undefined> }): Promise<{ uuid: string | null; username: string | null }> {
+  const uuid = request.auth?.claims.user_id ?? null;
+  return { uuid, username: uuid ? ((await users.findByUuid(uuid))?.username ?? null) : null };
+}
+
 export interface Guard {
   authenticate(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
   requirePermission(permission: string): (request: FastifyRequest, reply?: FastifyReply) => Promise<void>;

@@ -133,11 +133,11 @@ export class SignInPipeline {
     const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject)).finally(leave);
     if (attempt.kind !== 'ok') {
       const who = { ...auditBase, userId: subject.user?.uuid, username: subject.identifier };
-      const locked = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
-      outcome(locked ? 'locked' : 'invalid_credentials');
-      throw locked ?? SignInErrors.INVALID_CREDENTIALS();
+      const refused = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
+      outcome(attempt.kind === 'busy' ? 'rate_limited' : refused ? 'locked' : 'invalid_credentials');
+      throw refused ?? SignInErrors.INVALID_CREDENTIALS();
     }
-    const user = attempt.value;
+    const { user, password } = attempt.value;
 
     if (!user.is_active) {
       outcome('disabled');
@@ -147,10 +147,9 @@ export class SignInPipeline {
 
     let passwordExpiresAt: number | null | undefined; // read once, reused by the response
     let changeRequired: PasswordChangeReason | null = null;
-    if (strategy.checksPasswordState) {
-      const state = await d.credentials.state(user.id);
-      passwordExpiresAt = state?.expiresAt ?? null;
-      const expired = state?.expiresAt != null && state.expiresAt <= d.clock.now();
+    if (password) {
+      passwordExpiresAt = password.expiresAt;
+      const expired = password.expiresAt != null && password.expiresAt <= d.clock.now();
       if (user.must_change_password || expired) changeRequired = expired ? 'password_expired' : 'temporary_password';
     }
 
@@ -171,14 +170,6 @@ export class SignInPipeline {
     const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name, passwordExpiresAt });
     outcome('success');
     return response;
-  }
-
-  /**
-   * The access-policy step on its own, for a sign-in finished later than its password step (a
-   * second factor): the place and time of the finishing request are what count.
-   */
-  async checkAccess(user: UserRow, grants: Grants, ctx: ClientContext): Promise<void> {
-    await this.deps.accessPolicy.check(user, grants, ctx);
   }
 
   /**

@@ -4,6 +4,7 @@
  * is about and checks the secret; everything else (rate limit, lockout, password state, access
  * policy, MFA, tokens, session, audit) is the pipeline's, the same for every method.
  */
+import type { PasswordState } from '../credentials/service.js';
 import type { UserRow } from '../users/store.js';
 
 export type StrategyName = 'local' | 'ldap' | 'saml';
@@ -17,11 +18,19 @@ export interface Subject {
   user: UserRow | undefined;
 }
 
+/** A right secret: the user, and the local password's state when the strategy checked one. */
+export interface Authenticated {
+  user: UserRow;
+  /**
+   * Present when a local password was checked: its expiry and temporary flag then apply (a
+   * forced change), read once with the hash. Absent for methods whose password lives elsewhere.
+   */
+  password?: PasswordState;
+}
+
 export interface SignInStrategy<Input> {
   readonly name: StrategyName;
   subject(input: Input): Promise<Subject>;
   /** The user when the secret is right, otherwise null. Takes the same time either way. */
-  authenticate(input: Input, subject: Subject): Promise<UserRow | null>;
-  /** Whether this method's password rules (change required, expiry) apply. */
-  readonly checksPasswordState: boolean;
+  authenticate(input: Input, subject: Subject): Promise<Authenticated | null>;
 }

@@ -2,8 +2,8 @@
 import type { CredentialService } from '../../credentials/service.js';
 import type { PasswordHasher } from '../../credentials/hashing.js';
 import type { LoginAttempts } from '../../policy/lockout.js';
-import type { UserRow, UserStore } from '../../users/store.js';
-import type { SignInStrategy, Subject } from '../strategy.js';
+import type { UserStore } from '../../users/store.js';
+import type { Authenticated, SignInStrategy, Subject } from '../strategy.js';
 
 export interface LocalInput {
   username: string;
@@ -19,7 +19,6 @@ export interface LocalStrategyDeps {
 
 export class LocalStrategy implements SignInStrategy<LocalInput> {
   readonly name = 'local' as const;
-  readonly checksPasswordState = true;
 
   constructor(private readonly deps: LocalStrategyDeps) {}
 
@@ -28,13 +27,13 @@ export class LocalStrategy implements SignInStrategy<LocalInput> {
     return { key: this.deps.attempts.subjectKey(user?.id, input.username), identifier: input.username, user };
   }
 
-  async authenticate(input: LocalInput, subject: Subject): Promise<UserRow | null> {
+  async authenticate(input: LocalInput, subject: Subject): Promise<Authenticated | null> {
     if (!subject.user) {
       await this.deps.hasher.dummyVerify(input.password, subject.key); // same time as a real check
       return null;
     }
     const state = await this.deps.credentials.state(subject.user.id);
     const ok = await this.deps.hasher.verify(input.password, state?.hash ?? null, subject.key);
-    return ok ? subject.user : null;
+    return ok && state ? { user: subject.user, password: state } : null;
   }
 }
