@@ -14,9 +14,10 @@ describe('InFlightLimit', () => {
     }
     expect(refused).toBeInstanceOf(AppError);
     expect(refused).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED', headers: { 'retry-after': '1' } });
-    // u:3 was not entered by the refused check: it still has its whole bound.
-    limit.enter(['u:3'])();
-    limit.enter(['u:3'])();
+    // u:3 was not entered by the refused check: it still has its whole bound, both at once.
+    const held = [limit.enter(['u:3']), limit.enter(['u:3'])];
+    expect(() => limit.enter(['u:3'])).toThrow(AppError);
+    for (const leave of held) leave();
     for (const leave of leaves) leave();
     expect(limit.size).toBe(0);
   });

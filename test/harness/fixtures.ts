@@ -1,6 +1,7 @@
 /** Small helpers the HTTP suites share: seeding users and signing in over HTTP. */
 import { expect } from 'vitest';
 import type { AdminService } from '../../src/admin/service.js';
+import type { AuditEvent } from '../../src/audit/service.js';
 import type { Registry } from '../../src/app.js';
 import type { App } from '../../src/platform/http/app.js';
 
@@ -26,6 +27,11 @@ export interface SignedIn {
 
 export async function login(app: App, username: string, password = STRONG_PASSWORD, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   return app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password, ...extra }, headers });
+}
+
+/** How many audit rows of `eventType` a user has. */
+export async function auditTotal(s: Registry, userId: string, eventType: AuditEvent): Promise<number> {
+  return (await s.audit.query({ userId, eventType, limit: 1, offset: 0 })).total;
 }
 
 /**

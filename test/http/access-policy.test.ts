@@ -241,7 +241,7 @@ describe('access policy on two nodes', () => {
     });
     await withPolicy(a.app, token, { name: 'staff closed', channel: 'web', role: 'staff', rules: { allow_channel: false } });
     await heard.promise;
-    await b.s.accessEngine.whenIdle();
+    await b.s.accessPolicy.whenIdle();
     expectRestricted(await loginFrom(OFFICE_V4, b.app, 'notified.staff'), 'channel');
   });
 });

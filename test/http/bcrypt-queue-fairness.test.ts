@@ -94,6 +94,18 @@ describe('password history comparisons', () => {
     expect(res.statusCode, res.body).toBe(200);
     // One comparison of the current password, then the history, newest first, up to the ceiling.
     expect(verify).toHaveBeenCalledTimes(1 + HISTORY_COMPARISON_CEILING);
+    // All of it queued in the account's own lane of the fair gate, none in the shared one.
+    expect(new Set(verify.mock.calls.map((c) => c[2]))).toEqual(new Set([`u:${user.id}`]));
+  });
+
+  it('a sign-in queues its comparison in the lane of the account it is for (a made-up name: its own lane)', async () => {
+    const user = await seedUser(t.s, 'lane.owner');
+    const verify = vi.spyOn(t.s.hasher, 'verify');
+    const dummy = vi.spyOn(t.s.hasher, 'dummyVerify');
+    expect((await loginFrom(BYSTANDER, t.app, 'lane.owner', STRONG_PASSWORD)).statusCode).toBe(200);
+    expect(verify.mock.calls.map((c) => c[2])).toEqual([`u:${user.id}`]);
+    expectError(await loginFrom(BYSTANDER, t.app, 'nobody.at.all', WRONG), 401, 'INVALID_CREDENTIALS');
+    expect(dummy.mock.calls.map((c) => c[1])).toEqual([t.s.attempts.subjectKey(undefined, 'nobody.at.all')]);
   });
 
   it('the history rule still refuses a password within the ceiling', async () => {

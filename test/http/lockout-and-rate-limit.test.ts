@@ -2,12 +2,15 @@
  * Lockout (SPEC "States": MAX_LOGIN_ATTEMPTS failures lock for ACCOUNT_LOCKOUT_MINUTES; ruling 6)
  * and the per-IP sign-in rate limit. Time only moves through the ManualClock.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
+import { watchComparisons } from '../harness/comparisons.js';
 import { bearer, botnetAddress, expectError, expectLocked, login, loginFrom, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
 
 const MINUTE = 60_000;
+
+afterEach(() => vi.restoreAllMocks());
 type Res = Awaited<ReturnType<typeof login>>;
 
 async function failTimes(t: TestApp, username: string, n: number): Promise<Res[]> {
@@ -77,12 +80,14 @@ describe('account lockout', () => {
 
   it('20 parallel wrong passwords never get more than the limit through; then the right one is locked out', async () => {
     await seedUser(t.s, 'burst.target');
+    const watch = watchComparisons(t.s.hasher);
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => loginFrom(botnetAddress(i), t.app, 'burst.target', WRONG)));
     const statuses = results.map((r) => r.statusCode);
     expect(statuses.every((s) => s === 401 || s === 429), statuses.join(',')).toBe(true);
     // Failures 1..4 are answered 401; the 5th and every later one find the account locked.
     expect(statuses.filter((s) => s === 401)).toHaveLength(t.s.config.signin.maxLoginAttempts - 1);
     for (const r of results.filter((x) => x.statusCode === 429)) expectLocked(r);
+    expect(watch.started).toHaveLength(t.s.config.signin.maxLoginAttempts); // the work, not only the statuses
     expectLocked(await login(t.app, 'burst.target', STRONG_PASSWORD));
   });
 

@@ -7,14 +7,11 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import { watchComparisons } from '../harness/comparisons.js';
+import { LoginAttempts } from '../../src/policy/lockout.js';
+import { signal, watchComparisons } from '../harness/comparisons.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
-import { bearer, botnetAddress, expectError, expectLocked, login, loginFrom, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
+import { auditTotal, bearer, botnetAddress, expectError, expectLocked, login, loginFrom, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
 
-
-async function auditCount(t: TestApp, userId: string, eventType: 'FAILED_LOGIN_ATTEMPT' | 'LOCKED_LOGIN_ATTEMPT' | 'ACCOUNT_LOCKED' | 'USER_LOGIN'): Promise<number> {
-  return (await t.s.audit.query({ userId, eventType, limit: 1, offset: 0 })).total;
-}
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -40,10 +37,10 @@ describe('lockout under a parallel burst', () => {
     expect(statuses.filter((s) => s === 401)).toHaveLength(4);
     expect(statuses.filter((s) => s === 429)).toHaveLength(26);
     for (const r of results.filter((x) => x.statusCode === 429)) expectLocked(r);
-    expect(await auditCount(t, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
-    expect(await auditCount(t, user.uuid, 'LOCKED_LOGIN_ATTEMPT')).toBe(26); // 25 wrong and the right one
-    expect(await auditCount(t, user.uuid, 'ACCOUNT_LOCKED')).toBe(1);
-    expect(await auditCount(t, user.uuid, 'USER_LOGIN')).toBe(0);
+    expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
+    expect(await auditTotal(t.s, user.uuid, 'LOCKED_LOGIN_ATTEMPT')).toBe(26); // 25 wrong and the right one
+    expect(await auditTotal(t.s, user.uuid, 'ACCOUNT_LOCKED')).toBe(1);
+    expect(await auditTotal(t.s, user.uuid, 'USER_LOGIN')).toBe(0);
     expect(await t.s.attempts.lockedUntil(t.s.attempts.userKey(user.id))).toBe(t.clock.now() + 15 * 60_000);
     expectLocked(await login(t.app, 'burst.victim', STRONG_PASSWORD));
   });
@@ -78,7 +75,7 @@ describe('lockout under a parallel burst', () => {
     expectLocked(await login(t.app, 'locked.meanwhile', WRONG)); // attempt 5 fails and locks
     watch.open();
     expectLocked(await right);
-    expect(await auditCount(t, user.uuid, 'USER_LOGIN')).toBe(0);
+    expect(await auditTotal(t.s, user.uuid, 'USER_LOGIN')).toBe(0);
     expect(await t.s.database.db.selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).toHaveLength(0);
   });
 
@@ -98,6 +95,30 @@ describe('lockout under a parallel burst', () => {
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
     expectLocked(await login(t.app, 'stolen.token', STRONG_PASSWORD));
+  });
+
+  it('every allowed attempt still comparing after the wait: the next is 429 RATE_LIMITED, not ACCOUNT_LOCKED, and compares nothing', async () => {
+    const attempts = new LoginAttempts({
+      db: t.s.database.db, clock: t.clock, audit: t.s.audit, config: t.s.config.signin, slotWaitMs: 50, hasher: t.s.keys.hasher('field', 'busy-test'),
+    });
+    const held = signal();
+    const allComparing = signal();
+    let checks = 0;
+    const slow = () => attempts.attempt('busy:subject', async () => {
+      if (++checks === 5) allComparing.fire();
+      await held.promise;
+      return true;
+    });
+    const five = Array.from({ length: 5 }, slow);
+    await allComparing.promise; // the five hold every allowed attempt
+    const sixth = await attempts.attempt('busy:subject', async () => ++checks);
+    expect(sixth).toEqual({ kind: 'busy' });
+    expect(checks).toBe(5);
+    const error = await attempts.refusal(sixth as { kind: 'busy' }, { username: 'busy', userId: null }, { reason: 'invalid_credentials' });
+    expect(error).toMatchObject({ statusCode: 429, code: 'RATE_LIMITED', headers: { 'retry-after': '1' } });
+    held.fire();
+    for (const r of await Promise.all(five)) expect(r.kind).toBe('ok');
+    expect(await attempts.lockedUntil('busy:subject')).toBeNull();
   });
 
   it('eight parallel sign-ins with the right password all succeed: the ones past the limit wait for a slot, and every comparison is counted once', async () => {
@@ -146,7 +167,7 @@ describe('lockout under a parallel burst on two nodes', () => {
     expect(onA.started.length + onB.started.length).toBe(5);
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) expectLocked(r);
-    expect(await auditCount(a, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
+    expect(await auditTotal(a.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
     expectLocked(await login(a.app, 'two.node.burst', STRONG_PASSWORD));
     expectLocked(await login(b.app, 'two.node.burst', STRONG_PASSWORD));
   });

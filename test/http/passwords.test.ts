@@ -146,6 +146,23 @@ describe('forced change (ruling 11)', () => {
     expect(changed.entries.map((e) => e.details.via)).toEqual(['reset_token']);
   });
 
+  it('one reset token used by 10 parallel requests: exactly one changes the password (one history row, one PASSWORD_CHANGED), the nine others are refused', async () => {
+    const created = await admin(t.s).createUser({ username: 'reset.burst', roles: ['customer'] }, { uuid: null, username: 'test' });
+    const { token } = await changeRequired('reset.burst', created.temporaryPassword!);
+    const user = (await t.s.users.findByLogin('reset.burst'))!;
+    const historyBefore = (await t.s.database.db.selectFrom('credential_history').select('id').where('user_id', '=', user.id).execute()).length;
+    const results = await Promise.all(Array.from({ length: 10 }, () => reset(token, STRONG_PASSWORD)));
+    expect(results.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    // A loser finds the token spent (401 TOKEN_REVOKED), or, checked after the winner stored it,
+    // the password in the history (422): refused either way, and nothing written.
+    for (const r of results.filter((x) => x.statusCode !== 200)) {
+      if (r.statusCode === 401) expectError(r, 401, 'TOKEN_REVOKED');
+      else expect(rulesOf(r)).toEqual(['history']);
+    }
+    expect((await t.s.database.db.selectFrom('credential_history').select('id').where('user_id', '=', user.id).execute()).length).toBe(historyBefore + 1);
+    expect((await t.s.audit.query({ userId: user.uuid, eventType: 'PASSWORD_CHANGED', limit: 1, offset: 0 })).total).toBe(1);
+  });
+
   it('the reset token expires after 10 minutes with TOKEN_EXPIRED', async () => {
     const created = await admin(t.s).createUser({ username: 'slow.user', roles: ['customer'] }, { uuid: null, username: 'test' });
     const first = await changeRequired('slow.user', created.temporaryPassword!);

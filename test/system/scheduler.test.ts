@@ -51,13 +51,15 @@ describe('Scheduler on two nodes', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     let inside = 0;
     let most = 0;
-    const job = { name: 'sync', everyMs: 60_000, scope: 'every-node' as const, run: async () => { inside++; most = Math.max(most, inside); await held; inside--; } };
+    let bothInside!: () => void;
+    const bothEntered = new Promise<void>((resolve) => (bothInside = resolve));
+    const job = { name: 'sync', everyMs: 60_000, scope: 'every-node' as const, run: async () => { inside++; most = Math.max(most, inside); if (inside === 2) bothInside(); await held; inside--; } };
     const nodeA = node(a);
     const nodeB = node(b);
     nodeA.add(job);
     nodeB.add(job);
     const both = Promise.all([nodeA.runNow('sync'), nodeB.runNow('sync')]);
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await bothEntered; // both nodes are inside the job at once
     release();
     expect(await both).toEqual([true, true]);
     expect(most).toBe(2);
