@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * unit: pure logic beside the code (src/**). http-*: the HTTP suite, once on PGlite and once
- * on a real PostgreSQL the harness starts. system: multi-node and process-level checks.
+ * unit: pure logic beside the code (src/**). http-*: the HTTP suites whose behaviour depends on
+ * the database (reservations, NOTIFY, migrations, concurrency), once on PGlite and once on a real
+ * PostgreSQL the harness starts. api: HTTP suites that do not (headers, configuration, parsing),
+ * once, on PostgreSQL. system: multi-node and process-level checks.
  */
 export default defineConfig({
   test: {
@@ -13,6 +15,7 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
       { extends: true, test: { name: 'http-pglite', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
       { extends: true, test: { name: 'http-postgres', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
+      { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
       { extends: true, test: { name: 'client', include: ['packages/client/test/**/*.test.ts'] } },
       { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false } },
     ],

@@ -1,12 +1,18 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
 import { bootstrapAdmin } from './bootstrap.js';
 import { describeSmtp, smtpMayBeClear } from './mail/mailer.js';
-import { ConfigError, loadConfig } from './platform/config.js';
+import { ConfigError, loadConfig, type TrustProxy } from './platform/config.js';
 import { DatabaseLockedError } from './platform/db/database.js';
 import type { App } from './platform/http/app.js';
 import { metricsExposure } from './platform/http/ops-routes.js';
 import { createLogger } from './platform/observability/logger.js';
 import { openRuntime } from './runtime.js';
+
+function describeTrust(trust: TrustProxy): string {
+  if (trust === false) return 'the connecting peer (TRUST_PROXY=0; X-Forwarded-For is ignored)';
+  if (typeof trust === 'number') return `X-Forwarded-For after ${trust} proxy hop${trust === 1 ? '' : 's'} (TRUST_PROXY=${trust}; safe only if the port is reachable through the proxies alone)`;
+  return `X-Forwarded-For as written by the proxies at ${trust.join(', ')} (TRUST_PROXY)`;
+}
 
 async function main(): Promise<void> {
   let config;
@@ -48,6 +54,7 @@ async function main(): Promise<void> {
     if (generated.length > 0) log.warn({ generated }, `Generated development secrets in ${config.dataDir}/secrets: ${generated.join(', ')}. Production requires them explicitly.`);
     if (config.passwords.bcryptCost < 12) log.warn(`BCRYPT_COST=${config.passwords.bcryptCost} is below 12: for tests only.`);
   }
+  log.info({ trust_proxy: config.trustProxy }, `Client addresses: ${describeTrust(config.trustProxy)}`);
   await bootstrapAdmin(registry);
 
   const app = await strongroom.buildApp();

@@ -13,6 +13,7 @@ import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import { ipInFlightKey, type InFlightLimit } from '../policy/in-flight.js';
 import type { LoginAttempts } from '../policy/lockout.js';
+import { clientNetwork } from '../policy/network.js';
 import { signinRateKey, type RateLimiter } from '../policy/rate-limit.js';
 import { SignInErrors } from '../signin/errors.js';
 import type { UserRow } from '../users/store.js';
@@ -27,23 +28,33 @@ export interface ReauthDeps {
   hasher: PasswordHasher;
 }
 
-/** Resolves when `password` is the user's current one; `action` names the route in the audit trail. */
-export async function confirmCurrentPassword(d: ReauthDeps, user: UserRow, password: string, ctx: AuditContext, action: string): Promise<void> {
+/**
+ * Resolves when `password` is the user's current one; `action` names the route in the audit
+ * trail. `andThen` is the bcrypt work the route does next (a new password's rules and history):
+ * it runs inside the same in-flight slot, so a caller's bound covers it too.
+ */
+export async function confirmCurrentPassword(d: ReauthDeps, user: UserRow, password: string, ctx: AuditContext, action: string): Promise<void>;
+export async function confirmCurrentPassword<T>(d: ReauthDeps, user: UserRow, password: string, ctx: AuditContext, action: string, andThen: () => Promise<T>): Promise<T>;
+export async function confirmCurrentPassword<T>(d: ReauthDeps, user: UserRow, password: string, ctx: AuditContext, action: string, andThen?: () => Promise<T>): Promise<T | undefined> {
   // A password check from an address counts toward that address's sign-in rate, and takes one
   // of the account's reserved attempts (src/policy/lockout.ts): a stolen access token buys no
   // more password guesses than the sign-in form, whatever the concurrency.
-  const ipHash = ctx.ip ? d.ipHasher.hex(ctx.ip) : undefined;
-  if (ipHash) await d.rateLimiter.hit(signinRateKey(ipHash), d.config.signin.rateLimitPerMinute);
+  const networkHash = ctx.ip ? d.ipHasher.hex(clientNetwork(ctx.ip)) : undefined;
+  if (networkHash) await d.rateLimiter.hit(signinRateKey(networkHash), d.config.signin.rateLimitPerMinute);
   // At most SIGNIN_MAX_IN_FLIGHT_PER_IP checks per address and per account in flight, refused
   // before any reservation or bcrypt (issue 9, section 3).
   const userKey = d.attempts.userKey(user.id);
-  const leave = d.inFlight.enter(ipHash ? [ipInFlightKey(ipHash), userKey] : [userKey]);
-  const attempt = await d.attempts.attempt(userKey, async () => {
-    const state = await d.credentials.state(user.id);
-    return (await d.hasher.verify(password, state?.hash ?? null, userKey)) ? true : null;
-  }).finally(leave);
-  if (attempt.kind === 'ok') return;
-  const locked = await d.attempts.refusal(attempt, { ...ctx, userId: user.uuid, username: user.username }, { reason: 'invalid_current_password', action });
-  if (locked) throw locked;
-  throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
+  const leave = d.inFlight.enter(networkHash ? [ipInFlightKey(networkHash), userKey] : [userKey]);
+  try {
+    const attempt = await d.attempts.attempt(userKey, async () => {
+      const state = await d.credentials.state(user.id);
+      return (await d.hasher.verify(password, state?.hash ?? null, userKey)) ? true : null;
+    });
+    if (attempt.kind === 'ok') return await andThen?.();
+    const locked = await d.attempts.refusal(attempt, { ...ctx, userId: user.uuid, username: user.username }, { reason: 'invalid_current_password', action });
+    if (locked) throw locked;
+    throw SignInErrors.INVALID_CREDENTIALS({}, { message: 'The current password is incorrect.' });
+  } finally {
+    leave();
+  }
 }

@@ -56,8 +56,10 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
       const user = await s.users.findById(auth.session.userId);
       if (!user) throw TokenErrors.TOKEN_REVOKED();
-      await confirmCurrentPassword(s, user, request.body.current_password, auditContext(ctx), 'password_change');
-      const prepared = await s.credentials.prepare(user, request.body.new_password, { temporary: false }); // rules and bcrypt outside the transaction
+      // The new password's rules and history comparisons (bcrypt, outside the transaction) run in
+      // the same in-flight slot as the current-password check.
+      const prepared = await confirmCurrentPassword(s, user, request.body.current_password, auditContext(ctx), 'password_change',
+        () => s.credentials.prepare(user, request.body.new_password, { temporary: false }));
       const { result, ended } = await s.db.transaction().execute(async (trx) => {
         const result = await s.credentials.store(trx, user, prepared);
         const others = await s.sessions.endAllForUser(trx, user.id, 'password_changed', auth.session.sessionId);

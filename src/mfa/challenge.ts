@@ -21,6 +21,7 @@ import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import type { AppError } from '../platform/errors.js';
 import type { LoginAttempts } from '../policy/lockout.js';
+import { clientNetwork } from '../policy/network.js';
 import type { AuthContext, Guard } from '../sessions/guard.js';
 import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
@@ -184,7 +185,7 @@ export class ChallengeService {
     // No reset of the failure count here: the password step gave back its own attempt, and a
     // reset would erase failures other requests counted since (src/policy/lockout.ts).
     // The session is bound as the password step was: its device, address and channel.
-    const ctx: ClientContext = { ip: request.ip, ipHash: claims.ip_address, fingerprint: claims.device_fingerprint, userAgent: userAgentOf(request), channel: claims.channel };
+    const ctx: ClientContext = { ip: request.ip, ipHash: claims.ip_address, networkHash: d.ipHasher.hex(clientNetwork(request.ip)), fingerprint: claims.device_fingerprint, userAgent: userAgentOf(request), channel: claims.channel };
     const grants = await d.users.grants(user.id);
     // The policy again, for the request that finishes: a 2FA token lives minutes, and the
     // address, the hour or the policies may have changed since the password step.

@@ -130,4 +130,32 @@ describe('loadConfig', () => {
       }
     });
   });
+
+  describe('TRUST_PROXY', () => {
+    it('trusts no proxy by default or with 0', () => {
+      expect(loadConfig({}).trustProxy).toBe(false);
+      expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+      expect(loadConfig({ TRUST_PROXY: 'off' }).trustProxy).toBe(false);
+    });
+
+    it('reads a number as the count of proxies in front, and a list as their addresses and CIDRs', () => {
+      expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+      expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+      expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7 ,2001:db8::/32,loopback' }).trustProxy)
+        .toEqual(['10.0.0.0/8', '192.0.2.7', '2001:db8::/32', 'loopback']);
+    });
+
+    it('refuses true (every hop believed: X-Forwarded-For spoofing), naming the two safe forms', () => {
+      for (const v of ['true', 'yes', 'on', 'TRUE']) {
+        expect(() => loadConfig({ TRUST_PROXY: v })).toThrow(/TRUST_PROXY=true would believe every X-Forwarded-For entry.*TRUST_PROXY=1.*TRUST_PROXY=10\.0\.0\.0\/8/);
+      }
+    });
+
+    it('refuses a bad address, prefix or hop count', () => {
+      expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY must be 0, a number of proxies.*"10\.0\.0\.0\/33"/);
+      expect(() => loadConfig({ TRUST_PROXY: '10.0.0.1,lb.internal' })).toThrow(/"lb\.internal"/);
+      expect(() => loadConfig({ TRUST_PROXY: '2001:db8::/129' })).toThrow(/"2001:db8::\/129"/);
+      expect(() => loadConfig({ TRUST_PROXY: '11' })).toThrow(/TRUST_PROXY must be a whole number from 0 to 10/);
+    });
+  });
 });

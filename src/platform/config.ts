@@ -3,7 +3,11 @@
  * environment into one typed, validated, frozen object, or throws a `ConfigError` that lists
  * every problem at once so an operator fixes them in one go.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
+
+/** See Config.trustProxy. */
+export type TrustProxy = false | number | readonly string[];
 
 export type NodeEnv = 'development' | 'production' | 'test';
 export type SessionMode = 'multi' | 'single';
@@ -16,7 +20,12 @@ export interface Config {
   /** Unset means the embedded PGlite database under `dataDir`. */
   databaseUrl: string | undefined;
   logLevel: string;
-  trustProxy: boolean;
+  /**
+   * TRUST_PROXY: which peers may tell us the client's address in X-Forwarded-For. `false`
+   * believes no one (the socket's address is the client); a number believes that many hops
+   * nearest to us; a list believes only peers inside those addresses or CIDRs. Never "every hop".
+   */
+  trustProxy: TrustProxy;
   bodyLimitBytes: number;
   shutdownGraceMs: number;
   secrets: {
@@ -217,6 +226,41 @@ class Reader {
   }
 }
 
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** One TRUST_PROXY entry: an IPv4 or IPv6 address, a CIDR, or one of proxy-addr's range names. */
+function proxyEntryValid(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [addr = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(addr);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: unset or 0 trusts no proxy; a whole number is the count of proxies in front
+ * (each appends the address it saw); otherwise a comma-separated list of the proxies' addresses
+ * or CIDRs. `true` is refused: believing every hop lets any client choose its own address.
+ */
+function trustProxy(r: Reader): TrustProxy {
+  const raw = r.opt('TRUST_PROXY')?.trim();
+  if (raw === undefined || ['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  if (['true', 'yes', 'on'].includes(raw.toLowerCase())) {
+    r.problems.push('TRUST_PROXY=true would believe every X-Forwarded-For entry, so any client could choose the address that IP policies and rate limits see. Give the number of proxies in front (e.g. TRUST_PROXY=1) or their addresses (e.g. TRUST_PROXY=10.0.0.0/8)');
+    return false;
+  }
+  if (/^\d+$/.test(raw)) return r.int('TRUST_PROXY', 0, 0, 10) || false;
+  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const bad = entries.filter((e) => !proxyEntryValid(e));
+  if (bad.length > 0 || entries.length === 0) {
+    r.problems.push(`TRUST_PROXY must be 0, a number of proxies (1 to 10), or a comma-separated list of proxy addresses or CIDRs (or loopback, linklocal, uniquelocal); not ${bad.map((b) => `"${b}"`).join(', ') || 'empty'}`);
+    return false;
+  }
+  return Object.freeze(entries);
+}
+
 /** The URL without its credentials, for messages and logs. */
 export function redactUrl(url: URL): string {
   const copy = new URL(url.href);
@@ -317,7 +361,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(r.str('DATA_DIR', './data')),
     databaseUrl,
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    trustProxy: r.bool('TRUST_PROXY', false),
+    trustProxy: trustProxy(r),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     secrets: { fieldKey, previousFieldKeys, ipHashKey, transportPrivateKeyPem },

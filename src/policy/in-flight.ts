@@ -10,8 +10,8 @@
  */
 import { CommonErrors, retryLater } from '../platform/errors.js';
 
-/** The in-flight key of a client address (hashed). */
-export const ipInFlightKey = (ipHash: string): string => `ip:${ipHash}`;
+/** The in-flight key of a client network (hashed, src/policy/network.ts). */
+export const ipInFlightKey = (networkHash: string): string => `ip:${networkHash}`;
 
 export class InFlightLimit {
   private readonly counts = new Map<string, number>();

@@ -7,9 +7,9 @@ import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors, retryLater } from '../platform/errors.js';
 
-/** The sign-in rate bucket of a client address (hashed): sign-ins and current-password checks share it. */
-export function signinRateKey(ipHash: string): string {
-  return `signin:ip:${ipHash}`;
+/** The sign-in rate bucket of a client network (hashed, src/policy/network.ts): sign-ins and current-password checks share it. */
+export function signinRateKey(networkHash: string): string {
+  return `signin:ip:${networkHash}`;
 }
 
 export class RateLimiter {

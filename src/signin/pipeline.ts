@@ -30,6 +30,8 @@ import type { SignInStrategy } from './strategy.js';
 export interface ClientContext {
   ip: string;
   ipHash: string;
+  /** Hash of the client's network (src/policy/network.ts): what rate limits and in-flight bounds count. */
+  networkHash: string;
   fingerprint: string;
   userAgent: string;
   channel: string;
@@ -115,7 +117,7 @@ export class SignInPipeline {
     const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
     const auditBase = auditContext(ctx);
 
-    await d.rateLimiter.hit(signinRateKey(ctx.ipHash), d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
+    await d.rateLimiter.hit(signinRateKey(ctx.networkHash), d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
       outcome('rate_limited');
       throw err;
     });
@@ -125,7 +127,7 @@ export class SignInPipeline {
     // reserved before the strategy compares anything (section 1): both before any bcrypt.
     let leave: () => void;
     try {
-      leave = d.inFlight.enter([ipInFlightKey(ctx.ipHash)]);
+      leave = d.inFlight.enter([ipInFlightKey(ctx.networkHash)]);
     } catch (err) {
       outcome('rate_limited');
       throw err;

@@ -4,6 +4,7 @@ import { auditContext } from '../audit/service.js';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/service.js';
 import type { Db } from '../platform/db/database.js';
+import { clientNetwork } from '../policy/network.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Denylist } from '../tokens/denylist.js';
@@ -68,6 +69,7 @@ export function clientContext(request: FastifyRequest, ipHasher: Hasher, channel
   return {
     ip: request.ip,
     ipHash: ipHasher.hex(request.ip),
+    networkHash: ipHasher.hex(clientNetwork(request.ip)),
     fingerprint: bodyFingerprint?.slice(0, 256) ?? fingerprintOf(request), // the header is cut already
     userAgent: userAgentOf(request),
     channel,

@@ -71,6 +71,28 @@ describe('password checks in flight per address', () => {
     watch.open();
     for (const r of await Promise.all(flood)) expectError(r, 401, 'INVALID_CREDENTIALS');
   });
+
+  it('a password change keeps its slot through the new password\'s history comparisons: the address has one fewer while they run', async () => {
+    const user = await seedUser(t.s, 'history.holder');
+    const token = (await signIn(t.app, 'history.holder')).access_token;
+    await t.s.database.db.insertInto('credential_history').values({
+      user_id: user.id, type: 'password', password_hash: await t.s.hasher.hash('Some-older-pass!9'), created_at: new Date(t.clock.now() - 86_400_000),
+    }).execute();
+    const watch = watchComparisons(t.s.hasher, (p) => p === OTHER_PASSWORD || p === WRONG);
+    const change = t.app.inject({
+      method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), remoteAddress: ATTACKER,
+      payload: { current_password: STRONG_PASSWORD, new_password: OTHER_PASSWORD },
+    });
+    await watch.reached(3); // the current password compared; the new one against the current and the older hash, held
+    expect(watch.started).toEqual([STRONG_PASSWORD, OTHER_PASSWORD, OTHER_PASSWORD]);
+    const others = Array.from({ length: 3 }, (_, i) => loginFrom(ATTACKER, t.app, `history.crowd.${i}`, WRONG));
+    await watch.reached(6);
+    expectError(await loginFrom(ATTACKER, t.app, 'history.crowd.4', WRONG), 429, 'RATE_LIMITED'); // 1 + 3 = the bound of 4
+    expect(watch.started).toHaveLength(6);
+    watch.open();
+    expect((await change).statusCode).toBe(200);
+    for (const r of await Promise.all(others)) expectError(r, 401, 'INVALID_CREDENTIALS');
+  });
 });
 
 describe('password history comparisons', () => {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
 import { watchComparisons } from '../harness/comparisons.js';
-import { bearer, botnetAddress, expectError, expectLocked, login, loginFrom, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
+import { auditTotal, bearer, botnetAddress, expectError, expectLocked, login, loginFrom, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD as WRONG } from '../harness/fixtures.js';
 
 const MINUTE = 60_000;
 
@@ -220,6 +220,19 @@ describe('per-IP sign-in rate limit', () => {
     expect((await login(t.app, 'rate.user')).headers['retry-after']).toBe('20');
     t.clock.advance(20_000);
     await signIn(t.app, 'rate.user');
+  });
+
+  it('threat: rotating IPv6 addresses inside one /64 does not buy more sign-ins (429 RATE_LIMITED on the 4th); the next /64 has its own budget', async () => {
+    t.clock.advance(MINUTE);
+    const from = (remoteAddress: string) => t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'rate.user', password: WRONG }, remoteAddress });
+    const prefix = '2001:db8:77:1';
+    for (let i = 1; i <= 3; i++) expectError(await from(`${prefix}:${i.toString(16)}:0:0:${i}`), 401, 'INVALID_CREDENTIALS');
+    const before = await auditTotal(t.s, (await t.s.users.findByLogin('rate.user'))!.uuid, 'FAILED_LOGIN_ATTEMPT');
+    for (const suffix of ['ffff:ffff:ffff:ffff', '9::9', 'a:b:c:d']) expectError(await from(`${prefix}:${suffix}`), 429, 'RATE_LIMITED');
+    expect(await auditTotal(t.s, (await t.s.users.findByLogin('rate.user'))!.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(before); // nothing compared
+    expectError(await from('2001:db8:77:2::1'), 401, 'INVALID_CREDENTIALS');
+    t.clock.advance(MINUTE);
+    await signIn(t.app, 'rate.user'); // the failures stayed under the lockout
   });
 
   it('rate-limited requests do not count as failed passwords', async () => {

@@ -44,7 +44,7 @@ async function factorRows(t: TestApp, user: UserRow): Promise<{ factors: number;
 
 /** The access token of a sign-in that passed a second factor (as a factor route would finish it). */
 async function mfaSession(t: TestApp, user: UserRow): Promise<string> {
-  const ctx = { ip: '127.0.0.1', ipHash: t.s.ipHasher.hex('127.0.0.1'), fingerprint: '', userAgent: 'vitest', channel: 'web' };
+  const ctx = { ip: '127.0.0.1', ipHash: t.s.ipHasher.hex('127.0.0.1'), networkHash: t.s.ipHasher.hex('127.0.0.1'), fingerprint: '', userAgent: 'vitest', channel: 'web' };
   const r = await t.s.pipeline.complete(user, await t.s.users.grants(user.id), ctx, { mfaCompleted: true, method: 'local', mfaMethod: 'totp' });
   return r.body.access_token;
 }

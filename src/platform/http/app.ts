@@ -10,7 +10,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config, TrustProxy } from '../config.js';
 import { AppError, CommonErrors } from '../errors.js';
 import { isStrictDateTime } from './formats.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -106,13 +106,23 @@ function commonHeaders(request: FastifyRequest, reply: FastifyReply, body: Buffe
   reply.header('x-response-time', (Number(process.hrtime.bigint() - request.startedAt) / 1e6).toFixed(2));
 }
 
+/**
+ * TRUST_PROXY in Fastify's terms. A hop count is a function (proxy-addr's own meaning: the
+ * nearest `n` addresses are proxies), because Fastify refuses a bare number; `false` is off.
+ */
+export function fastifyTrust(trust: TrustProxy): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
+}
+
 /** `envelope`: wraps bodies (transport encryption), when a module supplies one. */
 export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics; envelope?: BodyEnvelope }): App {
   const { config, metrics } = deps;
   const app = Fastify({
     loggerInstance: deps.log,
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: fastifyTrust(config.trustProxy),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     // Per-request lines are left to metrics; errors and refusals are logged by the error handler.
