@@ -23,6 +23,7 @@ import { opsModule } from './platform/http/ops-module.js';
 import { Composition } from './platform/module.js';
 import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
+import { pinsModule } from './pins/module.js';
 import { policyModule } from './policy/module.js';
 import { sessionsModule } from './sessions/module.js';
 import { signinModule } from './signin/module.js';
@@ -55,6 +56,7 @@ function compose(opts: StrongroomOptions) {
     .use(credentialsModule)
     .use(secondFactorModule)
     .use(signinModule)
+    .use(pinsModule)
     .use(mfaModule)
     .use(adminModule)
     .use(opsModule);

@@ -12,6 +12,7 @@ import { MfaResetErrors } from './mfa/reset/errors.js';
 import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { OpsErrors } from './platform/http/ops-errors.js';
+import { PinErrors } from './pins/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -24,6 +25,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Sessions: SessionErrors.definitions,
   'Sign-in': SignInErrors.definitions,
   Credentials: CredentialErrors.definitions,
+  'PINs and USSD': PinErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

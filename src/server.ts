@@ -1,7 +1,7 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
 import { bootstrapAdmin } from './bootstrap.js';
 import { describeSmtp, smtpMayBeClear } from './mail/mailer.js';
-import { ConfigError, loadConfig, type TrustProxy } from './platform/config.js';
+import { ConfigError, loadConfig, PRODUCTION_MFA_ROLES, type TrustProxy } from './platform/config.js';
 import { DatabaseLockedError } from './platform/db/database.js';
 import type { App } from './platform/http/app.js';
 import { metricsExposure } from './platform/http/ops-routes.js';
@@ -48,13 +48,18 @@ async function main(): Promise<void> {
   if (config.mfa.devOutbox && outboxFor.length > 0) {
     log.warn({ dev_outbox: outboxFor }, `DEVELOPMENT OUTBOX: one-time codes for ${outboxFor.join(' and ')} are printed in this log instead of being sent. Never in production.`);
   }
-  if (config.mfa.requiredRoles.length > 0) log.info({ mfa_required_roles: config.mfa.requiredRoles }, `MFA required for roles: ${config.mfa.requiredRoles.join(', ')}`);
+  if (config.mfa.requiredRoles.length > 0) log.info({ mfa_required_roles: config.mfa.requiredRoles }, `MFA required for roles: ${config.mfa.requiredRoles.join(', ')} (and wherever an access policy says require_second_factor)`);
+  else if (config.env === 'production') log.warn({ mfa_required_roles: [] }, 'MFA required for no role (MFA_REQUIRED_ROLES is set empty): staff and administrators sign in with a password alone unless an access policy says require_second_factor');
+  else log.warn({ mfa_required_roles: [] }, `MFA required for no role in development, to keep the first run short; production requires it by default for ${PRODUCTION_MFA_ROLES.split(',').join(', ')} (MFA_REQUIRED_ROLES)`);
   if (config.env !== 'production') {
     log.warn({ env: config.env }, `Development mode (NODE_ENV=${config.env}): not for production.`);
     if (generated.length > 0) log.warn({ generated }, `Generated development secrets in ${config.dataDir}/secrets: ${generated.join(', ')}. Production requires them explicitly.`);
     if (config.passwords.bcryptCost < 12) log.warn(`BCRYPT_COST=${config.passwords.bcryptCost} is below 12: for tests only.`);
   }
   log.info({ trust_proxy: config.trustProxy }, `Client addresses: ${describeTrust(config.trustProxy)}`);
+  const gateways = config.ussd.gateways.map((g) => g.name); // names only: the keys are never logged
+  if (gateways.length > 0) log.info({ ussd_gateways: gateways }, `USSD: gateways ${gateways.join(', ')} (USSD_GATEWAY_KEYS)`);
+  else log.info({ ussd_gateways: [] }, 'USSD: no gateway configured (USSD_GATEWAY_KEYS unset): /api/v1/auth/login/ussd and /api/v1/auth/password/ussd answer 401 GATEWAY_UNAUTHORIZED to every call');
   await bootstrapAdmin(registry);
 
   const app = await strongroom.buildApp();

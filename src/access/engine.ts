@@ -5,11 +5,12 @@
  * periodic reload (`access policy sync`, every 30 s) covers a lost notification.
  */
 import type { Logger } from 'pino';
-import { auditContext, type AuditLog } from '../audit/service.js';
+import { auditContext, type AuditContext, type AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { EventBus } from '../platform/db/bus.js';
-import type { AccessPolicyCheck, ClientContext } from '../signin/pipeline.js';
+import type { AccessPolicyCheck, ClientContext, PolicyCheckOptions, SessionCheck } from '../signin/pipeline.js';
 import type { Grants, UserRow } from '../users/store.js';
+import type { DeviceBindings } from './devices.js';
 import { AccessErrors } from './errors.js';
 import { brokenRule, compileRules, refuseAll, type AccessRequest, type Channel, type CompiledPolicy, type PolicyRule } from './policy.js';
 import type { PolicyStore } from './store.js';
@@ -19,7 +20,7 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
   private reloading: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly deps: { store: PolicyStore; clock: Clock; audit: AuditLog; bus: EventBus; log: Logger }) {
+  constructor(private readonly deps: { store: PolicyStore; devices: DeviceBindings; clock: Clock; audit: AuditLog; bus: EventBus; log: Logger }) {
     deps.bus.subscribe((e) => {
       if (e.type === 'access-policies.changed') this.reloadInBackground();
     });
@@ -68,23 +69,60 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
     return this.reloading ?? Promise.resolve();
   }
 
-  /** The first rule broken by a request on `channel` by a holder of `roles`, with its policy, or null. */
-  private evaluate(channel: Channel | string, roles: readonly string[], request: AccessRequest): { rule: PolicyRule; policyId: number } | null {
-    for (const p of this.byChannel.get(channel) ?? []) {
-      if (p.role !== null && !roles.includes(p.role)) continue;
-      const rule = brokenRule(p, request);
+  /** The enabled policies of `channel` that cover a holder of `roles`. */
+  private applicable(channel: Channel | string, roles: readonly string[]): CompiledPolicy[] {
+    const all = this.byChannel.get(channel);
+    if (!all) return [];
+    return all.filter((p) => p.role === null || roles.includes(p.role));
+  }
+
+  /**
+   * The first rule broken, with its policy, or null. The device is looked up (a cached set per
+   * user) only when a policy covering the request requires a bound one.
+   */
+  private async evaluate(policies: CompiledPolicy[], userId: number, fingerprint: string, request: Omit<AccessRequest, 'deviceBound'>): Promise<{ rule: PolicyRule; policyId: number } | null> {
+    if (policies.length === 0) return null;
+    const deviceBound = policies.some((p) => p.requireBoundDevice) ? await this.deps.devices.isApproved(userId, fingerprint) : true;
+    for (const p of policies) {
+      const rule = brokenRule(p, { ...request, deviceBound });
       if (rule) return { rule, policyId: p.id };
     }
     return null;
   }
 
-  async check(user: UserRow, grants: Grants, ctx: ClientContext): Promise<void> {
-    const broken = this.evaluate(ctx.channel, grants.roles, { ip: ctx.ip, now: this.deps.clock.now() });
+  /** Whether a policy of `channel` covering a holder of `roles` requires a second factor (LoginFactor). */
+  requiresSecondFactor(channel: string, roles: readonly string[]): boolean {
+    return this.applicable(channel, roles).some((p) => p.requireSecondFactor);
+  }
+
+  /**
+   * The sign-in's check. An unbound device leaves a pending binding for an administrator. With
+   * `secondStep` (the request that finishes a second factor) geofences are not looked at again:
+   * that request carries no location, and the password step checked it minutes before.
+   */
+  async check(user: UserRow, grants: Grants, ctx: ClientContext, opts: PolicyCheckOptions = {}): Promise<void> {
+    const location = opts.secondStep ? 'not_checked' as const : ctx.location;
+    const broken = await this.evaluate(this.applicable(ctx.channel, grants.roles), user.id, ctx.fingerprint, { ip: ctx.ip, now: this.deps.clock.now(), location });
     if (!broken) return;
-    await this.deps.audit.record({
-      ...auditContext(ctx), eventType: 'POLICY_VIOLATION', status: 'FAILURE', userId: user.uuid, username: user.username,
-      details: { rule: broken.rule, policy_id: broken.policyId },
-    });
+    if (broken.rule === 'device') await this.deps.devices.request(user, ctx.fingerprint, ctx.channel, ctx.userAgent, auditContext(ctx));
+    await this.refuse(broken, { ...auditContext(ctx), userId: user.uuid, username: user.username });
+  }
+
+  /**
+   * A validate's check of a live session: its channel's IP, schedule and device rules, and its
+   * geofences when the request reports a location (`POST /auth/agent/validate`); a validate
+   * without one does not look at geofences. Nothing is read from the database unless a policy
+   * requires a bound device (then a cached set).
+   */
+  async checkSession(s: SessionCheck): Promise<void> {
+    const policies = this.applicable(s.channel, s.roles);
+    if (policies.length === 0) return;
+    const broken = await this.evaluate(policies, s.userId, s.fingerprint, { ip: s.ip, now: this.deps.clock.now(), location: s.location ?? 'not_checked' });
+    if (broken) await this.refuse(broken, { ip: s.ip, deviceFingerprint: s.fingerprint || null, userAgent: s.userAgent, channel: s.channel, userId: s.userUuid, username: null });
+  }
+
+  private async refuse(broken: { rule: PolicyRule; policyId: number }, who: AuditContext & { userId: string; username: string | null }): Promise<never> {
+    await this.deps.audit.record({ ...who, eventType: 'POLICY_VIOLATION', status: 'FAILURE', details: { rule: broken.rule, policy_id: broken.policyId } });
     // Only the rule: which policy, which blocks or hours would help an attacker more than the user.
     throw AccessErrors.POLICY_RESTRICTED({ rule: broken.rule });
   }

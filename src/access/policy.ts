@@ -5,7 +5,8 @@
  * A sign-in on a channel must satisfy every enabled policy of that channel that applies to the
  * user (no role, or a role the user holds): policies only ever add restrictions, so a role
  * policy narrows the channel's. Rules are checked in a fixed order and the first one broken is
- * the answer: `channel` (the channel is closed to these users), `ip`, `schedule`, `geofence`.
+ * the answer: `channel` (the channel is closed to these users), `ip`, `schedule`, `device` (the
+ * device is not one an administrator bound to the user), `geofence`.
  */
 import { compileCidrs, ipAllowed, type CidrSet } from './rules/ip.js';
 import { compileGeofences, locationCheck, type CompiledGeofences, type Geofence, type LocationFix } from './rules/geo.js';
@@ -29,6 +30,10 @@ export interface PolicyRules {
   ip?: { allow?: string[]; deny?: string[] };
   /** Windows of local time when sign-in is allowed (any window). */
   schedule?: ScheduleWindow[];
+  /** true: the users covered must pass a second factor on this channel (enrolling one first if they have none). */
+  require_second_factor?: boolean;
+  /** true: only devices an administrator has bound to the user (src/access/devices.ts) may be used. */
+  require_bound_device?: boolean;
   /** Areas the sign-in's reported location must lie in (any area); no location: refused. */
   geofences?: Geofence[];
   /** Worst location accuracy accepted, metres (default 100). */
@@ -42,6 +47,8 @@ export interface CompiledPolicy {
   readonly allowChannel: boolean;
   readonly ip: { allow?: CidrSet; deny?: CidrSet } | null;
   readonly schedule: CompiledSchedule | null;
+  readonly requireBoundDevice: boolean;
+  readonly requireSecondFactor: boolean;
   readonly geofences: CompiledGeofences | null;
   readonly maxAccuracyM: number;
 }
@@ -50,14 +57,17 @@ export interface CompiledPolicy {
 export interface AccessRequest {
   ip: string;
   now: number;
-  location?: LocationFix;
+  /** Whether the request's device is bound to the user; asked only when a policy requires it. */
+  deviceBound: boolean;
+  /** The reported location; `'not_checked'` skips geofences (a check that has no location to look at: see the engine). */
+  location: LocationFix | undefined | 'not_checked';
 }
 
-const RULE_KEYS = new Set(['allow_channel', 'ip', 'schedule', 'geofences', 'max_location_accuracy_m']);
+const RULE_KEYS = new Set(['allow_channel', 'ip', 'schedule', 'require_bound_device', 'require_second_factor', 'geofences', 'max_location_accuracy_m']);
 
 /** Compiles and validates a rules document; throws `InvalidRuleError` naming the field. */
 export function compileRules(rules: PolicyRules): Omit<CompiledPolicy, 'id' | 'channel' | 'role'> {
-  for (const key of Object.keys(rules)) if (!RULE_KEYS.has(key)) throw new InvalidRuleError(`rules.${key}`, 'is not a rule (allow_channel, ip, schedule, geofences, max_location_accuracy_m)');
+  for (const key of Object.keys(rules)) if (!RULE_KEYS.has(key)) throw new InvalidRuleError(`rules.${key}`, 'is not a rule (allow_channel, ip, schedule, require_bound_device, require_second_factor, geofences, max_location_accuracy_m)');
   const ip = rules.ip === undefined ? null : {
     ...(rules.ip.allow !== undefined ? { allow: compileCidrs(rules.ip.allow, 'rules.ip.allow') } : {}),
     ...(rules.ip.deny !== undefined ? { deny: compileCidrs(rules.ip.deny, 'rules.ip.deny') } : {}),
@@ -68,6 +78,8 @@ export function compileRules(rules: PolicyRules): Omit<CompiledPolicy, 'id' | 'c
     allowChannel: rules.allow_channel ?? true,
     ip,
     schedule: rules.schedule === undefined ? null : compileSchedule(rules.schedule, 'rules.schedule'),
+    requireBoundDevice: rules.require_bound_device ?? false,
+    requireSecondFactor: rules.require_second_factor ?? false,
     geofences: rules.geofences === undefined ? null : compileGeofences(rules.geofences, 'rules.geofences'),
     maxAccuracyM: accuracy,
   };
@@ -78,11 +90,12 @@ export function brokenRule(p: CompiledPolicy, r: AccessRequest): PolicyRule | nu
   if (!p.allowChannel) return 'channel';
   if (p.ip && !ipAllowed(p.ip, r.ip)) return 'ip';
   if (p.schedule && !scheduleAllows(p.schedule, r.now)) return 'schedule';
-  if (p.geofences && locationCheck(p.geofences, r.location, p.maxAccuracyM) !== 'inside') return 'geofence';
+  if (p.requireBoundDevice && !r.deviceBound) return 'device';
+  if (p.geofences && r.location !== 'not_checked' && locationCheck(p.geofences, r.location, p.maxAccuracyM) !== 'inside') return 'geofence';
   return null;
 }
 
 /** A policy that refuses everyone it covers: what a stored policy that no longer compiles becomes (fail closed). */
 export function refuseAll(id: number, channel: Channel, role: string | null): CompiledPolicy {
-  return { id, channel, role, allowChannel: false, ip: null, schedule: null, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M };
+  return { id, channel, role, allowChannel: false, ip: null, schedule: null, requireBoundDevice: false, requireSecondFactor: false, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M };
 }

@@ -10,6 +10,8 @@ import { requestActor, requestAuditContext, type Guard } from '../sessions/guard
 import type { UserStore } from '../users/store.js';
 import { CHANNELS, DEFAULT_MAX_ACCURACY_M } from './policy.js';
 import { WEEKDAYS } from './rules/schedule.js';
+import { registerDeviceBindingRoutes } from './device-routes.js';
+import type { DeviceBindings } from './devices.js';
 import type { AccessPolicyAdmin } from './service.js';
 import type { PolicyInput, PolicyRow } from './store.js';
 
@@ -22,6 +24,8 @@ const Rules = Type.Object({
     allow: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 500, description: 'CIDR blocks or addresses, IPv4 or IPv6; when present and not empty the client address must be in one (rule `ip`).', examples: [['10.20.0.0/16', '2001:db8:40::/48']] })),
     deny: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 500, description: 'CIDR blocks refused even when allowed (deny wins).', examples: [['10.20.99.0/24']] })),
   }, { additionalProperties: false })),
+  require_second_factor: Type.Optional(Type.Boolean({ default: false, description: '`true`: the users covered must pass a second factor on this channel; one without a factor enrols one before the sign-in finishes (`403 MFA_SETUP_INCOMPLETE`). Adds to `MFA_REQUIRED_ROLES`.' })),
+  require_bound_device: Type.Optional(Type.Boolean({ default: false, description: '`true`: only devices an administrator has bound to the user (`/api/v1/admin/device-bindings`) may sign in or validate on the channel (rule `device`).' })),
   schedule: Type.Optional(Type.Array(Type.Object({
     time_zone: Type.String({ maxLength: 64, description: 'IANA time zone; daylight saving follows the zone\'s rules.', examples: ['Africa/Nairobi'] }),
     days: Type.Array(Type.Union(WEEKDAYS.map((d) => Type.Literal(d))), { minItems: 1, maxItems: 7, examples: [['mon', 'tue', 'wed', 'thu', 'fri', 'sat']] }),
@@ -55,9 +59,10 @@ const Policy = Type.Object({
 });
 
 const EXAMPLE = {
-  name: 'Agents: branch area, working hours', channel: 'agent', role: 'agent', enabled: true,
+  name: 'Agents: bound phone, branch area, working hours', channel: 'agent', role: 'agent', enabled: true,
   rules: {
     ip: { deny: ['203.0.113.0/24'] },
+    require_bound_device: true,
     schedule: [{ time_zone: 'Africa/Nairobi', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'], from: '07:00', to: '20:00' }],
     geofences: [{ type: 'circle', lat: -1.2864, lon: 36.8172, radius_m: 250 }],
     max_location_accuracy_m: 50,
@@ -73,6 +78,7 @@ function present(p: PolicyRow) {
 export interface AccessRouteDeps {
   accessAdmin: AccessPolicyAdmin;
   policyStore: { list(): Promise<PolicyRow[]> };
+  deviceBindings: DeviceBindings;
   users: UserStore;
   guard: Guard;
 }
@@ -88,7 +94,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
     const tags = ['Access policy'];
     const security = [{ bearer: [] }];
     const onRequest = s.guard.requirePermission('policies.manage');
-    const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `geofence`) and is audited as `POLICY_VIOLATION`. Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
+    const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `device`, `geofence`) and is audited as `POLICY_VIOLATION`. Validate checks a live session against the same policies (IP, schedule, device; geofences on `POST /auth/agent/validate`, which carries a location). Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
 
     app.get('/api/v1/admin/access-policies', {
       schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }), ...errors(401, 403) } },
@@ -128,5 +134,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
       await s.accessAdmin.delete(request.params.id, await actorOf(request), ctxOf(request));
       return { status: 'success' as const };
     });
+
+    registerDeviceBindingRoutes(instance, s);
   };
 }

@@ -91,7 +91,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/users', {
       schema: {
         tags, security, summary: 'Create a user (permission users.create)',
-        description: `Creates the user with a temporary password. When email delivery is configured (SMTP_URL) and \`email\` is given, the password is emailed to the user and the response holds \`delivery: "email"\` and no password; otherwise it is returned once as \`temporary_password\` with \`delivery: "response"\`. The user must change it at first sign-in (\`403 PASSWORD_CHANGE_REQUIRED\`). \`409 USER_EXISTS\` when the username or email is taken; \`409 IDENTIFIER_CONFLICT\` when the username is another account's email or the email another account's username (sign-in accepts either, so one would reach the other); \`422 UNKNOWN_ROLE\` for a role that does not exist; ${MAIL_FAILURE_TEXT}`,
+        description: `Creates the user with a temporary password. When email delivery is configured (SMTP_URL) and \`email\` is given, the password is emailed to the user and the response holds \`delivery: "email"\` and no password; otherwise it is returned once as \`temporary_password\` with \`delivery: "response"\`. The user must change it at first sign-in (\`403 PASSWORD_CHANGE_REQUIRED\`). \`409 USER_EXISTS\` when the username, email or phone number is taken (\`details.fields\` names which; a phone number names one USSD subscriber); \`409 IDENTIFIER_CONFLICT\` when the username is another account's email or the email another account's username (sign-in accepts either, so one would reach the other); \`422 UNKNOWN_ROLE\` for a role that does not exist; ${MAIL_FAILURE_TEXT}`,
         body: CreateUserBody,
         response: {
           201: Type.Object({ user: AdminUser, delivery: Delivery, temporary_password: TemporaryPassword }, {
@@ -148,7 +148,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/users/:id/unlock', {
       schema: {
         tags, security, summary: 'Unlock an account (permission users.update)',
-        description: 'Clears the failed sign-in counter and any lock of the account.',
+        description: 'Clears the failed sign-in counters and any lock of the account: the password\'s and the USSD PIN\'s.',
         params: IdParams,
         response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }), ...errors(400, 401, 403, 404, 422) },
       },

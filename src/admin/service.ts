@@ -16,6 +16,8 @@ import type { Db } from '../platform/db/database.js';
 import { AppError } from '../platform/errors.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { SessionService } from '../sessions/service.js';
+import { phoneIndexValue } from '../platform/crypto/blind-index.js';
+import { pinKeyOf } from '../pins/service.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
 import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
@@ -83,15 +85,18 @@ export class AdminService {
       // The unique indexes cannot see a username that equals another row's email, so two
       // creations that share an identifier (in either column) are serialised: each locks its
       // lower-cased identifiers, in sorted order (no deadlock), before it checks and inserts.
-      for (const id of [...new Set([input.username.toLowerCase(), ...(email ? [email.toLowerCase()] : [])])].sort()) {
+      const phone = input.phone ?? null;
+      for (const id of [...new Set([input.username.toLowerCase(), ...(email ? [email.toLowerCase()] : []), ...(phone ? [phoneIndexValue(phone)] : [])])].sort()) {
         await sql`SELECT pg_advisory_xact_lock(${USER_CREATE_LOCK}::int, hashtext(${id}))`.execute(trx);
       }
-      const taken = await d.users.exists(input.username, email, trx);
-      if (taken.username || taken.email) throw AdminErrors.USER_EXISTS({ fields: [...(taken.username ? ['username'] : []), ...(taken.email ? ['email'] : [])] });
+      const taken = await d.users.exists(input.username, email, phone, trx);
+      if (taken.username || taken.email || taken.phone) {
+        throw AdminErrors.USER_EXISTS({ fields: [...(taken.username ? ['username'] : []), ...(taken.email ? ['email'] : []), ...(taken.phone ? ['phone'] : [])] });
+      }
       if (taken.crossed.length > 0) throw AdminErrors.IDENTIFIER_CONFLICT({ fields: taken.crossed });
       const now = new Date(d.clock.now());
       let user = await d.users.create(trx, {
-        username: input.username, email, phone: input.phone ?? null, fullName: input.fullName ?? null,
+        username: input.username, email, phone, fullName: input.fullName ?? null,
         isServiceAccount: input.isServiceAccount ?? false, mustChangePassword: input.password === undefined, now,
       }).catch((err: unknown) => {
         if ((err as { code?: string }).code === '23505') throw AdminErrors.USER_EXISTS(); // lost a race on the unique index
@@ -145,7 +150,9 @@ export class AdminService {
 
   async unlock(id: number, actor: Actor, ctx: AuditContext = {}): Promise<UserRow> {
     const user = await this.findUser(id);
+    // The password's counter and the PIN's (src/pins/service.ts): unlocking is for the account.
     await this.deps.attempts.reset(this.deps.attempts.userKey(user.id));
+    await this.deps.attempts.reset(pinKeyOf(this.deps.attempts.userKey(user.id)));
     await this.deps.audit.record({ ...ctx, eventType: 'ACCOUNT_UNLOCKED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { unlocked_by: actor.username, unlocked_by_id: actor.uuid } });
     return user;
   }

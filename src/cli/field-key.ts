@@ -24,12 +24,15 @@ function describeValues(values: Record<string, number>): string {
   return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
+/** How the count of rows a blind index does not cover yet is said. */
+const NOT_INDEXED: Record<string, string> = { email_bidx: 'emails not indexed', phone_bidx: 'phone numbers not indexed' };
+
 function printRemaining(print: Print, remaining: Remaining[]): void {
   for (const r of remaining) {
     if (r.oldKey === 0 && r.unprotected === 0) continue;
     const what = [
       r.oldKey > 0 ? `${r.oldKey} under an old key` : '',
-      r.unprotected > 0 ? `${r.unprotected} ${r.column === 'email_bidx' ? 'emails not indexed' : 'in clear'}` : '',
+      r.unprotected > 0 ? `${r.unprotected} ${NOT_INDEXED[r.column] ?? 'in clear'}` : '',
     ].filter(Boolean).join(', ');
     print(`  ${r.table}.${r.column}: ${what}`);
   }
@@ -59,7 +62,7 @@ export async function rotateFieldKey(config: Config, cmd: FieldKeyCommand, log: 
         ? 'Values remain under an old key: run strongroom rotate-field-key (without --check) before removing FIELD_ENCRYPTION_KEYS_PREVIOUS.'
         : 'Values remain under an old key after a complete pass: a server still writes with the old key as FIELD_ENCRYPTION_KEY. Give every server the new key, restart them, and run this command again. Keep FIELD_ENCRYPTION_KEYS_PREVIOUS until then.');
     }
-    print('Check: no value remains under an old key, and every email index is under the current key.');
+    print('Check: no value remains under an old key, and every email and phone index is under the current key.');
     if (unprotected > 0) {
       print(`Note: ${plural(unprotected, 'value')} still in clear or not indexed (DB_FIELD_ENCRYPTION=1${cmd.checkOnly ? '; run without --check to encrypt them' : '; written while this ran by a server with DB_FIELD_ENCRYPTION=0?'}):`);
       printRemaining(print, remaining);

@@ -114,7 +114,7 @@ JWT_KEY_ROTATION_DAYS (default 90).
 
 Re-encrypts every encrypted column (users.email, users.phone, credentials.password_enc,
 sessions.aes_key, jwt_signing_keys.secret_enc, transport_keys.private_pem_enc) under the current
-FIELD_ENCRYPTION_KEY, and recomputes the email blind index (users.email_bidx). With
+FIELD_ENCRYPTION_KEY, and recomputes the blind indexes (users.email_bidx, users.phone_bidx). With
 DB_FIELD_ENCRYPTION=1 it also encrypts personal data and session keys still stored in clear.
 
 Rotating the key (docs/operations.md, "Rotating the field-encryption key"):

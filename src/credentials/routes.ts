@@ -1,7 +1,7 @@
 /** Password change (signed in) and the forced change after a temporary password (ruling 11). */
 import Type from 'typebox';
 import { auditContext } from '../audit/service.js';
-import { confirmCurrentPassword } from './reauth.js';
+import { confirmCurrentPassword, resetTokenHolder } from './reauth.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AuditLog } from '../audit/service.js';
 import type { Db } from '../platform/db/database.js';
@@ -78,10 +78,7 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
         response: { 200: PasswordChanged, ...errors(400, 401, 422) },
       },
     }, async (request) => {
-      const claims = await s.tokens.verify(request.body.reset_token, 'reset');
-      if (claims.purpose !== PASSWORD_CHANGE_PURPOSE) throw TokenErrors.TOKEN_INVALID();
-      const user = await s.users.findByUuid(claims.user_id);
-      if (!user) throw TokenErrors.TOKEN_INVALID();
+      const { claims, user } = await resetTokenHolder(s, request.body.reset_token, PASSWORD_CHANGE_PURPOSE);
       const ctx = clientContext(request, s.ipHasher, 'web');
       const prepared = await s.credentials.prepare(user, request.body.new_password, { temporary: false }); // rules and bcrypt outside the transaction
       const { result, ended } = await s.db.transaction().execute(async (trx) => {

@@ -77,14 +77,21 @@ export function mfaContext(request: FastifyRequest, channel?: string): MfaContex
   return { ip: request.ip, userAgent: userAgentOf(request), fingerprint: fingerprintOf(request), channel: channel ?? request.auth?.session.channel ?? 'web' };
 }
 
+/** The access policy's answer to "does this sign-in need a second factor?" (LoginFactor). */
+export interface SecondFactorPolicy {
+  requiresSecondFactor(channel: string, roles: readonly string[]): boolean;
+}
+
 export class MfaGate implements SecondFactorGate {
-  constructor(private readonly deps: { config: Config; tokens: TokenService; factors: FactorStore; audit: AuditLog }) {}
+  constructor(private readonly deps: { config: Config; tokens: TokenService; factors: FactorStore; audit: AuditLog; policy: SecondFactorPolicy }) {}
 
   async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor): Promise<AppError | null> {
     const d = this.deps;
     const enrolled = await d.factors.active(user.id);
     if (after && enrolled.length === 0) return null; // the password change comes first, set-up after it
-    const required = enrolled.length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r));
+    // A factor is needed when one is enrolled, when the user holds a role of MFA_REQUIRED_ROLES,
+    // or when a policy of this channel covering the user says so (`require_second_factor`).
+    const required = enrolled.length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r)) || d.policy.requiresSecondFactor(ctx.channel, grants.roles);
     if (!required) return null;
     const methods = await d.factors.signInMethods(user, enrolled);
     // Enrolled factors none of which can be used now (say email, with SMTP gone) still mean
@@ -188,8 +195,9 @@ export class ChallengeService {
     const ctx: ClientContext = { ip: request.ip, ipHash: claims.ip_address, networkHash: d.ipHasher.hex(clientNetwork(request.ip)), fingerprint: claims.device_fingerprint, userAgent: userAgentOf(request), channel: claims.channel };
     const grants = await d.users.grants(user.id);
     // The policy again, for the request that finishes: a 2FA token lives minutes, and the
-    // address, the hour or the policies may have changed since the password step.
-    await d.accessPolicy.check(user, grants, ctx);
+    // address, the hour, the device's binding or the policies may have changed since the
+    // password step (its location was checked there: this request carries none).
+    await d.accessPolicy.check(user, grants, ctx, { secondStep: true });
     if (claims.next === 'password_change') throw await d.pipeline.passwordChangeRequired(user, ctx, claims.next_reason ?? 'temporary_password');
     return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
   }

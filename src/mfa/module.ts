@@ -29,7 +29,7 @@ import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserStore } from '../users/store.js';
 import { MfaAttempts } from './attempts.js';
-import { ChallengeService, MfaGate } from './challenge.js';
+import { ChallengeService, MfaGate, type SecondFactorPolicy } from './challenge.js';
 import type { MfaDeps } from './deps.js';
 import { FactorStore } from './factors.js';
 import { otpRoutes } from './otp/routes.js';
@@ -47,6 +47,8 @@ export interface SecondFactorDeps {
   mailer: Mailer;
   audit: AuditLog;
   tokens: TokenService;
+  /** Which channels and roles the access policy says need a second factor (LoginFactor). */
+  accessPolicy: SecondFactorPolicy;
 }
 
 export interface SecondFactorProvides {
@@ -58,7 +60,7 @@ export interface SecondFactorProvides {
 
 export function secondFactorModule(deps: SecondFactorDeps): Module<SecondFactorProvides> {
   const factors = new FactorStore({ db: deps.db, config: deps.config, mailer: deps.mailer, audit: deps.audit });
-  return { name: 'second-factor', provides: { factors, secondFactor: new MfaGate({ config: deps.config, tokens: deps.tokens, factors, audit: deps.audit }) } };
+  return { name: 'second-factor', provides: { factors, secondFactor: new MfaGate({ config: deps.config, tokens: deps.tokens, factors, audit: deps.audit, policy: deps.accessPolicy }) } };
 }
 
 export interface MfaModuleDeps {

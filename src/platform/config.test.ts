@@ -131,6 +131,41 @@ describe('loadConfig', () => {
     });
   });
 
+  describe('USSD_GATEWAY_KEYS', () => {
+    const key = 'k'.repeat(32);
+
+    it('has no gateway by default', () => {
+      expect(loadConfig({}).ussd.gateways).toEqual([]);
+    });
+
+    it('reads name:key pairs, a key may hold a colon', () => {
+      expect(loadConfig({ USSD_GATEWAY_KEYS: ` ussd-a:${key} ,ussd.b:x:${key}` }).ussd.gateways).toEqual([{ name: 'ussd-a', key }, { name: 'ussd.b', key: `x:${key}` }]);
+    });
+
+    it('refuses a missing name, a short or spaced key, a name or key given twice, without echoing a key', () => {
+      const short = 'short-gateway-key';
+      for (const [value, problem] of [
+        [key, /entry 1 must be name:key/],
+        [`Upper:${key}`, /entry 1 must be name:key/],
+        [`a:${short}`, /the key of gateway "a" must be 32 to 256 printable characters/],
+        [`a:${key} x`, /the key of gateway "a"/],
+        [`a:${key},a:${'m'.repeat(32)}`, /gateway "a" is named twice/],
+        [`a:${key},b:${key}`, /gateway "b" has the key of gateway "a"/],
+      ] as const) {
+        expect(() => loadConfig({ USSD_GATEWAY_KEYS: value }), value).toThrow(problem);
+        expect(() => loadConfig({ USSD_GATEWAY_KEYS: value })).not.toThrow(key);
+        expect(() => loadConfig({ USSD_GATEWAY_KEYS: value })).not.toThrow(short);
+      }
+    });
+  });
+
+  it('requires a second factor of admin, staff, operator and agent by default in production only; an empty MFA_REQUIRED_ROLES opts out', () => {
+    expect(loadConfig(production).mfa.requiredRoles).toEqual(['admin', 'staff', 'operator', 'agent']);
+    expect(loadConfig({ ...production, MFA_REQUIRED_ROLES: '' }).mfa.requiredRoles).toEqual([]);
+    expect(loadConfig({ ...production, MFA_REQUIRED_ROLES: 'admin' }).mfa.requiredRoles).toEqual(['admin']);
+    expect(loadConfig({}).mfa.requiredRoles).toEqual([]);
+  });
+
   describe('TRUST_PROXY', () => {
     it('trusts no proxy by default or with 0', () => {
       expect(loadConfig({}).trustProxy).toBe(false);

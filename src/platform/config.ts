@@ -6,6 +6,13 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 
+/**
+ * MFA_REQUIRED_ROLES when unset in production: everyone who can do more than see their own
+ * money must have a second factor. Development leaves it empty so a first run is short (and
+ * says so at start-up). `MFA_REQUIRED_ROLES=` (empty) opts out explicitly.
+ */
+export const PRODUCTION_MFA_ROLES = 'admin,staff,operator,agent';
+
 /** See Config.trustProxy. */
 export type TrustProxy = false | number | readonly string[];
 
@@ -141,6 +148,14 @@ export interface Config {
     /** METRICS_TOKEN: `Authorization: Bearer` required on /metrics; never logged. */
     metricsToken: string | undefined;
   };
+  /** The USSD gateways (docs/operations.md "USSD gateways"). */
+  ussd: {
+    /**
+     * USSD_GATEWAY_KEYS: each gateway's name and the key it sends in `X-Gateway-Key`. Empty:
+     * the USSD routes answer 401 GATEWAY_UNAUTHORIZED to every call. Never logged.
+     */
+    gateways: ReadonlyArray<{ readonly name: string; readonly key: string }>;
+  };
 }
 
 export class ConfigError extends Error {
@@ -164,6 +179,11 @@ class Reader {
   str(name: string, fallback: string): string {
     const v = this.env[name];
     return v === undefined || v === '' ? fallback : v;
+  }
+
+  /** The value as set, the empty string included (for variables where empty means "none"). */
+  raw(name: string): string | undefined {
+    return this.env[name];
   }
 
   opt(name: string): string | undefined {
@@ -331,6 +351,32 @@ function management(r: Reader, publicPort: number): Config['management'] {
   return { port, host: r.str('MANAGEMENT_HOST', '127.0.0.1'), metricsToken };
 }
 
+/** Keys the gateways send: long enough not to be guessed, printable, no separator of the list. */
+const GATEWAY_KEY = /^[\x21-\x2b\x2d-\x7e]{32,256}$/;
+const GATEWAY_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * USSD_GATEWAY_KEYS: comma-separated `name:key` pairs, one per gateway (a name to audit and log
+ * by, a key of at least 32 characters). Never echoes a key in a problem.
+ */
+function ussdGateways(r: Reader): Config['ussd']['gateways'] {
+  const raw = r.opt('USSD_GATEWAY_KEYS');
+  if (raw === undefined) return [];
+  const out: Array<{ name: string; key: string }> = [];
+  raw.split(',').map((e) => e.trim()).forEach((entry, i) => {
+    if (entry === '') return;
+    const colon = entry.indexOf(':');
+    const name = colon === -1 ? '' : entry.slice(0, colon);
+    const key = colon === -1 ? entry : entry.slice(colon + 1);
+    if (!GATEWAY_NAME.test(name)) r.problems.push(`USSD_GATEWAY_KEYS: entry ${i + 1} must be name:key with a name of lower-case letters, digits, ".", "_" or "-" (such as ussd-safaricom:<key>)`);
+    else if (!GATEWAY_KEY.test(key)) r.problems.push(`USSD_GATEWAY_KEYS: the key of gateway "${name}" must be 32 to 256 printable characters without spaces or commas, such as the output of openssl rand -hex 32 (got ${key.length} characters)`);
+    else if (out.some((g) => g.name === name)) r.problems.push(`USSD_GATEWAY_KEYS: gateway "${name}" is named twice`);
+    else if (out.some((g) => g.key === key)) r.problems.push(`USSD_GATEWAY_KEYS: gateway "${name}" has the key of gateway "${out.find((g) => g.key === key)!.name}"; give each gateway its own`);
+    else out.push({ name, key });
+  });
+  return Object.freeze(out.map((g) => Object.freeze(g)));
+}
+
 /** Parses and validates the environment. Pure: reads nothing but `env`. */
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
@@ -404,7 +450,7 @@ export function loadConfig(env: Env = process.env): Config {
       email: r.opt('BOOTSTRAP_ADMIN_EMAIL'),
     },
     mfa: {
-      requiredRoles: (r.opt('MFA_REQUIRED_ROLES') ?? '').split(',').map((x) => x.trim()).filter(Boolean),
+      requiredRoles: (r.raw('MFA_REQUIRED_ROLES') ?? (production ? PRODUCTION_MFA_ROLES : '')).split(',').map((x) => x.trim()).filter(Boolean),
       totpWindow: r.int('TOTP_WINDOW', 1, 0, 5),
       totpAlgorithm: r.oneOf('TOTP_ALGORITHM', 'SHA1', ['SHA1', 'SHA256'] as const),
       totpIssuer: r.str('TOTP_ISSUER', 'Strongroom'),
@@ -427,6 +473,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     mail: { url: smtpUrl(r), from: smtpFrom(r), requireTls: r.bool('SMTP_REQUIRE_TLS', production) },
     management: management(r, port),
+    ussd: { gateways: ussdGateways(r) },
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

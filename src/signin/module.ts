@@ -7,6 +7,7 @@
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Module } from '../platform/module.js';
 import { SignInPipeline, type PipelineDeps } from './pipeline.js';
+import { channelRoutes } from './channel-routes.js';
 import { RefreshService } from './refresh.js';
 import { signinRoutes, type SigninRouteDeps } from './routes.js';
 import { LocalStrategy, type LocalStrategyDeps } from './strategies/local.js';
@@ -31,7 +32,11 @@ export function signinModule(deps: SigninDeps): Module<SigninProvides> {
   return {
     name: 'signin',
     provides: { pipeline, local, refresh },
-    routes: signinRoutes({ ...deps, pipeline, local, refresh }),
+    routes: async (instance) => {
+      const routeDeps = { ...deps, pipeline, local, refresh };
+      await instance.register(signinRoutes(routeDeps));
+      await instance.register(channelRoutes(routeDeps));
+    },
     jobs: [{ name: 'refresh token clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: () => refresh.purgeExpired() }],
   };
 }

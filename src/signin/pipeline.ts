@@ -27,6 +27,13 @@ import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { SignInErrors } from './errors.js';
 import type { SignInStrategy } from './strategy.js';
 
+/** A location as a device reports it (the access policy checks each field at run time). */
+export interface ReportedLocation {
+  readonly latitude?: unknown;
+  readonly longitude?: unknown;
+  readonly accuracy_m?: unknown;
+}
+
 export interface ClientContext {
   ip: string;
   ipHash: string;
@@ -35,11 +42,31 @@ export interface ClientContext {
   fingerprint: string;
   userAgent: string;
   channel: string;
+  /** Where the device says it is (agent sign-in); fields are checked by the access policy. */
+  location?: ReportedLocation;
 }
 
-/** Ends with a 403 when the user may not sign in on this channel, from this place, now. */
+export interface PolicyCheckOptions {
+  /** The request finishing a second factor: rules that need the sign-in's own evidence (a location) were checked at the password step. */
+  secondStep?: boolean;
+}
+
+/** What a validate knows of a live session and its request. */
+export interface SessionCheck {
+  userId: number;
+  userUuid: string;
+  roles: readonly string[];
+  channel: string;
+  fingerprint: string;
+  ip: string;
+  userAgent: string;
+  location?: ReportedLocation;
+}
+
+/** Ends with a 403 when the user may not sign in (or go on) on this channel, from this place, now. */
 export interface AccessPolicyCheck {
-  check(user: UserRow, grants: Grants, ctx: ClientContext): Promise<void>;
+  check(user: UserRow, grants: Grants, ctx: ClientContext, opts?: PolicyCheckOptions): Promise<void>;
+  checkSession(session: SessionCheck): Promise<void>;
 }
 
 export type PasswordChangeReason = 'temporary_password' | 'password_expired';
@@ -223,7 +250,7 @@ export class SignInPipeline {
     const d = this.deps;
     const access = await d.tokens.issue('access', {
       sub: d.subCipher.seal(user.username, SUB_CONTEXT), user_id: user.uuid, roles: grants.roles, permissions: grants.permissions,
-      session_id: session.sessionId, device_fingerprint: session.deviceFingerprint, ip_address: session.ipAddress,
+      session_id: session.sessionId, device_fingerprint: session.deviceFingerprint, ip_address: session.ipAddress, channel: session.channel,
     });
     const refresh = await d.tokens.issue('refresh', { user_id: user.uuid, session_id: session.sessionId, family_id: familyId });
     const refreshRow = { jti: refresh.jti, family_id: familyId, issued_at: new Date(d.clock.now()), expires_at: new Date(refresh.expiresAt), used_at: null };

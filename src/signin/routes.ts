@@ -1,4 +1,4 @@
-/** Core authentication routes: login, refresh, logout, validate. */
+/** Core authentication routes: login, refresh, logout, validate; the mobile and agent ones are in channel-routes.ts. */
 import Type from 'typebox';
 import { auditContext } from '../audit/service.js';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -17,7 +17,8 @@ import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
-import type { ClientContext } from './pipeline.js';
+import type { AuthContext } from '../sessions/guard.js';
+import type { AccessPolicyCheck, ClientContext, ReportedLocation, SessionCheck } from './pipeline.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -51,19 +52,42 @@ const LoginBody = Type.Object(
     username: Type.String({ minLength: 1, maxLength: 256, pattern: NO_NUL, description: 'Username or email', examples: ['amina.otieno'] }),
     password: Type.String({ minLength: 1, maxLength: 1024, examples: ['c0rrect-Battery-staple!'] }),
     device_fingerprint: Type.Optional(Type.String({ maxLength: 256, pattern: NO_NUL, description: 'Binds the tokens to this device; later requests must send the same value in `X-Device-Fingerprint`.', examples: ['a3f1c9e07b2d4e58'] })),
-    channel: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('mobile'), Type.Literal('ussd'), Type.Literal('agent')], { default: 'web' })),
+    channel: Type.Optional(Type.Literal('web', { description: 'Always the web channel; the mobile app and agents sign in at `POST /api/v1/auth/login/mobile`, USSD gateways at `POST /api/v1/auth/login/ussd`, so that a channel is known by how a request arrives, never by what it claims.' })),
   },
   { additionalProperties: false },
 );
 
-const ValidateResponse = Type.Object({
+export const ValidateResponse = Type.Object({
   valid: Type.Literal(true),
   user_id: Type.String({ format: 'uuid' }),
   session_id: Type.String({ format: 'uuid' }),
   roles: Type.Array(Type.String()),
   permissions: Type.Array(Type.String()),
   expires_at: Type.String({ ...ISO, description: 'When the access token expires' }),
+  channel: Type.String({ description: 'The channel the session was opened on.', examples: ['web'] }),
 });
+
+/** The validate answer for an authenticated request (after its access-policy check). */
+export function validated(auth: AuthContext) {
+  const { claims, session } = auth;
+  return {
+    valid: true as const,
+    user_id: claims.user_id,
+    session_id: session.sessionId,
+    roles: claims.roles,
+    permissions: claims.permissions,
+    expires_at: new Date(claims.exp * 1000).toISOString(),
+    channel: session.channel,
+  };
+}
+
+/** The access-policy check of a live session, for the validate routes. */
+export function sessionCheck(request: FastifyRequest, auth: AuthContext, location?: ReportedLocation): SessionCheck {
+  return {
+    userId: auth.session.userId, userUuid: auth.claims.user_id, roles: auth.claims.roles, channel: auth.session.channel,
+    fingerprint: auth.session.deviceFingerprint, ip: request.ip, userAgent: userAgentOf(request), location,
+  };
+}
 
 export function clientContext(request: FastifyRequest, ipHasher: Hasher, channel: string, bodyFingerprint?: string): ClientContext {
   return {
@@ -78,6 +102,7 @@ export function clientContext(request: FastifyRequest, ipHasher: Hasher, channel
 
 export interface SigninRouteDeps {
   db: Db;
+  accessPolicy: AccessPolicyCheck;
   ipHasher: Hasher;
   pipeline: SignInPipeline;
   local: LocalStrategy;
@@ -163,21 +188,16 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/auth/validate', {
       schema: {
         tags, security: bearer, summary: 'Validate an access token and its session',
-        description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`). 200 with the caller, or 401 with the reason in `error_code`. A pre-auth route of transport encryption: `400 DECRYPTION_FAILED` for an envelope that does not open, `422 ENCRYPTION_REQUIRED` for a plaintext call when enforcement is on.',
-        response: { 200: ValidateResponse, ...errors(400, 401, 413, 422) },
+        description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`), then the access policy of the session\'s channel for this request (IP, schedule, bound device; geofences only on `POST /api/v1/auth/agent/validate`, which carries a location). 200 with the caller, 401 with the reason in `error_code`, or `403 POLICY_RESTRICTED` with `details.rule`. A pre-auth route of transport encryption: `400 DECRYPTION_FAILED` for an envelope that does not open, `422 ENCRYPTION_REQUIRED` for a plaintext call when enforcement is on.',
+        response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
       },
       // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
       preHandler: s.guard.authenticate,
     }, async (request) => {
-      const { claims, session } = request.auth!;
-      return {
-        valid: true as const,
-        user_id: claims.user_id,
-        session_id: session.sessionId,
-        roles: claims.roles,
-        permissions: claims.permissions,
-        expires_at: new Date(claims.exp * 1000).toISOString(),
-      };
+      const auth = request.auth!;
+      await s.accessPolicy.checkSession(sessionCheck(request, auth));
+      return validated(auth);
     });
+
   };
 }

@@ -7,7 +7,7 @@
 import type { PasswordState } from '../credentials/service.js';
 import type { UserRow } from '../users/store.js';
 
-export type StrategyName = 'local' | 'ldap' | 'saml';
+export type StrategyName = 'local' | 'ldap' | 'saml' | 'pin';
 
 export interface Subject {
   /** Lockout counter key for this attempt. */

@@ -33,6 +33,8 @@ export interface AccessClaims extends JWTPayload {
   session_id: string;
   device_fingerprint: string;
   ip_address: string;
+  /** The channel the session was opened on (web, mobile, ussd, agent); the session's is authoritative. */
+  channel?: string;
   jti: string;
   exp: number;
   iat: number;

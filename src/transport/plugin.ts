@@ -22,7 +22,8 @@ import type { BodyEnvelope } from '../platform/http/envelope.js';
 /**
  * SPEC Transport encryption 3, plus the routes a client calls before it holds a session key
  * (docs/decisions.md): refresh, the forced password change, email/SMS factor enrolment with a
- * 2FA token, fetching security questions and requesting an MFA reset.
+ * 2FA token, fetching security questions, requesting an MFA reset, the mobile channel's sign-in
+ * and validate (the app's first request), and setting a PIN with a reset token.
  */
 export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/login', '/api/v1/auth/validate', '/api/v1/auth/2fa/request', '/api/v1/auth/2fa/verify',
@@ -31,6 +32,7 @@ export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/security-questions/predefined', '/api/v1/auth/security-questions/verify', '/api/v1/auth/security-questions/setup',
   '/api/v1/auth/refresh', '/api/v1/auth/reset/password',
   '/api/v1/2fa/otp/setup', '/api/v1/2fa/otp/verify', '/api/v1/auth/security-questions', '/api/v1/auth/reset/mfa',
+  '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin',
 ];
 
 /** SPEC Transport encryption 6: exact paths (the documentation's assets are matched by prefix). */

@@ -2,12 +2,12 @@
  * Users, their roles and permissions.
  *
  * `email` and `phone` are personal data: written through `SensitiveColumns` (ciphertext when
- * DB_FIELD_ENCRYPTION=1) and revealed here, so every caller sees plaintext. The email is found
- * and kept unique by its blind index `email_bidx`, never by its stored text; `username` and
- * `full_name` stay in clear (docs/decisions.md, "Field encryption at rest").
+ * DB_FIELD_ENCRYPTION=1) and revealed here, so every caller sees plaintext. Each is found and
+ * kept unique by its blind index (`email_bidx`, `phone_bidx`), never by its stored text;
+ * `username` and `full_name` stay in clear (docs/decisions.md, "Field encryption at rest").
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { BlindIndex } from '../platform/crypto/blind-index.js';
+import { phoneIndexValue, type BlindIndex } from '../platform/crypto/blind-index.js';
 import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { Db } from '../platform/db/database.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
@@ -75,6 +75,11 @@ export class UserStore {
     return this.reveal(await trx.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst());
   }
 
+  /** By phone number (E.164), through its blind index: the USSD subscriber a gateway names. */
+  async findByPhone(phone: string, trx: Db = this.db): Promise<UserRow | undefined> {
+    return this.reveal(await trx.selectFrom('users').select(USER_COLUMNS).where(this.phoneIs(phone)).limit(1).executeTakeFirst());
+  }
+
   async findByUuid(uuid: string, trx: Db = this.db): Promise<UserRow | undefined> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(uuid)) return undefined;
     return this.reveal(await trx.selectFrom('users').select(USER_COLUMNS).where('uuid', '=', uuid).executeTakeFirst());
@@ -86,7 +91,7 @@ export class UserStore {
    * would let one account's sign-in reach the other: `crossed` names the fields that would
    * (issue 9, section 7).
    */
-  async exists(username: string, email: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean; crossed: Array<'username' | 'email'> }> {
+  async exists(username: string, email: string | null, phone: string | null, trx: Db = this.db): Promise<{ username: boolean; email: boolean; phone: boolean; crossed: Array<'username' | 'email'> }> {
     const lowerName = username.toLowerCase();
     const lowerEmail = email?.toLowerCase() ?? null;
     const rows = await trx
@@ -96,15 +101,18 @@ export class UserStore {
         (email ? this.emailIs(email) : sql<boolean>`false`).as('email_match'),
         this.emailIs(username).as('username_is_email'),
         sql<boolean>`lower(username) = ${lowerEmail}`.as('email_is_username'),
+        (phone ? this.phoneIs(phone) : sql<boolean>`false`).as('phone_match'),
       ])
       .where((eb) => eb.or([
         eb(sql`lower(username)`, '=', lowerName), this.emailIs(username),
         ...(email ? [this.emailIs(email), eb(sql`lower(username)`, '=', lowerEmail)] : []),
+        ...(phone ? [this.phoneIs(phone)] : []),
       ]))
       .execute();
     return {
       username: rows.some((r) => r.username_match),
       email: rows.some((r) => r.email_match),
+      phone: rows.some((r) => r.phone_match),
       crossed: [...(rows.some((r) => r.username_is_email) ? ['username' as const] : []), ...(rows.some((r) => r.email_is_username) ? ['email' as const] : [])],
     };
   }
@@ -118,6 +126,15 @@ export class UserStore {
     const candidates = this.crypto.blindIndex.candidates(email);
     const lower = email.toLowerCase();
     return sql<boolean>`(email_bidx IN (${sql.join(candidates)}) OR (email_bidx IS NULL AND lower(email) = ${lower}))`;
+  }
+
+  /**
+   * The condition "this row's phone is `phone`": its blind index under any configured key, or,
+   * for a row written before migration 009 and not yet indexed, its stored text (in clear).
+   */
+  private phoneIs(phone: string): RawBuilder<boolean> {
+    const value = phoneIndexValue(phone);
+    return sql<boolean>`(phone_bidx IN (${sql.join(this.crypto.blindIndex.candidates(value))}) OR (phone_bidx IS NULL AND phone = ${value}))`;
   }
 
   /** Plaintext email and phone for a row read by hand (a join elsewhere); every finder does this already. */
@@ -148,6 +165,7 @@ export class UserStore {
         email: input.email === null ? null : sensitive.protect(input.email, EMAIL_COLUMN),
         email_bidx: input.email === null ? null : blindIndex.of(input.email),
         phone: input.phone === null ? null : sensitive.protect(input.phone, PHONE_COLUMN),
+        phone_bidx: input.phone === null ? null : blindIndex.of(phoneIndexValue(input.phone)),
         full_name: input.fullName, is_service_account: input.isServiceAccount, must_change_password: input.mustChangePassword,
         created_at: input.now, updated_at: input.now,
       })

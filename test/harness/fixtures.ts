@@ -25,8 +25,10 @@ export interface SignedIn {
   [k: string]: unknown;
 }
 
+/** A sign-in; `extra.channel` `mobile` or `agent` goes to the app's route (which needs `device_fingerprint`). */
 export async function login(app: App, username: string, password = STRONG_PASSWORD, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  return app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password, ...extra }, headers });
+  const url = extra.channel === 'mobile' || extra.channel === 'agent' ? '/api/v1/auth/login/mobile' : '/api/v1/auth/login';
+  return app.inject({ method: 'POST', url, payload: { username, password, ...extra }, headers });
 }
 
 /** How many audit rows of `eventType` a user has. */

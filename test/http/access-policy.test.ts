@@ -46,8 +46,13 @@ async function sessionsOf(t: TestApp, userId: number): Promise<number> {
   return (await t.s.database.db.selectFrom('sessions').select('session_id').where('user_id', '=', userId).execute()).length;
 }
 
+/** A sign-in on `channel`, by its route: the web form, or the app's (mobile and agent) with a device fingerprint. */
 function loginOn(app: App, channel: string, username: string, remoteAddress = OFFICE_V4) {
-  return app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password: STRONG_PASSWORD, channel }, remoteAddress });
+  const app_ = channel === 'mobile' || channel === 'agent';
+  return app.inject({
+    method: 'POST', url: app_ ? '/api/v1/auth/login/mobile' : '/api/v1/auth/login', remoteAddress,
+    payload: { username, password: STRONG_PASSWORD, ...(app_ ? { channel, device_fingerprint: 'fp-access-policy-test' } : {}) },
+  });
 }
 
 describe('access policy at sign-in', () => {

@@ -46,9 +46,10 @@ describe('stolen refresh token (reuse detection)', () => {
   });
 
   it('a replayed refresh token of a mobile session is audited on the mobile channel (not the refresh request\'s default)', async () => {
-    const first = await signIn(t.app, 'refresh.victim', undefined, { channel: 'mobile' });
-    expect((await refresh(first.refresh_token)).statusCode).toBe(200);
-    expectError(await refresh(first.refresh_token), 401, 'REFRESH_TOKEN_REUSED');
+    const device = { 'x-device-fingerprint': 'fp-refresh-victim-01' };
+    const first = await signIn(t.app, 'refresh.victim', undefined, { channel: 'mobile', device_fingerprint: device['x-device-fingerprint'] });
+    expect((await refresh(first.refresh_token, device)).statusCode).toBe(200);
+    expectError(await refresh(first.refresh_token, device), 401, 'REFRESH_TOKEN_REUSED');
     const audit = await t.s.audit.query({ eventType: 'TOKEN_REUSE_DETECTED', limit: 50, offset: 0 });
     const entry = audit.entries.find((e) => (e.details as { session_id?: string }).session_id === first.session_id);
     expect(entry).toMatchObject({ status: 'DETECTED', channel: 'mobile' });

@@ -19,6 +19,8 @@ import { ENCRYPTED, openPreAuth, openSession, preAuthBody, sessionBody } from '.
 
 type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 
+const GATEWAY_KEY = 'transport-policy-gateway-key-0123456789';
+
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 /** Sent as is: not sealed, and the hash header covers the bytes sent. */
@@ -49,7 +51,7 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1', () => {
   let adminToken: string;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MAX_CONCURRENT_SESSIONS: '20' } });
+    t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MAX_CONCURRENT_SESSIONS: '20', USSD_GATEWAY_KEYS: `ussd-test:${GATEWAY_KEY}` } });
     await seedUser(t.s, 'policy.user');
     await seedUser(t.s, 'policy.admin', { roles: ['admin'] });
     pem = await serverPemOf(t);
@@ -116,9 +118,16 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1', () => {
 
   it('leaves USSD traffic alone: a `ussd` path segment is neither refused nor encrypted', async () => {
     for (const headers of [{}, ENCRYPTED]) {
-      const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login/ussd', headers, payload: { username: 'policy.user', password: STRONG_PASSWORD } });
-      expectError(res, 404, 'NOT_FOUND');
-      notSealed(res);
+      for (const url of ['/api/v1/auth/login/ussd', '/api/v1/auth/password/ussd']) {
+        // No gateway key: the route itself answers, in plaintext.
+        const anonymous = await t.app.inject({ method: 'POST', url, headers, payload: { phone_number: '+254700000001', pin: '2580' } });
+        expectError(anonymous, 401, 'GATEWAY_UNAUTHORIZED');
+        notSealed(anonymous);
+      }
+      // A gateway's plaintext call, even flagged `x-encrypted`, is read as it is and answered in plaintext.
+      const gateway = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login/ussd', headers: { ...headers, 'x-gateway-key': GATEWAY_KEY }, payload: { phone_number: '+254700000001', pin: '2580' } });
+      expectError(gateway, 401, 'INVALID_CREDENTIALS');
+      notSealed(gateway);
     }
     // A segment, not a substring: "ussdx" is ordinary traffic.
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login/ussdx', payload: {} }), 422, 'ENCRYPTION_REQUIRED');

@@ -73,8 +73,9 @@ async function storedKeyIds(s: Registry, key: Buffer): Promise<{ underKey: numbe
     }
   }
   const index = new BlindIndex([key]);
-  const indexes = await s.database.db.selectFrom('users').select('email_bidx').where('email_bidx', 'is not', null).execute();
-  underKey += indexes.filter((r) => index.keyIdOf(r.email_bidx!) === index.currentKeyId).length;
+  const rows = await s.database.db.selectFrom('users').select(['email_bidx', 'phone_bidx']).execute();
+  const indexes = rows.flatMap((r) => [r.email_bidx, r.phone_bidx]).filter((v): v is string => v !== null);
+  underKey += indexes.filter((v) => index.keyIdOf(v) === index.currentKeyId).length;
   return { underKey, total: total + indexes.length };
 }
 
@@ -125,12 +126,13 @@ describe('field-key rotation with a crash in the middle', () => {
     }
   });
 
-  it('with ONLY key B: every user signs in by email, tokens issued under A still validate, nothing is under A', async () => {
+  it('with ONLY key B: every user signs in by email and is found by phone, tokens issued under A still validate, nothing is under A', async () => {
     const t = await app(url, onlyB); // loads the JWT and transport keyrings: they were re-wrapped under B
     try {
       for (const p of people) {
         const body = await signIn(t.app, p.email.toLowerCase());
         expect(body.user_profile).toMatchObject({ username: p.username, email: p.email, phone: p.phone });
+        expect((await t.s.users.findByPhone(p.phone))?.username).toBe(p.username); // the USSD lookup, by the phone index under B
         const old = await validate(t, tokens.get(p.username)!.access_token); // its session's aes_key is read too
         expect(old.statusCode, old.body).toBe(200);
       }
@@ -180,9 +182,9 @@ describe('strongroom rotate-field-key', () => {
     expect(r.stdout).toContain('Re-encrypting in batches of 2 rows, each committed on its own:');
     expect(r.stdout).toMatch(/^ {2}users: batch 1, 2 of 7 rows$/m);
     expect(r.stdout).toMatch(/^ {2}users: batch 4, 7 of 7 rows$/m);
-    expect(r.stdout).toMatch(/^ {2}users: done, 7 rows re-encrypted in 4 batches \(email 7, phone 7, email_bidx 7\)$/m);
+    expect(r.stdout).toMatch(/^ {2}users: done, 7 rows re-encrypted in 4 batches \(email 7, phone 7, email_bidx 7, phone_bidx 7\)$/m);
     expect(r.stdout).toMatch(/^ {2}credentials: done, 7 rows re-encrypted in 4 batches \(password_enc 7\)$/m);
-    expect(r.stdout).toContain('Check: no value remains under an old key, and every email index is under the current key.');
+    expect(r.stdout).toContain('Check: no value remains under an old key, and every email and phone index is under the current key.');
     expect(r.stdout).toContain(`It is now safe to drop the old key (${keyFingerprint(A)}): remove FIELD_ENCRYPTION_KEYS_PREVIOUS from every server and restart them.`);
 
     const again = await runCli(['rotate-field-key'], env);

@@ -19,11 +19,12 @@ import {
 import { fromBase64, toBase64 } from './base64.js';
 import { StrongroomError } from './errors.js';
 import { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath, type EncryptionMode } from './routes.js';
-import type { Channel, CodeSent, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
+import type { CodeSent, Location, SignInChannel, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
 
 export const PATHS = Object.freeze({
   publicKey: '/api/v1/auth/public_key',
   login: '/api/v1/auth/login',
+  loginMobile: '/api/v1/auth/login/mobile',
   refresh: '/api/v1/auth/refresh',
   logout: '/api/v1/auth/logout',
   validate: '/api/v1/auth/validate',
@@ -155,14 +156,21 @@ export class StrongroomClient {
   /**
    * Signs in. Keeps the tokens and the session key. Throws `StrongroomError`: 401
    * INVALID_CREDENTIALS, 403 PASSWORD_CHANGE_REQUIRED (`details.reset_token` for
-   * `resetPassword`), 401 2FA_REQUIRED (`details.two_factor_token`), 429 ACCOUNT_LOCKED, ...
+   * `resetPassword`), 401 2FA_REQUIRED (`details.two_factor_token`), 429 ACCOUNT_LOCKED, 403
+   * POLICY_RESTRICTED (`details.rule`), ...
+   *
+   * `channel` `mobile` or `agent` signs in at `/auth/login/mobile` and needs a device fingerprint
+   * (here or in the options); agents send their `location` for the branch geofence.
    */
-  async login(input: { username: string; password: string; channel?: Channel; deviceFingerprint?: string }): Promise<SignInResponse> {
+  async login(input: { username: string; password: string; channel?: SignInChannel; deviceFingerprint?: string; location?: Location }): Promise<SignInResponse> {
     const body: Record<string, unknown> = { username: input.username, password: input.password };
-    if (input.channel !== undefined) body.channel = input.channel;
     if (input.deviceFingerprint !== undefined) this.fingerprint = input.deviceFingerprint;
     if (this.fingerprint !== undefined) body.device_fingerprint = this.fingerprint;
-    return this.request<SignInResponse>('POST', PATHS.login, body, { auth: false, autoRefresh: false });
+    const channel = input.channel ?? 'web';
+    if (channel === 'web') return this.request<SignInResponse>('POST', PATHS.login, body, { auth: false, autoRefresh: false });
+    if (this.fingerprint === undefined) throw new TypeError(`a ${channel} sign-in needs a device fingerprint (deviceFingerprint)`);
+    Object.assign(body, { channel }, input.location ?? {});
+    return this.request<SignInResponse>('POST', PATHS.loginMobile, body, { auth: false, autoRefresh: false });
   }
 
   /** Exchanges the refresh token for a new token pair and a new session key. Concurrent calls share one refresh. */

@@ -5,7 +5,7 @@ export { StrongroomError, isErrorBody } from './errors.js';
 export type { ClientErrorCode, ErrorBody } from './errors.js';
 export { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath } from './routes.js';
 export type { EncryptionMode, RouteRules } from './routes.js';
-export type { Channel, CodeSent, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
+export type { Channel, CodeSent, Location, SignInChannel, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
 export * as transportCrypto from './crypto.js';
 export type { ClientKeyPair, PreAuthEnvelope, SessionEnvelope } from './crypto.js';
 export { fromBase64, toBase64 } from './base64.js';

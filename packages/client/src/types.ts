@@ -67,6 +67,17 @@ export interface CodeSent {
 
 export type Channel = 'web' | 'mobile' | 'ussd' | 'agent';
 
+/** The channels a client signs in on itself (USSD sign-in is the bank's gateway's). */
+export type SignInChannel = 'web' | 'mobile' | 'agent';
+
+/** Where the device is (agents: checked against the branch geofence). */
+export interface Location {
+  latitude: number;
+  longitude: number;
+  /** Uncertainty radius, metres. */
+  accuracy_m: number;
+}
+
 /** What the client keeps of a sign-in; `getSession()`/`setSession()` to persist and resume it. */
 export interface StoredSession {
   accessToken: string;

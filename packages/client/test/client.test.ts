@@ -99,11 +99,11 @@ describe('encrypted sign-in', () => {
   it('signs in with an encrypted body and keeps the session key the server holds', async () => {
     const { fetch, wire } = recordingFetch();
     const c = client({ fetch, keyPair: undefined }); // generates its own key pair
-    const r = await c.login({ username: 'sdk.amina', password: STRONG_PASSWORD, channel: 'mobile' });
+    const r = await c.login({ username: 'sdk.amina', password: STRONG_PASSWORD, channel: 'mobile', deviceFingerprint: 'sdk-test-device-01' });
     expect(r).toMatchObject({ token_type: 'bearer', user_profile: { username: 'sdk.amina', channel: 'mobile' } });
     expect(c.signedIn).toBe(true);
 
-    const login = wire.find((w) => w.path === '/api/v1/auth/login')!;
+    const login = wire.find((w) => w.path === '/api/v1/auth/login/mobile')!;
     expect(login.requestHeaders['x-encrypted']).toBe('true');
     expect(login.requestHeaders.authorization).toBeUndefined();
     expect(login.requestBody).not.toContain(STRONG_PASSWORD);

@@ -16,6 +16,15 @@ interface IndexKey {
   key: Buffer;
 }
 
+/**
+ * What a phone number's blind index is made of: the number without the separators people
+ * write (spaces, dashes, dots, brackets), so `+254 712-345 678` and `+254712345678` are one
+ * number. The API accepts E.164 only, which this leaves as it is.
+ */
+export function phoneIndexValue(phone: string): string {
+  return phone.replace(/[\s\-.()]/g, '');
+}
+
 export class BlindIndex {
   private readonly keys: IndexKey[] = [];
 

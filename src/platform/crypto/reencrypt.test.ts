@@ -24,7 +24,7 @@ afterAll(async () => h.close());
 
 const now = new Date();
 
-/** A user as UserStore writes it under `key` (or in clear, unindexed, as before migration 003). */
+/** A user as UserStore writes it under `key` (or in clear, unindexed, as before migrations 003 and 009). */
 async function user(name: string, email: string | null, phone: string | null, key: Buffer | 'legacy' = A): Promise<number> {
   const c = key === 'legacy' ? null : columnsUnder(key);
   const row = await h.db.insertInto('users').values({
@@ -32,6 +32,7 @@ async function user(name: string, email: string | null, phone: string | null, ke
     email: email === null || !c ? email : c.encrypt(email, 'users.email'),
     email_bidx: email === null || key === 'legacy' ? null : new BlindIndex([key]).of(email),
     phone: phone === null || !c ? phone : c.encrypt(phone, 'users.phone'),
+    phone_bidx: phone === null || key === 'legacy' ? null : new BlindIndex([key]).of(phone),
     full_name: null, created_at: now, updated_at: now,
   }).returning('id').executeTakeFirstOrThrow();
   return row.id;
@@ -71,13 +72,14 @@ const rotation = (encryptColumns = true): FieldReencryption => new FieldReencryp
 /** Everything readable with key B alone, as the plaintext it started as. */
 async function expectAllUnderB(): Promise<void> {
   const c = columnsUnder(B);
-  const users = await h.db.selectFrom('users').select(['username', 'email', 'email_bidx', 'phone']).orderBy('id').execute();
+  const users = await h.db.selectFrom('users').select(['username', 'email', 'email_bidx', 'phone', 'phone_bidx']).orderBy('id').execute();
   const open = (v: string | null, ctx: string): string | null => (v === null ? null : c.decrypt(v, ctx));
   expect(users.map((u) => [u.username, open(u.email, 'users.email'), open(u.phone, 'users.phone')])).toEqual([
     ['u1', 'One@Bank.example', '+254700000001'], ['u2', 'two@bank.example', null], ['u3', null, '+254700000003'],
     ['u4', 'four@bank.example', '+254700000004'], ['u5', 'five@bank.example', null],
   ]);
   for (const u of users) expect(u.email_bidx).toBe(u.email === null ? null : new BlindIndex([B]).of(c.decrypt(u.email, 'users.email')));
+  for (const u of users) expect(u.phone_bidx).toBe(u.phone === null ? null : new BlindIndex([B]).of(c.decrypt(u.phone, 'users.phone')));
   const sessions = await h.db.selectFrom('sessions').select(['session_id', 'aes_key']).execute();
   for (const s of sessions) expect(c.decrypt(s.aes_key!, 'sessions.aes_key')).toBe(`key-of-${s.session_id}`);
   const cred = await h.db.selectFrom('credentials').select('password_enc').executeTakeFirstOrThrow();
@@ -94,14 +96,14 @@ describe('FieldReencryption', () => {
   it('moves every encrypted column to the current key, encrypts and indexes legacy rows, and then finds nothing left', async () => {
     await seed();
     const p = rotation();
-    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 3 + 1 + 1 + 1 + 1); // emails, phones, indexes, session keys, password copy, JWT, transport, TOTP
+    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 2 + 3 + 1 + 1 + 1 + 1); // emails, phones, email and phone indexes, session keys, password copy, JWT, transport, TOTP
     expect((await p.remaining()).filter((r) => r.unprotected > 0)).toEqual([
       { table: 'users', column: 'email', oldKey: 3, unprotected: 1 }, { table: 'users', column: 'phone', oldKey: 2, unprotected: 1 },
-      { table: 'users', column: 'email_bidx', oldKey: 3, unprotected: 1 },
-    ]); // u4, written in clear before migration 003
+      { table: 'users', column: 'email_bidx', oldKey: 3, unprotected: 1 }, { table: 'users', column: 'phone_bidx', oldKey: 2, unprotected: 1 },
+    ]); // u4, written in clear before migrations 003 and 009
     const reports = await p.run();
     expect(reports.map((r) => [r.table, r.rows])).toEqual([['users', 5], ['credentials', 1], ['sessions', 3], ['jwt_signing_keys', 1], ['transport_keys', 1], ['mfa_factors', 1]]);
-    expect(reports[0]!.values).toEqual({ email: 4, phone: 3, email_bidx: 4 });
+    expect(reports[0]!.values).toEqual({ email: 4, phone: 3, email_bidx: 4, phone_bidx: 3 });
     expect((await p.remaining()).every((r) => r.oldKey === 0 && r.unprotected === 0)).toBe(true);
     await expectAllUnderB();
     expect((await p.run()).every((r) => r.rows === 0 && r.batches === 0)).toBe(true); // idempotent
@@ -133,15 +135,15 @@ describe('FieldReencryption', () => {
     expect(keyIds.slice(0, 2)).toEqual([columnsUnder(A).currentKeyId, columnsUnder(A).currentKeyId]); // the batch did not commit
   });
 
-  it('with DB_FIELD_ENCRYPTION=0 leaves values in clear, still rotating ciphertext and indexing every email', async () => {
+  it('with DB_FIELD_ENCRYPTION=0 leaves values in clear, still rotating ciphertext and indexing every email and phone', async () => {
     await user('u1', 'a@x.org', '+254700000001');
     await user('u2', 'b@x.org', '+254700000002', 'legacy');
     const p = rotation(false);
     await p.run();
-    const rows = await h.db.selectFrom('users').select(['email', 'email_bidx', 'phone']).orderBy('id').execute();
+    const rows = await h.db.selectFrom('users').select(['email', 'email_bidx', 'phone', 'phone_bidx']).orderBy('id').execute();
     const c = columnsUnder(B);
     expect(c.keyIdOf(rows[0]!.email!)).toBe(c.currentKeyId);
-    expect(rows[1]).toEqual({ email: 'b@x.org', email_bidx: new BlindIndex([B]).of('b@x.org'), phone: '+254700000002' });
+    expect(rows[1]).toEqual({ email: 'b@x.org', email_bidx: new BlindIndex([B]).of('b@x.org'), phone: '+254700000002', phone_bidx: new BlindIndex([B]).of('+254700000002') });
     expect((await p.remaining()).every((r) => r.oldKey === 0 && r.unprotected === 0)).toBe(true);
     expect((await rotation(true).remaining()).find((r) => r.column === 'email')).toMatchObject({ oldKey: 0, unprotected: 1 });
   });
@@ -150,5 +152,11 @@ describe('FieldReencryption', () => {
     await user('u1', 'dup@x.org', null, 'legacy');
     const second = await user('u2', ' Dup@x.org', null, 'legacy');
     await expect(rotation().run()).rejects.toThrow(new RegExp(`^users id ${second}: its email equals another user's`));
+  });
+
+  it('stops on two phone numbers that become equal once separators are removed, saying which', async () => {
+    await user('u1', null, '+254700000001', 'legacy');
+    const second = await user('u2', null, '+254 700 000 001', 'legacy');
+    await expect(rotation().run()).rejects.toThrow(new RegExp(`^users id ${second}: its phone number equals another user's`));
   });
 });

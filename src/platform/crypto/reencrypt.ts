@@ -2,7 +2,8 @@
  * Re-encryption of every encrypted column under the current field key (`strongroom
  * rotate-field-key`, docs/operations.md). The operator first makes the new key current
  * (FIELD_ENCRYPTION_KEY) and the old one readable (FIELD_ENCRYPTION_KEYS_PREVIOUS) on every
- * server; this pass then rewrites what the old key wrote, and recomputes the email blind index.
+ * server; this pass then rewrites what the old key wrote, and recomputes the blind indexes of
+ * the email and the phone number.
  *
  * Batches of rows in primary-key order, each batch in its own transaction, and each pass selects
  * in SQL only the values not yet under the current key: interrupted anywhere and started again,
@@ -14,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
-import { BlindIndex } from './blind-index.js';
+import { BlindIndex, phoneIndexValue } from './blind-index.js';
 import { FieldCipher, FieldCipherError, deriveKey } from './field-cipher.js';
 import { ENCRYPTED_COLUMNS } from './columns.js';
 
@@ -28,20 +29,32 @@ interface EncryptedColumn {
   followsSwitch: boolean;
 }
 
+/** A blind index column and the encrypted column whose plaintext it is made of. */
+interface IndexColumn {
+  column: string;
+  of: string;
+  /** The normalised value indexed (UserStore writes the index of exactly this). */
+  value: (plain: string) => string;
+}
+
 interface EncryptedTable {
   table: string;
   pk: string;
   columns: EncryptedColumn[];
-  /** Recompute `email_bidx` from `email` (users). */
-  emailIndex?: boolean;
+  /** Blind indexes recomputed from their column (users: `email_bidx`, `phone_bidx`). */
+  indexes?: readonly IndexColumn[];
 }
 
 /** Every encrypted column of the database. A new encrypted column must be added here. */
 export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   {
-    table: 'users', pk: 'id', emailIndex: true, columns: [
+    table: 'users', pk: 'id', columns: [
       { column: 'email', ...ENCRYPTED_COLUMNS.usersEmail, followsSwitch: true },
       { column: 'phone', ...ENCRYPTED_COLUMNS.usersPhone, followsSwitch: true },
+    ],
+    indexes: [
+      { column: 'email_bidx', of: 'email', value: (v) => v },
+      { column: 'phone_bidx', of: 'phone', value: phoneIndexValue },
     ],
   },
   { table: 'credentials', pk: 'id', columns: [{ column: 'password_enc', ...ENCRYPTED_COLUMNS.passwordCopy, followsSwitch: false }] },
@@ -79,7 +92,7 @@ export interface TableReport {
   batches: number;
   /** Rows rewritten. */
   rows: number;
-  /** Values rewritten per column (`email_bidx` for recomputed indexes). */
+  /** Values rewritten per column (`email_bidx`, `phone_bidx` for recomputed indexes). */
   values: Record<string, number>;
   /** Rows a server rewrote between this pass's read and its write: already current, left alone. */
   skipped: number;
@@ -90,7 +103,7 @@ export interface Remaining {
   column: string;
   /** Values (or indexes) still under a key other than the current one. */
   oldKey: number;
-  /** Values in clear that DB_FIELD_ENCRYPTION=1 wants encrypted, or emails with no index. */
+  /** Values in clear that DB_FIELD_ENCRYPTION=1 wants encrypted, or values with no index. */
   unprotected: number;
 }
 
@@ -171,11 +184,12 @@ export class FieldReencryption {
         const clear = c.followsSwitch && !this.deps.encryptColumns ? sql<boolean>`false` : sql<boolean>`${ref} IS NOT NULL AND ${ref} NOT LIKE 'fe1:%'`;
         out.push({ table: t.table, column: c.column, oldKey: await this.count(t, old), unprotected: await this.count(t, clear) });
       }
-      if (t.emailIndex) {
+      for (const i of t.indexes ?? []) {
+        const ref = sql.ref(i.column);
         out.push({
-          table: t.table, column: 'email_bidx',
-          oldKey: await this.count(t, sql`email_bidx IS NOT NULL AND email_bidx NOT LIKE ${`${this.index.currentKeyId}:%`}`),
-          unprotected: await this.count(t, sql`email IS NOT NULL AND email_bidx IS NULL`),
+          table: t.table, column: i.column,
+          oldKey: await this.count(t, sql`${ref} IS NOT NULL AND ${ref} NOT LIKE ${`${this.index.currentKeyId}:%`}`),
+          unprotected: await this.count(t, sql`${sql.ref(i.of)} IS NOT NULL AND ${ref} IS NULL`),
         });
       }
     }
@@ -187,7 +201,7 @@ export class FieldReencryption {
   }
 
   private selected(t: EncryptedTable): string[] {
-    return [t.pk, ...t.columns.map((c) => c.column), ...(t.emailIndex ? ['email_bidx'] : [])];
+    return [t.pk, ...t.columns.map((c) => c.column), ...(t.indexes ?? []).map((i) => i.column)];
   }
 
   /** SQL: this row holds a value this pass must rewrite. */
@@ -197,7 +211,10 @@ export class FieldReencryption {
       const stored = c.followsSwitch && !this.deps.encryptColumns ? sql`${ref} LIKE 'fe1:%'` : sql`${ref} IS NOT NULL`;
       return sql`(${stored} AND ${ref} !~ ${this.cipher(c).currentKeyPattern()})`;
     });
-    if (t.emailIndex) conditions.push(sql`(email IS NOT NULL AND (email_bidx IS NULL OR email_bidx NOT LIKE ${`${this.index.currentKeyId}:%`}))`);
+    for (const i of t.indexes ?? []) {
+      const ref = sql.ref(i.column);
+      conditions.push(sql`(${sql.ref(i.of)} IS NOT NULL AND (${ref} IS NULL OR ${ref} NOT LIKE ${`${this.index.currentKeyId}:%`}))`);
+    }
     return sql<boolean>`${sql.join(conditions, sql` OR `)}`;
   }
 
@@ -223,9 +240,11 @@ export class FieldReencryption {
       plain[c.column] = value;
       if (cipher.keyIdOf(stored) !== cipher.currentKeyId) next[c.column] = cipher.encrypt(value, c.context);
     }
-    if (t.emailIndex && plain.email !== undefined) {
-      const idx = this.index.of(plain.email);
-      if (row.email_bidx !== idx) next.email_bidx = idx;
+    for (const i of t.indexes ?? []) {
+      const value = plain[i.of];
+      if (value === undefined) continue;
+      const idx = this.index.of(i.value(value));
+      if (row[i.column] !== idx) next[i.column] = idx;
     }
     if (Object.keys(next).length === 0) return false;
 
@@ -237,7 +256,10 @@ export class FieldReencryption {
       updated = r.rows.length;
     } catch (err) {
       if ((err as { code?: string }).code === '23505') {
-        throw new ReencryptionError(`${t.table} ${t.pk} ${String(row[t.pk])}: its email equals another user's once trimmed and lower-cased, so the unique email index refuses it. Give one of the two users another email, then run again.`, { cause: err });
+        const phone = String((err as { constraint?: string }).constraint ?? (err as Error).message).includes('phone');
+        throw new ReencryptionError(phone
+          ? `${t.table} ${t.pk} ${String(row[t.pk])}: its phone number equals another user's once separators are removed, so the unique phone index refuses it. Give one of the two users another phone number, then run again.`
+          : `${t.table} ${t.pk} ${String(row[t.pk])}: its email equals another user's once trimmed and lower-cased, so the unique email index refuses it. Give one of the two users another email, then run again.`, { cause: err });
       }
       throw err;
     }

@@ -17,7 +17,8 @@ export type BusEvent =
   | { type: 'token.denied'; jti: string; expiresAt: number }
   | { type: 'keyring.changed' }
   | { type: 'transport-keys.changed' }
-  | { type: 'access-policies.changed' };
+  | { type: 'access-policies.changed' }
+  | { type: 'device-bindings.changed'; userId: number };
 
 const CHANNEL = 'strongroom_events';
 

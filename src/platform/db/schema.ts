@@ -12,6 +12,8 @@ export interface UsersTable {
   email: string | null;
   /** HMAC blind index of the email, `<key id>:<hex>`; unique. Null only for rows older than migration 003. */
   email_bidx: string | null;
+  /** HMAC blind index of the phone number (migration 009), `<key id>:<hex>`; unique. Null for no phone, or rows not yet indexed. */
+  phone_bidx: string | null;
   phone: string | null;
   full_name: string | null;
   is_active: Generated<boolean>;
@@ -145,6 +147,13 @@ export interface PasswordRestrictionsTable {
   reuse_months: number;
   expiry_days: number | null;
   warn_days: number;
+  /** PIN rules (migration 009; class `pin`): null or false on the password classes. */
+  max_length: number | null;
+  digits_only: Generated<boolean>;
+  no_repeated_digits: Generated<boolean>;
+  no_sequential_digits: Generated<boolean>;
+  /** A run of this many digits of the user's phone number is refused; null: off. */
+  phone_digits_run: number | null;
 }
 
 export interface AuditLogTable {
@@ -183,6 +192,18 @@ export interface AccessPoliciesTable {
   rules: Json<unknown>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+export interface DeviceBindingsTable {
+  id: Generated<number>;
+  user_id: number;
+  fingerprint_hash: string;
+  label: string;
+  channel: string;
+  status: 'pending' | 'approved' | 'revoked';
+  requested_at: Timestamp;
+  decided_at: Timestamp | null;
+  decided_by: string | null;
 }
 
 export interface TransportReplayTable {
@@ -313,6 +334,7 @@ export interface Database {
   transport_keys: TransportKeysTable;
   transport_replay: TransportReplayTable;
   access_policies: AccessPoliciesTable;
+  device_bindings: DeviceBindingsTable;
   mfa_factors: MfaFactorsTable;
   mfa_backup_codes: MfaBackupCodesTable;
   mfa_attempts: MfaAttemptsTable;

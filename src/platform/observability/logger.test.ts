@@ -23,8 +23,9 @@ describe('logger', () => {
 
   it('redacts secrets by key name', () => {
     const { log, lines } = capture();
-    log.info({ body: { password: 'Vt7#qLm2!xRp9$', code: '123456', answers: ['nairobi'] } }, 'x');
+    log.info({ body: { password: 'Vt7#qLm2!xRp9$', code: '123456', answers: ['nairobi'], pin: '2580', current_pin: '7391', new_pin: '4826' } }, 'x');
+    log.info({ req: { headers: { 'x-gateway-key': 'gateway-key-0123456789abcdef0123456789' } } }, 'y');
     const line = lines.join('');
-    for (const secret of ['Vt7#qLm2!xRp9$', '123456', 'nairobi']) expect(line).not.toContain(secret);
+    for (const secret of ['Vt7#qLm2!xRp9$', '123456', 'nairobi', '2580', '7391', '4826', 'gateway-key-0123456789abcdef0123456789']) expect(line).not.toContain(secret);
   });
 });

@@ -9,11 +9,14 @@ const SECRET_KEYS = [
   'access_token', 'refresh_token', 'reset_token', 'two_factor_token', 'token', 'secret',
   'code', 'aes_key', 'private_key', 'push_token',
   'answer', 'answers', 'proof_token', 'backup_codes', 'otpauth_uri', 'qr_code',
+  'pin', 'current_pin', 'new_pin',
 ];
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
+  'req.headers["x-gateway-key"]',
+  'headers["x-gateway-key"]',
   'headers.authorization',
   ...SECRET_KEYS,
   ...SECRET_KEYS.map((k) => `*.${k}`),

@@ -6,6 +6,8 @@ import * as expiryWarning from './004-password-expiry-warning.js';
 import * as mfa from './005-mfa.js';
 import * as transportReplay from './006-transport-replay.js';
 import * as accessPolicies from './007-access-policies.js';
+import * as deviceBindings from './008-device-bindings.js';
+import * as pins from './009-pins.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -16,6 +18,8 @@ export const migrations: Record<string, Migration> = {
   '005-mfa': mfa,
   '006-transport-replay': transportReplay,
   '007-access-policies': accessPolicies,
+  '008-device-bindings': deviceBindings,
+  '009-pins': pins,
 };
 
 export const migrationProvider: MigrationProvider = {
