@@ -104,6 +104,9 @@ export class DeviceBindings {
     if (fingerprint === '') return;
     const d = this.deps;
     await d.db.transaction().execute(async (trx) => {
+      // The user's row is the lock: parallel sign-ins from several new devices count one after
+      // another, so the cap holds (a count then an insert alone would let a burst past it).
+      await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
       const open = await trx.selectFrom('device_bindings').select((eb) => eb.fn.countAll<string>().as('n'))
         .where('user_id', '=', user.id).where('status', '=', 'pending').executeTakeFirstOrThrow();
       if (Number(open.n) >= MAX_PENDING_PER_USER) return;
