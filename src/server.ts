@@ -92,7 +92,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
-    await Promise.all([app.close(), management?.close()]); // stops accepting, waits for in-flight requests
+    // No new background runs while requests drain; those under way finish before the database closes.
+    await Promise.all([strongroom.scheduler.stop(), app.close(), management?.close()]); // stops accepting, waits for in-flight requests
     await strongroom.close(); // the password-strength worker, the SMTP pool
     await registry.database.close(); // PGlite checkpoints and releases its lock
     log.info('Stopped cleanly');

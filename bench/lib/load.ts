@@ -18,9 +18,12 @@ export interface Rate {
   seconds: number;
 }
 
-export async function cannon(opts: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; connections: number; seconds: number; overallRate?: number }): Promise<Rate> {
-  const r = await autocannon({ url: opts.url, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body, connections: opts.connections, duration: opts.seconds, overallRate: opts.overallRate });
+function rateOf(r: autocannon.Result): Rate {
   return { perSec: r['2xx'] / r.duration, ok: r['2xx'], failed: r.non2xx + r.errors, all: r['2xx'] + r.non2xx, p50Ms: r.latency.p50, p99Ms: r.latency.p99, seconds: r.duration };
+}
+
+export async function cannon(opts: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; connections: number; seconds: number; overallRate?: number }): Promise<Rate> {
+  return rateOf(await autocannon({ url: opts.url, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body, connections: opts.connections, duration: opts.seconds, overallRate: opts.overallRate }));
 }
 
 /**
@@ -29,11 +32,10 @@ export async function cannon(opts: { url: string; method?: 'GET' | 'POST'; heade
  * more bodies than there are fails loudly instead of replaying.
  */
 export async function cannonBodies(opts: { url: string; headers?: Record<string, string>; bodies: { next(): string }; connections: number; seconds: number }): Promise<Rate> {
-  const r = await autocannon({
+  return rateOf(await autocannon({
     url: opts.url, method: 'POST', headers: opts.headers, connections: opts.connections, duration: opts.seconds,
     requests: [{ setupRequest: (req) => ({ ...req, body: opts.bodies.next() }) }],
-  });
-  return { perSec: r['2xx'] / r.duration, ok: r['2xx'], failed: r.non2xx + r.errors, all: r['2xx'] + r.non2xx, p50Ms: r.latency.p50, p99Ms: r.latency.p99, seconds: r.duration };
+  }));
 }
 
 function percentile(sorted: number[], p: number): number {

@@ -41,16 +41,13 @@ export async function encryptedLogin(base: string, serverPem: string, username: 
  * `count` distinct pre-auth envelopes of `body`, made before a load so that building them costs
  * the load generator nothing while it runs; `next()` hands them out in order, once each.
  */
-export function preAuthPool(serverPem: string, body: Record<string, unknown>, count: number): { next(): string; used: number } {
+export function preAuthPool(serverPem: string, body: Record<string, unknown>, count: number): { next(): string } {
   const pool = Array.from({ length: count }, () => preAuthJson(serverPem, body));
   let i = 0;
   return {
     next() {
       if (i >= pool.length) throw new Error(`pre-auth envelope pool of ${count} exhausted: raise its size`);
       return pool[i++]!;
-    },
-    get used() {
-      return i;
     },
   };
 }

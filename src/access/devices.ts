@@ -15,7 +15,9 @@ import type { Clock } from '../platform/clock.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
+import type { RequestActor } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
+import { lockUserRow } from '../users/store.js';
 import { AccessErrors } from './errors.js';
 import type { Channel } from './policy.js';
 
@@ -33,11 +35,6 @@ export interface DeviceBinding {
   decided_by: string | null;
 }
 
-/** Who decides, for the audit trail and the four-eyes rule. */
-export interface BindingActor {
-  uuid: string | null;
-  username: string | null;
-}
 
 /** Pending requests one user may have open: a thief cycling fingerprints cannot flood the queue. */
 export const MAX_PENDING_PER_USER = 5;
@@ -65,7 +62,7 @@ export class DeviceBindings {
     deps.bus.onReconnect(() => this.forget());
   }
 
-  fingerprintHash(fingerprint: string): string {
+  private fingerprintHash(fingerprint: string): string {
     return this.deps.hasher.hex(fingerprint);
   }
 
@@ -106,7 +103,7 @@ export class DeviceBindings {
     await d.db.transaction().execute(async (trx) => {
       // The user's row is the lock: parallel sign-ins from several new devices count one after
       // another, so the cap holds (a count then an insert alone would let a burst past it).
-      await trx.selectFrom('users').select('id').where('id', '=', user.id).forUpdate().execute();
+      await lockUserRow(trx, user.id);
       const open = await trx.selectFrom('device_bindings').select((eb) => eb.fn.countAll<string>().as('n'))
         .where('user_id', '=', user.id).where('status', '=', 'pending').executeTakeFirstOrThrow();
       if (Number(open.n) >= MAX_PENDING_PER_USER) return;
@@ -132,16 +129,16 @@ export class DeviceBindings {
   }
 
   /** Approves a pending or revoked binding (re-binding a device is the same decision). */
-  async approve(id: number, actor: BindingActor, ctx: AuditContext): Promise<DeviceBinding> {
+  async approve(id: number, actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
     return this.decide(id, 'approved', actor, ctx);
   }
 
   /** Revokes a binding (or refuses a pending request) and ends the user's sessions on that device. */
-  async revoke(id: number, actor: BindingActor, ctx: AuditContext): Promise<DeviceBinding> {
+  async revoke(id: number, actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
     return this.decide(id, 'revoked', actor, ctx);
   }
 
-  private async decide(id: number, status: 'approved' | 'revoked', actor: BindingActor, ctx: AuditContext): Promise<DeviceBinding> {
+  private async decide(id: number, status: 'approved' | 'revoked', actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
     const d = this.deps;
     const { binding, userId, ended } = await d.db.transaction().execute(async (trx) => {
       // Locked: two administrators deciding at once are applied one after the other.
@@ -171,8 +168,7 @@ export class DeviceBindings {
       };
       return { binding, userId: row.internal_id, ended: endedIds };
     });
-    await d.bus.publish({ type: 'device-bindings.changed', userId });
-    this.forget(userId);
+    await d.bus.publish({ type: 'device-bindings.changed', userId }); // this node's cache too, at once
     await d.sessions.announce(ended);
     return binding;
   }

@@ -8,22 +8,18 @@ import type { Clock } from '../platform/clock.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors } from '../platform/errors.js';
+import type { RequestActor } from '../sessions/guard.js';
 import type { AccessPolicyEngine } from './engine.js';
 import { AccessErrors } from './errors.js';
 import { compileRules } from './policy.js';
 import { InvalidRuleError } from './rules/errors.js';
 import type { PolicyInput, PolicyRow, PolicyStore } from './store.js';
 
-/** Who made a change, for the audit trail. */
-export interface PolicyActor {
-  uuid: string | null;
-  username: string | null;
-}
 
 export class AccessPolicyAdmin {
   constructor(private readonly deps: { db: Db; store: PolicyStore; engine: AccessPolicyEngine; audit: AuditLog; bus: EventBus; clock: Clock }) {}
 
-  async create(input: PolicyInput, actor: PolicyActor, ctx: AuditContext): Promise<PolicyRow> {
+  async create(input: PolicyInput, actor: RequestActor, ctx: AuditContext): Promise<PolicyRow> {
     await this.validate(input);
     const d = this.deps;
     const row = await d.db.transaction().execute(async (trx) => {
@@ -36,7 +32,7 @@ export class AccessPolicyAdmin {
     return row;
   }
 
-  async update(id: number, input: PolicyInput, actor: PolicyActor, ctx: AuditContext): Promise<PolicyRow> {
+  async update(id: number, input: PolicyInput, actor: RequestActor, ctx: AuditContext): Promise<PolicyRow> {
     await this.validate(input);
     const d = this.deps;
     const row = await d.db.transaction().execute(async (trx) => {
@@ -50,7 +46,7 @@ export class AccessPolicyAdmin {
     return row;
   }
 
-  async delete(id: number, actor: PolicyActor, ctx: AuditContext): Promise<void> {
+  async delete(id: number, actor: RequestActor, ctx: AuditContext): Promise<void> {
     const d = this.deps;
     await d.db.transaction().execute(async (trx) => {
       const deleted = await d.store.delete(trx, id);
@@ -79,16 +75,19 @@ export class AccessPolicyAdmin {
     }
   }
 
-  private async audit(trx: Db, eventType: 'ACCESS_POLICY_CREATED' | 'ACCESS_POLICY_UPDATED' | 'ACCESS_POLICY_DELETED', row: PolicyRow, actor: PolicyActor, ctx: AuditContext): Promise<void> {
+  private async audit(trx: Db, eventType: 'ACCESS_POLICY_CREATED' | 'ACCESS_POLICY_UPDATED' | 'ACCESS_POLICY_DELETED', row: PolicyRow, actor: RequestActor, ctx: AuditContext): Promise<void> {
     await this.deps.audit.record({
       ...ctx, eventType, status: 'SUCCESS', userId: actor.uuid, username: actor.username,
       details: { policy_id: row.id, name: row.name, channel: row.channel, role: row.role, enabled: row.enabled, rules: row.rules },
     }, trx);
   }
 
-  /** Tells every node (this one first, before the answer) that the policies changed. */
+  /**
+   * Tells every node that the policies changed. The bus delivers to this node at once (its
+   * engine starts reloading), so the answer waits for that reload instead of starting another.
+   */
   private async announce(): Promise<void> {
     await this.deps.bus.publish({ type: 'access-policies.changed' });
-    await this.deps.engine.reload();
+    await this.deps.engine.whenIdle();
   }
 }

@@ -53,15 +53,13 @@ export class PolicyStore {
 
   /** The updated row; undefined when there is none; 'name_taken' when another policy has the name. */
   async update(trx: Db, id: number, p: PolicyInput, now: Date): Promise<PolicyRow | undefined | 'name_taken'> {
-    const clash = await trx.selectFrom('access_policies').select('id').where('name', '=', p.name).where('id', '!=', id).executeTakeFirst();
-    if (clash) return 'name_taken';
     try {
       const row = await trx.updateTable('access_policies')
         .set({ name: p.name, channel: p.channel, role: p.role, enabled: p.enabled, rules: JSON.stringify(p.rules), updated_at: now })
         .where('id', '=', id).returning(COLUMNS).executeTakeFirst();
       return row ? parse(row) : undefined;
     } catch (err) {
-      // Two renames to one name at once: the unique index decides, the loser is told so.
+      // The unique index decides (also between two renames to one name at once).
       if ((err as { code?: unknown }).code === '23505') return 'name_taken';
       throw err;
     }

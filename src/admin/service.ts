@@ -21,12 +21,11 @@ import { pinKeyOf } from '../pins/service.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
 import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
+import type { RequestActor } from '../sessions/guard.js';
 import { AdminErrors } from './errors.js';
 
 /** Where a temporary password went: to the user's mailbox, or back in the response. */
 export type Delivery = 'email' | 'response';
-
-type Actor = { uuid: string | null; username: string | null };
 
 export interface CreateUserInput {
   username: string;
@@ -74,7 +73,7 @@ export class AdminService {
     });
   }
 
-  async createUser(input: CreateUserInput, actor: Actor, ctx: AuditContext = {}): Promise<{ user: UserRow; roles: string[]; temporaryPassword: string | null; delivery: Delivery | null }> {
+  async createUser(input: CreateUserInput, actor: RequestActor, ctx: AuditContext = {}): Promise<{ user: UserRow; roles: string[]; temporaryPassword: string | null; delivery: Delivery | null }> {
     const d = this.deps;
     const email = input.email?.trim() || null;
     const known = await d.users.knownRoles();
@@ -127,7 +126,7 @@ export class AdminService {
    * A new temporary password, a forced change at next sign-in, every session ended. When the
    * password is emailed and the mail fails, nothing changes: the old password and sessions stay.
    */
-  async resetPassword(id: number, actor: Actor, ctx: AuditContext = {}): Promise<{ temporaryPassword: string; delivery: Delivery }> {
+  async resetPassword(id: number, actor: RequestActor, ctx: AuditContext = {}): Promise<{ temporaryPassword: string; delivery: Delivery }> {
     const d = this.deps;
     const user = await this.findUser(id);
     const delivery = this.deliveryFor(user);
@@ -148,7 +147,7 @@ export class AdminService {
     return { temporaryPassword: password, delivery };
   }
 
-  async unlock(id: number, actor: Actor, ctx: AuditContext = {}): Promise<UserRow> {
+  async unlock(id: number, actor: RequestActor, ctx: AuditContext = {}): Promise<UserRow> {
     const user = await this.findUser(id);
     // The password's counter and the PIN's (src/pins/service.ts): unlocking is for the account.
     await this.deps.attempts.reset(this.deps.attempts.userKey(user.id));

@@ -47,10 +47,11 @@ export interface SecretCheck {
   reason: string;
   message: string;
   /**
-   * The client network the sign-in rate and the in-flight bound count (src/policy/network.ts):
-   * by default the request's address. A gateway that speaks for many subscribers names another.
+   * What the sign-in rate counts, when not the client's network (src/policy/network.ts): a
+   * gateway that speaks for many subscribers names the subscriber. The in-flight bound always
+   * counts the network.
    */
-  networkHash?: string;
+  rateHash?: string;
   /** Also bound the in-flight checks of `key` itself (a signed-in caller re-authenticating). */
   boundKey: boolean;
 }
@@ -66,8 +67,9 @@ export interface SecretCheck {
 export async function confirmSecret(d: SecretCheckDeps, check: SecretCheck, ctx: AuditContext, action: string): Promise<void>;
 export async function confirmSecret<T>(d: SecretCheckDeps, check: SecretCheck, ctx: AuditContext, action: string, andThen: () => Promise<T>): Promise<T>;
 export async function confirmSecret<T>(d: SecretCheckDeps, check: SecretCheck, ctx: AuditContext, action: string, andThen?: () => Promise<T>): Promise<T | undefined> {
-  const networkHash = check.networkHash ?? (ctx.ip ? d.ipHasher.hex(clientNetwork(ctx.ip)) : undefined);
-  if (networkHash) await d.rateLimiter.hit(signinRateKey(networkHash), d.config.signin.rateLimitPerMinute);
+  const networkHash = ctx.ip ? d.ipHasher.hex(clientNetwork(ctx.ip)) : undefined;
+  const rateHash = check.rateHash ?? networkHash;
+  if (rateHash) await d.rateLimiter.hit(signinRateKey(rateHash), d.config.signin.rateLimitPerMinute);
   // At most SIGNIN_MAX_IN_FLIGHT_PER_IP checks per address (and per account) in flight, refused
   // before any reservation or bcrypt (issue 9, section 3).
   const keys = [...(networkHash ? [ipInFlightKey(networkHash)] : []), ...(check.boundKey || !networkHash ? [check.key] : [])];

@@ -7,6 +7,8 @@ import { randomInt } from 'node:crypto';
 import type { Clock } from '../platform/clock.js';
 import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
+import type { CredentialsTable } from '../platform/db/schema.js';
+import type { Insertable } from 'kysely';
 import type { UserRow, UserStore } from '../users/store.js';
 import { CredentialErrors } from './errors.js';
 import { accountLane, type PasswordHasher } from './hashing.js';
@@ -33,6 +35,29 @@ export interface PreparedPassword {
   enc: string;
   temporary: boolean;
   expiryDays: number | null;
+}
+
+/** What a credential row holds besides its owner and type. */
+export type CredentialValues = Omit<Insertable<CredentialsTable>, 'user_id' | 'type'> & { password_hash: string; changed_at: Date };
+
+/** Writes a user's secret of `type` (a password, a PIN) in `trx`, replacing the old one, with its history row. */
+export async function writeCredential(trx: Db, userId: number, type: 'password' | 'pin', values: CredentialValues): Promise<void> {
+  await trx.insertInto('credentials').values({ user_id: userId, type, ...values })
+    .onConflict((oc) => oc.columns(['user_id', 'type']).doUpdateSet(values)).execute();
+  await trx.insertInto('credential_history').values({ user_id: userId, type, password_hash: values.password_hash, created_at: values.changed_at }).execute();
+}
+
+/**
+ * Whether `secret` is one of the user's past secrets of `type` that `keep` selects (by age and
+ * position, newest first), comparing at most HISTORY_COMPARISON_CEILING of them, each in the
+ * account's lane of the bcrypt queue.
+ */
+export async function reusesHistory(db: Db, hasher: PasswordHasher, q: { userId: number; type: 'password' | 'pin'; secret: string; keep: (createdAt: Date, index: number) => boolean }): Promise<boolean> {
+  const newest = await db.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', q.userId).where('type', '=', q.type)
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(HISTORY_COMPARISON_CEILING).execute();
+  const hashes = new Set(newest.filter((h, i) => q.keep(new Date(h.created_at), i)).map((h) => h.password_hash));
+  const matches = await Promise.all([...hashes].map((h) => hasher.verify(q.secret, h, accountLane(q.userId))));
+  return matches.some(Boolean);
 }
 
 export class CredentialService {
@@ -91,12 +116,7 @@ export class CredentialService {
       expires_at: expiresAt === null ? null : new Date(expiresAt), is_temporary: p.temporary, username: user.username,
       expiry_warned_at: null, // a new password earns its own expiry warning
     };
-    await trx
-      .insertInto('credentials')
-      .values({ user_id: user.id, type: 'password', ...values })
-      .onConflict((oc) => oc.columns(['user_id', 'type']).doUpdateSet(values))
-      .execute();
-    await trx.insertInto('credential_history').values({ user_id: user.id, type: 'password', password_hash: p.hash, created_at: new Date(now) }).execute();
+    await writeCredential(trx, user.id, 'password', values);
     await this.deps.users.update(trx, user.id, { must_change_password: p.temporary }, new Date(now));
     return { expiresAt };
   }
@@ -110,12 +130,7 @@ export class CredentialService {
   private async reusesHistory(trx: Db, userId: number, password: string, count: number, months: number): Promise<boolean> {
     const since = new Date(this.deps.clock.now());
     since.setUTCMonth(since.getUTCMonth() - months); // calendar months, not 30-day ones
-    const newest = await trx.selectFrom('credential_history').select(['password_hash', 'created_at']).where('user_id', '=', userId).where('type', '=', 'password')
-      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(HISTORY_COMPARISON_CEILING).execute();
-    const kept = newest.filter((h, i) => i < count || new Date(h.created_at) >= since);
-    const hashes = new Set(kept.map((h) => h.password_hash));
-    const matches = await Promise.all([...hashes].map((h) => this.deps.hasher.verify(password, h, accountLane(userId))));
-    return matches.some(Boolean);
+    return reusesHistory(trx, this.deps.hasher, { userId, type: 'password', secret: password, keep: (createdAt, i) => i < count || createdAt >= since });
   }
 
   /** A random password that meets the policy, for admin-created users and resets. */

@@ -24,11 +24,6 @@ export class UssdGateways {
     this.keys = gateways.map((g) => ({ name: g.name, digest: digest(g.key) }));
   }
 
-  /** Names of the configured gateways (never their keys), for the start-up log. */
-  get names(): string[] {
-    return this.keys.map((k) => k.name);
-  }
-
   /** The gateway whose key `presented` is, or null (also when no gateway is configured). */
   identify(presented: string | undefined): string | null {
     const candidate = digest(presented ?? '');

@@ -7,7 +7,6 @@
 import type { Config } from '../platform/config.js';
 import type { Module } from '../platform/module.js';
 import type { Clock } from '../platform/clock.js';
-import type { SessionService } from '../sessions/service.js';
 import { UssdGateways } from './gateway.js';
 import { pinRoutes, type PinRouteDeps } from './routes.js';
 import { PinService } from './service.js';
@@ -16,7 +15,6 @@ import { PinStrategy } from './strategy.js';
 /** What the routes use, less what this module builds, and what its services need besides. */
 export type PinsDeps = Omit<PinRouteDeps, keyof PinsProvides | 'gateways' | 'config'> & {
   clock: Clock;
-  sessions: SessionService;
   config: Pick<Config, 'signin' | 'tokens' | 'ussd'>;
 };
 

@@ -19,6 +19,7 @@ import { AppError, CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
+import type { SessionService } from '../sessions/service.js';
 import { SignInErrors } from '../signin/errors.js';
 import type { AccessPolicyCheck, ClientContext, SignInPipeline } from '../signin/pipeline.js';
 import { clientContext, SignInResponseSchema } from '../signin/routes.js';
@@ -58,6 +59,7 @@ export interface PinRouteDeps extends ReauthDeps {
   users: UserStore;
   pins: PinService;
   pinStrategy: PinStrategy;
+  sessions: SessionService;
   gateways: UssdGateways;
   pipeline: SignInPipeline;
   accessPolicy: AccessPolicyCheck;
@@ -69,15 +71,16 @@ export interface PinRouteDeps extends ReauthDeps {
 
 export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
   /**
-   * A gateway's request: the channel is `ussd`; the rate limit and in-flight bound count the
-   * subscriber as seen through that gateway (its address is every subscriber's), and the
-   * session and audit trail name the gateway and its USSD session.
+   * A gateway's request: the channel is `ussd`; the sign-in rate counts the subscriber as seen
+   * through that gateway (its address is every subscriber's), the in-flight bound counts the
+   * gateway's address (so made-up phone numbers cannot queue unbounded bcrypt), and the session
+   * and audit trail name the gateway and its USSD session.
    */
   const ussdContext = (request: FastifyRequest, phone: string, ussdSession?: string): ClientContext => {
     const gateway = s.gateways.gatewayOf(request);
     return {
       ...clientContext(request, s.ipHasher, 'ussd'),
-      networkHash: s.ipHasher.hex(`ussd:${gateway}:${phone}`),
+      rateHash: s.ipHasher.hex(`ussd:${gateway}:${phone}`),
       userAgent: `ussd-gateway/${gateway}${ussdSession ? ` ussd-session/${ussdSession}` : ''}`,
     };
   };
@@ -93,7 +96,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       await s.audit.record({ eventType: r.replaced ? 'PIN_CHANGED' : 'PIN_SET', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { via, ussd_sessions_ended: r.ended.length } }, trx);
       return r;
     });
-    await s.pins.announce(ended);
+    await s.sessions.announce(ended);
     return { status: 'success' as const, message: replaced ? 'PIN changed.' : 'PIN set.' };
   };
 
@@ -213,7 +216,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       const user = await s.users.findByPhone(b.phone_number);
       const key = s.pins.attemptKey(user?.id, b.phone_number);
       const prepared = await confirmSecret(s, {
-        who: { userId: user?.uuid, username: user?.username ?? maskPhone(b.phone_number) }, key, boundKey: false, networkHash: ctx.networkHash,
+        who: { userId: user?.uuid, username: user?.username ?? maskPhone(b.phone_number) }, key, boundKey: false, rateHash: ctx.rateHash,
         verify: () => s.pins.verify(user, b.current_pin, key), reason: 'invalid_current_pin', message: WRONG_PIN,
       }, auditContext(ctx), 'ussd_pin_change', async () => {
         const subscriber = user!; // a right PIN has an account
@@ -244,13 +247,12 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       if (!user) throw AdminErrors.USER_NOT_FOUND();
       const actor = await requestActor(request, s.users);
       const ended = await s.db.transaction().execute(async (trx) => {
-        const hadPin = (await s.pins.hashOf(user.id, trx)) !== undefined;
-        const ended = await s.pins.remove(trx, user.id);
+        const { hadPin, ended } = await s.pins.remove(trx, user.id);
         await s.audit.record({ ...requestAuditContext(request), eventType: 'PIN_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reset_by: actor.username, reset_by_id: actor.uuid, had_pin: hadPin, ussd_sessions_ended: ended.length } }, trx);
         return ended;
       });
       await s.pins.clearFailures(user.id);
-      await s.pins.announce(ended);
+      await s.sessions.announce(ended);
       const reset = await s.tokens.issue('reset', { user_id: user.uuid, purpose: PIN_CHANGE_PURPOSE });
       return { status: 'success' as const, reset_token: reset.token, expires_in: s.config.tokens.resetTtlSec };
     });

@@ -12,6 +12,7 @@
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import { accountLane, type PasswordHasher } from '../credentials/hashing.js';
+import { reusesHistory, writeCredential } from '../credentials/service.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { SessionService } from '../sessions/service.js';
 import type { UserRow } from '../users/store.js';
@@ -83,7 +84,7 @@ export class PinService {
   async prepare(user: UserRow, pin: string, db: Db = this.deps.db): Promise<PreparedPin> {
     const rules = await this.rules(db);
     const violations = pinViolations(pin, rules, { phone: user.phone });
-    if (violations.length === 0 && (await this.reusesHistory(db, user.id, pin, rules.historyCount))) {
+    if (violations.length === 0 && (await reusesHistory(db, this.deps.hasher, { userId: user.id, type: 'pin', secret: pin, keep: (_at, i) => i < rules.historyCount }))) {
       violations.push({ rule: 'history', message: `Do not reuse any of your last ${rules.historyCount} PINs.` });
     }
     if (violations.length > 0) throw PinErrors.PIN_POLICY_VIOLATION({ violations });
@@ -96,19 +97,15 @@ export class PinService {
    * the sessions ended (announce them after commit).
    */
   async store(trx: Db, user: UserRow, p: PreparedPin, keepSession?: string): Promise<{ replaced: boolean; ended: string[] }> {
-    const now = new Date(this.deps.clock.now());
     const replaced = (await this.hashOf(user.id, trx)) !== undefined;
-    const values = { password_hash: p.hash, password_enc: null, changed_at: now, expires_at: null, is_temporary: false, username: user.username };
-    await trx.insertInto('credentials').values({ user_id: user.id, type: 'pin', ...values })
-      .onConflict((oc) => oc.columns(['user_id', 'type']).doUpdateSet(values)).execute();
-    await trx.insertInto('credential_history').values({ user_id: user.id, type: 'pin', password_hash: p.hash, created_at: now }).execute();
+    await writeCredential(trx, user.id, 'pin', { password_hash: p.hash, password_enc: null, changed_at: new Date(this.deps.clock.now()), expires_at: null, is_temporary: false, username: user.username });
     return { replaced, ended: await this.endUssdSessions(trx, user.id, keepSession) };
   }
 
-  /** Removes the user's PIN (an administrator's reset) and ends the sessions it opened; returns them. */
-  async remove(trx: Db, userId: number): Promise<string[]> {
-    await trx.deleteFrom('credentials').where('user_id', '=', userId).where('type', '=', 'pin').execute();
-    return this.endUssdSessions(trx, userId);
+  /** Removes the user's PIN (an administrator's reset) and ends the sessions it opened. */
+  async remove(trx: Db, userId: number): Promise<{ hadPin: boolean; ended: string[] }> {
+    const removed = await trx.deleteFrom('credentials').where('user_id', '=', userId).where('type', '=', 'pin').executeTakeFirst();
+    return { hadPin: removed.numDeletedRows > 0n, ended: await this.endUssdSessions(trx, userId) };
   }
 
   /** Clears the PIN's failures and lock (a PIN set after a reset starts afresh). */
@@ -116,25 +113,8 @@ export class PinService {
     await this.deps.attempts.reset(this.userKey(userId));
   }
 
-  announce(ended: string[]): Promise<void> {
-    return this.deps.sessions.announce(ended);
-  }
-
-  /** The last `count` PINs, newest first: is `pin` one of them? */
-  private async reusesHistory(db: Db, userId: number, pin: string, count: number): Promise<boolean> {
-    if (count <= 0) return false;
-    const rows = await db.selectFrom('credential_history').select('password_hash').where('user_id', '=', userId).where('type', '=', 'pin')
-      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(count).execute();
-    const matches = await Promise.all([...new Set(rows.map((r) => r.password_hash))].map((h) => this.deps.hasher.verify(pin, h, accountLane(userId))));
-    return matches.some(Boolean);
-  }
-
   /** The user's active sessions on the USSD channel (those a PIN opens), but `except`, ended in `trx`. */
-  private async endUssdSessions(trx: Db, userId: number, except?: string): Promise<string[]> {
-    let q = trx.selectFrom('sessions').select('session_id').where('user_id', '=', userId).where('is_active', '=', true).where('channel', '=', 'ussd');
-    if (except !== undefined) q = q.where('session_id', '!=', except);
-    const ids = (await q.execute()).map((r) => r.session_id);
-    await this.deps.sessions.endMany(trx, ids, 'pin_changed', userId);
-    return ids;
+  private endUssdSessions(trx: Db, userId: number, except?: string): Promise<string[]> {
+    return this.deps.sessions.endAllForUser(trx, userId, 'pin_changed', except, 'ussd');
   }
 }

@@ -190,6 +190,8 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/TRUST_PROXY must be 0, a number of proxies.*"10\.0\.0\.0\/33"/);
       expect(() => loadConfig({ TRUST_PROXY: '10.0.0.1,lb.internal' })).toThrow(/"lb\.internal"/);
       expect(() => loadConfig({ TRUST_PROXY: '2001:db8::/129' })).toThrow(/"2001:db8::\/129"/);
+      // A /0 trusts every peer (true by another name); a zone id or a padded prefix is not an address or a prefix.
+      for (const bad of ['0.0.0.0/0', '::/0', '10.0.0.0/08', 'fe80::1%eth0']) expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY must be 0/);
       expect(() => loadConfig({ TRUST_PROXY: '11' })).toThrow(/TRUST_PROXY must be a whole number from 0 to 10/);
     });
   });

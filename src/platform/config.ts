@@ -248,15 +248,19 @@ class Reader {
 
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
-/** One TRUST_PROXY entry: an IPv4 or IPv6 address, a CIDR, or one of proxy-addr's range names. */
+/**
+ * One TRUST_PROXY entry: an IPv4 or IPv6 address (no zone id), a CIDR block with a prefix of 1
+ * or more (a /0 would trust every peer: TRUST_PROXY=true by another name), or one of
+ * proxy-addr's range names. (Access policies have their own CIDR compiler in
+ * src/access/rules/ip.ts; configuration sits below the capabilities and needs only this check.)
+ */
 function proxyEntryValid(entry: string): boolean {
   if (PROXY_RANGE_NAMES.includes(entry)) return true;
   const [addr = '', prefix, ...rest] = entry.split('/');
   const family = isIP(addr);
-  if (family === 0 || rest.length > 0) return false;
+  if (family === 0 || rest.length > 0 || addr.includes('%')) return false;
   if (prefix === undefined) return true;
-  const bits = Number(prefix);
-  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+  return /^[1-9]\d{0,2}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 /**

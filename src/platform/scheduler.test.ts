@@ -68,12 +68,16 @@ describe('Scheduler', () => {
     s.add({ name: 'long', everyMs: 1000, scope: 'one-node', run: async () => { await g.wait; finished = true; } });
     const run = s.runNow('long');
     let stopped = false;
-    const stopping = s.stop().then(() => (stopped = true));
-    await Promise.resolve();
+    const finishedWhenStopped = s.stop().then(() => {
+      stopped = true;
+      return finished;
+    });
+    await new Promise(setImmediate); // every promise that can settle without the gate has settled
     expect(stopped).toBe(false);
     g.open();
-    await stopping;
-    expect(finished).toBe(true);
+    expect(await finishedWhenStopped).toBe(true);
     expect(await run).toBe(true);
+    expect(await s.runNow('long')).toBe(false); // stopped: no new run
+    await s.stop(); // twice is fine
   });
 });

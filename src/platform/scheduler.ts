@@ -26,9 +26,10 @@ const JOB_LOCK = 7_340_032;
 
 export class Scheduler {
   private readonly jobs = new Map<string, Job>();
-  private readonly running = new Set<string>();
-  private readonly underWay = new Set<Promise<boolean>>();
+  /** The run under way of each job on this node. */
+  private readonly underWay = new Map<string, Promise<boolean>>();
   private timers: NodeJS.Timeout[] = [];
+  private stopped = false;
   /** One-node jobs run one after another on a node (each holds a pooled connection). */
   private lane: Promise<unknown> = Promise.resolve();
 
@@ -53,29 +54,31 @@ export class Scheduler {
     }
   }
 
-  /** Starts no more runs, and resolves once the runs under way have ended (the database may then close). */
+  /**
+   * Starts no more runs (one-node runs still queued for their turn are dropped), and resolves
+   * once the runs under way have ended, so the database may then close. Safe to call twice.
+   */
   async stop(): Promise<void> {
+    this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    await Promise.allSettled([...this.underWay]);
+    await Promise.allSettled([...this.underWay.values()]);
   }
 
   /**
    * Runs a job now, as its timer would. Resolves false when it did not run: this node is still
-   * running it, or (one-node) another node holds its lock.
+   * running it, the scheduler is stopped, or (one-node) another node holds its lock.
    */
   async runNow(name: string): Promise<boolean> {
     const job = this.jobs.get(name);
     if (!job) throw new Error(`No background job is named "${name}".`);
-    if (this.running.has(name)) return false;
-    this.running.add(name);
+    if (this.stopped || this.underWay.has(name)) return false;
     const run = this.run(job);
-    this.underWay.add(run);
+    this.underWay.set(name, run);
     try {
       return await run;
     } finally {
-      this.underWay.delete(run);
-      this.running.delete(name);
+      this.underWay.delete(name);
     }
   }
 
@@ -93,6 +96,7 @@ export class Scheduler {
   }
 
   private async runLocked(job: Job): Promise<boolean> {
+    if (this.stopped) return false; // its turn came after stop
     const name = job.name;
     return this.deps.db.connection().execute(async (conn) => {
       const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${JOB_LOCK}::int, hashtext(${name})) AS locked`.execute(conn);

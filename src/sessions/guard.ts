@@ -45,8 +45,14 @@ export function requestAuditContext(request: FastifyRequest): { ip: string; devi
   return { ip: request.ip, deviceFingerprint: fingerprintOf(request) || null, userAgent: userAgentOf(request), channel: request.auth?.session.channel ?? null };
 }
 
+/** Who an administrative change was made by, for the audit trail (null for the CLI and start-up). */
+export interface RequestActor {
+  uuid: string | null;
+  username: string | null;
+}
+
 /** Who a signed-in request acts as, for the audit trail: the token's user and their username. */
-export async function requestActor(request: FastifyRequest, users: { findByUuid(uuid: string): Promise<{ username: string } | undefined> }): Promise<{ uuid: string | null; username: string | null }> {
+export async function requestActor(request: FastifyRequest, users: { findByUuid(uuid: string): Promise<{ username: string } | undefined> }): Promise<RequestActor> {
   const uuid = request.auth?.claims.user_id ?? null;
   return { uuid, username: uuid ? ((await users.findByUuid(uuid))?.username ?? null) : null };
 }

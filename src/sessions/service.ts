@@ -245,10 +245,11 @@ export class SessionService {
     return ended;
   }
 
-  /** Ends every active session of a user but `except`; returns their ids. */
-  async endAllForUser(trx: Db, userId: number, reason: EndReason, except?: string): Promise<string[]> {
+  /** Ends every active session of a user (of one channel, when given) but `except`; returns their ids. */
+  async endAllForUser(trx: Db, userId: number, reason: EndReason, except?: string, channel?: string): Promise<string[]> {
     let q = trx.selectFrom('sessions').select('session_id').where('user_id', '=', userId).where('is_active', '=', true);
     if (except !== undefined) q = q.where('session_id', '!=', except);
+    if (channel !== undefined) q = q.where('channel', '=', channel);
     const rows = await q.execute();
     const ids = rows.map((r) => r.session_id);
     await this.endMany(trx, ids, reason, userId);

@@ -37,8 +37,14 @@ export interface ReportedLocation {
 export interface ClientContext {
   ip: string;
   ipHash: string;
-  /** Hash of the client's network (src/policy/network.ts): what rate limits and in-flight bounds count. */
+  /** Hash of the client's network (src/policy/network.ts): what the in-flight bound counts, and the rate limit unless `rateHash` says otherwise. */
   networkHash: string;
+  /**
+   * What the per-minute sign-in rate counts when it is not the network: a USSD gateway's
+   * subscribers all arrive from the gateway's address, so each is counted on its own, while the
+   * gateway's checks in flight stay bounded by its address.
+   */
+  rateHash?: string;
   fingerprint: string;
   userAgent: string;
   channel: string;
@@ -144,7 +150,7 @@ export class SignInPipeline {
     const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
     const auditBase = auditContext(ctx);
 
-    await d.rateLimiter.hit(signinRateKey(ctx.networkHash), d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
+    await d.rateLimiter.hit(signinRateKey(ctx.rateHash ?? ctx.networkHash), d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
       outcome('rate_limited');
       throw err;
     });

@@ -33,8 +33,6 @@ export interface TransportDeps {
 export interface TransportProvides {
   transportKeys: TransportKeyring;
   transport: Transport;
-  /** Pre-auth envelopes accepted within TRANSPORT_REPLAY_WINDOW_SECONDS (issue 9, section 5). */
-  replayCache: ReplayCache;
 }
 
 const HOUR = 3_600_000;
@@ -65,7 +63,7 @@ export function transportModule(deps: TransportDeps): Module<TransportProvides> 
   });
   return {
     name: 'transport',
-    provides: { transportKeys, transport, replayCache },
+    provides: { transportKeys, transport },
     // SPEC groups the public key with the core authentication routes; this module comes first of them.
     tags: [{ name: 'Core authentication', description: 'Sign-in, tokens and sessions' }],
     envelope: transport,

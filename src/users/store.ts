@@ -52,6 +52,15 @@ export function grantsOf(userId: RawBuilder<unknown>): RawBuilder<unknown> {
 export const EMAIL_COLUMN = ENCRYPTED_COLUMNS.usersEmail.context;
 export const PHONE_COLUMN = ENCRYPTED_COLUMNS.usersPhone.context;
 
+/**
+ * Serialises a user's concurrent changes that a count or a set must see whole (security answers,
+ * pending device bindings): a row lock on the user until the transaction ends. FOR NO KEY UPDATE,
+ * so rows that reference the user (sessions, tokens) can still be written meanwhile.
+ */
+export async function lockUserRow(trx: Db, userId: number): Promise<void> {
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forNoKeyUpdate().execute();
+}
+
 export class UserStore {
   constructor(
     private readonly db: Db,

@@ -75,16 +75,16 @@ export async function createTestApp(opts: { env?: Record<string, string>; databa
   await strongroom.init();
   const app = await strongroom.buildApp();
   await app.ready();
+  const closeApp = async (): Promise<void> => {
+    await app.close();
+    await strongroom.close();
+  };
   return {
     app, s: strongroom.registry, scheduler: strongroom.scheduler, clock,
     buildManagementApp: () => strongroom.buildManagementApp(),
-    async closeApp() {
-      await app.close();
-      await strongroom.close();
-    },
+    closeApp,
     async close() {
-      await app.close();
-      await strongroom.close();
+      await closeApp();
       await database.close();
     },
   };

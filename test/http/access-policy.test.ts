@@ -194,6 +194,21 @@ describe('access policy administration', () => {
     await deletePolicy(t.app, admin, id);
   });
 
+  it('renaming onto a taken name is 409 ACCESS_POLICY_EXISTS, also for two renames to one name at once (one wins)', async () => {
+    const put = (id: number, name: string) => t.app.inject({ method: 'PUT', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(admin), payload: { name, channel: 'web', rules: {} } });
+    const first = await withPolicy(t.app, admin, { name: 'rename first', channel: 'web', rules: {} });
+    const second = await withPolicy(t.app, admin, { name: 'rename second', channel: 'web', rules: {} });
+    expectError(await put(second, 'rename first'), 409, 'ACCESS_POLICY_EXISTS');
+    const both = await Promise.all([put(first, 'rename target'), put(second, 'rename target')]);
+    expect(both.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    expectError(both.find((r) => r.statusCode === 409)!, 409, 'ACCESS_POLICY_EXISTS');
+    const names = (await t.s.database.db.selectFrom('access_policies').select('name').where('id', 'in', [first, second]).execute()).map((r) => r.name).sort();
+    expect(names).toContain('rename target');
+    expect(await t.s.audit.query({ eventType: 'ACCESS_POLICY_UPDATED', limit: 100, offset: 0 }).then((r) => r.entries.filter((e) => (e.details as { name: string }).name === 'rename target'))).toHaveLength(1);
+    await deletePolicy(t.app, admin, first);
+    await deletePolicy(t.app, admin, second);
+  });
+
   it('only holders of policies.manage may read or change policies: 403 for a customer, 401 without a token', async () => {
     await seedUser(t.s, 'curious.customer');
     const customer = (await signIn(t.app, 'curious.customer')).access_token;

@@ -168,8 +168,8 @@ describe('USSD sign-in', () => {
     expectLocked(await ussdChange(t.app, '+254700100006', PIN, OTHER_PIN)); // one counter for both USSD routes
     expect(await auditTotal(t.s, user.uuid, 'ACCOUNT_LOCKED')).toBe(1);
     // The password sign-in is another counter: untouched.
-    ok(await login(t.app, 'pin.locked'));
     expect(await counter(t, t.s.attempts.userKey(user.id))).toBe(0);
+    ok(await login(t.app, 'pin.locked'));
     t.clock.advance(15 * MINUTE);
     ok(await ussdLogin(t.app, '+254700100006', PIN));
     for (let i = 0; i < 5; i++) await ussdLogin(t.app, '+254700100006', WRONG_PIN);
@@ -183,8 +183,8 @@ describe('USSD sign-in', () => {
     for (let i = 0; i < 4; i++) expectError(await login(t.app, 'password.locked', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
     expectLocked(await login(t.app, 'password.locked', WRONG_PASSWORD));
     expectLocked(await login(t.app, 'password.locked'));
-    ok(await ussdLogin(t.app, '+254700100007', PIN));
     expect(await counter(t, t.s.pins.userKey(user.id))).toBe(0);
+    ok(await ussdLogin(t.app, '+254700100007', PIN));
   });
 
   it('a parallel burst of 20 wrong PINs and the right one: at most MAX_LOGIN_ATTEMPTS comparisons, no 200, the PIN locked', async () => {
@@ -200,14 +200,54 @@ describe('USSD sign-in', () => {
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(0);
     expect(results.filter((r) => r.statusCode === 401)).toHaveLength(4);
     for (const r of results.filter((x) => x.statusCode !== 401)) {
-      // Locked, or turned away at once because the subscriber's checks in flight were all taken.
+      // Locked, or turned away at once because the gateway's checks in flight were all taken.
       expect(r.statusCode, r.body).toBe(429);
       expect(['ACCOUNT_LOCKED', 'RATE_LIMITED']).toContain(r.json().error_code);
     }
+    // The fifth failure locks (ACCOUNT_LOCKED, audited once); every later ACCOUNT_LOCKED answer
+    // is one audited refusal; RATE_LIMITED ones did nothing.
+    const lockedAnswers = results.filter((r) => r.statusCode === 429 && r.json().error_code === 'ACCOUNT_LOCKED').length;
+    expect(await auditTotal(t.s, user.uuid, 'ACCOUNT_LOCKED')).toBe(1);
+    expect(await auditTotal(t.s, user.uuid, 'LOCKED_LOGIN_ATTEMPT')).toBe(lockedAnswers - 1);
     expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
     expect(await auditTotal(t.s, user.uuid, 'USER_LOGIN')).toBe(1); // the password sign-in that set the PIN
     expectLocked(await ussdLogin(t.app, '+254700100008', PIN));
     ok(await login(t.app, 'pin.burst'));
+  });
+
+  it('threat: made-up phone numbers through one gateway cannot queue unbounded bcrypt: the gateway\'s address has SIGNIN_MAX_IN_FLIGHT_PER_IP (10) checks in flight, the rest 429 RATE_LIMITED before any comparison', async () => {
+    const watch = watchComparisons(t.s.hasher, (p) => p === WRONG_PIN);
+    const flood = Array.from({ length: 14 }, (_, i) => ussdLogin(t.app, `+25470099${String(i).padStart(4, '0')}`, WRONG_PIN));
+    await watch.reached(10);
+    const settled = await Promise.all(flood.map((p) => Promise.race([p, new Promise<null>((resolve) => setImmediate(() => resolve(null)))])));
+    const refused = settled.filter((r): r is Res => r !== null);
+    expect(refused).toHaveLength(4);
+    for (const r of refused) expectError(r, 429, 'RATE_LIMITED');
+    expect(watch.started).toHaveLength(10);
+    watch.open();
+    const results = await Promise.all(flood);
+    expect(results.filter((r) => r.statusCode === 401)).toHaveLength(10);
+    expect(watch.started).toHaveLength(10);
+  });
+
+  it('a parallel burst of 20 wrong current PINs on each change route compares at most MAX_LOGIN_ATTEMPTS of them and changes nothing', async () => {
+    const { user, token } = await subscriber(t, 'pin.change.burst', '+254700100021');
+    const watch = watchComparisons(t.s.hasher);
+    const overUssd = await Promise.all(Array.from({ length: 20 }, () => ussdChange(t.app, '+254700100021', WRONG_PIN, OTHER_PIN)));
+    expect(watch.started.filter((p) => p === WRONG_PIN)).toHaveLength(5);
+    for (const r of overUssd) expect([401, 429], r.body).toContain(r.statusCode);
+    expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
+    expectLocked(await ussdChange(t.app, '+254700100021', PIN, OTHER_PIN));
+
+    const signedIn = await Promise.all(Array.from({ length: 20 }, () => setPin(t.app, token, { current_pin: WRONG_PIN, new_pin: OTHER_PIN })));
+    // The same PIN counter, locked already (or the caller's checks in flight all taken): nothing compared.
+    for (const r of signedIn) {
+      expect(r.statusCode, r.body).toBe(429);
+      expect(['ACCOUNT_LOCKED', 'RATE_LIMITED']).toContain(r.json().error_code);
+    }
+    expect(signedIn.some((r) => r.json().error_code === 'ACCOUNT_LOCKED')).toBe(true);
+    expect(watch.started.filter((p) => p === WRONG_PIN)).toHaveLength(5);
+    expect(await auditTotal(t.s, user.uuid, 'PIN_CHANGED')).toBe(0);
   });
 
   it('hostile phone numbers and PINs are 422 VALIDATION_ERROR, never 500, and compare nothing', async () => {

@@ -73,4 +73,33 @@ describe('Scheduler on two nodes', () => {
     await expect(nodeA.runNow('flaky')).rejects.toThrow('boom');
     expect(await nodeB.runNow('flaky')).toBe(true);
   });
+
+  it('one-node jobs due together on a node run one at a time (one pooled connection); those still queued at stop do not run', async () => {
+    const nodeA = node(a);
+    let inside = 0;
+    let most = 0;
+    const started: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let firstIn!: () => void;
+    const first = new Promise<void>((resolve) => (firstIn = resolve));
+    for (const name of ['j1', 'j2', 'j3', 'j4']) {
+      nodeA.add({ name, everyMs: 60_000, scope: 'one-node', run: async () => {
+        started.push(name);
+        most = Math.max(most, ++inside);
+        firstIn();
+        await held;
+        inside--;
+      } });
+    }
+    const runs = ['j1', 'j2', 'j3', 'j4'].map((n) => nodeA.runNow(n));
+    await first;
+    expect(started).toEqual(['j1']); // the others wait for their turn
+    const stopping = nodeA.stop();
+    release();
+    await stopping;
+    expect(await Promise.all(runs)).toEqual([true, false, false, false]);
+    expect(started).toEqual(['j1']);
+    expect(most).toBe(1);
+  });
 });

@@ -15,7 +15,7 @@
  *   compared, so the time taken does not tell which one was wrong.
  */
 import { randomInt } from 'node:crypto';
-import type { UserRow } from '../../users/store.js';
+import { lockUserRow, type UserRow } from '../../users/store.js';
 import type { MfaContext } from '../challenge.js';
 import type { MfaDeps } from '../deps.js';
 import { accountLane } from '../../credentials/hashing.js';
@@ -80,7 +80,7 @@ export class SecurityQuestionService {
     const ids = hashed.map((a) => a.questionId);
     const now = new Date(d.clock.now());
     await d.db.transaction().execute(async (trx) => {
-      await this.store.lockUser(trx, user.id);
+      await lockUserRow(trx, user.id); // concurrent changes to one user's answers, one after another
       if (mode === 'setup' && (await this.store.countAnswers(user.id, trx)) > 0) throw E.SECURITY_QUESTIONS_ALREADY_SET(); // a parallel setup won
       const replaced = await this.store.deleteAnswers(trx, user.id);
       await this.store.insertAnswers(trx, user.id, hashed, now);
@@ -153,7 +153,7 @@ export class SecurityQuestionService {
   async removeForUser(target: UserRow, by: Operator): Promise<number> {
     const d = this.deps;
     return d.db.transaction().execute(async (trx) => {
-      await this.store.lockUser(trx, target.id);
+      await lockUserRow(trx, target.id);
       const deleted = await this.store.deleteAnswers(trx, target.id);
       await this.store.dropChallenges(target.id, trx);
       await d.attempts.clear(target.id, METHOD, trx);

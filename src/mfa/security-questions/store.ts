@@ -75,11 +75,6 @@ export class SecurityQuestionStore {
     return Number(r.n);
   }
 
-  /** Serialises concurrent changes to one user's answers (row lock until the transaction ends). */
-  async lockUser(trx: Db, userId: number): Promise<void> {
-    await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
-  }
-
   async insertAnswers(trx: Db, userId: number, answers: readonly StoredAnswer[], now: Date): Promise<void> {
     await trx.insertInto('user_security_answers')
       .values(answers.map((a) => ({ user_id: userId, question_id: a.questionId, answer_hash: a.hash, created_at: now })))
