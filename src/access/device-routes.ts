@@ -8,7 +8,7 @@ import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
-import type { DeviceBinding, DeviceBindings } from './devices.js';
+import { MAX_PENDING_PER_USER, type DeviceBinding, type DeviceBindings } from './devices.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -42,7 +42,7 @@ export function registerDeviceBindingRoutes(instance: FastifyInstance, s: Device
   const security = [{ bearer: [] }];
   const onRequest = s.guard.requirePermission('devices.manage');
   const actorOf = (request: FastifyRequest) => requestActor(request, s.users);
-  const HOW = 'A channel whose policy has `require_bound_device` accepts only devices approved here. A sign-in from another device is refused (`403 POLICY_RESTRICTED`, rule `device`) and leaves a `pending` binding (at most 5 open per user), audited as `DEVICE_BINDING_REQUESTED`. Approving a `pending` or `revoked` binding lets that device in; revoking ends the user\'s sessions on it. An administrator cannot decide on their own devices (`403 DEVICE_BINDING_SELF_APPROVAL`).';
+  const HOW = `A channel whose policy has \`require_bound_device\` accepts only devices approved here. A sign-in from another device is refused (\`403 POLICY_RESTRICTED\`, rule \`device\`) and leaves a \`pending\` binding (at most ${MAX_PENDING_PER_USER} open per user), audited as \`DEVICE_BINDING_REQUESTED\`. Approving a \`pending\` or \`revoked\` binding lets that device in; revoking ends the user's sessions on it. An administrator cannot decide on their own devices (\`403 DEVICE_BINDING_SELF_APPROVAL\`).`;
 
   app.get('/api/v1/admin/device-bindings', {
     schema: {

@@ -15,8 +15,15 @@ import { AccessErrors } from './errors.js';
 import { brokenRule, compileRules, refuseAll, type AccessRequest, type Channel, type CompiledPolicy, type PolicyRule } from './policy.js';
 import type { PolicyStore } from './store.js';
 
+/** A validate refused again for the same session and rule within this long is not audited again. */
+export const REFUSAL_AUDIT_EVERY_MS = 60_000;
+/** Sessions whose last audited refusal a node remembers; past this it forgets them all. */
+const REMEMBERED_REFUSALS = 10_000;
+
 export class AccessPolicyEngine implements AccessPolicyCheck {
   private byChannel = new Map<string, CompiledPolicy[]>();
+  /** `${sessionId}:${rule}` -> when a validate refusal of it was last audited on this node. */
+  private readonly refusalsAudited = new Map<string, number>();
   private reloading: Promise<void> | null = null;
   private again = false;
 
@@ -117,12 +124,23 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
   async checkSession(s: SessionCheck): Promise<void> {
     const policies = this.applicable(s.channel, s.roles);
     if (policies.length === 0) return;
-    const broken = await this.evaluate(policies, s.userId, s.fingerprint, { ip: s.ip, now: this.deps.clock.now(), location: s.location ?? 'not_checked' });
-    if (broken) await this.refuse(broken, { ip: s.ip, deviceFingerprint: s.fingerprint || null, userAgent: s.userAgent, channel: s.channel, userId: s.userUuid, username: null });
+    const now = this.deps.clock.now();
+    const broken = await this.evaluate(policies, s.userId, s.fingerprint, { ip: s.ip, now, location: s.location ?? 'not_checked' });
+    if (!broken) return;
+    // A session refused after hours would otherwise write an audit row for every request the
+    // services behind it validate: once a minute per session and rule is the record.
+    const key = `${s.sessionId}:${broken.rule}`;
+    const last = this.refusalsAudited.get(key);
+    const audit = last === undefined || now - last >= REFUSAL_AUDIT_EVERY_MS;
+    if (audit) {
+      if (this.refusalsAudited.size >= REMEMBERED_REFUSALS) this.refusalsAudited.clear();
+      this.refusalsAudited.set(key, now);
+    }
+    await this.refuse(broken, { ip: s.ip, deviceFingerprint: s.fingerprint || null, userAgent: s.userAgent, channel: s.channel, userId: s.userUuid, username: null }, audit);
   }
 
-  private async refuse(broken: { rule: PolicyRule; policyId: number }, who: AuditContext & { userId: string; username: string | null }): Promise<never> {
-    await this.deps.audit.record({ ...who, eventType: 'POLICY_VIOLATION', status: 'FAILURE', details: { rule: broken.rule, policy_id: broken.policyId } });
+  private async refuse(broken: { rule: PolicyRule; policyId: number }, who: AuditContext & { userId: string; username: string | null }, audit = true): Promise<never> {
+    if (audit) await this.deps.audit.record({ ...who, eventType: 'POLICY_VIOLATION', status: 'FAILURE', details: { rule: broken.rule, policy_id: broken.policyId } });
     // Only the rule: which policy, which blocks or hours would help an attacker more than the user.
     throw AccessErrors.POLICY_RESTRICTED({ rule: broken.rule });
   }

@@ -9,6 +9,7 @@ import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import { CHANNELS, DEFAULT_MAX_ACCURACY_M } from './policy.js';
+import { MAX_POLYGON_POINTS, MAX_RADIUS_M } from './rules/geo.js';
 import { WEEKDAYS } from './rules/schedule.js';
 import { registerDeviceBindingRoutes } from './device-routes.js';
 import type { DeviceBindings } from './devices.js';
@@ -33,8 +34,8 @@ const Rules = Type.Object({
     to: Type.String({ pattern: '^[0-9]{2}:[0-9]{2}$', description: 'Local time, exclusive; `24:00` is the end of the day; earlier than `from` crosses midnight.', examples: ['20:00'] }),
   }, { additionalProperties: false }), { minItems: 1, maxItems: 50, description: 'Sign-in is allowed inside any window (rule `schedule`).' })),
   geofences: Type.Optional(Type.Array(Type.Union([
-    Type.Object({ type: Type.Literal('circle'), lat: Type.Number({ minimum: -90, maximum: 90, examples: [-1.2864] }), lon: Coordinate, radius_m: Type.Number({ exclusiveMinimum: 0, maximum: 100_000, examples: [250] }) }, { additionalProperties: false }),
-    Type.Object({ type: Type.Literal('polygon'), points: Type.Array(Type.Tuple([Type.Number({ minimum: -90, maximum: 90 }), Coordinate]), { minItems: 3, maxItems: 1000, description: '[latitude, longitude] pairs.' }) }, { additionalProperties: false }),
+    Type.Object({ type: Type.Literal('circle'), lat: Type.Number({ minimum: -90, maximum: 90, examples: [-1.2864] }), lon: Coordinate, radius_m: Type.Number({ exclusiveMinimum: 0, maximum: MAX_RADIUS_M, examples: [250] }) }, { additionalProperties: false }),
+    Type.Object({ type: Type.Literal('polygon'), points: Type.Array(Type.Tuple([Type.Number({ minimum: -90, maximum: 90 }), Coordinate]), { minItems: 3, maxItems: MAX_POLYGON_POINTS, description: '[latitude, longitude] pairs.' }) }, { additionalProperties: false }),
   ]), { minItems: 1, maxItems: 100, description: 'The reported location, with its whole accuracy circle, must lie inside one area; a sign-in without a location is refused (rule `geofence`).' })),
   max_location_accuracy_m: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 10_000, default: DEFAULT_MAX_ACCURACY_M, description: 'A location less accurate than this is refused.' })),
 }, { additionalProperties: false });

@@ -87,17 +87,10 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/auth/validate/mobile', {
       schema: {
         tags, security: bearer, summary: 'Validate an access token of the app\'s mobile channel',
-        description: 'As `POST /api/v1/auth/validate`, for a session opened on the `mobile` channel, whose token is bound to a device: `X-Device-Fingerprint` must be sent and match, and where the channel\'s policy requires a bound device, that device must still be approved (`403 POLICY_RESTRICTED` rule `device` once an administrator revokes it). A session of another channel is `403 CHANNEL_MISMATCH`. An empty body or none.',
+        description: 'As `POST /api/v1/auth/validate`, for a session opened on the `mobile` channel, whose token is bound to a device: `X-Device-Fingerprint` must be sent and match, and where the channel\'s policy requires a bound device, that device must still be approved (`403 POLICY_RESTRICTED` rule `device` once an administrator revokes it). A session of another channel is `403 CHANNEL_MISMATCH`. No body is read.',
         response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
       },
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
-      preHandler: [s.guard.authenticate, async (request: FastifyRequest) => {
-        const auth = request.auth!;
-        requireChannel(auth, ['mobile']);
-        if (auth.session.deviceFingerprint === '') throw SignInErrors.CHANNEL_MISMATCH({ channel: auth.session.channel });
-      }],
+      preHandler: [s.guard.authenticate, async (request: FastifyRequest) => requireChannel(request.auth!, ['mobile'])],
     }, async (request) => {
       const auth = request.auth!;
       await s.accessPolicy.checkSession(sessionCheck(request, auth));

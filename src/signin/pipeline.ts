@@ -59,6 +59,7 @@ export interface PolicyCheckOptions {
 
 /** What a validate knows of a live session and its request. */
 export interface SessionCheck {
+  sessionId: string;
   userId: number;
   userUuid: string;
   roles: readonly string[];

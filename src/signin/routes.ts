@@ -84,7 +84,7 @@ export function validated(auth: AuthContext) {
 /** The access-policy check of a live session, for the validate routes. */
 export function sessionCheck(request: FastifyRequest, auth: AuthContext, location?: ReportedLocation): SessionCheck {
   return {
-    userId: auth.session.userId, userUuid: auth.claims.user_id, roles: auth.claims.roles, channel: auth.session.channel,
+    sessionId: auth.session.sessionId, userId: auth.session.userId, userUuid: auth.claims.user_id, roles: auth.claims.roles, channel: auth.session.channel,
     fingerprint: auth.session.deviceFingerprint, ip: request.ip, userAgent: userAgentOf(request), location,
   };
 }
@@ -136,7 +136,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
       },
     }, async (request) => {
-      const ctx = clientContext(request, s.ipHasher, request.body.channel ?? 'web', request.body.device_fingerprint);
+      const ctx = clientContext(request, s.ipHasher, 'web', request.body.device_fingerprint);
       const result = await s.pipeline.signIn(s.local, { username: request.body.username, password: request.body.password }, ctx);
       useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key
       return result.body;

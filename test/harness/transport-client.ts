@@ -1,3 +1,4 @@
+import type { App } from '../../src/platform/http/app.js';
 /**
  * A minimal client of the transport wire format for tests, written from the specification
  * (ARCHITECTURE ruling 4) with node:crypto only, independent of the server's code.
@@ -64,3 +65,8 @@ export function openSession(key: Buffer, envelope: { iv: string; ciphertext: str
 }
 
 export const ENCRYPTED = { 'x-encrypted': 'true' };
+
+/** The server's current transport public key (PEM), as a client fetches it. */
+export async function fetchServerPem(app: { inject: App['inject'] }): Promise<string> {
+  return (await app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
+}

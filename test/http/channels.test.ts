@@ -286,6 +286,12 @@ describe('device bindings: administration', () => {
     const before = await auditTotal(t.s, user.uuid, 'POLICY_VIOLATION');
     expectRestricted(await validate(), 'device');
     expect(await auditTotal(t.s, user.uuid, 'POLICY_VIOLATION')).toBe(before + 1);
+    // Refused again and again, audited once a minute per session and rule (not per request).
+    for (let i = 0; i < 5; i++) expectRestricted(await validate(), 'device');
+    expect(await auditTotal(t.s, user.uuid, 'POLICY_VIOLATION')).toBe(before + 1);
+    t.clock.advance(60_000);
+    expectRestricted(await validate(), 'device');
+    expect(await auditTotal(t.s, user.uuid, 'POLICY_VIOLATION')).toBe(before + 2);
     await deletePolicy(t.app, admin, id);
     expect((await validate()).statusCode).toBe(200);
     const web = (await signIn(t.app, 'customer.later')).access_token;

@@ -15,7 +15,7 @@ import type { UserRow } from '../../src/users/store.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
 import { closedPort, startSmtp, type TestSmtp } from '../harness/smtp.js';
-import { ENCRYPTED, openPreAuth, preAuthBody } from '../harness/transport-client.js';
+import { ENCRYPTED, openPreAuth, preAuthBody, fetchServerPem } from '../harness/transport-client.js';
 
 type Res = Awaited<ReturnType<typeof login>>;
 interface View { request_id: string; status: string; user: { uuid: string; username: string }; decided_by: string | null; decision_note: string | null; proof: string; completed_at: string | null }
@@ -151,7 +151,7 @@ describe('MFA reset with administrator approval', () => {
 
     it('asks over an encrypted pre-auth body: the bearer is read after decryption and the answer is sealed', async () => {
       const user = await newUser();
-      const serverPem = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
+      const serverPem = await fetchServerPem(t.app);
       const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/reset/mfa', headers: { ...ENCRYPTED, ...bearer(await mfaSession(t, user)) }, payload: preAuthBody(serverPem, { reason: REASON }) });
       expect(res.statusCode).toBe(201);
       expect(openPreAuth(res.json()).body).toMatchObject({ status: 'pending' });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { Authenticator, enrolTotp } from '../harness/authenticator.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
-import { ENCRYPTED, openPreAuth, preAuthBody } from '../harness/transport-client.js';
+import { ENCRYPTED, openPreAuth, preAuthBody, fetchServerPem } from '../harness/transport-client.js';
 
 interface SetupIncomplete { two_factor_token: string; expires_in: number; setup_methods: string[]; next_step: string }
 interface Profile { user: { uuid: string }; user_profile: { mfa_completed: boolean; roles: string[] } }
@@ -146,7 +146,7 @@ describe('setup sign-in over transport encryption', () => {
     const t2 = await createTestApp({ env: { MFA_REQUIRED_ROLES: 'staff', ENFORCE_TRANSPORT_ENCRYPTION: '1' } });
     try {
       await seedUser(t2.s, 'sealed.staff', { roles: ['staff'] });
-      const serverPem = (await t2.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
+      const serverPem = await fetchServerPem(t2.app);
       const sealed = async (url: string, body: Record<string, unknown>) => {
         const res = await t2.app.inject({ method: 'POST', url, headers: ENCRYPTED, payload: preAuthBody(serverPem, body) });
         return { status: res.statusCode, ...openPreAuth(res.json()) };

@@ -10,7 +10,7 @@ import type { Registry } from '../../src/app.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { Authenticator, decodeQr, enrolTotp } from '../harness/authenticator.js';
 import { admin, auditTotal, bearer, expectError, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
-import { ENCRYPTED, openPreAuth, preAuthBody, sessionBody } from '../harness/transport-client.js';
+import { ENCRYPTED, openPreAuth, preAuthBody, fetchServerPem, sessionBody } from '../harness/transport-client.js';
 
 type Res = Awaited<ReturnType<typeof login>>;
 interface Challenge { two_factor_token: string; methods: string[]; expires_in: number }
@@ -504,7 +504,7 @@ describe('over transport encryption', () => {
     try {
       const username = `sealed.user${++seq}`;
       await seedUser(t3.s, username);
-      const serverPem = (await t3.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
+      const serverPem = await fetchServerPem(t3.app);
       const sealed = async (url: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
         const res = await t3.app.inject({ method: 'POST', url, headers: { ...ENCRYPTED, ...headers }, payload: preAuthBody(serverPem, body) });
         return { res, ...openPreAuth(res.json()) };

@@ -8,6 +8,7 @@ import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { admin, bearer, expectError, login, seedUser, signIn, type SignedIn } from '../harness/fixtures.js';
+import { fetchServerPem } from '../harness/transport-client.js';
 
 let t: TestApp;
 let transportPrivatePem: string;
@@ -78,7 +79,7 @@ describe('signature and algorithm attacks', () => {
 
   it('rejects an HS256 token whose HMAC secret is the server\'s public RSA key PEM (key confusion) with 401 TOKEN_INVALID', async () => {
     const { claims, kid } = genuine();
-    const pem = ((await t.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json() as { public_key: string }).public_key;
+    const pem = await fetchServerPem(t.app);
     for (const secret of [pem, pem.trim(), `${pem.trim()}\n`]) {
       const token = hmacToken('sha256', { alg: 'HS256', typ: 'JWT', kid }, { ...claims, roles: ['admin'] }, secret);
       expectError(await validate(token), 401, 'TOKEN_INVALID');

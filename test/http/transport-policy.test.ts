@@ -15,7 +15,7 @@ import { keyIdOf, type TransportKey } from '../../src/transport/keys.js';
 import { createTransport, DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, type TransportOptions } from '../../src/transport/plugin.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
-import { ENCRYPTED, openPreAuth, openSession, preAuthBody, sessionBody } from '../harness/transport-client.js';
+import { ENCRYPTED, fetchServerPem, openPreAuth, openSession, preAuthBody, sessionBody } from '../harness/transport-client.js';
 
 type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 
@@ -36,9 +36,6 @@ function isSealed(res: Res, fields: string[]): void {
   expect(res.headers['x-content-sha256']).toBe(sha256(res.rawPayload));
 }
 
-async function serverPemOf(t: TestApp): Promise<string> {
-  return (await t.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
-}
 
 async function encryptedSignIn(t: TestApp, pem: string, username: string, password = STRONG_PASSWORD) {
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: ENCRYPTED, payload: preAuthBody(pem, { username, password }) });
@@ -54,7 +51,7 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1', () => {
     t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MAX_CONCURRENT_SESSIONS: '20', USSD_GATEWAY_KEYS: `ussd-test:${GATEWAY_KEY}` } });
     await seedUser(t.s, 'policy.user');
     await seedUser(t.s, 'policy.admin', { roles: ['admin'] });
-    pem = await serverPemOf(t);
+    pem = await fetchServerPem(t.app);
     const { opened } = await encryptedSignIn(t, pem, 'policy.admin');
     adminToken = String(opened.body.access_token);
   });
@@ -179,7 +176,7 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=0: both modes coexist', () => {
   beforeAll(async () => {
     t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '0' } });
     await seedUser(t.s, 'mixed.user');
-    pem = await serverPemOf(t);
+    pem = await fetchServerPem(t.app);
   });
   afterAll(async () => t.close());
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
-import { ENCRYPTED, openPreAuth, openSession, preAuthBody, sessionBody } from '../harness/transport-client.js';
+import { ENCRYPTED, openPreAuth, openSession, preAuthBody, fetchServerPem, sessionBody } from '../harness/transport-client.js';
 
 let t: TestApp;
 let serverPem: string;
@@ -10,7 +10,7 @@ let serverPem: string;
 beforeAll(async () => {
   t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1' } });
   await seedUser(t.s, 'transport.user');
-  serverPem = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
+  serverPem = await fetchServerPem(t.app);
 });
 afterAll(async () => t.close());
 

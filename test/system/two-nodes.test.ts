@@ -11,7 +11,7 @@ import type { BusEvent } from '../../src/platform/db/bus.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
-import { ENCRYPTED, openPreAuth, openSession, preAuthBody } from '../harness/transport-client.js';
+import { ENCRYPTED, openPreAuth, openSession, preAuthBody, fetchServerPem } from '../harness/transport-client.js';
 
 let a: TestApp;
 let b: TestApp;
@@ -62,7 +62,7 @@ describe('two nodes on one PostgreSQL', () => {
 
   it('a refresh on node A re-keys the session; node B answers under the new key once the NOTIFY arrives', async () => {
     await seedUser(a.s, 'kofi.admin', { roles: ['admin'] });
-    const serverPem = (await a.app.inject({ method: 'GET', url: '/api/v1/auth/public_key' })).json<{ public_key: string }>().public_key;
+    const serverPem = await fetchServerPem(a.app);
     const signedIn = openPreAuth((await a.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: ENCRYPTED, payload: preAuthBody(serverPem, { username: 'kofi.admin', password: STRONG_PASSWORD }) })).json());
     const sessionId = String(signedIn.body.session_id);
     const sealedGet = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: { ...ENCRYPTED, ...bearer(token) } });

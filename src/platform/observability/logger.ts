@@ -10,6 +10,7 @@ const SECRET_KEYS = [
   'code', 'aes_key', 'private_key', 'push_token',
   'answer', 'answers', 'proof_token', 'backup_codes', 'otpauth_uri', 'qr_code',
   'pin', 'current_pin', 'new_pin',
+  'device_fingerprint', // half of a bound device's credential (src/access/devices.ts)
 ];
 
 export const REDACT_PATHS = [
@@ -17,6 +18,8 @@ export const REDACT_PATHS = [
   'req.headers.cookie',
   'req.headers["x-gateway-key"]',
   'headers["x-gateway-key"]',
+  'req.headers["x-device-fingerprint"]',
+  'headers["x-device-fingerprint"]',
   'headers.authorization',
   ...SECRET_KEYS,
   ...SECRET_KEYS.map((k) => `*.${k}`),
