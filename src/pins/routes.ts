@@ -15,13 +15,12 @@ import { confirmCurrentPassword, confirmSecret, resetTokenHolder, type ReauthDep
 import { maskPhone } from '../mfa/otp/templates.js';
 import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
-import { AppError, CommonErrors } from '../platform/errors.js';
+import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
-import { SignInErrors } from '../signin/errors.js';
-import type { AccessPolicyCheck, ClientContext, SignInPipeline } from '../signin/pipeline.js';
+import type { ClientContext, SignInPipeline } from '../signin/pipeline.js';
 import { clientContext, SignInResponseSchema } from '../signin/routes.js';
 import type { Denylist } from '../tokens/denylist.js';
 import { TokenErrors } from '../tokens/errors.js';
@@ -31,10 +30,9 @@ import type { UserRow, UserStore } from '../users/store.js';
 import { PinErrors } from './errors.js';
 import { GATEWAY_KEY_HEADER, type UssdGateways } from './gateway.js';
 import { PIN_CHANGE_PURPOSE, type PinService, type PreparedPin } from './service.js';
-import type { PinStrategy } from './strategy.js';
+import { WRONG_PIN, type PinStrategy } from './strategy.js';
 
 /** What a USSD caller is told for an unknown phone number, a phone without a PIN, or a wrong PIN: one answer. */
-const WRONG_PIN = 'The phone number or PIN is incorrect.';
 
 const RULES_DOC = 'A rule violation is `422 PIN_POLICY_VIOLATION` whose `details.violations` lists each broken rule as `{rule, message}` (rules: digits_only, min_length, max_length, repeated_digits, sequential_digits, contains_phone_digits, history).';
 
@@ -62,7 +60,6 @@ export interface PinRouteDeps extends ReauthDeps {
   sessions: SessionService;
   gateways: UssdGateways;
   pipeline: SignInPipeline;
-  accessPolicy: AccessPolicyCheck;
   tokens: TokenService;
   denylist: Denylist;
   guard: Guard;
@@ -189,13 +186,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
     }, async (request) => {
       const b = request.body;
       const ctx = ussdContext(request, b.phone_number, b.session_id);
-      try {
-        return (await s.pipeline.signIn(s.pinStrategy, { phone: b.phone_number, pin: b.pin }, ctx)).body;
-      } catch (err) {
-        // Same code as a password's, in the words of this channel: phone number and PIN.
-        if (err instanceof AppError && err.code === 'INVALID_CREDENTIALS') throw SignInErrors.INVALID_CREDENTIALS({}, { message: WRONG_PIN });
-        throw err;
-      }
+      return (await s.pipeline.signIn(s.pinStrategy, { phone: b.phone_number, pin: b.pin }, ctx)).body;
     });
 
     app.post('/api/v1/auth/password/ussd', {
@@ -220,8 +211,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
         verify: () => s.pins.verify(user, b.current_pin, key), reason: 'invalid_current_pin', message: WRONG_PIN,
       }, auditContext(ctx), 'ussd_pin_change', async () => {
         const subscriber = user!; // a right PIN has an account
-        if (!subscriber.is_active) throw SignInErrors.ACCOUNT_DISABLED();
-        await s.accessPolicy.check(subscriber, await s.users.grants(subscriber.id), ctx);
+        await s.pipeline.admit(subscriber, ctx); // active, and the ussd channel's policy, as at sign-in
         return s.pins.prepare(subscriber, b.new_pin);
       });
       return store(user!, prepared, ctx, 'ussd');

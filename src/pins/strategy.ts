@@ -10,6 +10,9 @@ import type { Authenticated, SignInStrategy, Subject } from '../signin/strategy.
 import type { UserStore } from '../users/store.js';
 import type { PinService } from './service.js';
 
+/** A wrong PIN, an unknown phone number and a phone without a PIN all answer this. */
+export const WRONG_PIN = 'The phone number or PIN is incorrect.';
+
 export interface PinInput {
   phone: string;
   pin: string;
@@ -17,6 +20,7 @@ export interface PinInput {
 
 export class PinStrategy implements SignInStrategy<PinInput> {
   readonly name = 'pin' as const;
+  readonly invalidMessage = WRONG_PIN;
 
   constructor(private readonly deps: { users: UserStore; pins: PinService }) {}
 

@@ -171,15 +171,10 @@ export class SignInPipeline {
       const who = { ...auditBase, userId: subject.user?.uuid, username: subject.identifier };
       const refused = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
       outcome(attempt.kind === 'busy' ? 'rate_limited' : refused ? 'locked' : 'invalid_credentials');
-      throw refused ?? SignInErrors.INVALID_CREDENTIALS();
+      throw refused ?? SignInErrors.INVALID_CREDENTIALS({}, strategy.invalidMessage === undefined ? undefined : { message: strategy.invalidMessage });
     }
     const { user, password } = attempt.value;
-
-    if (!user.is_active) {
-      outcome('disabled');
-      await d.audit.record({ ...auditBase, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'account_disabled' } });
-      throw SignInErrors.ACCOUNT_DISABLED();
-    }
+    const grants = await this.admit(user, ctx, outcome);
 
     let passwordExpiresAt: number | null | undefined; // read once, reused by the response
     let changeRequired: PasswordChangeReason | null = null;
@@ -189,8 +184,6 @@ export class SignInPipeline {
       if (user.must_change_password || expired) changeRequired = expired ? 'password_expired' : 'temporary_password';
     }
 
-    const grants = await d.users.grants(user.id);
-    await d.accessPolicy.check(user, grants, ctx);
     // An enrolled second factor comes before a forced password change: a temporary or expired
     // password alone must not reach the reset token (issue 9, section 6).
     const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined);
@@ -250,6 +243,23 @@ export class SignInPipeline {
     const { pair, refreshRow } = await this.mintPair(user, grants, session, familyId);
     await trx.insertInto('refresh_tokens').values(refreshRow).execute();
     return pair;
+  }
+
+  /**
+   * What follows a right secret, for sign-in and for routes that act on a proven secret without
+   * signing in (a PIN change over USSD): the account is active (else audited, 403
+   * ACCOUNT_DISABLED) and the access policy allows this request. Returns the user's grants.
+   */
+  async admit(user: UserRow, ctx: ClientContext, outcome?: (o: string) => void): Promise<Grants> {
+    const d = this.deps;
+    if (!user.is_active) {
+      outcome?.('disabled');
+      await d.audit.record({ ...auditContext(ctx), eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'account_disabled' } });
+      throw SignInErrors.ACCOUNT_DISABLED();
+    }
+    const grants = await d.users.grants(user.id);
+    await d.accessPolicy.check(user, grants, ctx);
+    return grants;
   }
 
   /** The token pair, and the `refresh_tokens` row the caller must write for the refresh token to work. */

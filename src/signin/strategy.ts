@@ -30,6 +30,8 @@ export interface Authenticated {
 
 export interface SignInStrategy<Input> {
   readonly name: StrategyName;
+  /** The message of its 401 INVALID_CREDENTIALS, in the words of its channel (default: username or password). */
+  readonly invalidMessage?: string;
   subject(input: Input): Promise<Subject>;
   /** The user when the secret is right, otherwise null. Takes the same time either way. */
   authenticate(input: Input, subject: Subject): Promise<Authenticated | null>;

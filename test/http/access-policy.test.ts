@@ -2,8 +2,9 @@
  * Per-channel access policy (issue 10, section 2): IP allow and deny lists (IPv4 and IPv6),
  * schedules in a time zone across a daylight-saving change, closed channels, geofences without
  * a location, narrowing by role, administration and its validation, and a change reaching a
- * second node. Every refusal asserts 403 POLICY_RESTRICTED with the rule, the audit row, and
- * that no session was made. The clock is frozen; nothing sleeps.
+ * second node. Every refusal asserts 403 POLICY_RESTRICTED with the rule; the IP and
+ * second-factor tests also count the audit rows and that no session was made (the refusal is
+ * one code path, src/access/engine.ts `refuse`). The clock is frozen; nothing sleeps.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';

@@ -230,6 +230,17 @@ describe('USSD sign-in', () => {
     expect(watch.started).toHaveLength(10);
   });
 
+  it('a disabled subscriber cannot change the PIN over USSD: 403 ACCOUNT_DISABLED, audited as at sign-in, the PIN unchanged', async () => {
+    const { user } = await subscriber(t, 'pin.disabled', '+254700100022');
+    await t.s.database.db.updateTable('users').set({ is_active: false }).where('id', '=', user.id).execute();
+    expectError(await ussdChange(t.app, '+254700100022', PIN, OTHER_PIN), 403, 'ACCOUNT_DISABLED');
+    const audit = await t.s.audit.query({ userId: user.uuid, eventType: 'FAILED_LOGIN_ATTEMPT', limit: 10, offset: 0 });
+    expect(audit.entries.map((e) => e.details)).toEqual([expect.objectContaining({ reason: 'account_disabled' })]);
+    expect(await auditTotal(t.s, user.uuid, 'PIN_CHANGED')).toBe(0);
+    await t.s.database.db.updateTable('users').set({ is_active: true }).where('id', '=', user.id).execute();
+    ok(await ussdLogin(t.app, '+254700100022', PIN)); // the old PIN still signs in
+  });
+
   it('a parallel burst of 20 wrong current PINs on each change route compares at most MAX_LOGIN_ATTEMPTS of them and changes nothing', async () => {
     const { user, token } = await subscriber(t, 'pin.change.burst', '+254700100021');
     const watch = watchComparisons(t.s.hasher);

@@ -8,6 +8,7 @@ import * as transportReplay from './006-transport-replay.js';
 import * as accessPolicies from './007-access-policies.js';
 import * as deviceBindings from './008-device-bindings.js';
 import * as pins from './009-pins.js';
+import * as phoneUnindexed from './010-phone-unindexed.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '007-access-policies': accessPolicies,
   '008-device-bindings': deviceBindings,
   '009-pins': pins,
+  '010-phone-unindexed': phoneUnindexed,
 };
 
 export const migrationProvider: MigrationProvider = {
