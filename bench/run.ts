@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import bcrypt from 'bcrypt';
 import pg from 'pg';
+import { RATE_GROUPS, rateLimitVar } from '../src/platform/config-rate-limits.js';
 import { freePort, startPostgres, type RunningPostgres } from '../test/harness/postgres.js';
 import { createUser, login, type Tokens } from './lib/api.js';
 import { closeIdle, post } from './lib/client.js';
@@ -84,6 +85,7 @@ function strongroomEnv(extra: Record<string, string>): Record<string, string> {
     LOG_LEVEL: 'warn',
     // The config allows at most 100,000 per minute: far above the login rate of this machine.
     SIGNIN_RATE_LIMIT_PER_MINUTE: '100000',
+    ...Object.fromEntries(RATE_GROUPS.flatMap((g) => [[rateLimitVar(g, 'ip'), '1000000/1m'], [rateLimitVar(g, 'account'), '1000000/1m']])), // one client, a few accounts
     SIGNIN_MAX_IN_FLIGHT_PER_IP: '10000', // every bench client is 127.0.0.1
     MAX_CONCURRENT_SESSIONS: '100',
     BOOTSTRAP_ADMIN_USERNAME: ADMIN.username,

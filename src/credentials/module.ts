@@ -19,7 +19,7 @@ import { CredentialService } from './service.js';
 export type CredentialsDeps = Omit<CredentialRouteDeps, keyof CredentialsProvides | 'config'> & {
   clock: Clock;
   log: Logger;
-  config: Pick<Config, 'passwords' | 'signin'>;
+  config: Pick<Config, 'passwords' | 'signin' | 'rateLimits'>;
   keys: KeyMaterial;
   mailer: Mailer;
 };

@@ -27,7 +27,7 @@ export interface SecretCheckDeps {
   rateLimiter: RateLimiter;
   inFlight: InFlightLimit;
   ipHasher: Hasher;
-  config: Pick<Config, 'signin'>;
+  config: Pick<Config, 'signin' | 'rateLimits'>;
 }
 
 export interface ReauthDeps extends SecretCheckDeps {
@@ -69,7 +69,8 @@ export async function confirmSecret<T>(d: SecretCheckDeps, check: SecretCheck, c
 export async function confirmSecret<T>(d: SecretCheckDeps, check: SecretCheck, ctx: AuditContext, action: string, andThen?: () => Promise<T>): Promise<T | undefined> {
   const networkHash = ctx.ip ? d.ipHasher.hex(clientNetwork(ctx.ip)) : undefined;
   const rateHash = check.rateHash ?? networkHash;
-  if (rateHash) await d.rateLimiter.hit(signinRateKey(rateHash), d.config.signin.rateLimitPerMinute);
+  const rule = d.config.rateLimits.signin.ip;
+  if (rateHash && rule) await d.rateLimiter.hit(signinRateKey(rateHash), rule);
   // At most SIGNIN_MAX_IN_FLIGHT_PER_IP checks per address (and per account) in flight, refused
   // before any reservation or bcrypt (issue 9, section 3).
   const keys = [...(networkHash ? [ipInFlightKey(networkHash)] : []), ...(check.boundKey || !networkHash ? [check.key] : [])];

@@ -6,7 +6,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AuditLog } from '../audit/service.js';
 import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
-import type { Guard } from '../sessions/guard.js';
+import { bodyField } from '../policy/route-limits.js';
+import { signedInAccount, type Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService } from '../tokens/service.js';
@@ -51,6 +52,7 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
       },
       // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
       preHandler: s.guard.authenticate,
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const auth = request.auth!;
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
@@ -77,6 +79,7 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
         body: Type.Object({ reset_token: Type.String({ minLength: 1, maxLength: 8192 }), new_password: NewPassword }, { additionalProperties: false }),
         response: { 200: PasswordChanged, ...errors(400, 401, 422) },
       },
+      config: { rateLimit: { group: 'recovery', account: bodyField('reset_token') } },
     }, async (request) => {
       const { claims, user } = await resetTokenHolder(s, request.body.reset_token, PASSWORD_CHANGE_PURPOSE);
       const ctx = clientContext(request, s.ipHasher, 'web');

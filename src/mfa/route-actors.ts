@@ -7,7 +7,10 @@
 import type { FastifyRequest } from 'fastify';
 import { auditContext } from '../audit/service.js';
 import { confirmCurrentPassword, type ReauthDeps } from '../credentials/reauth.js';
+import type { RateGroup } from '../platform/config-rate-limits.js';
 import { CommonErrors } from '../platform/errors.js';
+import type { RouteRateLimit } from '../policy/route-limits.js';
+import { signedInAccount } from '../sessions/guard.js';
 import { TokenErrors } from '../tokens/errors.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { UserRow } from '../users/store.js';
@@ -30,6 +33,8 @@ export interface RouteActors {
    * account lockout when wrong). A caller with a 2FA token has just given the password: no-op.
    */
   reauthenticate(request: FastifyRequest, password: string | undefined, action: string): Promise<void>;
+  /** A factor route's rate limit: per client, and per the user behind the bearer token or `two_factor_token`. */
+  limit(group: RateGroup): RouteRateLimit;
   /** Finishes the sign-in after `method` was verified; returns the sign-in response. */
   finish(request: FastifyRequest, challenge: Challenge, method: string): Promise<SignInResponse>;
 }
@@ -58,6 +63,7 @@ export function routeActors(s: RouteActorDeps): RouteActors {
       return mfaContext(request, a?.kind === 'challenge' ? a.challenge.claims.channel : undefined);
     },
     signedInUser: (request) => s.challenges.signedInUser(request),
+    limit: (group) => ({ group, account: (request) => actors.get(request)?.user.uuid ?? signedInAccount(request) }),
     async reauthenticate(request, password, action) {
       const a = actorOf(request);
       if (a.kind !== 'session') return;

@@ -15,7 +15,7 @@ import { PinStrategy } from './strategy.js';
 /** What the routes use, less what this module builds, and what its services need besides. */
 export type PinsDeps = Omit<PinRouteDeps, keyof PinsProvides | 'gateways' | 'config'> & {
   clock: Clock;
-  config: Pick<Config, 'signin' | 'tokens' | 'ussd'>;
+  config: Pick<Config, 'signin' | 'rateLimits' | 'tokens' | 'ussd'>;
 };
 
 export interface PinsProvides {

@@ -18,7 +18,8 @@ import type { Db } from '../platform/db/database.js';
 import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
-import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
+import { bodyField, type RouteRateLimit } from '../policy/route-limits.js';
+import { requestActor, requestAuditContext, signedInAccount, type Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { ClientContext, SignInPipeline } from '../signin/pipeline.js';
 import { clientContext, SignInResponseSchema } from '../signin/routes.js';
@@ -53,7 +54,7 @@ const GATEWAY_DOC = `The USSD gateway authenticates with its key in \`${GATEWAY_
 
 export interface PinRouteDeps extends ReauthDeps {
   db: Db;
-  config: Pick<Config, 'signin' | 'tokens'>;
+  config: Pick<Config, 'signin' | 'rateLimits' | 'tokens'>;
   users: UserStore;
   pins: PinService;
   pinStrategy: PinStrategy;
@@ -68,18 +69,19 @@ export interface PinRouteDeps extends ReauthDeps {
 
 export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
   /**
-   * A gateway's request: the channel is `ussd`; the sign-in rate counts the subscriber as seen
-   * through that gateway (its address is every subscriber's), the in-flight bound counts the
-   * gateway's address (so made-up phone numbers cannot queue unbounded bcrypt), and the session
-   * and audit trail name the gateway and its USSD session.
+   * A gateway's request: the channel is `ussd`; the in-flight bound counts the gateway's address
+   * (so made-up phone numbers cannot queue unbounded bcrypt), and the session and audit trail name
+   * the gateway and its USSD session. Rates are counted per gateway and per subscriber (`ussdLimit`).
    */
-  const ussdContext = (request: FastifyRequest, phone: string, ussdSession?: string): ClientContext => {
+  const ussdContext = (request: FastifyRequest, ussdSession?: string): ClientContext => {
     const gateway = s.gateways.gatewayOf(request);
-    return {
-      ...clientContext(request, s.ipHasher, 'ussd'),
-      rateHash: s.ipHasher.hex(`ussd:${gateway}:${phone}`),
-      userAgent: `ussd-gateway/${gateway}${ussdSession ? ` ussd-session/${ussdSession}` : ''}`,
-    };
+    return { ...clientContext(request, s.ipHasher, 'ussd'), userAgent: `ussd-gateway/${gateway}${ussdSession ? ` ussd-session/${ussdSession}` : ''}` };
+  };
+  /** The `ussd` rate group: every subscriber of a gateway shares its address, so the gateway is the client. */
+  const ussdLimit: RouteRateLimit = {
+    group: 'ussd',
+    client: (request) => s.gateways.gatewayOf(request),
+    account: (request) => (request.body as { phone_number?: string }).phone_number,
   };
 
   /**
@@ -116,6 +118,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
         response: { 200: PinDone, ...errors(400, 401, 409, 422, 429) },
       },
       onRequest: s.guard.authenticate,
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const auth = request.auth!;
       const { new_pin: newPin, current_password: password, current_pin: currentPin } = request.body;
@@ -148,6 +151,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
         body: Type.Object({ reset_token: Type.String({ minLength: 1, maxLength: 8192 }), new_pin: NewPin }, { additionalProperties: false, examples: [{ reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', new_pin: '2580' }] }),
         response: { 200: PinDone, ...errors(400, 401, 422) },
       },
+      config: { rateLimit: { group: 'recovery', account: bodyField('reset_token') } },
     }, async (request) => {
       const { claims, user } = await resetTokenHolder(s, request.body.reset_token, PIN_CHANGE_PURPOSE);
       const ctx = clientContext(request, s.ipHasher, 'web');
@@ -172,7 +176,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
           '',
           '- `401 INVALID_CREDENTIALS`: the phone number is unknown, has no PIN, or the PIN is wrong; the three answer alike, in the same time.',
           '- `429 ACCOUNT_LOCKED` (with `Retry-After`): too many wrong PINs; the PIN has its own counter, so the password sign-in is not locked by it, nor the PIN by wrong passwords.',
-          '- `429 RATE_LIMITED`: too many sign-ins of this subscriber through this gateway.',
+          '- `429 RATE_LIMITED` (with `Retry-After`): too many sign-ins of this subscriber, or through this gateway, this minute.',
           '- `403 POLICY_RESTRICTED` (`details.rule`), `403 ACCOUNT_DISABLED`, `401 2FA_REQUIRED`: as for every sign-in.',
         ].join('\n'),
         body: Type.Object({
@@ -183,9 +187,10 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
         response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
       },
       onRequest: s.gateways.authenticate,
+      config: { rateLimit: ussdLimit },
     }, async (request) => {
       const b = request.body;
-      const ctx = ussdContext(request, b.phone_number, b.session_id);
+      const ctx = ussdContext(request, b.session_id);
       return (await s.pipeline.signIn(s.pinStrategy, { phone: b.phone_number, pin: b.pin }, ctx)).body;
     });
 
@@ -201,13 +206,15 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
         response: { 200: PinDone, ...errors(400, 401, 403, 413, 422, 429) },
       },
       onRequest: s.gateways.authenticate,
+      config: { rateLimit: ussdLimit },
     }, async (request) => {
       const b = request.body;
-      const ctx = ussdContext(request, b.phone_number);
+      const ctx = ussdContext(request);
       const user = await s.users.findByPhone(b.phone_number);
       const key = s.pins.attemptKey(user?.id, b.phone_number);
       const prepared = await confirmSecret(s, {
-        who: { userId: user?.uuid, username: user?.username ?? maskPhone(b.phone_number) }, key, boundKey: false, rateHash: ctx.rateHash,
+        who: { userId: user?.uuid, username: user?.username ?? maskPhone(b.phone_number) }, key, boundKey: false,
+        rateHash: s.ipHasher.hex(`ussd:${s.gateways.gatewayOf(request)}:${b.phone_number}`), // the subscriber, not the gateway's address
         verify: () => s.pins.verify(user, b.current_pin, key), reason: 'invalid_current_pin', message: WRONG_PIN,
       }, auditContext(ctx), 'ussd_pin_change', async () => {
         const subscriber = user!; // a right PIN has an account

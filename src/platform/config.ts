@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 
 /**
  * MFA_REQUIRED_ROLES when unset in production: everyone who can do more than see their own
@@ -79,10 +80,11 @@ export interface Config {
     /** Safety net: how often each node re-reads revocations in case a NOTIFY was lost. */
     cacheSyncMs: number;
   };
+  /** Rate limits of the authentication routes, per group (src/platform/config-rate-limits.ts). */
+  rateLimits: RateLimits;
   signin: {
     maxLoginAttempts: number;
     lockoutMinutes: number;
-    rateLimitPerMinute: number;
     /** SIGNIN_MAX_IN_FLIGHT_PER_IP: password checks one client address may have in flight per node. */
     maxInFlightPerIp: number;
   };
@@ -441,10 +443,10 @@ export function loadConfig(env: Env = process.env): Config {
       activityWriteSec: r.int('SESSION_ACTIVITY_WRITE_SECONDS', 60, 1, 600),
       cacheSyncMs: r.int('CACHE_SYNC_MS', 2000, 100, 60_000),
     },
+    rateLimits: readRateLimits((name) => r.opt(name), r.opt('SIGNIN_RATE_LIMIT_PER_MINUTE') === undefined ? undefined : r.int('SIGNIN_RATE_LIMIT_PER_MINUTE', 30, 1, 100_000), r.problems),
     signin: {
       maxLoginAttempts: r.int('MAX_LOGIN_ATTEMPTS', 5, 1, 100),
       lockoutMinutes: r.int('ACCOUNT_LOCKOUT_MINUTES', 15, 1, 24 * 60),
-      rateLimitPerMinute: r.int('SIGNIN_RATE_LIMIT_PER_MINUTE', 30, 1, 100_000),
       maxInFlightPerIp: r.int('SIGNIN_MAX_IN_FLIGHT_PER_IP', 10, 1, 10_000),
     },
     passwords: { bcryptCost },

@@ -57,6 +57,11 @@ export async function requestActor(request: FastifyRequest, users: { findByUuid(
   return { uuid, username: uuid ? ((await users.findByUuid(uuid))?.username ?? null) : null };
 }
 
+/** The signed-in user a request acts for: the per-account key of a signed-in route's rate limit. */
+export function signedInAccount(request: FastifyRequest): string | undefined {
+  return request.auth?.claims.user_id;
+}
+
 export interface Guard {
   authenticate(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
   requirePermission(permission: string): (request: FastifyRequest, reply?: FastifyReply) => Promise<void>;

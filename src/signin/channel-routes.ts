@@ -8,6 +8,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CommonErrors } from '../platform/errors.js';
+import { bodyField } from '../policy/route-limits.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
 import type { AuthContext } from '../sessions/guard.js';
@@ -76,6 +77,7 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         body: { ...MobileLoginBody, examples: [{ username: 'wanjiru.kamau', password: 'c0rrect-Battery-staple!', device_fingerprint: 'a3f1c9e07b2d4e58-7f3a', channel: 'agent', latitude: -1.28638, longitude: 36.81723, accuracy_m: 12 }] },
         response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
       },
+      config: { rateLimit: { group: 'signin', account: bodyField('username') } },
     }, async (request) => {
       const body = request.body;
       const ctx = { ...clientContext(request, s.ipHasher, body.channel ?? 'mobile', body.device_fingerprint), location: locationOf(body) };

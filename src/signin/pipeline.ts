@@ -20,7 +20,6 @@ import type { AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { ipInFlightKey, type InFlightLimit } from '../policy/in-flight.js';
 import type { LoginAttempts } from '../policy/lockout.js';
-import { signinRateKey, type RateLimiter } from '../policy/rate-limit.js';
 import type { Session, SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
@@ -37,14 +36,8 @@ export interface ReportedLocation {
 export interface ClientContext {
   ip: string;
   ipHash: string;
-  /** Hash of the client's network (src/policy/network.ts): what the in-flight bound counts, and the rate limit unless `rateHash` says otherwise. */
+  /** Hash of the client's network (src/policy/network.ts): what the in-flight bound counts. Rate limits are the routes' (src/policy/route-limits.ts). */
   networkHash: string;
-  /**
-   * What the per-minute sign-in rate counts when it is not the network: a USSD gateway's
-   * subscribers all arrive from the gateway's address, so each is counted on its own, while the
-   * gateway's checks in flight stay bounded by its address.
-   */
-  rateHash?: string;
   fingerprint: string;
   userAgent: string;
   channel: string;
@@ -134,7 +127,6 @@ export interface PipelineDeps {
   tokens: TokenService;
   sessions: SessionService;
   attempts: LoginAttempts;
-  rateLimiter: RateLimiter;
   inFlight: InFlightLimit;
   audit: AuditLog;
   metrics: Metrics;
@@ -150,11 +142,6 @@ export class SignInPipeline {
     const d = this.deps;
     const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
     const auditBase = auditContext(ctx);
-
-    await d.rateLimiter.hit(signinRateKey(ctx.rateHash ?? ctx.networkHash), d.config.signin.rateLimitPerMinute).catch((err: unknown) => {
-      outcome('rate_limited');
-      throw err;
-    });
 
     const subject = await strategy.subject(input);
     // A bounded number of checks per address in flight (issue 9, section 3), then the attempt is

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/service.js';
 import type { Db } from '../platform/db/database.js';
 import { clientNetwork } from '../policy/network.js';
+import { bodyField } from '../policy/route-limits.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { Denylist } from '../tokens/denylist.js';
@@ -128,13 +129,14 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
           '',
           '- `401 INVALID_CREDENTIALS`: wrong username or password. Unknown usernames get the same status, body and timing.',
           '- `429 ACCOUNT_LOCKED` (with `Retry-After`): too many failures; the lock lasts `ACCOUNT_LOCKOUT_MINUTES`.',
-          '- `429 RATE_LIMITED`: too many sign-ins from this address.',
+          '- `429 RATE_LIMITED` (with `Retry-After`): too many sign-ins from this network or for this username.',
           '- `403 PASSWORD_CHANGE_REQUIRED`: temporary or expired password; `details.reset_token` (10 minutes) goes to `POST /api/v1/auth/reset/password`.',
           '- `401 2FA_REQUIRED`: a second factor must follow; `details` carries `two_factor_token`, `methods`, `expires_in`.',
         ].join('\n'),
         body: LoginBody,
         response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
       },
+      config: { rateLimit: { group: 'signin', account: bodyField('username') } },
     }, async (request) => {
       const ctx = clientContext(request, s.ipHasher, 'web', request.body.device_fingerprint);
       const result = await s.pipeline.signIn(s.local, { username: request.body.username, password: request.body.password }, ctx);
@@ -147,8 +149,9 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         tags, summary: 'Exchange a refresh token for a new token pair',
         description: 'Single use: the presented refresh token is spent and a new access token and refresh token are returned. Presenting a spent refresh token again ends its session and every token of its family (`401 REFRESH_TOKEN_REUSED`).',
         body: Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false }),
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 413, 422) },
+        response: { 200: SignInResponseSchema, ...errors(400, 401, 413, 422, 429) },
       },
+      config: { rateLimit: { group: 'token' } },
     }, async (request) => {
       const ctx = clientContext(request, s.ipHasher, 'web');
       const result = await s.refresh.refresh(request.body.refresh_token, ctx);
@@ -161,8 +164,9 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         tags, security: bearer, summary: 'End the session',
         description: 'Revokes the access token (its id is denylisted until it expires), ends the session and its refresh tokens. With `all_sessions: true`, every session of the user ends.',
         body: Type.Object({ all_sessions: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
-        response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 422) },
+        response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 422, 429) },
       },
+      config: { rateLimit: { group: 'token' } },
       preValidation: async (request) => {
         request.body ??= {}; // no body at all is a plain logout
       },

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { createStrongroom, type Registry } from '../../src/app.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { loadConfig, type Config } from '../../src/platform/config.js';
+import { RATE_GROUPS, rateLimitVar } from '../../src/platform/config-rate-limits.js';
 import type { Secrets } from '../../src/platform/crypto/secrets.js';
 import { openDatabase, type DatabaseHandle } from '../../src/platform/db/database.js';
 import type { App } from '../../src/platform/http/app.js';
@@ -62,12 +63,21 @@ export interface TestApp {
 }
 
 /**
+ * Every test client is one address, and suites sign the same accounts in many times: the route
+ * groups' limits are lifted unless a test sets them (test/http/rate-limits.test.ts does). The
+ * sign-in limit per address stays at SIGNIN_RATE_LIMIT_PER_MINUTE, which tests lower by name.
+ */
+export const UNLIMITED_ROUTES: Record<string, string> = Object.fromEntries(
+  RATE_GROUPS.flatMap((g) => (['ip', 'account'] as const).map((d) => [rateLimitVar(g, d), '100000/1m'] as const)).filter(([name]) => name !== rateLimitVar('signin', 'ip')),
+);
+
+/**
  * `log`: a logger to capture what the service logs (silent by default, or TEST_LOG's level).
  * `configure`: adjusts the loaded configuration, for settings no environment of a test can
  * reach (such as production's behaviour without production's secrets).
  */
 export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock; mailer?: Mailer; log?: Logger; configure?: (config: Config) => Config } = {}): Promise<TestApp> {
-  const loaded = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...opts.env });
+  const loaded = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...UNLIMITED_ROUTES, ...opts.env });
   const config = opts.configure ? opts.configure(loaded) : loaded;
   const database = opts.database ?? (await openTestDatabase());
   const clock = opts.clock ?? new ManualClock(Date.now());

@@ -13,8 +13,14 @@ let t: TestApp;
 const LONG_PASSWORD = 'Vt7#qLm2!xRp9$Hq9#zLt4!mWe7&Kd3%vBn8^Gy5*Jc6(Fw2)Ph4-Tz7+Xs9=Nr3_Qb8@Lk2';
 
 /** The response as a client sees it, less the per-request headers. */
+/**
+ * What a client sees, less what differs between any two requests: ids, timing, the date, and how
+ * many requests the address has left (one more was spent; RateLimit-Remaining counts requests,
+ * never whether the account exists: the per-account bucket is keyed by the name as typed).
+ */
 function observable(res: { statusCode: number; body: string; headers: Record<string, unknown> }) {
-  const { 'x-request-id': _id, 'x-correlation-id': _c, 'x-response-time': _t, date: _d, ...headers } = res.headers;
+  const { 'x-request-id': _id, 'x-correlation-id': _c, 'x-response-time': _t, date: _d, 'ratelimit-remaining': remaining, ...headers } = res.headers;
+  expect(Number(remaining)).toBeGreaterThanOrEqual(0);
   return { status: res.statusCode, body: res.body, headers };
 }
 

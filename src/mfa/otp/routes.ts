@@ -52,7 +52,7 @@ export interface OtpRouteDeps extends RouteActorDeps {
 export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish } = routeActors(s);
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish, limit } = routeActors(s);
     const resolveAs = (purpose: ChallengePurpose) => resolve([purpose]);
 
     app.post('/api/v1/auth/2fa/request', {
@@ -72,6 +72,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         response: { 200: Sent, ...errors(400, 401, 403, 413, 422, 429, 503) },
       },
       preHandler: resolveAs('signin'),
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => {
       const actor = actorOf(request);
       if (actor.kind === 'challenge') return s.otp.requestSignIn(actor.challenge, request.body.method, ctxOf(request));
@@ -90,6 +91,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
       },
       preHandler: resolveAs('signin'),
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => {
       const challenge = challengeOf(request);
       const method = await s.otp.verifySignIn(challenge, request.body.code, ctxOf(request));
@@ -109,6 +111,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
       },
       // A pre-auth route (transport encryption): the bearer is checked after decryption.
       preHandler: s.guard.authenticate,
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => {
       const user = await signedInUser(request);
       const ctx = ctxOf(request);
@@ -132,6 +135,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         response: { 200: Sent, ...errors(400, 401, 403, 409, 413, 422, 429, 503) },
       },
       preHandler: resolveAs('setup'),
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => s.otp.requestEnrolment(actorOf(request).user, request.body.method, ctxOf(request)));
 
     app.post('/api/v1/2fa/otp/verify', {
@@ -149,6 +153,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         },
       },
       preHandler: resolveAs('setup'),
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => {
       const actor = actorOf(request);
       const { method, code } = request.body;

@@ -6,7 +6,8 @@
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { Guard } from '../../sessions/guard.js';
+import { bodyField } from '../../policy/route-limits.js';
+import { signedInAccount, type Guard } from '../../sessions/guard.js';
 import type { App } from '../../platform/http/app.js';
 import { errors, NO_NUL } from '../../platform/http/schemas.js';
 import { mfaContext, type ChallengeService } from '../challenge.js';
@@ -99,6 +100,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
       preHandler: async (request) => {
         if (request.body.proof_token === undefined) await s.guard.authenticate(request);
       },
+      config: { rateLimit: { group: 'recovery', account: (request) => signedInAccount(request) ?? bodyField('proof_token')(request) } },
     }, async (request, reply) => {
       const token = request.body.proof_token;
       const proof = token === undefined ? { kind: 'session' as const, auth: request.auth!, user: await s.challenges.signedInUser(request) } : { kind: 'token' as const, token };

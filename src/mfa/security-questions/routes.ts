@@ -66,7 +66,7 @@ export interface SecurityQuestionRouteDeps extends RouteActorDeps {
 export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, ctxOf, signedInUser: signedIn, reauthenticate } = routeActors(s);
+    const { resolve, actorOf, ctxOf, signedInUser: signedIn, reauthenticate, limit } = routeActors(s);
     const operator = async (request: FastifyRequest): Promise<Operator> => ({ user: await signedIn(request), ctx: mfaContext(request) });
 
     app.post('/api/v1/auth/security-questions/predefined', {
@@ -83,6 +83,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         request.body ??= {};
       },
       preHandler: resolve(PURPOSES),
+      config: { rateLimit: limit('account') },
     }, async () => ({ questions: await s.securityQuestions.pool() }));
 
     app.post('/api/v1/auth/security-questions/setup', {
@@ -101,6 +102,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         response: { 201: Configured, ...errors(400, 401, 403, 409, 413, 422, 429) },
       },
       preHandler: resolve(['setup']),
+      config: { rateLimit: limit('account') },
     }, async (request, reply) => {
       await reauthenticate(request, request.body.current_password, 'security_questions_setup');
       const result = await s.securityQuestions.configure(actorOf(request).user, request.body.answers, ctxOf(request), 'setup');
@@ -129,6 +131,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         request.body ??= {};
       },
       preHandler: resolve(PURPOSES),
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => s.securityQuestions.start(actorOf(request).user));
 
     app.post('/api/v1/auth/security-questions/verify', {
@@ -163,6 +166,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         },
       },
       preHandler: resolve(PURPOSES),
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => {
       const actor = actorOf(request);
       const ctx = ctxOf(request);
@@ -200,6 +204,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         },
       },
       onRequest: s.guard.requirePermission('delete_security_question'),
+      config: { rateLimit: limit('account') },
     }, async (request) => {
       const { user_id: userId, question_id: questionId } = request.body;
       if ((userId === undefined) === (questionId === undefined)) {
@@ -230,6 +235,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         response: { 200: Configured, ...errors(400, 401, 413, 422, 429) },
       },
       onRequest: s.guard.authenticate,
+      config: { rateLimit: limit('account') },
     }, async (request) => {
       const user = await signedIn(request);
       const ctx = mfaContext(request);

@@ -60,7 +60,7 @@ export interface TotpRouteDeps extends RouteActorDeps {
 export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, reauthenticate, finish } = routeActors(s);
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, reauthenticate, finish, limit } = routeActors(s);
     const resolveSetup = resolve(['setup']);
     const resolveSignIn = resolve(['signin']);
 
@@ -89,6 +89,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
         request.body ??= {};
       },
       preHandler: resolveSetup,
+      config: { rateLimit: limit('account') },
     }, async (request) => {
       await reauthenticate(request, request.body.current_password, 'totp_setup');
       return s.totp.setup(actorOf(request).user);
@@ -114,6 +115,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
         },
       },
       preHandler: resolveSetup,
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => {
       const actor = actorOf(request);
       const backupCodes = await s.totp.enrol(actor.user, request.body.code, ctxOf(request));
@@ -148,6 +150,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
           response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
         },
         preHandler: resolveSignIn,
+        config: { rateLimit: limit('second_factor') },
       }, async (request) => {
         const challenge = challengeOf(request);
         requireMethod(challenge, step.method);
@@ -168,6 +171,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
         response: { 200: StepUpResponse, ...errors(400, 401, 413, 422, 429) },
       },
       onRequest: s.guard.authenticate,
+      config: { rateLimit: limit('second_factor') },
     }, async (request) => {
       const auth = request.auth!;
       const user = await signedInUser(request);
@@ -188,6 +192,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
         response: { 200: Type.Object({ backup_codes: BackupCodesList }), ...errors(400, 401, 413, 422, 429) },
       },
       onRequest: s.guard.authenticate,
+      config: { rateLimit: limit('account') },
     }, async (request) => {
       const user = await signedInUser(request);
       return { backup_codes: await s.totp.regenerateBackupCodes(user, request.body.code, mfaContext(request)) };

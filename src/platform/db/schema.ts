@@ -132,6 +132,8 @@ export interface LoginAttemptsTable {
 export interface RateLimitsTable {
   key: string;
   window_start: Timestamp;
+  /** When the window ends: rows past it are dropped (windows differ in length per route group). */
+  window_end: Timestamp;
   count: number;
 }
 

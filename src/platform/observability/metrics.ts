@@ -26,6 +26,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly rateLimited = new Counter({
+    name: 'strongroom_rate_limited_total',
+    help: 'Requests refused 429 RATE_LIMITED by route group and by what ran out (client or account)',
+    labelNames: ['group', 'dimension'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
   }

@@ -9,6 +9,7 @@ import * as accessPolicies from './007-access-policies.js';
 import * as deviceBindings from './008-device-bindings.js';
 import * as pins from './009-pins.js';
 import * as phoneUnindexed from './010-phone-unindexed.js';
+import * as rateLimitWindows from './011-rate-limit-windows.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '008-device-bindings': deviceBindings,
   '009-pins': pins,
   '010-phone-unindexed': phoneUnindexed,
+  '011-rate-limit-windows': rateLimitWindows,
 };
 
 export const migrationProvider: MigrationProvider = {
