@@ -8,12 +8,20 @@ import type { Logger } from 'pino';
 import { auditContext, type AuditContext, type AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { EventBus } from '../platform/db/bus.js';
+import type { AttemptLimits } from '../policy/lockout.js';
+import type { SessionLimits } from '../sessions/service.js';
 import type { AccessPolicyCheck, ClientContext, PolicyCheckOptions, SessionCheck } from '../signin/pipeline.js';
 import type { Grants, UserRow } from '../users/store.js';
 import type { DeviceBindings } from './devices.js';
 import { AccessErrors } from './errors.js';
 import { brokenRule, compileRules, refuseAll, type AccessRequest, type Channel, type CompiledPolicy, type PolicyRule } from './policy.js';
 import type { PolicyStore } from './store.js';
+
+/** The tightest of the values the policies set (`Math.min` for counts, `Math.max` for lock lengths), or undefined when none does. */
+function strictest(values: Array<number | undefined>, pick: (...v: number[]) => number): number | undefined {
+  const set = values.filter((v): v is number => v !== undefined);
+  return set.length === 0 ? undefined : pick(...set);
+}
 
 /** A validate refused again for the same session and rule within this long is not audited again. */
 export const REFUSAL_AUDIT_EVERY_MS = 60_000;
@@ -51,7 +59,7 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
         for (const row of await this.deps.store.list({ enabledOnly: true })) {
           let compiled: CompiledPolicy;
           try {
-            compiled = { id: row.id, channel: row.channel, role: row.role, ...compileRules(row.rules) };
+            compiled = { id: row.id, channel: row.channel, role: row.role, ...compileRules(row.rules, row.role) };
           } catch (err) {
             this.deps.log.error({ err, policy_id: row.id }, `Access policy ${row.id} ("${row.name}") does not compile: it refuses every sign-in it covers until fixed`);
             compiled = refuseAll(row.id, row.channel, row.role);
@@ -100,6 +108,27 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
   /** Whether a policy of `channel` covering a holder of `roles` requires a second factor (LoginFactor). */
   requiresSecondFactor(channel: string, roles: readonly string[]): boolean {
     return this.applicable(channel, roles).some((p) => p.requireSecondFactor);
+  }
+
+  /**
+   * The failed-attempt limit and lock length of sign-ins on `channel`: the strictest of the
+   * channel-wide policies (a role policy cannot set them); absent: the server's.
+   */
+  attemptLimits(channel: string): AttemptLimits {
+    const policies = this.applicable(channel, []);
+    return {
+      maxAttempts: strictest(policies.map((p) => p.limits.maxFailedAttempts), Math.min),
+      lockoutMinutes: strictest(policies.map((p) => p.limits.lockoutMinutes), Math.max),
+    };
+  }
+
+  /** A new session's inactivity timeout and per-channel session limit: the strictest of the policies covering the user. */
+  sessionLimits(channel: string, roles: readonly string[]): SessionLimits {
+    const policies = this.applicable(channel, roles);
+    return {
+      inactivitySec: strictest(policies.map((p) => p.limits.inactivitySec), Math.min),
+      maxConcurrent: strictest(policies.map((p) => p.limits.maxConcurrentSessions), Math.min),
+    };
   }
 
   /**

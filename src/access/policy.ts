@@ -38,6 +38,25 @@ export interface PolicyRules {
   geofences?: Geofence[];
   /** Worst location accuracy accepted, metres (default 100). */
   max_location_accuracy_m?: number;
+  /**
+   * Failed sign-ins before a lock on this channel (default MAX_LOGIN_ATTEMPTS), and the lock's
+   * length (default ACCOUNT_LOCKOUT_MINUTES). Channel-wide only (no `role`): they apply before
+   * the account is known, and an unknown name must lock exactly like a known one.
+   */
+  max_failed_attempts?: number;
+  lockout_minutes?: number;
+  /** A session opened on this channel ends after this long without a request (default SESSION_INACTIVITY_MINUTES). */
+  session_inactivity_minutes?: number;
+  /** Sessions a user may hold on this channel at once; a new sign-in ends the oldest beyond it (MAX_CONCURRENT_SESSIONS still bounds all channels together). */
+  max_concurrent_sessions?: number;
+}
+
+/** The limits a policy sets; absent: the server's setting. */
+export interface PolicyLimits {
+  readonly maxFailedAttempts?: number;
+  readonly lockoutMinutes?: number;
+  readonly inactivitySec?: number;
+  readonly maxConcurrentSessions?: number;
 }
 
 export interface CompiledPolicy {
@@ -51,6 +70,7 @@ export interface CompiledPolicy {
   readonly requireSecondFactor: boolean;
   readonly geofences: CompiledGeofences | null;
   readonly maxAccuracyM: number;
+  readonly limits: PolicyLimits;
 }
 
 /** What a check knows of the request. */
@@ -63,11 +83,38 @@ export interface AccessRequest {
   location: LocationFix | undefined | 'not_checked';
 }
 
-const RULE_KEYS = new Set(['allow_channel', 'ip', 'schedule', 'require_bound_device', 'require_second_factor', 'geofences', 'max_location_accuracy_m']);
+const RULE_KEYS = [
+  'allow_channel', 'ip', 'schedule', 'require_bound_device', 'require_second_factor', 'geofences', 'max_location_accuracy_m',
+  'max_failed_attempts', 'lockout_minutes', 'session_inactivity_minutes', 'max_concurrent_sessions',
+];
+
+/** A whole number in [min, max], or undefined when absent; `InvalidRuleError` otherwise. */
+function count(rules: PolicyRules, key: 'max_failed_attempts' | 'lockout_minutes' | 'session_inactivity_minutes' | 'max_concurrent_sessions', min: number, max: number): number | undefined {
+  const v = rules[key];
+  if (v === undefined) return undefined;
+  if (!Number.isInteger(v) || v < min || v > max) throw new InvalidRuleError(`rules.${key}`, `must be a whole number from ${min} to ${max}`);
+  return v;
+}
+
+function compileLimits(rules: PolicyRules, role: string | null): PolicyLimits {
+  const maxFailedAttempts = count(rules, 'max_failed_attempts', 1, 100);
+  const lockoutMinutes = count(rules, 'lockout_minutes', 1, 24 * 60);
+  if (role !== null && (maxFailedAttempts !== undefined || lockoutMinutes !== undefined)) {
+    throw new InvalidRuleError(maxFailedAttempts !== undefined ? 'rules.max_failed_attempts' : 'rules.lockout_minutes', 'applies to a whole channel: set it on a policy without a role (attempts are counted before the account is known, and an unknown name must lock like a known one)');
+  }
+  const inactivity = count(rules, 'session_inactivity_minutes', 1, 24 * 60);
+  const maxConcurrentSessions = count(rules, 'max_concurrent_sessions', 1, 100);
+  return {
+    ...(maxFailedAttempts !== undefined ? { maxFailedAttempts } : {}),
+    ...(lockoutMinutes !== undefined ? { lockoutMinutes } : {}),
+    ...(inactivity !== undefined ? { inactivitySec: inactivity * 60 } : {}),
+    ...(maxConcurrentSessions !== undefined ? { maxConcurrentSessions } : {}),
+  };
+}
 
 /** Compiles and validates a rules document; throws `InvalidRuleError` naming the field. */
-export function compileRules(rules: PolicyRules): Omit<CompiledPolicy, 'id' | 'channel' | 'role'> {
-  for (const key of Object.keys(rules)) if (!RULE_KEYS.has(key)) throw new InvalidRuleError(`rules.${key}`, 'is not a rule (allow_channel, ip, schedule, require_bound_device, require_second_factor, geofences, max_location_accuracy_m)');
+export function compileRules(rules: PolicyRules, role: string | null = null): Omit<CompiledPolicy, 'id' | 'channel' | 'role'> {
+  for (const key of Object.keys(rules)) if (!RULE_KEYS.includes(key)) throw new InvalidRuleError(`rules.${key}`, `is not a rule (${RULE_KEYS.join(', ')})`);
   const ip = rules.ip === undefined ? null : {
     ...(rules.ip.allow !== undefined ? { allow: compileCidrs(rules.ip.allow, 'rules.ip.allow') } : {}),
     ...(rules.ip.deny !== undefined ? { deny: compileCidrs(rules.ip.deny, 'rules.ip.deny') } : {}),
@@ -82,6 +129,7 @@ export function compileRules(rules: PolicyRules): Omit<CompiledPolicy, 'id' | 'c
     requireSecondFactor: rules.require_second_factor ?? false,
     geofences: rules.geofences === undefined ? null : compileGeofences(rules.geofences, 'rules.geofences'),
     maxAccuracyM: accuracy,
+    limits: compileLimits(rules, role),
   };
 }
 
@@ -97,5 +145,5 @@ export function brokenRule(p: CompiledPolicy, r: AccessRequest): PolicyRule | nu
 
 /** A policy that refuses everyone it covers: what a stored policy that no longer compiles becomes (fail closed). */
 export function refuseAll(id: number, channel: Channel, role: string | null): CompiledPolicy {
-  return { id, channel, role, allowChannel: false, ip: null, schedule: null, requireBoundDevice: false, requireSecondFactor: false, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M };
+  return { id, channel, role, allowChannel: false, ip: null, schedule: null, requireBoundDevice: false, requireSecondFactor: false, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M, limits: {} };
 }

@@ -38,6 +38,10 @@ const Rules = Type.Object({
     Type.Object({ type: Type.Literal('polygon'), points: Type.Array(Type.Tuple([Type.Number({ minimum: -90, maximum: 90 }), Coordinate]), { minItems: 3, maxItems: MAX_POLYGON_POINTS, description: '[latitude, longitude] pairs.' }) }, { additionalProperties: false }),
   ]), { minItems: 1, maxItems: 100, description: 'The reported location, with its whole accuracy circle, must lie inside one area; a sign-in without a location is refused (rule `geofence`).' })),
   max_location_accuracy_m: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 10_000, default: DEFAULT_MAX_ACCURACY_M, description: 'A location less accurate than this is refused.' })),
+  max_failed_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Failed sign-ins on this channel before the account locks (default `MAX_LOGIN_ATTEMPTS`, 5). One counter per account serves every channel; each channel locks at its own limit. Only on a policy without `role`: attempts are counted before the account is known (422 VALIDATION_ERROR otherwise).', examples: [3] })),
+  lockout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'How long that lock lasts (default `ACCOUNT_LOCKOUT_MINUTES`, 15), and how long failures count. Only on a policy without `role`.', examples: [30] })),
+  session_inactivity_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'A session opened on this channel ends after this long without a request (default `SESSION_INACTIVITY_MINUTES`, 15). Applies to sessions opened after the change.', examples: [5] })),
+  max_concurrent_sessions: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Sessions a user may hold on this channel at once; a new sign-in ends the oldest beyond it. `MAX_CONCURRENT_SESSIONS` still bounds all channels together.', examples: [1] })),
 }, { additionalProperties: false });
 
 const PolicyBody = Type.Object({
@@ -67,6 +71,8 @@ const EXAMPLE = {
     schedule: [{ time_zone: 'Africa/Nairobi', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat'], from: '07:00', to: '20:00' }],
     geofences: [{ type: 'circle', lat: -1.2864, lon: 36.8172, radius_m: 250 }],
     max_location_accuracy_m: 50,
+    session_inactivity_minutes: 10,
+    max_concurrent_sessions: 1,
   },
 };
 

@@ -65,7 +65,7 @@ export class AccessPolicyAdmin {
   /** 422 VALIDATION_ERROR naming the field, for rules that do not compile or a role that does not exist. */
   private async validate(input: PolicyInput): Promise<void> {
     try {
-      compileRules(input.rules);
+      compileRules(input.rules, input.role);
     } catch (err) {
       if (err instanceof InvalidRuleError) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: err.field, message: err.reason }] });
       throw err;

@@ -13,7 +13,7 @@ import type { CredentialService } from './service.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import { ipInFlightKey, type InFlightLimit } from '../policy/in-flight.js';
-import type { LoginAttempts } from '../policy/lockout.js';
+import type { AttemptLimits, LoginAttempts } from '../policy/lockout.js';
 import { clientNetwork } from '../policy/network.js';
 import { signinRateKey, type RateLimiter } from '../policy/rate-limit.js';
 import { SignInErrors } from '../signin/errors.js';
@@ -54,6 +54,8 @@ export interface SecretCheck {
   rateHash?: string;
   /** Also bound the in-flight checks of `key` itself (a signed-in caller re-authenticating). */
   boundKey: boolean;
+  /** The channel's failed-attempt limit and lock length, when the check is a channel's sign-in in all but name (USSD). */
+  limits?: AttemptLimits;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function confirmSecret<T>(d: SecretCheckDeps, check: SecretCheck, c
   const keys = [...(networkHash ? [ipInFlightKey(networkHash)] : []), ...(check.boundKey || !networkHash ? [check.key] : [])];
   const leave = d.inFlight.enter(keys);
   try {
-    const attempt = await d.attempts.attempt(check.key, async () => ((await check.verify()) ? true : null));
+    const attempt = await d.attempts.attempt(check.key, async () => ((await check.verify()) ? true : null), check.limits);
     if (attempt.kind === 'ok') return await andThen?.();
     const locked = await d.attempts.refusal(attempt, { ...ctx, ...check.who }, { reason: check.reason, action });
     if (locked) throw locked;

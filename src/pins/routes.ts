@@ -215,6 +215,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       const prepared = await confirmSecret(s, {
         who: { userId: user?.uuid, username: user?.username ?? maskPhone(b.phone_number) }, key, boundKey: false,
         rateHash: s.ipHasher.hex(`ussd:${s.gateways.gatewayOf(request)}:${b.phone_number}`), // the subscriber, not the gateway's address
+        limits: s.pipeline.attemptLimits('ussd'), // the PIN's counter locks as at USSD sign-in
         verify: () => s.pins.verify(user, b.current_pin, key), reason: 'invalid_current_pin', message: WRONG_PIN,
       }, auditContext(ctx), 'ussd_pin_change', async () => {
         const subscriber = user!; // a right PIN has an account

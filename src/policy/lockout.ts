@@ -43,6 +43,17 @@ export type AttemptOutcome<T> =
   /** Compared and right, and the subject is not locked. */
   | { kind: 'ok'; value: T };
 
+/**
+ * A channel's failed-attempt limit and lock length (its access policy's, issue 10); what it does
+ * not set is MAX_LOGIN_ATTEMPTS and ACCOUNT_LOCKOUT_MINUTES. One counter per account serves every
+ * channel: a check on a channel is refused once the failures reach that channel's limit, so
+ * guesses spread over channels add up, never multiply.
+ */
+export interface AttemptLimits {
+  maxAttempts?: number;
+  lockoutMinutes?: number;
+}
+
 /** How long an attempt waits for a slot while every allowed attempt is still comparing. */
 const SLOT_WAIT_MS = 3000;
 /** How often a waiting attempt re-checks for a slot freed on another node. */
@@ -76,10 +87,12 @@ export class LoginAttempts {
 
   /**
    * Runs `check` (a password comparison; null means wrong) under a reserved attempt, so that
-   * no more than MAX_LOGIN_ATTEMPTS checks of one subject run per lock period.
+   * no more than MAX_LOGIN_ATTEMPTS (or the channel's `limits`) checks of one subject run per
+   * lock period.
    */
-  async attempt<T>(key: string, check: () => Promise<T | null>): Promise<AttemptOutcome<T>> {
-    const reserved = await this.reserveOrWait(key);
+  async attempt<T>(key: string, check: () => Promise<T | null>, channelLimits: AttemptLimits = {}): Promise<AttemptOutcome<T>> {
+    const limits = this.limits(channelLimits);
+    const reserved = await this.reserveOrWait(key, limits);
     if (reserved.kind !== 'reserved') return reserved;
     let value: T | null;
     try {
@@ -89,7 +102,7 @@ export class LoginAttempts {
       throw err;
     }
     try {
-      if (value === null) return { kind: 'failed', ...(await this.fail(key)) };
+      if (value === null) return { kind: 'failed', ...(await this.fail(key, limits)) };
       const after = await this.release(key, reserved.position);
       return after === null ? { kind: 'ok', value } : { kind: 'locked', lockedUntil: after };
     } finally {
@@ -104,10 +117,10 @@ export class LoginAttempts {
    * SLOT_RECHECK_MS for one that ends on another. Still busy then: `busy` (429 RATE_LIMITED,
    * retry in a second), never a made-up lock.
    */
-  private async reserveOrWait(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number } | { kind: 'busy' }> {
+  private async reserveOrWait(key: string, limits: Required<AttemptLimits>): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number } | { kind: 'busy' }> {
     const deadline = Date.now() + this.slotWaitMs; // real time: a frozen test clock must not wait for ever
     for (;;) {
-      const r = await this.reserve(key);
+      const r = await this.reserve(key, limits);
       if (r.kind !== 'busy') return r;
       const left = deadline - Date.now();
       if (left <= 0) return r; // still busy: not a lock, so not answered as one
@@ -136,49 +149,64 @@ export class LoginAttempts {
     for (const done of [...(this.waiters.get(key) ?? [])]) done();
   }
 
+  private limits(channel: AttemptLimits): Required<AttemptLimits> {
+    return { maxAttempts: channel.maxAttempts ?? this.deps.config.maxLoginAttempts, lockoutMinutes: channel.lockoutMinutes ?? this.deps.config.lockoutMinutes };
+  }
+
   /** Counts one attempt before any comparison; `position` is the count it made. */
-  private async reserve(key: string): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number } | { kind: 'busy' }> {
+  private async reserve(key: string, limits: Required<AttemptLimits>): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number } | { kind: 'busy' }> {
     const now = this.deps.clock.now();
     const at = sql`${new Date(now)}::timestamptz`;
-    const windowStart = sql`${new Date(now - this.deps.config.lockoutMinutes * 60_000)}::timestamptz`;
+    // The window is the longer of the counter's and this channel's: a channel with a short
+    // lockout does not wipe failures a longer one still counts.
+    const windowMinutes = sql`GREATEST(COALESCE(login_attempts.window_minutes, ${this.deps.config.lockoutMinutes}), ${limits.lockoutMinutes})`;
     // A lock that ended, or (with no lock) a window that ran out, starts the count again. A
     // running lock holds to its end even when the window it was counted in has ended.
-    const restart = sql`((login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}) OR (login_attempts.locked_until IS NULL AND login_attempts.window_started_at < ${windowStart}))`;
+    const restart = sql`((login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}) OR (login_attempts.locked_until IS NULL AND login_attempts.window_started_at + ${windowMinutes} * interval '1 minute' < ${at}))`;
     // One round trip: the upsert, and the row as it stood before it (the statement's snapshot),
     // whose lock tells a refused reservation from a busy one.
-    const row = await sql<{ position: number | null; locked_until: Date | string | null }>`
+    const row = await sql<{ position: number | null; locked_until: Date | string | null; settled: number | null; window_ends: Date | string | null }>`
       WITH reserved AS (
-        INSERT INTO login_attempts (subject_key, failed_count, window_started_at, last_failed_at, locked_until)
-        VALUES (${key}, 1, ${at}, ${at}, NULL)
+        INSERT INTO login_attempts (subject_key, failed_count, window_started_at, last_failed_at, locked_until, window_minutes, pending)
+        VALUES (${key}, 1, ${at}, ${at}, NULL, ${limits.lockoutMinutes}, 1)
         ON CONFLICT (subject_key) DO UPDATE SET
           failed_count = CASE WHEN ${restart} THEN 1 ELSE login_attempts.failed_count + 1 END,
+          pending = CASE WHEN ${restart} THEN 1 ELSE login_attempts.pending + 1 END,
           window_started_at = CASE WHEN ${restart} THEN ${at} ELSE login_attempts.window_started_at END,
           locked_until = CASE WHEN ${restart} THEN NULL ELSE login_attempts.locked_until END,
+          window_minutes = CASE WHEN ${restart} THEN ${limits.lockoutMinutes} ELSE ${windowMinutes} END,
           last_failed_at = ${at}
-        WHERE ${restart} OR (login_attempts.locked_until IS NULL AND login_attempts.failed_count < ${this.deps.config.maxLoginAttempts})
+        WHERE ${restart} OR (login_attempts.locked_until IS NULL AND login_attempts.failed_count < ${limits.maxAttempts})
         RETURNING failed_count)
-      SELECT (SELECT failed_count FROM reserved) AS position,
-             (SELECT locked_until FROM login_attempts WHERE subject_key = ${key}) AS locked_until`.execute(this.deps.db);
+      SELECT (SELECT failed_count FROM reserved) AS position, la.locked_until, la.failed_count - la.pending AS settled,
+             la.window_started_at + COALESCE(la.window_minutes, ${this.deps.config.lockoutMinutes}) * interval '1 minute' AS window_ends
+      FROM (SELECT 1) AS one LEFT JOIN login_attempts la ON la.subject_key = ${key}`.execute(this.deps.db);
     const r = row.rows[0]!;
     if (r.position !== null) return { kind: 'reserved', position: r.position };
+    // Failures already decided (not attempts still comparing) at this channel's limit, counted on
+    // a channel that allows more: locked here until they age out of the window.
+    if (r.locked_until === null && r.settled !== null && Number(r.settled) >= limits.maxAttempts && r.window_ends !== null) {
+      return { kind: 'locked', lockedUntil: new Date(r.window_ends).getTime() };
+    }
     // Locked, or every allowed attempt is taken by requests still comparing.
     const until = r.locked_until === null ? null : new Date(r.locked_until).getTime();
     return until !== null && until > now ? { kind: 'locked', lockedUntil: until } : { kind: 'busy' };
   }
 
   /** The reserved attempt failed: it stays counted; at the limit the subject locks. */
-  private async fail(key: string): Promise<{ failedCount: number; lockedUntil: number | null }> {
+  private async fail(key: string, limits: Required<AttemptLimits>): Promise<{ failedCount: number; lockedUntil: number | null }> {
     const now = this.deps.clock.now();
     const at = sql`${new Date(now)}::timestamptz`;
-    const lockUntil = sql`${new Date(now + this.deps.config.lockoutMinutes * 60_000)}::timestamptz`;
+    const lockUntil = sql`${new Date(now + limits.lockoutMinutes * 60_000)}::timestamptz`;
     // The row is locked first, so of two failures that reach the limit together one locks (and says so).
     const row = await sql<{ failed_count: number; locked_until: Date | string | null; locked_now: boolean }>`
       WITH before AS (SELECT subject_key, locked_until FROM login_attempts WHERE subject_key = ${key} FOR UPDATE)
       UPDATE login_attempts AS la SET
         last_failed_at = ${at},
+        pending = GREATEST(la.pending - 1, 0),
         locked_until = CASE
           WHEN before.locked_until > ${at} THEN before.locked_until
-          WHEN la.failed_count >= ${this.deps.config.maxLoginAttempts} THEN ${lockUntil}
+          WHEN la.failed_count >= ${limits.maxAttempts} THEN ${lockUntil}
           ELSE before.locked_until END
       FROM before WHERE la.subject_key = before.subject_key
       RETURNING la.failed_count, la.locked_until, (before.locked_until IS NULL OR before.locked_until <= ${at}) AND la.locked_until > ${at} AS locked_now`.execute(this.deps.db);
@@ -195,7 +223,7 @@ export class LoginAttempts {
   private async release(key: string, count: number): Promise<number | null> {
     const at = sql`${new Date(this.deps.clock.now())}::timestamptz`;
     const row = await sql<{ failed_count: number }>`
-      UPDATE login_attempts SET failed_count = GREATEST(failed_count - ${count}, 0)
+      UPDATE login_attempts SET failed_count = GREATEST(failed_count - ${count}, 0), pending = GREATEST(pending - 1, 0)
       WHERE subject_key = ${key} AND (locked_until IS NULL OR locked_until <= ${at})
       RETURNING failed_count`.execute(this.deps.db);
     if (row.rows[0] !== undefined) return null;
@@ -211,7 +239,8 @@ export class LoginAttempts {
     const now = this.deps.clock.now();
     const r = await this.deps.db
       .deleteFrom('login_attempts')
-      .where('window_started_at', '<', new Date(now - this.deps.config.lockoutMinutes * 60_000))
+      // Each counter's own window: a channel's lockout may be longer than the default.
+      .where(sql<boolean>`window_started_at + COALESCE(window_minutes, ${this.deps.config.lockoutMinutes}) * interval '1 minute' < ${new Date(now)}::timestamptz`)
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', new Date(now))]))
       .executeTakeFirst();
     return Number(r.numDeletedRows);

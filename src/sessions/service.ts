@@ -36,9 +36,18 @@ export interface Session {
   isActive: boolean;
   mfaCompleted: boolean;
   channel: string;
+  /** This session's inactivity timeout (its channel policy's when it was opened); null: SESSION_INACTIVITY_MINUTES. */
+  idleTimeoutSec: number | null;
   /** The 256-bit transport session key (SPEC "Session" aes_key), and when it stops working. */
   aesKey: Buffer | null;
   aesKeyExpiresAt: number | null;
+}
+
+/** What the channel's access policy sets for a new session; absent: the server's settings. */
+export interface SessionLimits {
+  inactivitySec?: number;
+  /** Sessions the user may hold on this channel; MAX_CONCURRENT_SESSIONS still bounds every channel together. */
+  maxConcurrent?: number;
 }
 
 export interface NewSession {
@@ -48,6 +57,7 @@ export interface NewSession {
   userAgent: string;
   channel: string;
   mfaCompleted: boolean;
+  limits?: SessionLimits;
 }
 
 interface CacheEntry {
@@ -64,7 +74,7 @@ const SYNC_SLACK_MS = 60_000;
 type Row = {
   session_id: string; user_id: number; created_at: Date | string; last_activity: Date | string; expires_at: Date | string;
   device_fingerprint: string; ip_address: string; user_agent: string; is_active: boolean; mfa_completed: boolean; channel: string;
-  aes_key: string | null; aes_key_expires_at: Date | string | null;
+  idle_timeout_sec: number | null; aes_key: string | null; aes_key_expires_at: Date | string | null;
 };
 
 const AES_KEY_COLUMN = ENCRYPTED_COLUMNS.sessionKey.context;
@@ -77,13 +87,13 @@ function toSession(r: Row, sensitive: SensitiveColumns): Session {
     aesKeyExpiresAt: r.aes_key_expires_at === null ? null : ms(r.aes_key_expires_at),
     sessionId: r.session_id, userId: r.user_id, createdAt: ms(r.created_at), lastActivity: ms(r.last_activity),
     expiresAt: ms(r.expires_at), deviceFingerprint: r.device_fingerprint, ipAddress: r.ip_address, userAgent: r.user_agent,
-    isActive: r.is_active, mfaCompleted: r.mfa_completed, channel: r.channel,
+    isActive: r.is_active, mfaCompleted: r.mfa_completed, channel: r.channel, idleTimeoutSec: r.idle_timeout_sec,
   };
 }
 
 const COLUMNS = [
   'session_id', 'user_id', 'created_at', 'last_activity', 'expires_at', 'device_fingerprint', 'ip_address',
-  'user_agent', 'is_active', 'mfa_completed', 'channel', 'aes_key', 'aes_key_expires_at',
+  'user_agent', 'is_active', 'mfa_completed', 'channel', 'idle_timeout_sec', 'aes_key', 'aes_key_expires_at',
 ] as const;
 
 export class SessionService {
@@ -99,10 +109,17 @@ export class SessionService {
     deps.bus.onReconnect(() => this.cache.clear());
   }
 
+  /** How long `s` may go without a request. */
+  private idleMs(s: { idle_timeout_sec: number | null } | { idleTimeoutSec: number | null }): number {
+    const own = 'idle_timeout_sec' in s ? s.idle_timeout_sec : s.idleTimeoutSec;
+    return (own ?? this.deps.config.inactivitySec) * 1000;
+  }
+
   /**
    * Creates a session inside `trx`, ending others as the mode requires: single mode ends every
-   * other session; multi mode ends the oldest beyond `MAX_CONCURRENT_SESSIONS` (ruling 7).
-   * Returns the ids it ended so the caller can announce them after commit.
+   * other session; multi mode ends the oldest beyond `MAX_CONCURRENT_SESSIONS` (ruling 7), and
+   * the oldest on this channel beyond the channel policy's limit. Returns the ids it ended so
+   * the caller can announce them after commit.
    */
   async create(trx: Db, input: NewSession): Promise<{ session: Session; ended: string[] }> {
     const now = this.deps.clock.now();
@@ -110,14 +127,18 @@ export class SessionService {
     await sql`SELECT id FROM users WHERE id = ${input.userId} FOR UPDATE`.execute(trx);
     const active = await trx
       .selectFrom('sessions')
-      .select(['session_id', 'last_activity', 'expires_at'])
+      .select(['session_id', 'last_activity', 'expires_at', 'channel', 'idle_timeout_sec'])
       .where('user_id', '=', input.userId)
       .where('is_active', '=', true)
       .orderBy('created_at', 'asc')
       .execute();
-    const stale = active.filter((s) => ms(s.expires_at) <= now || now - ms(s.last_activity) > this.deps.config.inactivitySec * 1000);
+    const stale = active.filter((s) => ms(s.expires_at) <= now || now - ms(s.last_activity) > this.idleMs(s));
     const live = active.filter((s) => !stale.includes(s));
-    const excess = this.deps.config.mode === 'single' ? live : live.slice(0, Math.max(0, live.length - this.deps.config.maxConcurrent + 1));
+    const overall = this.deps.config.mode === 'single' ? live : live.slice(0, Math.max(0, live.length - this.deps.config.maxConcurrent + 1));
+    const channelLimit = input.limits?.maxConcurrent;
+    const sameChannel = live.filter((s) => !overall.includes(s) && s.channel === input.channel);
+    const overChannel = channelLimit === undefined ? [] : sameChannel.slice(0, Math.max(0, sameChannel.length - channelLimit + 1));
+    const excess = [...overall, ...overChannel];
     await this.endMany(trx, stale.map((s) => s.session_id), 'inactivity', input.userId);
     await this.endMany(trx, excess.map((s) => s.session_id), this.deps.config.mode === 'single' ? 'superseded' : 'concurrency_limit', input.userId);
 
@@ -126,13 +147,13 @@ export class SessionService {
       sessionId: randomUUID(), userId: input.userId, createdAt: now, lastActivity: now,
       expiresAt: now + this.deps.maxLifetimeSec * 1000, deviceFingerprint: input.deviceFingerprint, ipAddress: input.ipAddress,
       userAgent: input.userAgent.slice(0, 512), isActive: true, mfaCompleted: input.mfaCompleted, channel: input.channel,
-      aesKey, aesKeyExpiresAt: now + this.deps.sessionKeyTtlSec * 1000,
+      idleTimeoutSec: input.limits?.inactivitySec ?? null, aesKey, aesKeyExpiresAt: now + this.deps.sessionKeyTtlSec * 1000,
     };
     await trx.insertInto('sessions').values({
       session_id: session.sessionId, user_id: session.userId, created_at: new Date(now), last_activity: new Date(now),
       expires_at: new Date(session.expiresAt), device_fingerprint: session.deviceFingerprint, ip_address: session.ipAddress,
       user_agent: session.userAgent, is_active: true, mfa_completed: session.mfaCompleted, channel: session.channel,
-      aes_key: this.deps.sensitive.protect(aesKey.toString('hex'), AES_KEY_COLUMN), aes_key_expires_at: new Date(session.aesKeyExpiresAt!),
+      idle_timeout_sec: session.idleTimeoutSec, aes_key: this.deps.sensitive.protect(aesKey.toString('hex'), AES_KEY_COLUMN), aes_key_expires_at: new Date(session.aesKeyExpiresAt!),
       ended_at: null, end_reason: null,
     }).execute();
     await this.history(trx, session.sessionId, session.userId, 'created', null);
@@ -154,11 +175,11 @@ export class SessionService {
       await this.end(sessionId, 'expired');
       throw SessionErrors.SESSION_EXPIRED();
     }
-    if (now - s.lastActivity > this.deps.config.inactivitySec * 1000) {
+    if (now - s.lastActivity > this.idleMs(s)) {
       // Another node may have seen activity that this cache has not: ask the database.
       entry = await this.load(sessionId);
       if (!entry || !entry.session.isActive) throw SessionErrors.SESSION_INVALID();
-      if (now - entry.session.lastActivity > this.deps.config.inactivitySec * 1000) {
+      if (now - entry.session.lastActivity > this.idleMs(entry.session)) {
         await this.end(sessionId, 'inactivity');
         throw SessionErrors.SESSION_EXPIRED();
       }

@@ -19,8 +19,8 @@ import type { RefreshTokensTable } from '../platform/db/schema.js';
 import type { AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { ipInFlightKey, type InFlightLimit } from '../policy/in-flight.js';
-import type { LoginAttempts } from '../policy/lockout.js';
-import type { Session, SessionService } from '../sessions/service.js';
+import type { AttemptLimits, LoginAttempts } from '../policy/lockout.js';
+import type { Session, SessionLimits, SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { SignInErrors } from './errors.js';
@@ -67,6 +67,10 @@ export interface SessionCheck {
 export interface AccessPolicyCheck {
   check(user: UserRow, grants: Grants, ctx: ClientContext, opts?: PolicyCheckOptions): Promise<void>;
   checkSession(session: SessionCheck): Promise<void>;
+  /** The channel's failed-attempt limit and lock length (what it leaves unset: the server's). */
+  attemptLimits(channel: string): AttemptLimits;
+  /** A new session's inactivity timeout and per-channel session limit for a holder of `roles`. */
+  sessionLimits(channel: string, roles: readonly string[]): SessionLimits;
 }
 
 export type PasswordChangeReason = 'temporary_password' | 'password_expired';
@@ -153,7 +157,7 @@ export class SignInPipeline {
       outcome('rate_limited');
       throw err;
     }
-    const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject)).finally(leave);
+    const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject), d.accessPolicy.attemptLimits(ctx.channel)).finally(leave);
     if (attempt.kind !== 'ok') {
       const who = { ...auditBase, userId: subject.user?.uuid, username: subject.identifier };
       const refused = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
@@ -209,7 +213,7 @@ export class SignInPipeline {
     const { session, ended, pair } = await d.db.transaction().execute(async (trx) => {
       const created = await d.sessions.create(trx, {
         userId: user.id, deviceFingerprint: ctx.fingerprint, ipAddress: ctx.ipHash, userAgent: ctx.userAgent,
-        channel: ctx.channel, mfaCompleted: opts.mfaCompleted,
+        channel: ctx.channel, mfaCompleted: opts.mfaCompleted, limits: d.accessPolicy.sessionLimits(ctx.channel, grants.roles),
       });
       const familyId = randomUUID();
       await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
@@ -230,6 +234,11 @@ export class SignInPipeline {
     const { pair, refreshRow } = await this.mintPair(user, grants, session, familyId);
     await trx.insertInto('refresh_tokens').values(refreshRow).execute();
     return pair;
+  }
+
+  /** The failed-attempt limit and lock length of `channel` (its access policy's, else the server's). */
+  attemptLimits(channel: string): AttemptLimits {
+    return this.deps.accessPolicy.attemptLimits(channel);
   }
 
   /**

@@ -80,6 +80,8 @@ export interface SessionsTable {
   is_active: boolean;
   mfa_completed: boolean;
   channel: string;
+  /** The channel policy's inactivity timeout when the session was opened; null: SESSION_INACTIVITY_MINUTES. */
+  idle_timeout_sec: number | null;
   aes_key: string | null;
   aes_key_expires_at: Timestamp | null;
   ended_at: Timestamp | null;
@@ -127,6 +129,10 @@ export interface LoginAttemptsTable {
   window_started_at: Timestamp;
   last_failed_at: Timestamp;
   locked_until: Timestamp | null;
+  /** The failure window this counter counts in (a channel's lockout length); null: ACCOUNT_LOCKOUT_MINUTES. */
+  window_minutes: number | null;
+  /** Reserved attempts still comparing (counted in failed_count until they end). */
+  pending: number;
 }
 
 export interface RateLimitsTable {

@@ -10,6 +10,7 @@ import * as deviceBindings from './008-device-bindings.js';
 import * as pins from './009-pins.js';
 import * as phoneUnindexed from './010-phone-unindexed.js';
 import * as rateLimitWindows from './011-rate-limit-windows.js';
+import * as channelLimits from './012-channel-limits.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '009-pins': pins,
   '010-phone-unindexed': phoneUnindexed,
   '011-rate-limit-windows': rateLimitWindows,
+  '012-channel-limits': channelLimits,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,166 @@
+/**
+ * Per-channel limits from the access policy (issue 10, section 2): failed attempts and lockout
+ * length, session inactivity, concurrent sessions; SPEC's defaults where a policy says nothing.
+ * Threats: guessing on the channel with the laxest limit (one counter serves every channel, so
+ * guesses add up), telling unknown names from known ones by when they lock, a lax role policy
+ * that would unlock more guesses, and a phone that keeps an idle session open. The clock is
+ * frozen; nothing sleeps.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/platform/clock.js';
+import type { App } from '../../src/platform/http/app.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { auditTotal, bearer, expectError, expectLocked, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+
+const MINUTE = 60_000;
+const DEVICE = 'limits-phone-0001';
+
+let t: TestApp;
+const policies: number[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp({ clock: new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0)) });
+  await seedUser(t.s, 'limits.admin', { roles: ['admin'] });
+});
+afterAll(async () => t.close());
+afterEach(async () => {
+  const token = await admin();
+  for (const id of policies.splice(0)) {
+    expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(token) })).statusCode).toBe(200);
+  }
+});
+
+/** A fresh administrator's token (the tests move the clock past any session's idle time). */
+async function admin(): Promise<string> {
+  return (await signIn(t.app, 'limits.admin')).access_token;
+}
+
+async function policy(channel: string, rules: Record<string, unknown>, role: string | null = null): Promise<void> {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: `limits ${channel} ${policies.length} ${role ?? ''}`, channel, role, rules } });
+  expect(res.statusCode, res.body).toBe(201);
+  policies.push(res.json<{ policy: { id: number } }>().policy.id);
+}
+
+function web(username: string, password = STRONG_PASSWORD) {
+  return t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password } });
+}
+
+function mobile(username: string, password = STRONG_PASSWORD, device = DEVICE) {
+  return t.app.inject({ method: 'POST', url: '/api/v1/auth/login/mobile', payload: { username, password, device_fingerprint: device } });
+}
+
+function validate(app: App, token: string, device?: string) {
+  const url = device ? '/api/v1/auth/validate/mobile' : '/api/v1/auth/validate';
+  return app.inject({ method: 'POST', url, headers: { ...bearer(token), ...(device ? { 'x-device-fingerprint': device } : {}) } });
+}
+
+describe('failed attempts and lockout per channel', () => {
+  it('threat: guessing on several channels adds up: 2 wrong on the web and 1 on mobile lock the account at mobile\'s limit of 3, for mobile\'s 30 minutes, on every channel', async () => {
+    await policy('mobile', { max_failed_attempts: 3, lockout_minutes: 30 });
+    const user = await seedUser(t.s, 'limits.spread');
+    expectError(await web('limits.spread', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    expectError(await web('limits.spread', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    expectLocked(await mobile('limits.spread', WRONG_PASSWORD), 30 * 60);
+    expectLocked(await web('limits.spread'), 30 * 60); // the lock is the account's
+    expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(3);
+    t.clock.advance(30 * MINUTE);
+    const after = await mobile('limits.spread');
+    expect(after.statusCode, after.body).toBe(200);
+  });
+
+  it('the web keeps SPEC\'s 5 attempts and 15 minutes where no policy says otherwise', async () => {
+    await policy('mobile', { max_failed_attempts: 3, lockout_minutes: 30 });
+    await seedUser(t.s, 'limits.web');
+    for (let i = 0; i < 4; i++) expectError(await web('limits.web', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    expectLocked(await web('limits.web', WRONG_PASSWORD), 15 * 60);
+    t.clock.advance(15 * MINUTE);
+  });
+
+  it('threat: telling accounts from made-up names by when they lock: an unknown name locks on mobile after exactly 3, with the same answer', async () => {
+    await policy('mobile', { max_failed_attempts: 3, lockout_minutes: 30 });
+    await seedUser(t.s, 'limits.known');
+    const known = [], unknown = [];
+    for (let i = 0; i < 3; i++) {
+      known.push(await mobile('limits.known', WRONG_PASSWORD));
+      unknown.push(await mobile('limits.nobody', WRONG_PASSWORD));
+    }
+    for (const [i, r] of known.entries()) {
+      if (i < 2) expectError(r, 401, 'INVALID_CREDENTIALS');
+      else expectLocked(r, 30 * 60);
+      expect(unknown[i]!.statusCode).toBe(r.statusCode);
+      expect(unknown[i]!.json()).toEqual(r.json());
+    }
+    t.clock.advance(30 * MINUTE);
+  });
+
+  it('a counter counts for the longest window it was counted in: the clean-up keeps mobile\'s 60-minute failures after 20 minutes, and a web failure then reaches mobile\'s limit: mobile answers locked until they age out, the web still has its 5', async () => {
+    await policy('mobile', { max_failed_attempts: 3, lockout_minutes: 60 });
+    const user = await seedUser(t.s, 'limits.window');
+    expectError(await mobile('limits.window', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    expectError(await mobile('limits.window', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    t.clock.advance(20 * MINUTE); // past the default 15-minute window
+    await t.scheduler.runNow('login attempt clean-up');
+    expectError(await web('limits.window', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS'); // the 3rd failure: the web allows 5, so no lock
+    expectLocked(await mobile('limits.window'), 40 * 60); // the right password too: mobile's 3 are spent until the window ends
+    expect(await auditTotal(t.s, user.uuid, 'LOCKED_LOGIN_ATTEMPT')).toBe(1);
+    expectError(await web('limits.window', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS'); // the 4th
+    expect((await web('limits.window')).statusCode).toBe(200); // a success clears the failures, for every channel
+    expect((await mobile('limits.window')).statusCode).toBe(200);
+  });
+
+  it('parallel right-password sign-ins on a channel with a lower limit still wait for a slot instead of being answered as locked', async () => {
+    await policy('mobile', { max_failed_attempts: 2 });
+    await seedUser(t.s, 'limits.service');
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => mobile('limits.service', STRONG_PASSWORD, `limits-svc-${i}`)));
+    expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+  });
+
+  it('threat: a lax role policy cannot unlock more guesses: attempt limits on a policy with a role are 422 VALIDATION_ERROR naming the field', async () => {
+    for (const rules of [{ max_failed_attempts: 50 }, { lockout_minutes: 1 }]) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: 'lax staff', channel: 'web', role: 'staff', rules } });
+      expectError(res, 422, 'VALIDATION_ERROR');
+      expect(JSON.stringify(res.json().details)).toContain(`rules.${Object.keys(rules)[0]}`);
+    }
+    for (const rules of [{ max_failed_attempts: 0 }, { lockout_minutes: 1441 }, { session_inactivity_minutes: 2.5 }, { max_concurrent_sessions: -1 }]) {
+      expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: 'bad limits', channel: 'web', rules } }), 422, 'VALIDATION_ERROR');
+    }
+  });
+});
+
+describe('sessions per channel', () => {
+  it('a mobile session idle past the channel\'s 5 minutes is 401 SESSION_EXPIRED; a web session idle as long lives on (SESSION_INACTIVITY_MINUTES, 15)', async () => {
+    await policy('mobile', { session_inactivity_minutes: 5 });
+    await seedUser(t.s, 'limits.idle');
+    const phone = (await mobile('limits.idle')).json<{ access_token: string }>().access_token;
+    const desk = (await web('limits.idle')).json<{ access_token: string }>().access_token;
+    t.clock.advance(4 * MINUTE);
+    expect((await validate(t.app, phone, DEVICE)).statusCode).toBe(200); // activity resets the timer
+    t.clock.advance(5 * MINUTE + 1000);
+    expectError(await validate(t.app, phone, DEVICE), 401, 'SESSION_EXPIRED');
+    expect((await validate(t.app, desk)).statusCode).toBe(200);
+    const row = await t.s.database.db.selectFrom('sessions').select(['idle_timeout_sec', 'end_reason']).where('channel', '=', 'mobile').where('user_id', '=', (await t.s.users.findByLogin('limits.idle'))!.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ idle_timeout_sec: 300, end_reason: 'inactivity' });
+  });
+
+  it('one phone at a time: with max_concurrent_sessions 1 on mobile, a second mobile sign-in ends the first (401 SESSION_INVALID) and leaves the web session', async () => {
+    await policy('mobile', { max_concurrent_sessions: 1 });
+    await seedUser(t.s, 'limits.onephone');
+    const desk = (await web('limits.onephone')).json<{ access_token: string }>().access_token;
+    const first = (await mobile('limits.onephone', STRONG_PASSWORD, 'limits-phone-A')).json<{ access_token: string }>().access_token;
+    const second = (await mobile('limits.onephone', STRONG_PASSWORD, 'limits-phone-B')).json<{ access_token: string }>().access_token;
+    expectError(await validate(t.app, first, 'limits-phone-A'), 401, 'SESSION_INVALID');
+    expect((await validate(t.app, second, 'limits-phone-B')).statusCode).toBe(200);
+    expect((await validate(t.app, desk)).statusCode).toBe(200);
+  });
+
+  it('a role policy narrows the channel\'s: agents-only limits apply to agents, not to other mobile users', async () => {
+    await seedUser(t.s, 'limits.agent', { roles: ['agent'] });
+    await seedUser(t.s, 'limits.customer');
+    await policy('mobile', { session_inactivity_minutes: 2 }, 'agent');
+    const agent = (await mobile('limits.agent')).json<{ access_token: string }>().access_token;
+    const customer = (await mobile('limits.customer')).json<{ access_token: string }>().access_token;
+    t.clock.advance(3 * MINUTE);
+    expectError(await validate(t.app, agent, DEVICE), 401, 'SESSION_EXPIRED');
+    expect((await validate(t.app, customer, DEVICE)).statusCode).toBe(200);
+  });
+});
