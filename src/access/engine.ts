@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { auditContext, type AuditContext, type AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
+import type { AppError } from '../platform/errors.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { AttemptLimits } from '../policy/lockout.js';
 import type { SessionLimits } from '../sessions/service.js';
@@ -14,7 +15,7 @@ import type { AccessPolicyCheck, ClientContext, PolicyCheckOptions, SessionCheck
 import type { Grants, UserRow } from '../users/store.js';
 import type { DeviceBindings } from './devices.js';
 import { AccessErrors } from './errors.js';
-import { brokenRule, compileRules, refuseAll, type AccessRequest, type Channel, type CompiledPolicy, type PolicyRule } from './policy.js';
+import { brokenRule, compileRules, refuseAll, type AccessRequest, type Channel, type CompiledPolicy, type FactorMethod, type PolicyRule } from './policy.js';
 import type { PolicyStore } from './store.js';
 
 /** The tightest of the values the policies set (`Math.min` for counts, `Math.max` for lock lengths), or undefined when none does. */
@@ -108,6 +109,29 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
   /** Whether a policy of `channel` covering a holder of `roles` requires a second factor (LoginFactor). */
   requiresSecondFactor(channel: string, roles: readonly string[]): boolean {
     return this.applicable(channel, roles).some((p) => p.requireSecondFactor);
+  }
+
+  /**
+   * The second factors that count on `channel` for a holder of `roles`: those every policy that
+   * names some allows (policies only narrow), or null when none names any.
+   */
+  factorMethods(channel: string, roles: readonly string[]): readonly FactorMethod[] | null {
+    let allowed: readonly FactorMethod[] | null = null;
+    for (const p of this.applicable(channel, roles)) {
+      if (p.factorMethods) allowed = allowed === null ? p.factorMethods : allowed.filter((m) => p.factorMethods!.includes(m));
+    }
+    return allowed;
+  }
+
+  /**
+   * A sign-in that holds no factor this channel accepts: audited as POLICY_VIOLATION (rule
+   * `factor`), answered 403 POLICY_RESTRICTED. The user enrols an accepted factor where they
+   * can pass the one they hold (another channel), never with the password alone here.
+   */
+  async refuseFactor(user: UserRow, roles: readonly string[], ctx: ClientContext): Promise<AppError> {
+    const policyId = this.applicable(ctx.channel, roles).find((p) => p.factorMethods)?.id ?? null;
+    await this.deps.audit.record({ ...auditContext(ctx), userId: user.uuid, username: user.username, eventType: 'POLICY_VIOLATION', status: 'FAILURE', details: { rule: 'factor', policy_id: policyId } });
+    return AccessErrors.POLICY_RESTRICTED({ rule: 'factor' });
   }
 
   /**

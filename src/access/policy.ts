@@ -17,7 +17,11 @@ export const CHANNELS = ['web', 'mobile', 'ussd', 'agent'] as const;
 export type Channel = (typeof CHANNELS)[number];
 
 /** The rule a refused sign-in broke (`details.rule` of 403 POLICY_RESTRICTED). */
-export type PolicyRule = 'channel' | 'ip' | 'schedule' | 'device' | 'geofence';
+export type PolicyRule = 'channel' | 'ip' | 'schedule' | 'device' | 'geofence' | 'factor';
+
+/** Second factors a policy may name (`backup_code` goes with `totp`). */
+export const FACTOR_METHODS = ['totp', 'email', 'sms'] as const;
+export type FactorMethod = (typeof FACTOR_METHODS)[number];
 
 /** A location is refused when its accuracy is worse than this, unless the policy says otherwise. */
 export const DEFAULT_MAX_ACCURACY_M = 100;
@@ -32,6 +36,8 @@ export interface PolicyRules {
   schedule?: ScheduleWindow[];
   /** true: the users covered must pass a second factor on this channel (enrolling one first if they have none). */
   require_second_factor?: boolean;
+  /** The second factors that count on this channel (implies require_second_factor): say `["totp"]` for agents, never a code by SMS. */
+  second_factor_methods?: FactorMethod[];
   /** true: only devices an administrator has bound to the user (src/access/devices.ts) may be used. */
   require_bound_device?: boolean;
   /** Areas the sign-in's reported location must lie in (any area); no location: refused. */
@@ -68,6 +74,8 @@ export interface CompiledPolicy {
   readonly schedule: CompiledSchedule | null;
   readonly requireBoundDevice: boolean;
   readonly requireSecondFactor: boolean;
+  /** The factors that count; null: any. */
+  readonly factorMethods: readonly FactorMethod[] | null;
   readonly geofences: CompiledGeofences | null;
   readonly maxAccuracyM: number;
   readonly limits: PolicyLimits;
@@ -84,7 +92,7 @@ export interface AccessRequest {
 }
 
 const RULE_KEYS = [
-  'allow_channel', 'ip', 'schedule', 'require_bound_device', 'require_second_factor', 'geofences', 'max_location_accuracy_m',
+  'allow_channel', 'ip', 'schedule', 'require_bound_device', 'require_second_factor', 'second_factor_methods', 'geofences', 'max_location_accuracy_m',
   'max_failed_attempts', 'lockout_minutes', 'session_inactivity_minutes', 'max_concurrent_sessions',
 ];
 
@@ -112,6 +120,14 @@ function compileLimits(rules: PolicyRules, role: string | null): PolicyLimits {
   };
 }
 
+function compileFactorMethods(methods: unknown): readonly FactorMethod[] | null {
+  if (methods === undefined) return null;
+  if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => !(FACTOR_METHODS as readonly unknown[]).includes(m)) || new Set(methods).size !== methods.length) {
+    throw new InvalidRuleError('rules.second_factor_methods', `must list one or more of ${FACTOR_METHODS.join(', ')}, each once`);
+  }
+  return methods as FactorMethod[];
+}
+
 /** Compiles and validates a rules document; throws `InvalidRuleError` naming the field. */
 export function compileRules(rules: PolicyRules, role: string | null = null): Omit<CompiledPolicy, 'id' | 'channel' | 'role'> {
   for (const key of Object.keys(rules)) if (!RULE_KEYS.includes(key)) throw new InvalidRuleError(`rules.${key}`, `is not a rule (${RULE_KEYS.join(', ')})`);
@@ -126,7 +142,8 @@ export function compileRules(rules: PolicyRules, role: string | null = null): Om
     ip,
     schedule: rules.schedule === undefined ? null : compileSchedule(rules.schedule, 'rules.schedule'),
     requireBoundDevice: rules.require_bound_device ?? false,
-    requireSecondFactor: rules.require_second_factor ?? false,
+    requireSecondFactor: (rules.require_second_factor ?? false) || rules.second_factor_methods !== undefined,
+    factorMethods: compileFactorMethods(rules.second_factor_methods),
     geofences: rules.geofences === undefined ? null : compileGeofences(rules.geofences, 'rules.geofences'),
     maxAccuracyM: accuracy,
     limits: compileLimits(rules, role),
@@ -145,5 +162,5 @@ export function brokenRule(p: CompiledPolicy, r: AccessRequest): PolicyRule | nu
 
 /** A policy that refuses everyone it covers: what a stored policy that no longer compiles becomes (fail closed). */
 export function refuseAll(id: number, channel: Channel, role: string | null): CompiledPolicy {
-  return { id, channel, role, allowChannel: false, ip: null, schedule: null, requireBoundDevice: false, requireSecondFactor: false, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M, limits: {} };
+  return { id, channel, role, allowChannel: false, ip: null, schedule: null, requireBoundDevice: false, requireSecondFactor: false, factorMethods: null, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M, limits: {} };
 }

@@ -8,7 +8,7 @@ import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
-import { CHANNELS, DEFAULT_MAX_ACCURACY_M } from './policy.js';
+import { CHANNELS, DEFAULT_MAX_ACCURACY_M, FACTOR_METHODS } from './policy.js';
 import { MAX_POLYGON_POINTS, MAX_RADIUS_M } from './rules/geo.js';
 import { WEEKDAYS } from './rules/schedule.js';
 import { registerDeviceBindingRoutes } from './device-routes.js';
@@ -38,6 +38,7 @@ const Rules = Type.Object({
     Type.Object({ type: Type.Literal('polygon'), points: Type.Array(Type.Tuple([Type.Number({ minimum: -90, maximum: 90 }), Coordinate]), { minItems: 3, maxItems: MAX_POLYGON_POINTS, description: '[latitude, longitude] pairs.' }) }, { additionalProperties: false }),
   ]), { minItems: 1, maxItems: 100, description: 'The reported location, with its whole accuracy circle, must lie inside one area; a sign-in without a location is refused (rule `geofence`).' })),
   max_location_accuracy_m: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 10_000, default: DEFAULT_MAX_ACCURACY_M, description: 'A location less accurate than this is refused.' })),
+  second_factor_methods: Type.Optional(Type.Array(Type.Union(FACTOR_METHODS.map((m) => Type.Literal(m))), { minItems: 1, maxItems: FACTOR_METHODS.length, uniqueItems: true, description: 'The second factors that count on this channel (implies `require_second_factor`; `backup_code` goes with `totp`). Others are not offered; a user holding none of these is refused (`403 POLICY_RESTRICTED`, rule `factor`) and enrols one where they can pass the factor they hold; a user with no factor enrols one of these.', examples: [['totp']] })),
   max_failed_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Failed sign-ins on this channel before the account locks (default `MAX_LOGIN_ATTEMPTS`, 5). One counter per account serves every channel; each channel locks at its own limit. Only on a policy without `role`: attempts are counted before the account is known (422 VALIDATION_ERROR otherwise).', examples: [3] })),
   lockout_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'How long that lock lasts (default `ACCOUNT_LOCKOUT_MINUTES`, 15), and how long failures count. Only on a policy without `role`.', examples: [30] })),
   session_inactivity_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'A session opened on this channel ends after this long without a request (default `SESSION_INACTIVITY_MINUTES`, 15). Applies to sessions opened after the change.', examples: [5] })),
@@ -101,7 +102,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
     const tags = ['Access policy'];
     const security = [{ bearer: [] }];
     const onRequest = s.guard.requirePermission('policies.manage');
-    const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `device`, `geofence`) and is audited as `POLICY_VIOLATION`. Validate checks a live session against the same policies (IP, schedule, device; geofences on `POST /auth/agent/validate`, which carries a location). Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
+    const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `device`, `geofence`, or `factor`: the user holds no second factor the channel accepts) and is audited as `POLICY_VIOLATION`. Validate checks a live session against the same policies (IP, schedule, device; geofences on `POST /auth/agent/validate`, which carries a location). Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
 
     app.get('/api/v1/admin/access-policies', {
       schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }), ...errors(401, 403) } },

@@ -32,6 +32,7 @@ import type { Denylist } from '../tokens/denylist.js';
 import type { TokenService, TwoFactorClaims } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { MfaErrors } from './errors.js';
+import type { MfaMethod } from '../platform/db/schema.js';
 import type { FactorStore, SignInMethod } from './factors.js';
 
 /**
@@ -47,6 +48,8 @@ export type ChallengePurpose = 'signin' | 'setup';
 export interface ChallengeClaims extends TwoFactorClaims {
   purpose: ChallengePurpose;
   methods: SignInMethod[];
+  /** A `setup` challenge: the factors it may enrol (the channel's policy may narrow them). Absent: any. */
+  setup_methods?: MfaMethod[];
   channel: string;
   device_fingerprint: string;
   ip_address: string;
@@ -77,9 +80,13 @@ export function mfaContext(request: FastifyRequest, channel?: string): MfaContex
   return { ip: request.ip, userAgent: userAgentOf(request), fingerprint: fingerprintOf(request), channel: channel ?? request.auth?.session.channel ?? 'web' };
 }
 
-/** The access policy's answer to "does this sign-in need a second factor?" (LoginFactor). */
+/** The access policy's answers on second factors (LoginFactor): whether one is needed, and which count. */
 export interface SecondFactorPolicy {
   requiresSecondFactor(channel: string, roles: readonly string[]): boolean;
+  /** The factors that count on the channel; null: any. */
+  factorMethods(channel: string, roles: readonly string[]): readonly MfaMethod[] | null;
+  /** Audits and returns the 403 POLICY_RESTRICTED (rule `factor`) of a sign-in that holds no factor that counts. */
+  refuseFactor(user: UserRow, roles: readonly string[], ctx: ClientContext): Promise<AppError>;
 }
 
 export class MfaGate implements SecondFactorGate {
@@ -93,13 +100,23 @@ export class MfaGate implements SecondFactorGate {
     // or when a policy of this channel covering the user says so (`require_second_factor`).
     const required = enrolled.length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r)) || d.policy.requiresSecondFactor(ctx.channel, grants.roles);
     if (!required) return null;
-    const methods = await d.factors.signInMethods(user, enrolled);
+    // The channel's policy may accept only some factors (`second_factor_methods`): the others
+    // are not offered, and a user who holds none that counts is refused here, not offered a
+    // set-up that the password alone would complete.
+    const accepted = d.policy.factorMethods(ctx.channel, grants.roles);
+    const counts = (m: SignInMethod): boolean => accepted === null || accepted.includes(m === 'backup_code' ? 'totp' : m);
+    const usable = await d.factors.signInMethods(user, enrolled);
+    const methods = usable.filter(counts);
+    if (enrolled.length > 0 && methods.length === 0 && usable.length > 0) return d.policy.refuseFactor(user, grants.roles, ctx);
+    const setupMethods = enrolled.length > 0 ? [] : d.factors.enrollable(user).filter(counts);
+    if (enrolled.length === 0 && setupMethods.length === 0) return d.policy.refuseFactor(user, grants.roles, ctx);
     // Enrolled factors none of which can be used now (say email, with SMTP gone) still mean
     // `signin`: a setup token would let the password alone enrol a new factor. The user's way
     // out is recovery (security questions with this token, then an MFA reset).
     const purpose: ChallengePurpose = enrolled.length > 0 ? 'signin' : 'setup';
     const issued = await d.tokens.issue('2fa', {
-      user_id: user.uuid, purpose, methods, channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
+      user_id: user.uuid, purpose, methods, ...(purpose === 'setup' ? { setup_methods: setupMethods } : {}),
+      channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
       ...(after ? { next: after.next, next_reason: after.reason } : {}),
     });
     const expiresIn = d.config.tokens.twoFactorTtlSec;
@@ -108,7 +125,6 @@ export class MfaGate implements SecondFactorGate {
       await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy, ...(after ? { then: after.next } : {}) } });
       return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn });
     }
-    const setupMethods = d.factors.enrollable(user);
     await d.audit.record({ ...audit, eventType: 'MFA_SETUP_REQUIRED', status: 'SUCCESS', details: { setup_methods: setupMethods, strategy } });
     return MfaErrors.MFA_SETUP_INCOMPLETE({
       two_factor_token: issued.token,

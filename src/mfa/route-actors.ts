@@ -8,12 +8,14 @@ import type { FastifyRequest } from 'fastify';
 import { auditContext } from '../audit/service.js';
 import { confirmCurrentPassword, type ReauthDeps } from '../credentials/reauth.js';
 import type { RateGroup } from '../platform/config-rate-limits.js';
+import type { MfaMethod } from '../platform/db/schema.js';
 import { CommonErrors } from '../platform/errors.js';
 import type { RouteRateLimit } from '../policy/route-limits.js';
 import { signedInAccount } from '../sessions/guard.js';
 import { TokenErrors } from '../tokens/errors.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { UserRow } from '../users/store.js';
+import { MfaErrors } from './errors.js';
 import { mfaContext, type Actor, type Challenge, type ChallengePurpose, type ChallengeService, type MfaContext } from './challenge.js';
 import type { SignInResponse } from '../signin/pipeline.js';
 
@@ -33,6 +35,12 @@ export interface RouteActors {
    * account lockout when wrong). A caller with a 2FA token has just given the password: no-op.
    */
   reauthenticate(request: FastifyRequest, password: string | undefined, action: string): Promise<void>;
+  /**
+   * A set-up `two_factor_token` enrols only the factors its challenge named (the channel's
+   * policy may accept only some): another is 400 MFA_METHOD_UNAVAILABLE. A bearer caller may
+   * enrol any.
+   */
+  requireSetupMethod(request: FastifyRequest, method: MfaMethod): void;
   /** A factor route's rate limit: per client, and per the user behind the bearer token or `two_factor_token`. */
   limit(group: RateGroup): RouteRateLimit;
   /** Finishes the sign-in after `method` was verified; returns the sign-in response. */
@@ -63,6 +71,11 @@ export function routeActors(s: RouteActorDeps): RouteActors {
       return mfaContext(request, a?.kind === 'challenge' ? a.challenge.claims.channel : undefined);
     },
     signedInUser: (request) => s.challenges.signedInUser(request),
+    requireSetupMethod(request, method) {
+      const a = actorOf(request);
+      const allowed = a.kind === 'challenge' ? a.challenge.claims.setup_methods : undefined;
+      if (allowed !== undefined && !allowed.includes(method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    },
     limit: (group) => ({ group, account: (request) => actors.get(request)?.user.uuid ?? signedInAccount(request) }),
     async reauthenticate(request, password, action) {
       const a = actorOf(request);

@@ -69,7 +69,7 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         description: [
           'The app\'s sign-in: the same checks and answers as `POST /api/v1/auth/login`, on the `mobile` channel (or `agent` with `"channel": "agent"`), with the session bound to `device_fingerprint`.',
           '',
-          '- `403 POLICY_RESTRICTED` with `details.rule`: `channel`, `ip`, `schedule`, `device` (this device is not bound to the user: an administrator approves it from the pending request this sign-in leaves), `geofence` (outside the allowed areas, or no or too inaccurate a location).',
+          '- `403 POLICY_RESTRICTED` with `details.rule`: `channel`, `ip`, `schedule`, `device` (this device is not bound to the user: an administrator approves it from the pending request this sign-in leaves), `geofence` (outside the allowed areas, or no or too inaccurate a location), `factor` (the user holds no second factor this channel accepts: enrol one on the web first).',
           '- `422 VALIDATION_ERROR`: no `device_fingerprint`, a coordinate out of range, or only part of a location.',
           '',
           'A pre-auth route of transport encryption (the app\'s first request).',

@@ -179,7 +179,7 @@ export class SignInPipeline {
     // password alone must not reach the reset token (issue 9, section 6).
     const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined);
     if (challenge) {
-      outcome('second_factor_required');
+      outcome(challenge.code === 'POLICY_RESTRICTED' ? 'policy_restricted' : 'second_factor_required'); // no factor this channel accepts
       throw challenge;
     }
     if (changeRequired) {
@@ -254,7 +254,10 @@ export class SignInPipeline {
       throw SignInErrors.ACCOUNT_DISABLED();
     }
     const grants = await d.users.grants(user.id);
-    await d.accessPolicy.check(user, grants, ctx);
+    await d.accessPolicy.check(user, grants, ctx).catch((err: unknown) => {
+      outcome?.('policy_restricted');
+      throw err;
+    });
     return grants;
   }
 

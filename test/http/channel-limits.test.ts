@@ -164,3 +164,57 @@ describe('sessions per channel', () => {
     expect((await validate(t.app, customer, DEVICE)).statusCode).toBe(200);
   });
 });
+
+describe('second factors per channel (second_factor_methods)', () => {
+  const activate = (user: { id: number; uuid: string; username: string }, method: 'totp' | 'email') =>
+    t.s.database.db.transaction().execute((trx) => t.s.factors.activate(trx, user, method, new Date(t.clock.now())));
+
+  it('a user with no factor is asked to enrol only what the channel accepts: mobile offers totp where the web offers email too, and the set-up token refuses email (400 MFA_METHOD_UNAVAILABLE)', async () => {
+    await policy('mobile', { second_factor_methods: ['totp'] });
+    await policy('web', { require_second_factor: true }, 'agent');
+    await seedUser(t.s, 'factors.new', { email: 'factors.new@bank.example', roles: ['agent'] });
+    const onWeb = expectError(await web('factors.new'), 403, 'MFA_SETUP_INCOMPLETE').details as { setup_methods: string[] };
+    expect(onWeb.setup_methods).toContain('email');
+    const onMobile = expectError(await mobile('factors.new'), 403, 'MFA_SETUP_INCOMPLETE').details as { setup_methods: string[]; two_factor_token: string };
+    expect(onMobile.setup_methods).toEqual(['totp']);
+    const device = { 'x-device-fingerprint': DEVICE };
+    const email = await t.app.inject({ method: 'POST', url: '/api/v1/2fa/otp/setup', headers: device, payload: { method: 'email', two_factor_token: onMobile.two_factor_token } });
+    expectError(email, 400, 'MFA_METHOD_UNAVAILABLE');
+    const totp = await t.app.inject({ method: 'POST', url: '/api/v1/2fa/totp/setup', headers: device, payload: { two_factor_token: onMobile.two_factor_token } });
+    expect(totp.statusCode, totp.body).toBe(200);
+  });
+
+  it('threat: enrolling a new factor with the password alone: a user who holds only email codes is refused on a totp-only channel (403 POLICY_RESTRICTED, rule factor, audited), never offered a set-up; the web still asks for the email code', async () => {
+    await policy('mobile', { second_factor_methods: ['totp'] });
+    const user = await seedUser(t.s, 'factors.email', { email: 'factors.email@bank.example' });
+    await activate(user, 'email');
+    const refused = await mobile('factors.email');
+    expectError(refused, 403, 'POLICY_RESTRICTED');
+    expect(refused.json().details).toEqual({ rule: 'factor' });
+    const audits = (await t.s.audit.query({ userId: user.uuid, eventType: 'POLICY_VIOLATION', limit: 10, offset: 0 })).entries;
+    expect(audits.map((a) => (a.details as { rule: string }).rule)).toEqual(['factor']);
+    const onWeb = expectError(await web('factors.email'), 401, '2FA_REQUIRED').details as { methods: string[] };
+    expect(onWeb.methods).toEqual(['email']);
+  });
+
+  it('a user holding both is offered only the accepted one, and cannot ask the mobile challenge for an email code', async () => {
+    await policy('mobile', { second_factor_methods: ['totp'] });
+    const user = await seedUser(t.s, 'factors.both', { email: 'factors.both@bank.example' });
+    await activate(user, 'totp');
+    await activate(user, 'email');
+    const challenge = expectError(await mobile('factors.both'), 401, '2FA_REQUIRED').details as { methods: string[]; two_factor_token: string };
+    expect(challenge.methods).toEqual(['totp']);
+    const ask = await t.app.inject({ method: 'POST', url: '/api/v1/auth/2fa/request', headers: { 'x-device-fingerprint': DEVICE }, payload: { method: 'email', two_factor_token: challenge.two_factor_token } });
+    expectError(ask, 400, 'MFA_METHOD_UNAVAILABLE');
+  });
+
+  it('policies only narrow: a role policy\'s list intersects the channel\'s', async () => {
+    await policy('mobile', { second_factor_methods: ['totp', 'sms'] });
+    await policy('mobile', { second_factor_methods: ['totp', 'email'] }, 'agent');
+    expect(t.s.accessPolicy.factorMethods('mobile', ['agent'])).toEqual(['totp']);
+    expect(t.s.accessPolicy.factorMethods('mobile', ['customer'])).toEqual(['totp', 'sms']);
+    expect(t.s.accessPolicy.factorMethods('web', ['agent'])).toBeNull();
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: 'bad factors', channel: 'web', rules: { second_factor_methods: ['totp', 'totp'] } } }), 422, 'VALIDATION_ERROR');
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: 'bad factors', channel: 'web', rules: { second_factor_methods: ['carrier_pigeon'] } } }), 422, 'VALIDATION_ERROR');
+  });
+});

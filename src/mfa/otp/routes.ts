@@ -52,7 +52,7 @@ export interface OtpRouteDeps extends RouteActorDeps {
 export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish, limit } = routeActors(s);
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish, limit, requireSetupMethod } = routeActors(s);
     const resolveAs = (purpose: ChallengePurpose) => resolve([purpose]);
 
     app.post('/api/v1/auth/2fa/request', {
@@ -136,7 +136,10 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
       },
       preHandler: resolveAs('setup'),
       config: { rateLimit: limit('second_factor') },
-    }, async (request) => s.otp.requestEnrolment(actorOf(request).user, request.body.method, ctxOf(request)));
+    }, async (request) => {
+      requireSetupMethod(request, request.body.method);
+      return s.otp.requestEnrolment(actorOf(request).user, request.body.method, ctxOf(request));
+    });
 
     app.post('/api/v1/2fa/otp/verify', {
       schema: {
@@ -157,6 +160,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
     }, async (request) => {
       const actor = actorOf(request);
       const { method, code } = request.body;
+      requireSetupMethod(request, method);
       await s.otp.confirmEnrolment(actor.user, method, code, ctxOf(request));
       if (actor.kind === 'session') return { enrolled: true as const, method };
       return { enrolled: true as const, method, sign_in: await finish(request, actor.challenge, method) };

@@ -60,7 +60,7 @@ export interface TotpRouteDeps extends RouteActorDeps {
 export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, reauthenticate, finish, limit } = routeActors(s);
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, reauthenticate, finish, limit, requireSetupMethod } = routeActors(s);
     const resolveSetup = resolve(['setup']);
     const resolveSignIn = resolve(['signin']);
 
@@ -91,6 +91,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
       preHandler: resolveSetup,
       config: { rateLimit: limit('account') },
     }, async (request) => {
+      requireSetupMethod(request, 'totp');
       await reauthenticate(request, request.body.current_password, 'totp_setup');
       return s.totp.setup(actorOf(request).user);
     });
@@ -117,6 +118,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
       preHandler: resolveSetup,
       config: { rateLimit: limit('second_factor') },
     }, async (request) => {
+      requireSetupMethod(request, 'totp');
       const actor = actorOf(request);
       const backupCodes = await s.totp.enrol(actor.user, request.body.code, ctxOf(request));
       if (actor.kind === 'session') return { backup_codes: backupCodes };
