@@ -11,7 +11,10 @@ import { CommonErrors } from '../platform/errors.js';
 import type { RequestActor } from '../sessions/guard.js';
 import type { AccessPolicyEngine } from './engine.js';
 import { AccessErrors } from './errors.js';
-import { compileRules } from './policy.js';
+import { compileRules, type Channel } from './policy.js';
+
+/** The channels whose sign-in can report a location (the app's: `POST /auth/login/mobile`). */
+const LOCATED_CHANNELS: readonly Channel[] = ['mobile', 'agent'];
 import { InvalidRuleError } from './rules/errors.js';
 import type { PolicyInput, PolicyRow, PolicyStore } from './store.js';
 
@@ -69,6 +72,10 @@ export class AccessPolicyAdmin {
     } catch (err) {
       if (err instanceof InvalidRuleError) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: err.field, message: err.reason }] });
       throw err;
+    }
+    // Web and USSD sign-ins carry no location, so a geofence there would refuse everyone it covers.
+    if (input.rules.geofences !== undefined && !LOCATED_CHANNELS.includes(input.channel)) {
+      throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'rules.geofences', message: `the ${input.channel} channel reports no location; geofences apply to ${LOCATED_CHANNELS.join(' and ')}` }] });
     }
     if (input.role !== null && !(await this.deps.store.roleExists(input.role))) {
       throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'role', message: `no role is named ${JSON.stringify(input.role)}` }] });

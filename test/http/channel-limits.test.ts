@@ -218,3 +218,14 @@ describe('second factors per channel (second_factor_methods)', () => {
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: 'bad factors', channel: 'web', rules: { second_factor_methods: ['carrier_pigeon'] } } }), 422, 'VALIDATION_ERROR');
   });
 });
+
+describe('operator mistakes', () => {
+  it('a geofence on the web or USSD channel, which report no location and would refuse everyone, is 422 VALIDATION_ERROR naming rules.geofences', async () => {
+    for (const channel of ['web', 'ussd']) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: `fenced ${channel}`, channel, rules: { geofences: [{ type: 'circle', lat: -1.28, lon: 36.81, radius_m: 500 }] } } });
+      expectError(res, 422, 'VALIDATION_ERROR');
+      expect(JSON.stringify(res.json().details)).toContain('rules.geofences');
+    }
+    await policy('mobile', { geofences: [{ type: 'circle', lat: -1.28, lon: 36.81, radius_m: 500 }] });
+  });
+});
