@@ -23,6 +23,7 @@ import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
 import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
 import type { RequestActor } from '../sessions/guard.js';
 import { AdminErrors } from './errors.js';
+import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
 /** Where a temporary password went: to the user's mailbox, or back in the response. */
 export type Delivery = 'email' | 'response';
@@ -38,8 +39,6 @@ export interface CreateUserInput {
   password?: string;
 }
 
-/** First key of the two-key advisory locks that serialise creations sharing an identifier (an arbitrary constant). */
-const USER_CREATE_LOCK = 5_550_017;
 
 export class AdminService {
   constructor(
@@ -86,7 +85,7 @@ export class AdminService {
       // lower-cased identifiers, in sorted order (no deadlock), before it checks and inserts.
       const phone = input.phone ?? null;
       for (const id of [...new Set([input.username.toLowerCase(), ...(email ? [email.toLowerCase()] : []), ...(phone ? [phoneIndexValue(phone)] : [])])].sort()) {
-        await sql`SELECT pg_advisory_xact_lock(${USER_CREATE_LOCK}::int, hashtext(${id}))`.execute(trx);
+        await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.userCreate}::int, hashtext(${id}))`.execute(trx);
       }
       const taken = await d.users.exists(input.username, email, phone, trx);
       if (taken.username || taken.email || taken.phone) {

@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from './db/database.js';
+import { ADVISORY_LOCKS } from './db/locks.js';
 
 export interface Job {
   /** Unique, readable: it names the job in logs and in `runNow`. */
@@ -21,8 +22,6 @@ export interface Job {
   run(): Promise<unknown>;
 }
 
-/** First key of the two-key advisory lock space used for one-node jobs (an arbitrary constant). */
-const JOB_LOCK = 7_340_032;
 
 export class Scheduler {
   private readonly jobs = new Map<string, Job>();
@@ -99,13 +98,13 @@ export class Scheduler {
     if (this.stopped) return false; // its turn came after stop
     const name = job.name;
     return this.deps.db.connection().execute(async (conn) => {
-      const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${JOB_LOCK}::int, hashtext(${name})) AS locked`.execute(conn);
+      const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ADVISORY_LOCKS.jobs}::int, hashtext(${name})) AS locked`.execute(conn);
       if (rows[0]?.locked !== true) return false;
       try {
         await job.run();
         return true;
       } finally {
-        await sql`SELECT pg_advisory_unlock(${JOB_LOCK}::int, hashtext(${name}))`.execute(conn);
+        await sql`SELECT pg_advisory_unlock(${ADVISORY_LOCKS.jobs}::int, hashtext(${name}))`.execute(conn);
       }
     });
   }

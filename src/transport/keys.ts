@@ -15,11 +15,11 @@ import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
+import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
 const generate = promisify(generateKeyPair);
 const CONTEXT = ENCRYPTED_COLUMNS.transportKey.context;
 const DAY = 86_400_000;
-const LOCK = 8675310;
 
 export interface TransportKey {
   keyId: string;
@@ -60,7 +60,7 @@ export class TransportKeyring implements TransportKeySource {
     }
     const keyId = keyIdOf(createPublicKey(configured));
     await this.deps.db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${LOCK})`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.transportKeys})`.execute(trx);
       const known = await trx.selectFrom('transport_keys').select('key_id').where('key_id', '=', keyId).executeTakeFirst();
       if (!known) await this.insert(trx, configured);
     });
@@ -92,7 +92,7 @@ export class TransportKeyring implements TransportKeySource {
   async rotate(opts: { revokePrevious?: boolean } = {}): Promise<string> {
     const { privateKey } = await generate('rsa', { modulusLength: 2048 });
     const keyId = await this.deps.db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${LOCK})`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.transportKeys})`.execute(trx);
       if (opts.revokePrevious) await trx.updateTable('transport_keys').set({ expires_at: new Date(this.deps.clock.now()) }).where('expires_at', '>', new Date(this.deps.clock.now())).execute();
       return this.insert(trx, privateKey);
     });

@@ -9,9 +9,8 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 import type { MfaOtpCodesTable, OtpMethod } from '../../platform/db/schema.js';
+import { ADVISORY_LOCKS } from '../../platform/db/locks.js';
 
-/** First key of the two-key advisory lock space used for sends (an arbitrary constant). */
-const SEND_LOCK = 0x4f545053; // "OTPS"
 
 export interface SentCode {
   created_at: Date;
@@ -36,7 +35,7 @@ export class OtpStore {
 
   /** Until `trx` ends, no other send for `challenge` runs (on any node). */
   async lockChallenge(trx: Db, challenge: string): Promise<void> {
-    await sql`SELECT pg_advisory_xact_lock(${SEND_LOCK}::int, hashtext(${challenge}))`.execute(trx);
+    await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.otpSend}::int, hashtext(${challenge}))`.execute(trx);
   }
 
   /** Codes sent for `challenge` since `since`, newest first, whatever became of them. */

@@ -1,0 +1,16 @@
+/**
+ * Every PostgreSQL advisory lock the service takes, in one place: the first key of the two-key
+ * form (`pg_advisory_xact_lock(space, hashtext(name))`) or the single key. Two features that
+ * picked the same number by chance would serialise each other, or worse, one would believe it
+ * holds the other's lock; a unit test keeps the numbers distinct.
+ */
+export const ADVISORY_LOCKS = {
+  /** Creating users that share an identifier (src/admin/service.ts), and provisioning from an identity provider. */
+  userCreate: 5_550_017,
+  /** One-node background jobs, one per job name (src/platform/scheduler.ts). */
+  jobs: 7_340_032,
+  /** Sending one-time codes, one per challenge (src/mfa/otp/store.ts). */
+  otpSend: 0x4f545053, // "OTPS"
+  /** Creating or rotating the transport key (src/transport/keys.ts). */
+  transportKeys: 8_675_310,
+} as const;
