@@ -17,6 +17,7 @@ export default defineConfig({
       { extends: true, test: { name: 'http-postgres', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
       { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
       { extends: true, test: { name: 'client', include: ['packages/client/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'ldap', include: ['test/ldap/**/*.test.ts'] } },
       { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false } },
     ],
   },

@@ -1,0 +1,197 @@
+/**
+ * The directory side of LDAP sign-in (SPEC "LDAP login" steps 2 to 5): service bind, search for
+ * the user with the escaped username, read mail, name and groups, bind as the found DN.
+ *
+ * One connection per sign-in, re-bound as the user after the search (LDAPv3 allows a second bind
+ * on a connection; it saves a TCP and TLS handshake), always closed in `finally`.
+ *
+ * Outcomes: `{kind:'ok'}`; `{kind:'invalid'}` for an unknown, ambiguous or wrong-password user
+ * alike, so the caller cannot tell them apart; `DirectoryUnavailableError` when the directory
+ * cannot be used at all (unreachable, slow, TLS, bad service credentials), which is an operator's
+ * problem and must not count as a failed attempt against the user.
+ */
+import { isIP } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import { Client, InvalidCredentialsError, ResultCodeError } from 'ldapts';
+import { buildUserFilter, validateUserFilterTemplate } from './filter.js';
+
+export interface LdapDirectoryConfig {
+  /** ldap://host[:port] or ldaps://host[:port]. */
+  uri: string;
+  bindDn: string;
+  bindPassword: string;
+  baseDn: string;
+  /** Contains `{username}`, e.g. `(&(objectClass=inetOrgPerson)(uid={username}))`. */
+  userFilter: string;
+  attrMail: string;
+  attrName: string;
+  /**
+   * An attribute of the USER entry whose values are the DNs of the user's groups: `memberOf`
+   * (OpenLDAP memberof overlay, Active Directory) or `isMemberOf` (389-ds, Oracle). It is read
+   * from the entry the search returns; the groups themselves are not searched (a group-side
+   * `member` attribute is not supported: it needs a second search and is what the overlays exist
+   * to spare). Empty: no groups are read.
+   */
+  groupMemberAttr: string;
+  /** Upgrade an ldap:// connection with StartTLS before the first bind. Not with ldaps://. */
+  startTls?: boolean;
+  /** PEM CA certificate(s) to trust instead of the system store. Verification is always on. */
+  ca?: Buffer | string;
+  /** Limit for the TCP/TLS connect and for each operation separately (each bind, search, StartTLS). */
+  timeoutMs: number;
+}
+
+export type LdapAuthResult =
+  | { kind: 'ok'; dn: string; mail?: string; name?: string; groups: string[] }
+  | { kind: 'invalid' };
+
+export type DirectoryUnavailableReason =
+  | 'unreachable' // connection refused, no route, unknown host
+  | 'timeout' // connect or an operation exceeded timeoutMs (e.g. a hung server)
+  | 'tls' // handshake or certificate verification failed, StartTLS refused
+  | 'service-credentials' // the service account's bind was rejected: configuration problem
+  | 'connection-lost' // the server closed or reset the connection mid-operation
+  | 'directory-error'; // any other LDAP result (bad base DN, unwilling to perform, ...)
+
+export class DirectoryUnavailableError extends Error {
+  readonly code = 'LDAP_UNAVAILABLE';
+  constructor(readonly reason: DirectoryUnavailableReason, message: string, options?: { cause?: unknown }) {
+    super(`LDAP directory unavailable (${reason}): ${message}`, options);
+    this.name = 'DirectoryUnavailableError';
+  }
+}
+
+const INVALID: LdapAuthResult = Object.freeze({ kind: 'invalid' });
+
+export class LdapDirectory {
+  private readonly url: URL;
+
+  constructor(private readonly config: LdapDirectoryConfig) {
+    this.url = new URL(config.uri);
+    if (this.url.protocol !== 'ldap:' && this.url.protocol !== 'ldaps:') throw new TypeError(`LDAP uri must be ldap:// or ldaps://, not ${this.url.protocol}`);
+    if (config.startTls && this.url.protocol === 'ldaps:') throw new TypeError('StartTLS is for ldap:// URIs; ldaps:// is already TLS');
+    if (!(config.timeoutMs > 0)) throw new TypeError('LDAP timeoutMs must be positive');
+    validateUserFilterTemplate(config.userFilter);
+  }
+
+  async authenticate(username: string, password: string): Promise<LdapAuthResult> {
+    // A simple bind with a DN and an empty password is an "unauthenticated bind" (RFC 4513 5.1.2)
+    // that servers such as Active Directory answer with success. Only the empty string is that;
+    // a password of spaces is a password and goes to the directory. An empty username or one with
+    // a lone surrogate (no UTF-8 form; it would be sent as U+FFFD) cannot name anyone.
+    if (password === '' || username === '' || /\p{Cs}/u.test(username)) return INVALID;
+    const { config } = this;
+    const hostname = this.url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const tlsOptions: ConnectionOptions = {
+      rejectUnauthorized: true,
+      ...(config.ca === undefined ? {} : { ca: config.ca }),
+      // SNI must be a name, never an address (RFC 6066).
+      ...(isIP(hostname) ? {} : { servername: hostname }),
+    };
+    const client = new Client({
+      url: config.uri,
+      connectTimeout: config.timeoutMs,
+      timeout: config.timeoutMs,
+      // ldapts switches to TLS-from-the-start whenever tlsOptions are given, so only for ldaps://.
+      ...(this.url.protocol === 'ldaps:' ? { tlsOptions } : {}),
+    });
+    try {
+      if (config.startTls) {
+        await step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, 'StartTLS handshake'));
+      }
+      await step('service-bind', () => stillConnected(client, config.startTls === true).bind(config.bindDn, config.bindPassword));
+      const attributes = [...new Set([config.attrMail, config.attrName, config.groupMemberAttr].filter((a) => a !== ''))];
+      const { searchEntries } = await step('search', () => stillBound(client).search(config.baseDn, {
+        scope: 'sub',
+        filter: buildUserFilter(config.userFilter, username),
+        attributes,
+        // Two is enough to know "more than one"; the server stops there (sizeLimitExceeded).
+        sizeLimit: 2,
+        timeLimit: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
+      }));
+      const entry = searchEntries.length === 1 ? searchEntries[0] : undefined;
+      if (!entry) return INVALID;
+      try {
+        await stillConnected(client, true).bind(entry.dn, password);
+      } catch (err) {
+        // 49 covers wrong password, and locked or expired accounts on most servers. Anything else
+        // (confidentiality required, unwilling to perform, ...) is the directory's, not the user's.
+        if (err instanceof InvalidCredentialsError) return INVALID;
+        throw unavailable('user-bind', err);
+      }
+      const groups = config.groupMemberAttr === '' ? [] : values(entry, config.groupMemberAttr);
+      const [mail] = values(entry, config.attrMail);
+      const [name] = values(entry, config.attrName);
+      return { kind: 'ok', dn: entry.dn, ...(mail ? { mail } : {}), ...(name ? { name } : {}), groups };
+    } finally {
+      // unbind() also destroys the socket when the server does not answer or is gone.
+      await client.unbind().catch(() => undefined);
+    }
+  }
+}
+
+/*
+ * ldapts silently reconnects a dropped connection on the next operation, unbound and, for ldap://
+ * with StartTLS, in clear text. So a drop between steps must end the attempt: otherwise a bind
+ * password could travel unencrypted, or a search run anonymously, find no one and turn an outage
+ * into "invalid". Checked synchronously right before the call, where no close event can slip in.
+ */
+function stillConnected(client: Client, required: boolean): Client {
+  if (required && !client.isConnected) throw new DirectoryUnavailableError('connection-lost', 'the connection closed between operations');
+  return client;
+}
+
+function stillBound(client: Client): Client {
+  if (!client.isBound) throw new DirectoryUnavailableError('connection-lost', 'the connection closed after the service bind');
+  return client;
+}
+
+type Phase = 'tls' | 'service-bind' | 'search' | 'user-bind';
+
+async function step<T>(phase: Phase, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw unavailable(phase, err);
+  }
+}
+
+function unavailable(phase: Phase, err: unknown): DirectoryUnavailableError {
+  if (err instanceof DirectoryUnavailableError) return err;
+  const e = err instanceof Error ? err : new Error(String(err));
+  const code = (e as NodeJS.ErrnoException).code;
+  const detail = `${phase}: ${e.message || e.name}`;
+  let reason: DirectoryUnavailableReason = 'directory-error';
+  if (phase === 'service-bind' && err instanceof InvalidCredentialsError) reason = 'service-credentials';
+  else if (err instanceof ResultCodeError) reason = phase === 'tls' ? 'tls' : 'directory-error';
+  else if (/timed? ?out/i.test(e.message)) reason = 'timeout';
+  else if (typeof code === 'string' && /^(ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EADDRNOTAVAIL)$/.test(code)) reason = 'unreachable';
+  // Includes Node's "socket disconnected before secure TLS connection was established" (ECONNRESET),
+  // what ldaps:// to a plain LDAP port looks like.
+  else if ((typeof code === 'string' && /CERT|SSL|TLS|UNABLE_TO|SELF_SIGNED|HOSTNAME/.test(code)) || /\bTLS\b|\bSSL\b/.test(e.message) || phase === 'tls') reason = 'tls';
+  else if (code === 'ECONNRESET' || code === 'EPIPE' || /closed|socket/i.test(e.message)) reason = 'connection-lost';
+  return new DirectoryUnavailableError(reason, detail, { cause: err });
+}
+
+/** ldapts has no limit on the handshake that follows the StartTLS response. */
+async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+    // The loser settles later (when `finally` in authenticate destroys the socket); keep it quiet.
+    work.catch(() => undefined);
+  }
+}
+
+/** Attribute values as strings; names compared case-insensitively, as LDAP does. */
+function values(entry: Record<string, unknown>, attribute: string): string[] {
+  const key = Object.keys(entry).find((k) => k !== 'dn' && k.toLowerCase() === attribute.toLowerCase());
+  const raw = key === undefined ? [] : entry[key];
+  const list = Array.isArray(raw) ? raw : [raw];
+  return list.map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v))).filter((v) => v !== '');
+}
