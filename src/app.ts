@@ -24,6 +24,7 @@ import { Composition } from './platform/module.js';
 import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
+import { ldapModule } from './ldap/module.js';
 import { policyModule } from './policy/module.js';
 import { sessionsModule } from './sessions/module.js';
 import { signinModule } from './signin/module.js';
@@ -57,6 +58,7 @@ function compose(opts: StrongroomOptions) {
     .use(secondFactorModule)
     .use(signinModule)
     .use(pinsModule)
+    .use(ldapModule)
     .use(mfaModule)
     .use(adminModule)
     .use(opsModule);

@@ -13,6 +13,7 @@ import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { OpsErrors } from './platform/http/ops-errors.js';
 import { PinErrors } from './pins/errors.js';
+import { LdapErrors } from './ldap/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -26,6 +27,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Sign-in': SignInErrors.definitions,
   Credentials: CredentialErrors.definitions,
   'PINs and USSD': PinErrors.definitions,
+  LDAP: LdapErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

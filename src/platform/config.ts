@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { readLdapEnv, type LdapEnvSettings } from './config-ldap.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 
 /**
@@ -149,6 +150,13 @@ export interface Config {
     host: string;
     /** METRICS_TOKEN: `Authorization: Bearer` required on /metrics; never logged. */
     metricsToken: string | undefined;
+  };
+  /** LDAP sign-in (src/ldap). */
+  ldap: {
+    /** The LDAP_* variables: used while the database holds no LDAP configuration. Undefined: LDAP_URI and LDAP_SERVER unset. */
+    env: LdapEnvSettings | undefined;
+    /** LDAP_TIMEOUT_MS: the limit on connecting and on each directory operation. */
+    timeoutMs: number;
   };
   /** The USSD gateways (docs/operations.md "USSD gateways"). */
   ussd: {
@@ -480,6 +488,7 @@ export function loadConfig(env: Env = process.env): Config {
     mail: { url: smtpUrl(r), from: smtpFrom(r), requireTls: r.bool('SMTP_REQUIRE_TLS', production) },
     management: management(r, port),
     ussd: { gateways: ussdGateways(r) },
+    ldap: { env: readLdapEnv((name) => r.opt(name), r.problems), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000) },
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

@@ -217,6 +217,17 @@ export class UserStore {
     return { roles: roles.map((r) => r.name), permissions: permissions.map((p) => p.name) };
   }
 
+  /** Sets the name and email an identity provider holds for the user (the email encrypted and indexed like at creation). */
+  async setProfile(trx: Db, id: number, profile: { email: string | null; fullName: string | null }, now: Date): Promise<void> {
+    const { sensitive, blindIndex } = this.crypto;
+    await trx.updateTable('users').set({
+      full_name: profile.fullName,
+      email: profile.email === null ? null : sensitive.protect(profile.email, EMAIL_COLUMN),
+      email_bidx: profile.email === null ? null : blindIndex.of(profile.email),
+      updated_at: now,
+    }).where('id', '=', id).execute();
+  }
+
   async update(trx: Db, id: number, patch: Partial<{ must_change_password: boolean; is_active: boolean; last_login_at: Date }>, now: Date): Promise<void> {
     await trx.updateTable('users').set({ ...patch, updated_at: now }).where('id', '=', id).execute();
   }

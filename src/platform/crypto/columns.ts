@@ -11,4 +11,5 @@ export const ENCRYPTED_COLUMNS = {
   jwtSecret: { purpose: 'jwt-keyring', context: 'jwt_signing_keys.secret' },
   transportKey: { purpose: 'transport-keyring', context: 'transport_keys.private_pem' },
   totpSecret: { purpose: 'mfa-secrets', context: 'mfa_factors.secret' },
+  ldapBindPassword: { purpose: 'idp-secrets', context: 'ldap_config.bind_password' },
 } as const;

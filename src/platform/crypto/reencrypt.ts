@@ -62,6 +62,7 @@ export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   { table: 'jwt_signing_keys', pk: 'kid', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.jwtSecret, followsSwitch: false }] },
   { table: 'transport_keys', pk: 'key_id', columns: [{ column: 'private_pem_enc', ...ENCRYPTED_COLUMNS.transportKey, followsSwitch: false }] },
   { table: 'mfa_factors', pk: 'user_id', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.totpSecret, followsSwitch: false }] },
+  { table: 'ldap_config', pk: 'singleton_key', columns: [{ column: 'bind_password_enc', ...ENCRYPTED_COLUMNS.ldapBindPassword, followsSwitch: false }] },
 ];
 
 export const BLIND_INDEX_PURPOSE = 'blind-index';

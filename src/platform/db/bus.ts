@@ -18,7 +18,8 @@ export type BusEvent =
   | { type: 'keyring.changed' }
   | { type: 'transport-keys.changed' }
   | { type: 'access-policies.changed' }
-  | { type: 'device-bindings.changed'; userId: number };
+  | { type: 'device-bindings.changed'; userId: number }
+  | { type: 'ldap-config.changed' };
 
 const CHANNEL = 'strongroom_events';
 

@@ -321,6 +321,37 @@ export interface MfaResetRequestsTable {
   completed_at: Timestamp | null;
 }
 
+/** The LDAP configuration singleton (migration 013). */
+export interface LdapConfigTable {
+  singleton_key: 'SINGLETON';
+  uri: string;
+  bind_dn: string;
+  /** Always encrypted (ENCRYPTED_COLUMNS.ldapBindPassword); never returned. */
+  bind_password_enc: string;
+  base_dn: string;
+  user_filter: string;
+  attr_mail: string;
+  attr_name: string;
+  group_member_attr: string;
+  start_tls: boolean;
+  ca_cert: string | null;
+  /** Directory group (DN or CN) -> role names. */
+  group_roles: ColumnType<Record<string, string[]>, string, string>;
+  updated_at: Timestamp;
+  updated_by: string | null;
+}
+
+/** SPEC UserIdentityProvider (migration 013). */
+export interface UserIdentityProvidersTable {
+  id: Generated<number>;
+  user_id: number;
+  idp_type: 'LDAP' | 'SAML';
+  idp_subject: string;
+  idp_issuer: Generated<string>;
+  active: Generated<boolean>;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -351,4 +382,6 @@ export interface Database {
   user_security_answers: UserSecurityAnswersTable;
   security_question_challenges: SecurityQuestionChallengesTable;
   mfa_reset_requests: MfaResetRequestsTable;
+  ldap_config: LdapConfigTable;
+  user_identity_providers: UserIdentityProvidersTable;
 }

@@ -11,6 +11,7 @@ import * as pins from './009-pins.js';
 import * as phoneUnindexed from './010-phone-unindexed.js';
 import * as rateLimitWindows from './011-rate-limit-windows.js';
 import * as channelLimits from './012-channel-limits.js';
+import * as identityProviders from './013-identity-providers.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '010-phone-unindexed': phoneUnindexed,
   '011-rate-limit-windows': rateLimitWindows,
   '012-channel-limits': channelLimits,
+  '013-identity-providers': identityProviders,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,57 @@
+/**
+ * LDAP directory sign-in (issue 11): the configuration (stored singleton over LDAP_*
+ * variables), the strategy of the one sign-in pipeline, just-in-time provisioning, and the
+ * routes `POST /api/v1/auth/ldap/login` and `POST /api/v1/auth/ldap/config`.
+ */
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/service.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { KeyMaterial } from '../platform/crypto/key-material.js';
+import type { EventBus } from '../platform/db/bus.js';
+import type { Db } from '../platform/db/database.js';
+import type { Module } from '../platform/module.js';
+import type { Metrics } from '../platform/observability/metrics.js';
+import type { LoginAttempts } from '../policy/lockout.js';
+import type { Guard } from '../sessions/guard.js';
+import type { SignInPipeline } from '../signin/pipeline.js';
+import type { UserStore } from '../users/store.js';
+import { LdapProvisioning } from './provision.js';
+import { ldapRoutes } from './routes.js';
+import { LdapSettingsStore } from './settings.js';
+import { LdapStrategy } from './strategy.js';
+
+export interface LdapDeps {
+  db: Db;
+  clock: Clock;
+  bus: EventBus;
+  keys: KeyMaterial;
+  config: Pick<Config, 'env' | 'ldap'>;
+  log: Logger;
+  metrics: Metrics;
+  users: UserStore;
+  audit: AuditLog;
+  attempts: LoginAttempts;
+  pipeline: SignInPipeline;
+  guard: Guard;
+  ipHasher: Hasher;
+}
+
+export interface LdapProvides {
+  ldapSettings: LdapSettingsStore;
+  ldapStrategy: LdapStrategy;
+}
+
+export function ldapModule(deps: LdapDeps): Module<LdapProvides> {
+  const ldapSettings = new LdapSettingsStore({ db: deps.db, clock: deps.clock, bus: deps.bus, cipher: deps.keys.cipher(ENCRYPTED_COLUMNS.ldapBindPassword.purpose), env: deps.config.ldap.env });
+  const provisioning = new LdapProvisioning({ db: deps.db, clock: deps.clock, users: deps.users, audit: deps.audit });
+  const ldapStrategy = new LdapStrategy({ settings: ldapSettings, provisioning, attempts: deps.attempts, log: deps.log, metrics: deps.metrics, timeoutMs: deps.config.ldap.timeoutMs });
+  return {
+    name: 'ldap',
+    provides: { ldapSettings, ldapStrategy },
+    tags: [{ name: 'LDAP', description: 'Sign-in with the bank\'s directory, and its configuration.' }],
+    routes: ldapRoutes({ ...deps, ldapSettings, ldapStrategy, production: deps.config.env === 'production' }),
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * SPEC "LDAP" routes: `POST /api/v1/auth/ldap/login` (form-encoded as SPEC shows, or JSON) and
+ * `POST /api/v1/auth/ldap/config` (read with no body, write with one; permission config.manage,
+ * ruling 10).
+ */
+import { X509Certificate } from 'node:crypto';
+import Type, { type Static } from 'typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { auditContext, type AuditLog } from '../audit/service.js';
+import { LDAP_DEFAULTS } from '../platform/config-ldap.js';
+import type { Db } from '../platform/db/database.js';
+import { CommonErrors } from '../platform/errors.js';
+import type { App } from '../platform/http/app.js';
+import { errors, NO_NUL } from '../platform/http/schemas.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import { bodyField } from '../policy/route-limits.js';
+import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
+import type { SignInPipeline } from '../signin/pipeline.js';
+import { clientContext, SignInResponseSchema } from '../signin/routes.js';
+import { useResponseKey } from '../transport/plugin.js';
+import type { UserStore } from '../users/store.js';
+import { LdapErrors } from './errors.js';
+import { UserFilterTemplateError, validateUserFilterTemplate } from './filter.js';
+import type { LdapSettingsStore } from './settings.js';
+import type { LdapStrategy } from './strategy.js';
+
+export interface LdapRouteDeps {
+  db: Db;
+  pipeline: SignInPipeline;
+  ldapStrategy: LdapStrategy;
+  ldapSettings: LdapSettingsStore;
+  ipHasher: Hasher;
+  guard: Guard;
+  users: UserStore;
+  audit: AuditLog;
+  production: boolean;
+}
+
+const tags = ['LDAP'];
+
+const LoginBody = Type.Object({
+  username: Type.Optional(Type.String({ maxLength: 256, pattern: NO_NUL, description: 'The directory username (what `user_filter`\'s `{username}` stands for).', examples: ['wanjiru.kamau'] })),
+  password: Type.Optional(Type.String({ maxLength: 1024, description: 'The directory password. Never empty: an empty password is an anonymous bind that many directories accept.', examples: ['c0rrect-Battery-staple!'] })),
+  method: Type.Optional(Type.Literal('simple', { description: 'The LDAP bind method: `simple` (a bind with the DN and password, over TLS when the configuration says so), the only one; absent means `simple`.' })),
+  device_fingerprint: Type.Optional(Type.String({ maxLength: 256, pattern: NO_NUL, description: 'Binds the tokens to this device, as at `POST /api/v1/auth/login`.' })),
+}, { additionalProperties: false, examples: [{ username: 'wanjiru.kamau', password: 'c0rrect-Battery-staple!', method: 'simple' }] });
+
+const Attribute = (description: string, example: string) =>
+  Type.String({ minLength: 1, maxLength: 128, pattern: '^(?:[A-Za-z][A-Za-z0-9-]*|[0-9]+(?:\\.[0-9]+)+)$', description, examples: [example] });
+const Dn = (description: string, example: string) => Type.String({ minLength: 1, maxLength: 1024, pattern: NO_NUL, description, examples: [example] });
+
+const ConfigBody = Type.Object({
+  uri: Type.String({ minLength: 1, maxLength: 512, description: '`ldaps://host[:port]`, or `ldap://host[:port]` with `start_tls` (plain `ldap://` is refused in production: the bind password would travel in clear).', examples: ['ldaps://ldap.bank.example:636'] }),
+  bind_dn: Dn('The service account\'s DN.', 'cn=strongroom,ou=services,dc=bank,dc=example'),
+  bind_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The service account\'s password: stored encrypted, never returned or logged. Required the first time; left out, the stored one stays.' })),
+  base_dn: Dn('Where users are searched (subtree).', 'ou=people,dc=bank,dc=example'),
+  user_filter: Type.String({ minLength: 1, maxLength: 1024, pattern: NO_NUL, description: 'An LDAP filter with `{username}`, which is replaced by the escaped username (RFC 4515).', examples: ['(&(objectClass=inetOrgPerson)(uid={username}))'] }),
+  attr_mail: Type.Optional(Attribute('The attribute holding the email (default `mail`).', 'mail')),
+  attr_name: Type.Optional(Attribute('The attribute holding the full name (default `cn`).', 'displayName')),
+  group_member_attr: Type.Optional(Type.String({ maxLength: 128, pattern: '^(?:|[A-Za-z][A-Za-z0-9-]*)$', description: 'The attribute of the user\'s entry listing the DNs of their groups (default `memberOf`; `isMemberOf` on 389-ds); empty: groups are not read.', examples: ['memberOf'] })),
+  // No schema default: `{}` must stay empty (it reads the configuration).
+  start_tls: Type.Optional(Type.Boolean({ description: 'Upgrade an `ldap://` connection with StartTLS before any bind (default false).' })),
+  ca_cert: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 65_536, description: 'PEM of the CA certificate(s) the directory\'s certificate must chain to; absent or null: the system store. Certificates are always verified.' }), Type.Null()])),
+  group_roles: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 1024 }), Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 }), { description: 'Directory group (its DN, or the value of its first RDN such as `tellers`) to role names. On every sign-in the roles this map names are set from the user\'s groups; other roles are kept.', examples: [{ 'cn=tellers,ou=groups,dc=bank,dc=example': ['staff'], 'branch-agents': ['agent'] }] })),
+}, { additionalProperties: false });
+type ConfigInput = Static<typeof ConfigBody>;
+
+const ConfigView = Type.Object({
+  configured: Type.Boolean({ description: 'Whether directory sign-in can be used.' }),
+  source: Type.Union([Type.Literal('database'), Type.Literal('environment'), Type.Null()], { description: 'Where the settings in force come from: the stored record wins over the LDAP_* variables.' }),
+  uri: Type.Union([Type.String(), Type.Null()]),
+  bind_dn: Type.Union([Type.String(), Type.Null()]),
+  base_dn: Type.Union([Type.String(), Type.Null()]),
+  user_filter: Type.Union([Type.String(), Type.Null()]),
+  attr_mail: Type.Union([Type.String(), Type.Null()]),
+  attr_name: Type.Union([Type.String(), Type.Null()]),
+  group_member_attr: Type.Union([Type.String(), Type.Null()]),
+  start_tls: Type.Boolean(),
+  ca_cert: Type.Union([Type.String(), Type.Null()]),
+  group_roles: Type.Record(Type.String(), Type.Array(Type.String())),
+  bind_password_set: Type.Boolean({ description: 'A bind password is stored or configured; the password itself is never returned.' }),
+}, { examples: [{ configured: true, source: 'database', uri: 'ldaps://ldap.bank.example:636', bind_dn: 'cn=strongroom,ou=services,dc=bank,dc=example', base_dn: 'ou=people,dc=bank,dc=example', user_filter: '(uid={username})', attr_mail: 'mail', attr_name: 'cn', group_member_attr: 'memberOf', start_tls: false, ca_cert: null, group_roles: { tellers: ['staff'] }, bind_password_set: true }] });
+
+/** `application/x-www-form-urlencoded` as SPEC shows the sign-in: a field given twice is refused, not guessed. */
+function parseForm(body: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(body)) {
+    if (Object.hasOwn(out, k)) throw CommonErrors.MALFORMED_REQUEST({ reason: `the form field ${k} is given more than once` });
+    out[k] = v;
+  }
+  return out;
+}
+
+export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
+  /** 400 LDAP_CONFIG_INVALID naming each field that is wrong (beyond the schema's shape). */
+  const check = async (trx: Db, b: ConfigInput, hasStored: boolean): Promise<void> => {
+    const fields: Array<{ field: string; message: string }> = [];
+    let url: URL | undefined;
+    try {
+      url = new URL(b.uri);
+    } catch {
+      fields.push({ field: 'uri', message: 'is not a URI' });
+    }
+    if (url) {
+      if (url.protocol !== 'ldap:' && url.protocol !== 'ldaps:') fields.push({ field: 'uri', message: 'must be ldap:// or ldaps://' });
+      else if (url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.username !== '') fields.push({ field: 'uri', message: 'must be ldap(s)://host[:port] and nothing more' });
+      else if (url.protocol === 'ldaps:' && b.start_tls) fields.push({ field: 'start_tls', message: 'is for ldap:// (ldaps:// is TLS already)' });
+      else if (url.protocol === 'ldap:' && !b.start_tls && s.production) fields.push({ field: 'uri', message: 'plain ldap:// would send the bind password in clear: use ldaps:// or start_tls' });
+    }
+    try {
+      validateUserFilterTemplate(b.user_filter);
+    } catch (err) {
+      if (!(err instanceof UserFilterTemplateError)) throw err;
+      fields.push({ field: 'user_filter', message: err.message });
+    }
+    if (b.ca_cert) {
+      try {
+        new X509Certificate(b.ca_cert);
+      } catch {
+        fields.push({ field: 'ca_cert', message: 'is not a PEM certificate' });
+      }
+    }
+    if (b.bind_password === undefined && !hasStored) fields.push({ field: 'bind_password', message: 'is required the first time' });
+    const known = await s.users.knownRoles(trx);
+    const unknownRoles = [...new Set(Object.values(b.group_roles ?? {}).flat())].filter((r) => !known.includes(r));
+    if (unknownRoles.length > 0) fields.push({ field: 'group_roles', message: `no role is named ${unknownRoles.map((r) => JSON.stringify(r)).join(', ')}` });
+    if (fields.length > 0) throw LdapErrors.LDAP_CONFIG_INVALID({ fields });
+  };
+
+  return async (instance) => {
+    const app = instance as unknown as App;
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        done(null, parseForm(body as string));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    });
+
+    app.post('/api/v1/auth/ldap/login', {
+      schema: {
+        tags, summary: 'Sign in with the bank\'s directory (LDAP)',
+        description: [
+          'Form-encoded (`application/x-www-form-urlencoded`, as SPEC shows it) or JSON. The directory checks the password (service bind, search with `user_filter`, bind as the entry found); on the first sign-in the account is created from the directory (name, email, roles from groups) and linked to the DN; later sign-ins refresh them. Then the sign-in is every other sign-in\'s: lockout, access policy of the `web` channel, second factor, tokens and session.',
+          '',
+          '- `400 LDAP_CREDENTIALS_MISSING`: no or an empty `username` or `password` (an empty password is never sent to the directory).',
+          '- `401 INVALID_CREDENTIALS`: unknown user or wrong password, answered alike.',
+          '- `401 LDAP_UNAVAILABLE`: the directory is unreachable, too slow (`LDAP_TIMEOUT_MS`), refused TLS or the service account; not counted against the user. `401 LDAP_NOT_CONFIGURED`: no configuration.',
+          '- `409 IDENTITY_CONFLICT`: a local account already holds this username or email (`details.fields`); an administrator resolves it. Audited.',
+          '- `429 ACCOUNT_LOCKED`, `429 RATE_LIMITED`, `403 POLICY_RESTRICTED`, `403 ACCOUNT_DISABLED`, `401 2FA_REQUIRED`, `403 MFA_SETUP_INCOMPLETE`: as at `POST /api/v1/auth/login`.',
+          '',
+          'A pre-auth route of transport encryption (JSON bodies only).',
+        ].join('\n'),
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: LoginBody,
+        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 409, 413, 415, 422, 429) },
+      },
+      config: { rateLimit: { group: 'signin', account: bodyField('username') } },
+    }, async (request) => {
+      const { username, password, device_fingerprint: fingerprint } = request.body;
+      if (!username?.trim() || !password) throw LdapErrors.LDAP_CREDENTIALS_MISSING({ fields: [...(!username?.trim() ? ['username'] : []), ...(!password ? ['password'] : [])] });
+      const ctx = clientContext(request, s.ipHasher, 'web', fingerprint);
+      const result = await s.pipeline.signIn(s.ldapStrategy, { username, password, audit: auditContext(ctx) }, ctx);
+      useResponseKey(request, result.sessionKey);
+      return result.body;
+    });
+
+    const view = async () => {
+      const current = await s.ldapSettings.current();
+      const st = current?.settings;
+      return {
+        configured: current !== null, source: current?.source ?? null,
+        uri: st?.uri ?? null, bind_dn: st?.bindDn ?? null, base_dn: st?.baseDn ?? null, user_filter: st?.userFilter ?? null,
+        attr_mail: st?.attrMail ?? null, attr_name: st?.attrName ?? null, group_member_attr: st?.groupMemberAttr ?? null,
+        start_tls: st?.startTls ?? false, ca_cert: st?.caCert ?? null, group_roles: st?.groupRoles ?? {}, bind_password_set: (st?.bindPassword ?? '') !== '',
+      };
+    };
+
+    app.post('/api/v1/auth/ldap/config', {
+      schema: {
+        tags, security: [{ bearer: [] }], summary: 'Read or write the LDAP configuration (permission config.manage)',
+        description: [
+          'With no body (or `{}`): the configuration in force and where it comes from, never the bind password. With a body: validates it, creates or replaces the stored configuration (which then wins over the LDAP_* variables), audits the change (`LDAP_CONFIG_CHANGED`, without secrets) and tells every node; answers `{"status": "success"}`.',
+          '',
+          '- `400 LDAP_CONFIG_INVALID` (`details.fields`): a URI that is not `ldap(s)://host[:port]`, a `user_filter` without `{username}` or that does not parse, a CA that is not a PEM certificate, a role that does not exist, no `bind_password` the first time, plain `ldap://` in production; `400 VALIDATION_ERROR`-shaped problems (an unknown field, a wrong type) are `400 LDAP_CONFIG_INVALID` too.',
+          '- `401`, `403 PERMISSION_DENIED`: not an administrator with `config.manage`.',
+        ].join('\n'),
+        body: ConfigBody,
+        response: { 200: Type.Union([ConfigView, Type.Object({ status: Type.Literal('success') })]), ...errors(400, 401, 403, 413, 415) },
+      },
+      attachValidation: true,
+      onRequest: s.guard.requirePermission('config.manage'),
+    }, async (request) => {
+      const body = request.body as ConfigInput | undefined | null; // no body reads the configuration
+      const empty = body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0);
+      if (empty) return view();
+      if (request.validationError) {
+        const v = request.validationError as { validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }> };
+        throw LdapErrors.LDAP_CONFIG_INVALID({ fields: (v.validation ?? []).map((e) => ({ field: (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.') || String(e.params?.additionalProperty ?? e.params?.missingProperty ?? 'body'), message: e.message ?? 'is not valid' })) });
+      }
+      const actor = await requestActor(request, s.users);
+      await s.db.transaction().execute(async (trx) => {
+        const stored = await s.ldapSettings.stored(trx);
+        await check(trx, body, stored);
+        await s.ldapSettings.save(trx, {
+          uri: body.uri, bindDn: body.bind_dn, bindPassword: body.bind_password, baseDn: body.base_dn, userFilter: body.user_filter,
+          attrMail: body.attr_mail ?? LDAP_DEFAULTS.attrMail, attrName: body.attr_name ?? LDAP_DEFAULTS.attrName,
+          groupMemberAttr: body.group_member_attr ?? LDAP_DEFAULTS.groupMemberAttr, startTls: body.start_tls ?? false,
+          caCert: body.ca_cert ?? undefined, groupRoles: body.group_roles ?? {},
+        }, actor.uuid);
+        await s.audit.record({
+          ...requestAuditContext(request), eventType: 'LDAP_CONFIG_CHANGED', status: 'SUCCESS', userId: actor.uuid, username: actor.username,
+          details: { created: !stored, uri: body.uri, bind_dn: body.bind_dn, base_dn: body.base_dn, bind_password_changed: body.bind_password !== undefined, group_roles: Object.keys(body.group_roles ?? {}).length },
+        }, trx);
+      });
+      await s.ldapSettings.announce();
+      return { status: 'success' as const };
+    });
+  };
+}

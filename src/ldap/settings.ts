@@ -1,0 +1,112 @@
+/**
+ * The LDAP configuration (SPEC "LDAP configuration", a singleton): the database's record when
+ * there is one, else the LDAP_* variables (SPEC: the database overrides the environment). Each
+ * node caches what it read; a change made on any node is announced on the event bus, so every
+ * node reads the new settings before its next LDAP sign-in.
+ */
+import { readFileSync } from 'node:fs';
+import type { LdapEnvSettings } from '../platform/config-ldap.js';
+import type { Clock } from '../platform/clock.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
+import type { FieldCipher } from '../platform/crypto/field-cipher.js';
+import type { EventBus } from '../platform/db/bus.js';
+import type { Db } from '../platform/db/database.js';
+
+const BIND_PASSWORD = ENCRYPTED_COLUMNS.ldapBindPassword.context;
+
+/**
+ * The settings in force: the variables' fields, with the CA as PEM (read from LDAP_CA_FILE, or
+ * stored); `groupRoles` maps a directory group (its DN, or the value of its first RDN such as
+ * `tellers`) to role names.
+ */
+export type LdapSettings = Omit<LdapEnvSettings, 'caFile'> & {
+  /** PEM of the CA(s) to trust instead of the system store; undefined: the system store. */
+  caCert: string | undefined;
+};
+
+export type LdapSource = 'database' | 'environment';
+
+/** What an administrator writes: every setting; `bind_password` may be left out to keep the stored one. */
+export type LdapSettingsInput = Omit<LdapSettings, 'bindPassword'> & { bindPassword: string | undefined };
+
+export interface LdapSettingsDeps {
+  db: Db;
+  clock: Clock;
+  bus: EventBus;
+  cipher: FieldCipher;
+  env: LdapEnvSettings | undefined;
+}
+
+export class LdapSettingsStore {
+  /** undefined: not read yet (or changed since); null: nothing configured anywhere. */
+  private cached: { settings: LdapSettings; source: LdapSource } | null | undefined;
+  /** Bumped on every change, so a read that started before it is not cached after it. */
+  private generation = 0;
+
+  constructor(private readonly deps: LdapSettingsDeps) {
+    deps.bus.subscribe((e) => {
+      if (e.type === 'ldap-config.changed') this.forget();
+    });
+    deps.bus.onReconnect(() => this.forget());
+  }
+
+  private forget(): void {
+    this.generation++;
+    this.cached = undefined;
+  }
+
+  /** The settings in force and where they come from, or null when LDAP is not configured. */
+  async current(): Promise<{ settings: LdapSettings; source: LdapSource } | null> {
+    if (this.cached !== undefined) return this.cached;
+    const generation = this.generation;
+    const loaded = await this.load();
+    if (generation === this.generation) this.cached = loaded;
+    return loaded;
+  }
+
+  private async load(): Promise<{ settings: LdapSettings; source: LdapSource } | null> {
+    const row = await this.deps.db.selectFrom('ldap_config').selectAll().where('singleton_key', '=', 'SINGLETON').executeTakeFirst();
+    if (row) {
+      return {
+        source: 'database',
+        settings: {
+          uri: row.uri, bindDn: row.bind_dn, bindPassword: this.deps.cipher.decrypt(row.bind_password_enc, BIND_PASSWORD), baseDn: row.base_dn,
+          userFilter: row.user_filter, attrMail: row.attr_mail, attrName: row.attr_name, groupMemberAttr: row.group_member_attr,
+          startTls: row.start_tls, caCert: row.ca_cert ?? undefined,
+          groupRoles: (typeof row.group_roles === 'string' ? JSON.parse(row.group_roles) : row.group_roles) as Record<string, string[]>,
+        },
+      };
+    }
+    const env = this.deps.env;
+    if (!env) return null;
+    const { caFile, ...rest } = env;
+    return { source: 'environment', settings: { ...rest, caCert: caFile === undefined ? undefined : readFileSync(caFile, 'utf8') } };
+  }
+
+  /** Whether a stored record exists (an update may then keep its bind password). */
+  async stored(trx: Db): Promise<boolean> {
+    return (await trx.selectFrom('ldap_config').select('singleton_key').where('singleton_key', '=', 'SINGLETON').forUpdate().executeTakeFirst()) !== undefined;
+  }
+
+  /** Creates or replaces the record in `trx`; without `bindPassword` the stored one stays (there must be one). */
+  async save(trx: Db, input: LdapSettingsInput, actor: string | null): Promise<void> {
+    const now = new Date(this.deps.clock.now());
+    const values = {
+      uri: input.uri, bind_dn: input.bindDn, base_dn: input.baseDn, user_filter: input.userFilter, attr_mail: input.attrMail,
+      attr_name: input.attrName, group_member_attr: input.groupMemberAttr, start_tls: input.startTls, ca_cert: input.caCert ?? null,
+      group_roles: JSON.stringify(input.groupRoles), updated_at: now, updated_by: actor,
+    };
+    if (input.bindPassword === undefined) {
+      await trx.updateTable('ldap_config').set(values).where('singleton_key', '=', 'SINGLETON').execute();
+      return;
+    }
+    const bind_password_enc = this.deps.cipher.encrypt(input.bindPassword, BIND_PASSWORD);
+    await trx.insertInto('ldap_config').values({ singleton_key: 'SINGLETON', ...values, bind_password_enc })
+      .onConflict((oc) => oc.column('singleton_key').doUpdateSet({ ...values, bind_password_enc })).execute();
+  }
+
+  /** Tells every node (this one too) to read the settings again. */
+  async announce(): Promise<void> {
+    await this.deps.bus.publish({ type: 'ldap-config.changed' });
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The LDAP_* variables (SPEC "Other named environment variables"): the directory settings used
+ * while the database holds no LDAP configuration (`POST /api/v1/auth/ldap/config` writes one,
+ * which then wins). Read by config.ts, the only module that reads the environment.
+ */
+
+/** The directory settings, in the configuration record's terms (src/ldap/settings.ts). */
+export interface LdapEnvSettings {
+  uri: string;
+  bindDn: string;
+  bindPassword: string;
+  baseDn: string;
+  userFilter: string;
+  attrMail: string;
+  attrName: string;
+  groupMemberAttr: string;
+  startTls: boolean;
+  /** LDAP_CA_FILE: a PEM file of the CA(s) to trust instead of the system store. */
+  caFile: string | undefined;
+  /** LDAP_GROUP_ROLES: a JSON object from directory group (DN or CN) to role names. */
+  groupRoles: Record<string, string[]>;
+}
+
+export const LDAP_DEFAULTS = {
+  userFilter: '(uid={username})',
+  attrMail: 'mail',
+  attrName: 'cn',
+  groupMemberAttr: 'memberOf',
+} as const;
+
+type Opt = (name: string) => string | undefined;
+
+/** The settings, or undefined when neither LDAP_URI nor LDAP_SERVER is set; problems name the variable. */
+export function readLdapEnv(opt: Opt, problems: string[]): LdapEnvSettings | undefined {
+  const server = opt('LDAP_SERVER');
+  let uri = opt('LDAP_URI');
+  if (uri === undefined && server !== undefined) {
+    const port = opt('LDAP_PORT');
+    uri = `${server.includes('://') ? server : `ldap://${server}`}${port !== undefined ? `:${port}` : ''}`;
+  }
+  if (uri === undefined) return undefined;
+  if (!/^ldaps?:\/\/[^\s/]+\/?$/i.test(uri)) problems.push(`LDAP_URI must be ldap://host[:port] or ldaps://host[:port] (got "${uri}")`);
+  const userFilter = opt('LDAP_USER_FILTER') ?? LDAP_DEFAULTS.userFilter;
+  if (!userFilter.includes('{username}')) problems.push('LDAP_USER_FILTER must contain the placeholder {username}');
+  let groupRoles: Record<string, string[]> = {};
+  const rawRoles = opt('LDAP_GROUP_ROLES');
+  if (rawRoles !== undefined) {
+    try {
+      const parsed = JSON.parse(rawRoles) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.values(parsed).some((v) => !Array.isArray(v) || v.some((r) => typeof r !== 'string'))) throw new Error('shape');
+      groupRoles = parsed as Record<string, string[]>;
+    } catch {
+      problems.push('LDAP_GROUP_ROLES must be a JSON object from group to a list of role names, e.g. {"cn=tellers,ou=groups,dc=bank,dc=example":["staff"]}');
+    }
+  }
+  const missing = ['LDAP_BIND_DN', 'LDAP_BIND_PASSWORD', 'LDAP_BASE_DN'].filter((n) => opt(n) === undefined);
+  if (missing.length > 0) problems.push(`LDAP_URI is set, so ${missing.join(', ')} must be too`);
+  const startTls = (opt('LDAP_START_TLS') ?? '0').toLowerCase();
+  if (!['0', '1', 'true', 'false'].includes(startTls)) problems.push(`LDAP_START_TLS must be 1 or 0 (got "${startTls}")`);
+  return {
+    uri,
+    bindDn: opt('LDAP_BIND_DN') ?? '',
+    bindPassword: opt('LDAP_BIND_PASSWORD') ?? '',
+    baseDn: opt('LDAP_BASE_DN') ?? '',
+    userFilter,
+    attrMail: opt('LDAP_ATTR_MAIL') ?? LDAP_DEFAULTS.attrMail,
+    attrName: opt('LDAP_ATTR_NAME') ?? LDAP_DEFAULTS.attrName,
+    groupMemberAttr: opt('LDAP_GROUP_MEMBER_ATTR') ?? LDAP_DEFAULTS.groupMemberAttr,
+    startTls: startTls === '1' || startTls === 'true',
+    caFile: opt('LDAP_CA_FILE'),
+    groupRoles,
+  };
+}
