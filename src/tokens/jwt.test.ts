@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { hs256, JwtError, signHs256, verifyHs256, type VerifyOptions } from './jwt.js';
+import { hs256, JwtError, signHs256, VerifiedTokens, verifyHs256, type VerifyOptions } from './jwt.js';
 
 // RFC 7515 Appendix A.1: the HS256 example JWS, its key (JWK "k") and its signature.
 const RFC_KEY = Buffer.from('AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow', 'base64url');
@@ -11,7 +11,8 @@ const RFC_SIGNATURE = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 const key = Buffer.alloc(32, 9);
 const now = 1_800_000_000;
 const claims = { sub: 'x', iss: 'strongroom', aud: ['strongroom'], iat: now, nbf: now, exp: now + 60, jti: 'j1' };
-const opts = (o: Partial<VerifyOptions> = {}): VerifyOptions => ({ now, issuer: 'strongroom', audience: ['strongroom'], keyFor: (k) => (k === 'k1' ? key : undefined), ...o });
+const AUDIENCE = ['strongroom']; // one array, as the service passes its configuration's
+const opts = (o: Partial<VerifyOptions> = {}): VerifyOptions => ({ now, issuer: 'strongroom', audience: AUDIENCE, keyFor: (k) => (k === 'k1' ? key : undefined), ...o });
 const reason = (fn: () => unknown): string => {
   try {
     fn();
@@ -79,5 +80,50 @@ describe('signHs256 / verifyHs256', () => {
     for (const bad of ['', 'a.b', 'a.b.c.d', 'a b.c.d', `${'x'.repeat(9000)}.a.b`, '..', 'W10.W10.W10']) {
       expect(['malformed', 'bad_signature']).toContain(reason(() => verifyHs256(bad, opts())));
     }
+  });
+});
+
+describe('VerifiedTokens (access tokens verified once, then remembered)', () => {
+  const token = signHs256('k1', key, claims);
+  const flip = (t: string): string => `${t.slice(0, -2)}${t.at(-2) === 'A' ? 'B' : 'A'}${t.at(-1)}`;
+
+  it('answers a remembered token without the HMAC, and the claims cannot be changed by a caller', () => {
+    const cache = new VerifiedTokens();
+    const first = cache.verify(token, opts());
+    let lookups = 0;
+    const second = cache.verify(token, opts({ keyFor: (k) => (lookups++, k === 'k1' ? key : undefined) }));
+    expect(second).toBe(first);
+    expect(lookups).toBe(1); // the key is still asked for: a key rotated out ends the memory
+    expect(() => { (second as Record<string, unknown>).sub = 'someone else'; }).toThrow(TypeError);
+  });
+
+  it('threat: a forged signature on a remembered payload is bad_signature, every time', () => {
+    const cache = new VerifiedTokens();
+    cache.verify(token, opts());
+    expect(reason(() => cache.verify(flip(token), opts()))).toBe('bad_signature');
+    expect(reason(() => cache.verify(`${token.slice(0, token.lastIndexOf('.'))}.`, opts()))).toBe('malformed');
+  });
+
+  it('still expires, and is not yet valid before nbf, on a hit', () => {
+    const cache = new VerifiedTokens();
+    cache.verify(token, opts());
+    expect(reason(() => cache.verify(token, opts({ now: now + 60 })))).toBe('expired');
+    expect(reason(() => cache.verify(token, opts({ now: now - 1 })))).toBe('not_yet_valid');
+  });
+
+  it('threat: a key removed from the keyring (or another key for the kid) is a miss, verified afresh and refused', () => {
+    const cache = new VerifiedTokens();
+    cache.verify(token, opts());
+    expect(reason(() => cache.verify(token, opts({ keyFor: () => undefined })))).toBe('unknown_key');
+    expect(reason(() => cache.verify(token, opts({ keyFor: () => Buffer.alloc(32, 7) })))).toBe('bad_signature');
+    expect(reason(() => cache.verify(token, opts({ issuer: 'someone-else' })))).toBe('bad_claims');
+  });
+
+  it('keeps at most `max` tokens, dropping the oldest', () => {
+    const cache = new VerifiedTokens(2);
+    const tokens = ['a', 'b', 'c'].map((jti) => signHs256('k1', key, { ...claims, jti }));
+    const seen = tokens.map((t) => cache.verify(t, opts()));
+    expect(cache.verify(tokens[2]!, opts())).toBe(seen[2]);
+    expect(cache.verify(tokens[0]!, opts())).not.toBe(seen[0]); // forgotten: verified again, a new object
   });
 });

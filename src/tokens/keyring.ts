@@ -15,6 +15,7 @@ import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
+import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
 export const TOKEN_TYPES = ['access', 'refresh', 'reset', '2fa'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
@@ -88,7 +89,7 @@ export class Keyring {
   /** Adds a new signing key now. The previous one keeps verifying; older ones stop. */
   async rotate(): Promise<string> {
     const kid = await this.deps.db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(8675309)`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.jwtKeys})`.execute(trx);
       return this.insertKey(trx);
     });
     await this.reload();
@@ -100,7 +101,7 @@ export class Keyring {
   async rotateIfDue(): Promise<boolean> {
     const rotated = await this.deps.db.transaction().execute(async (trx) => {
       // One node at a time, so two nodes never both rotate and push a valid key out.
-      await sql`SELECT pg_advisory_xact_lock(8675309)`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.jwtKeys})`.execute(trx);
       const newest = await trx.selectFrom('jwt_signing_keys').select('created_at').orderBy('version', 'desc').limit(1).executeTakeFirst();
       const ageMs = newest ? this.deps.clock.now() - new Date(newest.created_at).getTime() : Infinity;
       if (ageMs < this.deps.rotationDays * 86_400_000) return false;

@@ -10,7 +10,7 @@ import { seconds, type Clock } from '../platform/clock.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
 import type { Denylist } from './denylist.js';
 import { TokenErrors } from './errors.js';
-import { JwtError, signHs256, verifyHs256 } from './jwt.js';
+import { JwtError, signHs256, verifyHs256, VerifiedTokens } from './jwt.js';
 import type { Keyring, TokenType } from './keyring.js';
 
 /** Registered claims (RFC 7519 4.1) every token carries. */
@@ -125,8 +125,13 @@ export class TokenService {
     return payload as ClaimsOf<T>;
   }
 
+  /** Access tokens are verified many times each (every validate): remembered once verified. */
+  private readonly verifiedAccess = new VerifiedTokens();
+  private readonly accessKey = (kid: string): Buffer | undefined => this.deps.keyring.verificationKey(kid, 'access');
+
   private check(token: string, type: TokenType): Record<string, unknown> {
     const c = this.deps.config;
+    if (type === 'access') return this.verifiedAccess.verify(token, { now: seconds(this.deps.clock), issuer: c.issuer, audience: c.audience, keyFor: this.accessKey }) as Record<string, unknown>;
     return verifyHs256(token, {
       now: seconds(this.deps.clock), issuer: c.issuer, audience: c.audience,
       keyFor: (kid) => this.deps.keyring.verificationKey(kid, type),

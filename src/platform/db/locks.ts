@@ -11,6 +11,8 @@ export const ADVISORY_LOCKS = {
   jobs: 7_340_032,
   /** Sending one-time codes, one per challenge (src/mfa/otp/store.ts). */
   otpSend: 0x4f545053, // "OTPS"
-  /** Creating or rotating the transport key (src/transport/keys.ts). */
+  /** Adding a JWT signing key (src/tokens/keyring.ts); single-key form. */
+  jwtKeys: 8_675_309,
+  /** Creating or rotating the transport key (src/transport/keys.ts); single-key form. */
   transportKeys: 8_675_310,
 } as const;
