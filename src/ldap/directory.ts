@@ -2,8 +2,10 @@
  * The directory side of LDAP sign-in (SPEC "LDAP login" steps 2 to 5): service bind, search for
  * the user with the escaped username, read mail, name and groups, bind as the found DN.
  *
- * One connection per sign-in, re-bound as the user after the search (LDAPv3 allows a second bind
- * on a connection; it saves a TCP and TLS handshake), always closed in `finally`.
+ * Two steps, each on a connection of its own, always closed in `finally`: `find` (service bind
+ * and search) and `verify` (bind as the DN found). The sign-in reserves its attempt between
+ * them, on the directory account the search named, so every spelling the directory resolves to
+ * one entry counts against that one account (src/ldap/strategy.ts).
  *
  * Outcomes: `{kind:'ok'}`; `{kind:'invalid'}` for an unknown, ambiguous or wrong-password user
  * alike, so the caller cannot tell them apart; `DirectoryUnavailableError` when the directory
@@ -41,9 +43,15 @@ export interface LdapDirectoryConfig {
   timeoutMs: number;
 }
 
-export type LdapAuthResult =
-  | { kind: 'ok'; dn: string; mail?: string; name?: string; groups: string[] }
-  | { kind: 'invalid' };
+/** What the search found of a user. */
+export interface DirectoryEntry {
+  dn: string;
+  mail?: string;
+  name?: string;
+  groups: string[];
+}
+
+export type LdapAuthResult = ({ kind: 'ok' } & DirectoryEntry) | { kind: 'invalid' };
 
 export type DirectoryUnavailableReason =
   | 'unreachable' // connection refused, no route, unknown host
@@ -74,12 +82,61 @@ export class LdapDirectory {
     validateUserFilterTemplate(config.userFilter);
   }
 
-  async authenticate(username: string, password: string): Promise<LdapAuthResult> {
+  /** Service bind, then search for `username`: the one entry it names, or null (none, or several). */
+  async find(username: string): Promise<DirectoryEntry | null> {
+    // An empty username or one with a lone surrogate (no UTF-8 form; it would be sent as U+FFFD)
+    // cannot name anyone.
+    if (username === '' || /\p{Cs}/u.test(username)) return null;
+    const { config } = this;
+    return this.connected(async (client) => {
+      await step('service-bind', () => stillConnected(client, config.startTls === true).bind(config.bindDn, config.bindPassword));
+      const attributes = [...new Set([config.attrMail, config.attrName, config.groupMemberAttr].filter((a) => a !== ''))];
+      const { searchEntries } = await step('search', () => stillBound(client).search(config.baseDn, {
+        scope: 'sub',
+        filter: buildUserFilter(config.userFilter, username),
+        attributes,
+        // Two is enough to know "more than one"; the server stops there (sizeLimitExceeded).
+        sizeLimit: 2,
+        timeLimit: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
+      }));
+      const entry = searchEntries.length === 1 ? searchEntries[0] : undefined;
+      if (!entry) return null;
+      const groups = config.groupMemberAttr === '' ? [] : values(entry, config.groupMemberAttr);
+      const [mail] = values(entry, config.attrMail);
+      const [name] = values(entry, config.attrName);
+      return { dn: entry.dn, ...(mail ? { mail } : {}), ...(name ? { name } : {}), groups };
+    });
+  }
+
+  /** Binds as `dn` with `password` on a connection of its own: true when the directory accepts it. */
+  async verify(dn: string, password: string): Promise<boolean> {
     // A simple bind with a DN and an empty password is an "unauthenticated bind" (RFC 4513 5.1.2)
     // that servers such as Active Directory answer with success. Only the empty string is that;
-    // a password of spaces is a password and goes to the directory. An empty username or one with
-    // a lone surrogate (no UTF-8 form; it would be sent as U+FFFD) cannot name anyone.
-    if (password === '' || username === '' || /\p{Cs}/u.test(username)) return INVALID;
+    // a password of spaces is a password and goes to the directory.
+    if (password === '') return false;
+    return this.connected(async (client) => {
+      try {
+        await stillConnected(client, this.config.startTls === true).bind(dn, password);
+        return true;
+      } catch (err) {
+        // 49 covers wrong password, and locked or expired accounts on most servers. Anything else
+        // (confidentiality required, unwilling to perform, ...) is the directory's, not the user's.
+        if (err instanceof InvalidCredentialsError) return false;
+        throw unavailable('user-bind', err);
+      }
+    });
+  }
+
+  /** find, then verify: the entry when the password is its own. */
+  async authenticate(username: string, password: string): Promise<LdapAuthResult> {
+    if (password === '') return INVALID;
+    const entry = await this.find(username);
+    if (!entry) return INVALID;
+    return (await this.verify(entry.dn, password)) ? { kind: 'ok', ...entry } : INVALID;
+  }
+
+  /** A connection (TLS as configured, StartTLS done) for `work`, always unbound after it. */
+  private async connected<T>(work: (client: Client) => Promise<T>): Promise<T> {
     const { config } = this;
     const hostname = this.url.hostname.replace(/^\[(.*)\]$/, '$1');
     const tlsOptions: ConnectionOptions = {
@@ -99,30 +156,7 @@ export class LdapDirectory {
       if (config.startTls) {
         await step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, 'StartTLS handshake'));
       }
-      await step('service-bind', () => stillConnected(client, config.startTls === true).bind(config.bindDn, config.bindPassword));
-      const attributes = [...new Set([config.attrMail, config.attrName, config.groupMemberAttr].filter((a) => a !== ''))];
-      const { searchEntries } = await step('search', () => stillBound(client).search(config.baseDn, {
-        scope: 'sub',
-        filter: buildUserFilter(config.userFilter, username),
-        attributes,
-        // Two is enough to know "more than one"; the server stops there (sizeLimitExceeded).
-        sizeLimit: 2,
-        timeLimit: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
-      }));
-      const entry = searchEntries.length === 1 ? searchEntries[0] : undefined;
-      if (!entry) return INVALID;
-      try {
-        await stillConnected(client, true).bind(entry.dn, password);
-      } catch (err) {
-        // 49 covers wrong password, and locked or expired accounts on most servers. Anything else
-        // (confidentiality required, unwilling to perform, ...) is the directory's, not the user's.
-        if (err instanceof InvalidCredentialsError) return INVALID;
-        throw unavailable('user-bind', err);
-      }
-      const groups = config.groupMemberAttr === '' ? [] : values(entry, config.groupMemberAttr);
-      const [mail] = values(entry, config.attrMail);
-      const [name] = values(entry, config.attrName);
-      return { kind: 'ok', dn: entry.dn, ...(mail ? { mail } : {}), ...(name ? { name } : {}), groups };
+      return await work(client);
     } finally {
       // unbind() also destroys the socket when the server does not answer or is gone.
       await client.unbind().catch(() => undefined);

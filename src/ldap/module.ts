@@ -3,6 +3,7 @@
  * variables), the strategy of the one sign-in pipeline, just-in-time provisioning, and the
  * routes `POST /api/v1/auth/ldap/login` and `POST /api/v1/auth/ldap/config`.
  */
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
@@ -53,5 +54,15 @@ export function ldapModule(deps: LdapDeps): Module<LdapProvides> {
     provides: { ldapSettings, ldapStrategy },
     tags: [{ name: 'LDAP', description: 'Sign-in with the bank\'s directory, and its configuration.' }],
     routes: ldapRoutes({ ...deps, ldapSettings, ldapStrategy, production: deps.config.env === 'production' }),
+    // A CA file that cannot be read stops the start, naming it, rather than failing every sign-in.
+    init: async () => {
+      const caFile = deps.config.ldap.env?.caFile;
+      if (caFile === undefined) return;
+      try {
+        readFileSync(caFile, 'utf8');
+      } catch (err) {
+        throw new Error(`LDAP_CA_FILE ${caFile} cannot be read: ${(err as Error).message}`);
+      }
+    },
   };
 }

@@ -61,6 +61,13 @@ export interface ProvisioningDeps {
 export class LdapProvisioning {
   constructor(private readonly deps: ProvisioningDeps) {}
 
+  /** The account linked to `dn`, if any (active link or not). */
+  async linkedUser(dn: string): Promise<UserRow | undefined> {
+    const link = await this.deps.db.selectFrom('user_identity_providers').select('user_id')
+      .where('idp_type', '=', 'LDAP').where('idp_issuer', '=', '').where('idp_subject', '=', subjectOf(dn)).executeTakeFirst();
+    return link ? this.deps.users.findById(link.user_id) : undefined;
+  }
+
   /** The account of a directory user who just proved their password: found by link, or created. */
   async userFor(identity: DirectoryIdentity, groupRoles: Record<string, string[]>, ctx: AuditContext): Promise<UserRow> {
     const d = this.deps;
@@ -88,6 +95,12 @@ export class LdapProvisioning {
       await d.users.setRoles(trx, user.id, roles.mapped);
       await d.audit.record({ ...ctx, eventType: 'USER_PROVISIONED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { idp_type: 'LDAP', roles: roles.mapped, email: email !== null } }, trx);
       return user;
+    }).catch((err: unknown) => {
+      // A local account created at the same moment (an administrator, another directory entry
+      // with the same mail) passed the check above and won the unique index: the same conflict.
+      if ((err as { code?: unknown }).code !== '23505') throw err;
+      const constraint = String((err as { constraint?: unknown }).constraint ?? '');
+      return { conflict: constraint.includes('email') ? ['email'] : constraint.includes('username') ? ['username'] : ['username', 'email'] };
     });
     if (!('conflict' in outcome)) return outcome;
     // Audited outside the transaction that found it (which wrote nothing).
@@ -99,10 +112,14 @@ export class LdapProvisioning {
   private async refresh(trx: Db, user: UserRow, email: string | null, fullName: string | null, roles: { mapped: string[]; managed: string[] }, now: Date): Promise<void> {
     const d = this.deps;
     if (user.full_name !== fullName || (user.email ?? null) !== email) {
-      // An email another account holds is not taken over; the rest of the profile still follows the directory.
+      // This runs before the second factor. An email another account holds is not taken over,
+      // and neither is the address an email factor sends its codes to: whoever can edit their
+      // own `mail` in the directory must not route the code to themselves with the password
+      // alone. The rest of the profile still follows the directory.
       const holder = email === null ? undefined : await d.users.findByLogin(email, trx);
-      const taken = holder !== undefined && holder.id !== user.id;
-      await d.users.setProfile(trx, user.id, { email: taken ? user.email : email, fullName }, now);
+      const codesGoThere = (await trx.selectFrom('mfa_factors').select('method').where('user_id', '=', user.id).where('method', '=', 'email').where('status', '=', 'active').executeTakeFirst()) !== undefined;
+      const keep = (holder !== undefined && holder.id !== user.id) || codesGoThere;
+      await d.users.setProfile(trx, user.id, { email: keep ? user.email : email, fullName }, now);
     }
     const current = (await d.users.grants(user.id, trx)).roles;
     const next = [...new Set([...current.filter((r) => !roles.managed.includes(r)), ...roles.mapped])].sort();

@@ -6,14 +6,15 @@
  * problem, answered 401 LDAP_UNAVAILABLE and never counted against the user (an error thrown
  * under a reserved attempt gives the attempt back: src/policy/lockout.ts).
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuditContext } from '../audit/service.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { Authenticated, SignInStrategy, Subject } from '../signin/strategy.js';
 import type { Metrics } from '../platform/observability/metrics.js';
-import { DirectoryUnavailableError, LdapDirectory } from './directory.js';
+import { DirectoryUnavailableError, LdapDirectory, type DirectoryEntry } from './directory.js';
 import { LdapErrors } from './errors.js';
-import type { LdapProvisioning } from './provision.js';
+import { subjectOf, type LdapProvisioning } from './provision.js';
 import type { LdapSettings, LdapSettingsStore } from './settings.js';
 
 export interface LdapInput {
@@ -21,6 +22,12 @@ export interface LdapInput {
   password: string;
   /** Who is asking, for the provisioning's audit rows. */
   audit: AuditContext;
+}
+
+/** The subject, with what the search found (null: no such user) and the settings it used. */
+interface LdapSubject extends Subject {
+  entry: DirectoryEntry | null;
+  settings: LdapSettings;
 }
 
 export interface LdapStrategyDeps {
@@ -35,7 +42,7 @@ export interface LdapStrategyDeps {
 export class LdapStrategy implements SignInStrategy<LdapInput> {
   readonly name = 'ldap' as const;
   /** The directory client of the settings it was built for: rebuilt when the settings change. */
-  private directory: { for: LdapSettings; client: LdapDirectory } | undefined;
+  private built: { for: LdapSettings; client: LdapDirectory } | undefined;
   private readonly unavailable;
 
   constructor(private readonly deps: LdapStrategyDeps) {
@@ -43,28 +50,53 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
   }
 
   /**
-   * The lockout counts the name as typed, apart from local passwords (`ldap:` prefix): the
-   * account may not exist yet, and a directory password is another secret than a local one.
+   * Finds the directory entry first (service bind and search, before any attempt is reserved: a
+   * directory that cannot be used is not the user's failure), so the lockout counts the account
+   * the directory resolved, whatever spelling named it: the linked local account when there is
+   * one (an administrator's unlock clears it), else the DN. A name the directory does not know
+   * is counted by its NFKC form, and locks exactly like a known one.
    */
-  async subject(input: LdapInput): Promise<Subject> {
-    return { key: this.deps.attempts.subjectKey(undefined, `ldap:${input.username}`), identifier: input.username, user: undefined };
+  async subject(input: LdapInput): Promise<LdapSubject> {
+    const { settings, client } = await this.directory();
+    const entry = await this.ask(settings, () => client.find(input.username));
+    const attempts = this.deps.attempts;
+    if (!entry) return { key: attempts.subjectKey(undefined, `ldap:${input.username.normalize('NFKC')}`), identifier: input.username, user: undefined, entry: null, settings };
+    const user = await this.deps.provisioning.linkedUser(entry.dn);
+    const key = user ? attempts.userKey(user.id) : attempts.subjectKey(undefined, `ldap:dn:${subjectOf(entry.dn)}`);
+    return { key, identifier: input.username, user, entry, settings };
   }
 
-  async authenticate(input: LdapInput): Promise<Authenticated | null> {
+  async authenticate(input: LdapInput, subject: Subject): Promise<Authenticated | null> {
+    const { entry, settings } = subject as LdapSubject;
+    const { client } = await this.directory();
+    if (!entry) {
+      // The same work as a wrong password: a bind, to a DN that cannot exist (it names no account
+      // to count a failure against), whatever the directory answers.
+      await client.verify(`cn=${randomUUID()},${settings.baseDn}`, input.password).catch(() => false);
+      return null;
+    }
+    if (!(await this.ask(settings, () => client.verify(entry.dn, input.password)))) return null;
+    const user = await this.deps.provisioning.userFor({ ...entry, username: input.username.trim() }, settings.groupRoles, input.audit);
+    return { user };
+  }
+
+  /** The settings in force and their client; 401 when there are none or they are not usable. */
+  private async directory(): Promise<{ settings: LdapSettings; client: LdapDirectory }> {
     const current = await this.deps.settings.current();
     if (!current) throw LdapErrors.LDAP_NOT_CONFIGURED();
-    const { settings } = current;
-    let client: LdapDirectory;
     try {
-      client = this.client(settings);
+      return { settings: current.settings, client: this.client(current.settings) };
     } catch (err) {
       // Only LDAP_* variables can get here (a stored configuration was validated): say so loudly.
       this.deps.log.error({ err: (err as Error).message, source: current.source }, 'LDAP configuration is not usable: directory sign-in answers 401 LDAP_UNAVAILABLE until it is fixed');
       throw LdapErrors.LDAP_UNAVAILABLE({}, { cause: err });
     }
-    let result;
+  }
+
+  /** A directory call; a directory that cannot be used is 401 LDAP_UNAVAILABLE, logged and counted for operators. */
+  private async ask<T>(settings: LdapSettings, call: () => Promise<T>): Promise<T> {
     try {
-      result = await client.authenticate(input.username, input.password);
+      return await call();
     } catch (err) {
       if (!(err instanceof DirectoryUnavailableError)) throw err;
       this.unavailable.inc();
@@ -72,23 +104,17 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
       this.deps.log.warn({ reason: err.reason, uri: settings.uri, err: err.message }, 'LDAP directory unavailable: sign-in answered 401 LDAP_UNAVAILABLE, not counted against the user');
       throw LdapErrors.LDAP_UNAVAILABLE({}, { cause: err });
     }
-    if (result.kind === 'invalid') return null;
-    const user = await this.deps.provisioning.userFor(
-      { dn: result.dn, username: input.username.trim(), mail: result.mail, name: result.name, groups: result.groups },
-      settings.groupRoles, input.audit,
-    );
-    return { user };
   }
 
   private client(settings: LdapSettings): LdapDirectory {
-    if (this.directory?.for !== settings) {
+    if (this.built?.for !== settings) {
       const client = new LdapDirectory({
         uri: settings.uri, bindDn: settings.bindDn, bindPassword: settings.bindPassword, baseDn: settings.baseDn,
         userFilter: settings.userFilter, attrMail: settings.attrMail, attrName: settings.attrName, groupMemberAttr: settings.groupMemberAttr,
         startTls: settings.startTls, ca: settings.caCert, timeoutMs: this.deps.timeoutMs,
       });
-      this.directory = { for: settings, client };
+      this.built = { for: settings, client };
     }
-    return this.directory.client;
+    return this.built.client;
   }
 }

@@ -31,7 +31,7 @@ export const LDAP_DEFAULTS = {
 type Opt = (name: string) => string | undefined;
 
 /** The settings, or undefined when neither LDAP_URI nor LDAP_SERVER is set; problems name the variable. */
-export function readLdapEnv(opt: Opt, problems: string[]): LdapEnvSettings | undefined {
+export function readLdapEnv(opt: Opt, problems: string[], production: boolean): LdapEnvSettings | undefined {
   const server = opt('LDAP_SERVER');
   let uri = opt('LDAP_URI');
   if (uri === undefined && server !== undefined) {
@@ -57,6 +57,9 @@ export function readLdapEnv(opt: Opt, problems: string[]): LdapEnvSettings | und
   if (missing.length > 0) problems.push(`LDAP_URI is set, so ${missing.join(', ')} must be too`);
   const startTls = (opt('LDAP_START_TLS') ?? '0').toLowerCase();
   if (!['0', '1', 'true', 'false'].includes(startTls)) problems.push(`LDAP_START_TLS must be 1 or 0 (got "${startTls}")`);
+  if (production && /^ldap:/i.test(uri) && startTls !== '1' && startTls !== 'true') {
+    problems.push('LDAP_URI is plain ldap:// in production: the bind password would travel in clear; use ldaps:// or set LDAP_START_TLS=1');
+  }
   return {
     uri,
     bindDn: opt('LDAP_BIND_DN') ?? '',

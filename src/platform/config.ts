@@ -488,7 +488,7 @@ export function loadConfig(env: Env = process.env): Config {
     mail: { url: smtpUrl(r), from: smtpFrom(r), requireTls: r.bool('SMTP_REQUIRE_TLS', production) },
     management: management(r, port),
     ussd: { gateways: ussdGateways(r) },
-    ldap: { env: readLdapEnv((name) => r.opt(name), r.problems), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000) },
+    ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000) },
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

@@ -157,12 +157,14 @@ export class LoginAttempts {
   private async reserve(key: string, limits: Required<AttemptLimits>): Promise<{ kind: 'reserved'; position: number } | { kind: 'locked'; lockedUntil: number } | { kind: 'busy' }> {
     const now = this.deps.clock.now();
     const at = sql`${new Date(now)}::timestamptz`;
-    // The window is the longer of the counter's and this channel's: a channel with a short
-    // lockout does not wipe failures a longer one still counts.
-    const windowMinutes = sql`GREATEST(COALESCE(login_attempts.window_minutes, ${this.deps.config.lockoutMinutes}), ${limits.lockoutMinutes})`;
+    // A counter's window is the longest lock it has been counted under (it only grows while the
+    // window runs): whether it ran out is read from that alone, as the lock's end and the
+    // clean-up read it, so the three agree.
+    const storedWindow = sql`COALESCE(login_attempts.window_minutes, ${this.deps.config.lockoutMinutes})`;
+    const windowMinutes = sql`GREATEST(${storedWindow}, ${limits.lockoutMinutes})`;
     // A lock that ended, or (with no lock) a window that ran out, starts the count again. A
     // running lock holds to its end even when the window it was counted in has ended.
-    const restart = sql`((login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}) OR (login_attempts.locked_until IS NULL AND login_attempts.window_started_at + ${windowMinutes} * interval '1 minute' < ${at}))`;
+    const restart = sql`((login_attempts.locked_until IS NOT NULL AND login_attempts.locked_until <= ${at}) OR (login_attempts.locked_until IS NULL AND login_attempts.window_started_at + ${storedWindow} * interval '1 minute' < ${at}))`;
     // One round trip: the upsert, and the row as it stood before it (the statement's snapshot),
     // whose lock tells a refused reservation from a busy one.
     const row = await sql<{ position: number | null; locked_until: Date | string | null; settled: number | null; window_ends: Date | string | null }>`

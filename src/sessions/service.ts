@@ -168,7 +168,7 @@ export class SessionService {
   async validate(sessionId: string, fingerprint: string, opts: { recordActivity?: boolean } = {}): Promise<Session> {
     const now = this.deps.clock.now();
     let entry = this.cache.get(sessionId);
-    if (!entry || now - entry.fetchedAt > CACHE_TTL_MS) entry = await this.load(sessionId);
+    if (!entry || now - entry.fetchedAt > CACHE_TTL_MS) entry = await this.load(sessionId, entry);
     if (!entry || !entry.session.isActive) throw SessionErrors.SESSION_INVALID();
     const s = entry.session;
     if (now >= s.expiresAt) {
@@ -177,7 +177,7 @@ export class SessionService {
     }
     if (now - s.lastActivity > this.idleMs(s)) {
       // Another node may have seen activity that this cache has not: ask the database.
-      entry = await this.load(sessionId);
+      entry = await this.load(sessionId, entry);
       if (!entry || !entry.session.isActive) throw SessionErrors.SESSION_INVALID();
       if (now - entry.session.lastActivity > this.idleMs(entry.session)) {
         await this.end(sessionId, 'inactivity');
@@ -188,21 +188,27 @@ export class SessionService {
       throw TokenErrors.FINGERPRINT_MISMATCH();
     }
     entry.session.lastActivity = now;
-    if (opts.recordActivity !== false && now - entry.dbLastActivity >= this.deps.config.activityWriteSec * 1000) {
+    // Written at most every SESSION_ACTIVITY_WRITE_SECONDS, and at least twice per idle timeout,
+    // so a short channel timeout sees the activity other nodes (and this one, after a reload) had.
+    const writeEveryMs = Math.min(this.deps.config.activityWriteSec * 1000, this.idleMs(entry.session) / 2);
+    if (opts.recordActivity !== false && now - entry.dbLastActivity >= writeEveryMs) {
       entry.dbLastActivity = now;
       await this.deps.db.updateTable('sessions').set({ last_activity: new Date(now) }).where('session_id', '=', sessionId).where('is_active', '=', true).execute();
     }
     return entry.session;
   }
 
-  private async load(sessionId: string): Promise<CacheEntry | undefined> {
+  /** Reads the row; activity this node saw and has not written yet (`seen`) is kept. */
+  private async load(sessionId: string, seen?: CacheEntry): Promise<CacheEntry | undefined> {
     const row = await this.deps.db.selectFrom('sessions').select(COLUMNS).where('session_id', '=', sessionId).executeTakeFirst();
     if (!row) {
       this.cache.delete(sessionId);
       return undefined;
     }
     const session = toSession(row, this.deps.sensitive);
-    const entry = { session, dbLastActivity: session.lastActivity, fetchedAt: this.deps.clock.now() };
+    const dbLastActivity = session.lastActivity;
+    if (seen && seen.session.lastActivity > session.lastActivity) session.lastActivity = seen.session.lastActivity;
+    const entry = { session, dbLastActivity, fetchedAt: this.deps.clock.now() };
     if (session.isActive) this.cache.set(sessionId, entry);
     else this.cache.delete(sessionId);
     return entry;

@@ -200,6 +200,20 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     expectError(await ldapLogin('dana', 'Dir#Passw0rd-2026'), 409, 'IDENTITY_CONFLICT');
   });
 
+  it('threat: guessing one directory account under many spellings (case, spaces): they all count against the account the directory resolved, which locks after 5 (429 ACCOUNT_LOCKED), right password included; an administrator\'s unlock clears it', async () => {
+    const carol = (await userByName('carol'))!; // provisioned above: the lock is the linked account's
+    for (const [i, name] of ['carol', 'CAROL', ' carol ', 'Carol', 'cArOl'].entries()) {
+      const res = await ldapLogin(name, 'Wrong#Passw0rd!');
+      if (i < 4) expectError(res, 401, 'INVALID_CREDENTIALS');
+      else expectError(res, 429, 'ACCOUNT_LOCKED');
+    }
+    expectError(await ldapLogin('carol', dir.users.carol.password), 429, 'ACCOUNT_LOCKED');
+    expect(await auditTotal(t.s, carol.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
+    const unlock = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${carol.id}/unlock`, headers: bearer(await admin()) });
+    expect(unlock.statusCode, unlock.body).toBe(200);
+    expect((await ldapLogin('carol', dir.users.carol.password)).statusCode).toBe(200);
+  });
+
   it('the directory stopped mid-test: 401 LDAP_UNAVAILABLE within the timeout, logged for operators, not counted against the user; back up, the user signs in', async () => {
     const counted = async () => t.s.database.db.selectFrom('login_attempts').select(['subject_key', 'failed_count']).where('failed_count', '>', 0).orderBy('subject_key').execute();
     const before = await counted();

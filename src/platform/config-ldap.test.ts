@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { readLdapEnv } from './config-ldap.js';
+
+const read = (env: Record<string, string>, production = false) => {
+  const problems: string[] = [];
+  return { settings: readLdapEnv((n) => env[n], problems, production), problems };
+};
+const BASE = { LDAP_BIND_DN: 'cn=svc,dc=bank', LDAP_BIND_PASSWORD: 'pw', LDAP_BASE_DN: 'dc=bank' };
+
+describe('LDAP_* variables', () => {
+  it('are off without LDAP_URI or LDAP_SERVER, and build the URI from LDAP_SERVER and LDAP_PORT', () => {
+    expect(read({}).settings).toBeUndefined();
+    expect(read({ ...BASE, LDAP_SERVER: 'ldap.bank.example', LDAP_PORT: '3389' }).settings?.uri).toBe('ldap://ldap.bank.example:3389');
+  });
+
+  it('take SPEC\'s defaults for the filter and attributes, and a JSON group map', () => {
+    const { settings, problems } = read({ ...BASE, LDAP_URI: 'ldaps://ldap.bank.example', LDAP_GROUP_ROLES: '{"tellers":["staff"]}' });
+    expect(problems).toEqual([]);
+    expect(settings).toMatchObject({ userFilter: '(uid={username})', attrMail: 'mail', attrName: 'cn', groupMemberAttr: 'memberOf', startTls: false, groupRoles: { tellers: ['staff'] } });
+  });
+
+  it('name each problem: a bad URI, a filter without {username}, a group map that is not JSON, missing bind settings, plain ldap:// in production', () => {
+    expect(read({ LDAP_URI: 'http://x', LDAP_USER_FILTER: '(uid=x)', LDAP_GROUP_ROLES: 'tellers=staff' }).problems).toEqual([
+      expect.stringContaining('LDAP_URI must be'), expect.stringContaining('LDAP_USER_FILTER must contain'), expect.stringContaining('LDAP_GROUP_ROLES must be'),
+      expect.stringContaining('LDAP_BIND_DN, LDAP_BIND_PASSWORD, LDAP_BASE_DN'),
+    ]);
+    expect(read({ ...BASE, LDAP_URI: 'ldap://ldap.bank.example' }, true).problems).toEqual([expect.stringContaining('plain ldap:// in production')]);
+    expect(read({ ...BASE, LDAP_URI: 'ldap://ldap.bank.example', LDAP_START_TLS: '1' }, true).problems).toEqual([]);
+  });
+});
