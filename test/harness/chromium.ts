@@ -3,8 +3,9 @@
  * downloads a browser here). Installs the Debian package `chromium` when it is missing and we
  * are root with apt-get; otherwise fails saying what to install. CHROMIUM_PATH overrides.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { aptInstall } from './apt.js';
 
 export const CHROMIUM_ARGS = [
   '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -29,7 +30,7 @@ export function ensureChromium(): string {
   if (found) return found;
   if (isRoot() && existsSync('/usr/bin/apt-get')) {
     console.log('[harness] Chromium not found: installing Debian package chromium');
-    execFileSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null'], { stdio: 'inherit' });
+    aptInstall(['chromium'], 'command -v chromium >/dev/null');
     found = findChromium();
     if (found) return found;
   }

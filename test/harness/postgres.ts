@@ -9,6 +9,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { aptInstall } from './apt.js';
 
 export interface RunningPostgres {
   url: (db: string) => string;
@@ -34,7 +35,7 @@ export function ensurePostgresInstalled(): string {
   if (bin) return bin;
   if (isRoot() && existsSync('/usr/bin/apt-get')) {
     console.log('[harness] PostgreSQL not found: installing Debian package postgresql');
-    execFileSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null'], { stdio: 'inherit' });
+    aptInstall(['postgresql'], 'ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1');
     bin = findBinDir();
     if (bin) return bin;
   }

@@ -23,6 +23,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'ldapts';
 import { freePort } from './postgres.js';
+import { aptInstall } from './apt.js';
 
 const SLAPD = '/usr/sbin/slapd';
 const BASE_DN = 'dc=bank,dc=test';
@@ -84,7 +85,7 @@ export function ensureSlapdInstalled(): void {
   if (isRoot() && existsSync('/usr/bin/apt-get')) {
     console.log('[harness] slapd not found: installing Debian packages slapd and ldap-utils');
     // The package's default database is created but never used: we run our own configuration.
-    execFileSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slapd ldap-utils >/dev/null'], { stdio: 'inherit' });
+    aptInstall(['slapd', 'ldap-utils'], `[ -x ${SLAPD} ]`);
     if (existsSync(SLAPD)) return;
   }
   throw new Error(`OpenLDAP server ${SLAPD} is missing: install the Debian packages "slapd" and "ldap-utils" (apt-get install slapd ldap-utils), or run the tests as root so the harness installs them.`);

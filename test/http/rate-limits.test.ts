@@ -97,7 +97,7 @@ describe('sign-in: per account and per client network', () => {
     expect(Number(counted.n)).toBe(12); // every request of the burst counted once, refused ones included
   });
 
-  it('the address limit applies as well: SIGNIN_RATE_LIMIT_PER_MINUTE still sets it, and the mobile route shares the group', async () => {
+  it('the mobile sign-in counts in the same group: its answer shows the per-account bucket; SIGNIN_RATE_LIMIT_PER_MINUTE still sets the per-address limit (its refusal: lockout-and-rate-limit.test.ts)', async () => {
     nextMinute();
     await seedUser(t.s, 'mobile.rate');
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login/mobile', payload: { username: 'mobile.rate', password: STRONG_PASSWORD, device_fingerprint: 'rate-device-0001' }, remoteAddress: '10.23.0.1' });

@@ -62,13 +62,23 @@ async function unavailable(work: Promise<unknown>): Promise<DirectoryUnavailable
  * bind, each on a connection of its own) are the ones that mention bob.
  */
 async function serverSide(work: () => Promise<unknown>): Promise<string[]> {
+  // A fence first: slapd writes its log a little after the fact, so a previous test's last
+  // connection could otherwise appear after the mark. Once the fence's bind is logged, every
+  // connection opened before it has its ACCEPT logged too.
+  const before = ldap.log().length;
+  expect(await directory().authenticate(ldap.users.bob.uid, ldap.users.bob.password)).toMatchObject({ kind: 'ok' });
+  await ldap.waitForLog(/BIND dn="uid=bob,ou=people,dc=bank,dc=test" mech=SIMPLE/, before);
   const mark = ldap.log().length;
   await work();
   expect(await directory().authenticate(ldap.users.bob.uid, ldap.users.bob.password)).toMatchObject({ kind: 'ok' });
   await ldap.waitForLog(/BIND dn="uid=bob,ou=people,dc=bank,dc=test" mech=SIMPLE/, mark);
   const accepted = [...ldap.log().slice(mark).matchAll(/ (conn=\d+) fd=\d+ ACCEPT /g)].map((m) => m[1] as string);
   const marker = new Set([...ldap.log().slice(mark).matchAll(/ (conn=\d+) op=\d+ (?:BIND dn="uid=bob,|SRCH .*\(uid=bob\))/g)].map((m) => m[1] as string));
-  const ours = accepted.filter((conn) => !marker.has(conn));
+  // slapd logs from several threads, so a previous connection's ACCEPT, RESULT or UNBIND can land
+  // after the mark; a connection of ours has its first request (op=0: BIND, SRCH, EXT, or UNBIND for
+  // one that did nothing else) after it.
+  const after = ldap.log().slice(mark);
+  const ours = accepted.filter((conn) => !marker.has(conn) && new RegExp(` ${conn} op=0 (?:BIND|SRCH|EXT|UNBIND)`).test(after));
   for (const conn of ours) await ldap.waitForLog(new RegExp(` ${conn} fd=\\d+ closed`), mark);
   const lines = ldap.log().slice(mark).split('\n');
   return ours.map((conn) => lines.filter((line) => line.includes(` ${conn} `)).join('\n'));
