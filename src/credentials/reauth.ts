@@ -47,11 +47,11 @@ export interface SecretCheck {
   reason: string;
   message: string;
   /**
-   * What the sign-in rate counts, when not the client's network (src/policy/network.ts): a
-   * gateway that speaks for many subscribers names the subscriber. The in-flight bound always
-   * counts the network.
+   * The route's own rate limit already counts this check, so it does not also count toward the
+   * client network's sign-in budget: a USSD gateway speaks for many subscribers from one address,
+   * and its routes count per gateway and per subscriber. The in-flight bound always counts the network.
    */
-  rateHash?: string;
+  rateCountedByRoute?: boolean;
   /** Also bound the in-flight checks of `key` itself (a signed-in caller re-authenticating). */
   boundKey: boolean;
   /** The channel's failed-attempt limit and lock length, when the check is a channel's sign-in in all but name (USSD). */
@@ -70,9 +70,8 @@ export async function confirmSecret(d: SecretCheckDeps, check: SecretCheck, ctx:
 export async function confirmSecret<T>(d: SecretCheckDeps, check: SecretCheck, ctx: AuditContext, action: string, andThen: () => Promise<T>): Promise<T>;
 export async function confirmSecret<T>(d: SecretCheckDeps, check: SecretCheck, ctx: AuditContext, action: string, andThen?: () => Promise<T>): Promise<T | undefined> {
   const networkHash = ctx.ip ? d.ipHasher.hex(clientNetwork(ctx.ip)) : undefined;
-  const rateHash = check.rateHash ?? networkHash;
   const rule = d.config.rateLimits.signin.ip;
-  if (rateHash && rule) await d.rateLimiter.hit(signinRateKey(rateHash), rule);
+  if (networkHash && rule && !check.rateCountedByRoute) await d.rateLimiter.hit(signinRateKey(networkHash), rule);
   // At most SIGNIN_MAX_IN_FLIGHT_PER_IP checks per address (and per account) in flight, refused
   // before any reservation or bcrypt (issue 9, section 3).
   const keys = [...(networkHash ? [ipInFlightKey(networkHash)] : []), ...(check.boundKey || !networkHash ? [check.key] : [])];

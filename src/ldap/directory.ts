@@ -16,32 +16,17 @@ import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, InvalidCredentialsError, ResultCodeError } from 'ldapts';
 import { buildUserFilter, validateUserFilterTemplate } from './filter.js';
+import type { LdapSettings } from './settings.js';
 
-export interface LdapDirectoryConfig {
-  /** ldap://host[:port] or ldaps://host[:port]. */
-  uri: string;
-  bindDn: string;
-  bindPassword: string;
-  baseDn: string;
-  /** Contains `{username}`, e.g. `(&(objectClass=inetOrgPerson)(uid={username}))`. */
-  userFilter: string;
-  attrMail: string;
-  attrName: string;
-  /**
-   * An attribute of the USER entry whose values are the DNs of the user's groups: `memberOf`
-   * (OpenLDAP memberof overlay, Active Directory) or `isMemberOf` (389-ds, Oracle). It is read
-   * from the entry the search returns; the groups themselves are not searched (a group-side
-   * `member` attribute is not supported: it needs a second search and is what the overlays exist
-   * to spare). Empty: no groups are read.
-   */
-  groupMemberAttr: string;
+/** The directory's part of the settings (src/ldap/settings.ts, fields documented there), with the CA and the time limit. */
+export type LdapDirectoryConfig = Omit<LdapSettings, 'groupRoles' | 'caCert' | 'startTls'> & {
   /** Upgrade an ldap:// connection with StartTLS before the first bind. Not with ldaps://. */
   startTls?: boolean;
   /** PEM CA certificate(s) to trust instead of the system store. Verification is always on. */
   ca?: Buffer | string;
   /** Limit for the TCP/TLS connect and for each operation separately (each bind, search, StartTLS). */
   timeoutMs: number;
-}
+};
 
 /** What the search found of a user. */
 export interface DirectoryEntry {

@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import { auditContext, type AuditLog } from '../audit/service.js';
-import { LDAP_DEFAULTS } from '../platform/config-ldap.js';
+import { LDAP_DEFAULTS, ldapUriProblems } from '../platform/config-ldap.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
@@ -94,19 +94,7 @@ function parseForm(body: string): Record<string, string> {
 export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
   /** 400 LDAP_CONFIG_INVALID naming each field that is wrong (beyond the schema's shape). */
   const check = async (trx: Db, b: ConfigInput, hasStored: boolean): Promise<void> => {
-    const fields: Array<{ field: string; message: string }> = [];
-    let url: URL | undefined;
-    try {
-      url = new URL(b.uri);
-    } catch {
-      fields.push({ field: 'uri', message: 'is not a URI' });
-    }
-    if (url) {
-      if (url.protocol !== 'ldap:' && url.protocol !== 'ldaps:') fields.push({ field: 'uri', message: 'must be ldap:// or ldaps://' });
-      else if (url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.username !== '') fields.push({ field: 'uri', message: 'must be ldap(s)://host[:port] and nothing more' });
-      else if (url.protocol === 'ldaps:' && b.start_tls) fields.push({ field: 'start_tls', message: 'is for ldap:// (ldaps:// is TLS already)' });
-      else if (url.protocol === 'ldap:' && !b.start_tls && s.production) fields.push({ field: 'uri', message: 'plain ldap:// would send the bind password in clear: use ldaps:// or start_tls' });
-    }
+    const fields: Array<{ field: string; message: string }> = [...ldapUriProblems(b.uri, b.start_tls ?? false, s.production)];
     try {
       validateUserFilterTemplate(b.user_filter);
     } catch (err) {

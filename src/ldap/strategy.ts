@@ -24,10 +24,11 @@ export interface LdapInput {
   audit: AuditContext;
 }
 
-/** The subject, with what the search found (null: no such user) and the settings it used. */
+/** The subject, with what the search found (null: no such user), and the settings and client it used. */
 interface LdapSubject extends Subject {
   entry: DirectoryEntry | null;
   settings: LdapSettings;
+  client: LdapDirectory;
 }
 
 export interface LdapStrategyDeps {
@@ -60,15 +61,14 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
     const { settings, client } = await this.directory();
     const entry = await this.ask(settings, () => client.find(input.username));
     const attempts = this.deps.attempts;
-    if (!entry) return { key: attempts.subjectKey(undefined, `ldap:${input.username.normalize('NFKC')}`), identifier: input.username, user: undefined, entry: null, settings };
+    if (!entry) return { key: attempts.subjectKey(undefined, `ldap:${input.username.normalize('NFKC')}`), identifier: input.username, user: undefined, entry: null, settings, client };
     const user = await this.deps.provisioning.linkedUser(entry.dn);
     const key = user ? attempts.userKey(user.id) : attempts.subjectKey(undefined, `ldap:dn:${subjectOf(entry.dn)}`);
-    return { key, identifier: input.username, user, entry, settings };
+    return { key, identifier: input.username, user, entry, settings, client };
   }
 
   async authenticate(input: LdapInput, subject: Subject): Promise<Authenticated | null> {
-    const { entry, settings } = subject as LdapSubject;
-    const { client } = await this.directory();
+    const { entry, settings, client } = subject as LdapSubject;
     if (!entry) {
       // The same work as a wrong password: a bind, to a DN that cannot exist (it names no account
       // to count a failure against), whatever the directory answers.
@@ -108,11 +108,7 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
 
   private client(settings: LdapSettings): LdapDirectory {
     if (this.built?.for !== settings) {
-      const client = new LdapDirectory({
-        uri: settings.uri, bindDn: settings.bindDn, bindPassword: settings.bindPassword, baseDn: settings.baseDn,
-        userFilter: settings.userFilter, attrMail: settings.attrMail, attrName: settings.attrName, groupMemberAttr: settings.groupMemberAttr,
-        startTls: settings.startTls, ca: settings.caCert, timeoutMs: this.deps.timeoutMs,
-      });
+      const client = new LdapDirectory({ ...settings, ca: settings.caCert, timeoutMs: this.deps.timeoutMs });
       this.built = { for: settings, client };
     }
     return this.built.client;

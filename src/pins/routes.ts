@@ -214,7 +214,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       const key = s.pins.attemptKey(user?.id, b.phone_number);
       const prepared = await confirmSecret(s, {
         who: { userId: user?.uuid, username: user?.username ?? maskPhone(b.phone_number) }, key, boundKey: false,
-        rateHash: s.ipHasher.hex(`ussd:${s.gateways.gatewayOf(request)}:${b.phone_number}`), // the subscriber, not the gateway's address
+        rateCountedByRoute: true, // ussdLimit: per gateway and per subscriber
         limits: s.pipeline.attemptLimits('ussd'), // the PIN's counter locks as at USSD sign-in
         verify: () => s.pins.verify(user, b.current_pin, key), reason: 'invalid_current_pin', message: WRONG_PIN,
       }, auditContext(ctx), 'ussd_pin_change', async () => {

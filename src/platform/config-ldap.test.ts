@@ -21,10 +21,11 @@ describe('LDAP_* variables', () => {
 
   it('name each problem: a bad URI, a filter without {username}, a group map that is not JSON, missing bind settings, plain ldap:// in production', () => {
     expect(read({ LDAP_URI: 'http://x', LDAP_USER_FILTER: '(uid=x)', LDAP_GROUP_ROLES: 'tellers=staff' }).problems).toEqual([
-      expect.stringContaining('LDAP_URI must be'), expect.stringContaining('LDAP_USER_FILTER must contain'), expect.stringContaining('LDAP_GROUP_ROLES must be'),
-      expect.stringContaining('LDAP_BIND_DN, LDAP_BIND_PASSWORD, LDAP_BASE_DN'),
+      expect.stringContaining('LDAP_USER_FILTER must contain'), expect.stringContaining('LDAP_GROUP_ROLES must be'),
+      expect.stringContaining('LDAP_BIND_DN, LDAP_BIND_PASSWORD, LDAP_BASE_DN'), expect.stringContaining('LDAP_URI must be ldap:// or ldaps://'),
     ]);
-    expect(read({ ...BASE, LDAP_URI: 'ldap://ldap.bank.example' }, true).problems).toEqual([expect.stringContaining('plain ldap:// in production')]);
+    expect(read({ ...BASE, LDAP_URI: 'ldap://ldap.bank.example' }, true).problems).toEqual([expect.stringContaining('LDAP_URI plain ldap:// would send the bind password in clear')]);
+    expect(read({ ...BASE, LDAP_URI: 'ldaps://ldap.bank.example', LDAP_START_TLS: '1' }).problems).toEqual([expect.stringContaining('LDAP_START_TLS is for ldap://')]);
     expect(read({ ...BASE, LDAP_URI: 'ldap://ldap.bank.example', LDAP_START_TLS: '1' }, true).problems).toEqual([]);
   });
 });

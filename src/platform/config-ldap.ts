@@ -6,13 +6,21 @@
 
 /** The directory settings, in the configuration record's terms (src/ldap/settings.ts). */
 export interface LdapEnvSettings {
+  /** ldap://host[:port] or ldaps://host[:port]. */
   uri: string;
   bindDn: string;
   bindPassword: string;
   baseDn: string;
+  /** Contains `{username}`, e.g. `(&(objectClass=inetOrgPerson)(uid={username}))`. */
   userFilter: string;
   attrMail: string;
   attrName: string;
+  /**
+   * An attribute of the USER entry whose values are the DNs of the user's groups: `memberOf`
+   * (OpenLDAP memberof overlay, Active Directory) or `isMemberOf` (389-ds, Oracle). It is read
+   * from the entry the search returns; the groups themselves are not searched (a group-side
+   * `member` attribute needs a second search, which the overlays exist to spare). Empty: no groups.
+   */
   groupMemberAttr: string;
   startTls: boolean;
   /** LDAP_CA_FILE: a PEM file of the CA(s) to trust instead of the system store. */
@@ -30,6 +38,24 @@ export const LDAP_DEFAULTS = {
 
 type Opt = (name: string) => string | undefined;
 
+/**
+ * What is wrong with a directory URI and its TLS choice, by field (`uri`, `start_tls`); empty
+ * when nothing is. Shared by the variables and `POST /api/v1/auth/ldap/config`.
+ */
+export function ldapUriProblems(uri: string, startTls: boolean, production: boolean): Array<{ field: 'uri' | 'start_tls'; message: string }> {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return [{ field: 'uri', message: 'is not a URI' }];
+  }
+  if (url.protocol !== 'ldap:' && url.protocol !== 'ldaps:') return [{ field: 'uri', message: 'must be ldap:// or ldaps://' }];
+  if (url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.hash !== '' || url.username !== '') return [{ field: 'uri', message: 'must be ldap(s)://host[:port] and nothing more' }];
+  if (url.protocol === 'ldaps:' && startTls) return [{ field: 'start_tls', message: 'is for ldap:// (ldaps:// is TLS already)' }];
+  if (url.protocol === 'ldap:' && !startTls && production) return [{ field: 'uri', message: 'plain ldap:// would send the bind password in clear: use ldaps:// or start TLS' }];
+  return [];
+}
+
 /** The settings, or undefined when neither LDAP_URI nor LDAP_SERVER is set; problems name the variable. */
 export function readLdapEnv(opt: Opt, problems: string[], production: boolean): LdapEnvSettings | undefined {
   const server = opt('LDAP_SERVER');
@@ -39,7 +65,6 @@ export function readLdapEnv(opt: Opt, problems: string[], production: boolean): 
     uri = `${server.includes('://') ? server : `ldap://${server}`}${port !== undefined ? `:${port}` : ''}`;
   }
   if (uri === undefined) return undefined;
-  if (!/^ldaps?:\/\/[^\s/]+\/?$/i.test(uri)) problems.push(`LDAP_URI must be ldap://host[:port] or ldaps://host[:port] (got "${uri}")`);
   const userFilter = opt('LDAP_USER_FILTER') ?? LDAP_DEFAULTS.userFilter;
   if (!userFilter.includes('{username}')) problems.push('LDAP_USER_FILTER must contain the placeholder {username}');
   let groupRoles: Record<string, string[]> = {};
@@ -55,11 +80,10 @@ export function readLdapEnv(opt: Opt, problems: string[], production: boolean): 
   }
   const missing = ['LDAP_BIND_DN', 'LDAP_BIND_PASSWORD', 'LDAP_BASE_DN'].filter((n) => opt(n) === undefined);
   if (missing.length > 0) problems.push(`LDAP_URI is set, so ${missing.join(', ')} must be too`);
-  const startTls = (opt('LDAP_START_TLS') ?? '0').toLowerCase();
-  if (!['0', '1', 'true', 'false'].includes(startTls)) problems.push(`LDAP_START_TLS must be 1 or 0 (got "${startTls}")`);
-  if (production && /^ldap:/i.test(uri) && startTls !== '1' && startTls !== 'true') {
-    problems.push('LDAP_URI is plain ldap:// in production: the bind password would travel in clear; use ldaps:// or set LDAP_START_TLS=1');
-  }
+  const startTlsRaw = (opt('LDAP_START_TLS') ?? '0').toLowerCase();
+  if (!['0', '1', 'true', 'false'].includes(startTlsRaw)) problems.push(`LDAP_START_TLS must be 1 or 0 (got "${startTlsRaw}")`);
+  const startTls = startTlsRaw === '1' || startTlsRaw === 'true';
+  for (const p of ldapUriProblems(uri, startTls, production)) problems.push(`${p.field === 'uri' ? 'LDAP_URI' : 'LDAP_START_TLS'} ${p.message} (LDAP_URI="${uri}")`);
   return {
     uri,
     bindDn: opt('LDAP_BIND_DN') ?? '',
@@ -69,7 +93,7 @@ export function readLdapEnv(opt: Opt, problems: string[], production: boolean): 
     attrMail: opt('LDAP_ATTR_MAIL') ?? LDAP_DEFAULTS.attrMail,
     attrName: opt('LDAP_ATTR_NAME') ?? LDAP_DEFAULTS.attrName,
     groupMemberAttr: opt('LDAP_GROUP_MEMBER_ATTR') ?? LDAP_DEFAULTS.groupMemberAttr,
-    startTls: startTls === '1' || startTls === 'true',
+    startTls,
     caFile: opt('LDAP_CA_FILE'),
     groupRoles,
   };

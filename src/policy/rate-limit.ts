@@ -5,17 +5,26 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
-import type { RateRule } from '../platform/config-rate-limits.js';
+import type { RateGroup, RateRule } from '../platform/config-rate-limits.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors, retryLater, type AppError } from '../platform/errors.js';
 
+/** A bucket's key: its route group, what it counts, and the hash of whom (never a name or an address in clear). */
+export function rateKey(group: RateGroup, dimension: RateBucketKind, hash: string): string {
+  return `${group}:${dimension}:${hash}`;
+}
+
 /** The sign-in bucket of a client network (hashed, src/policy/network.ts): sign-ins and current-password checks share it. */
 export function signinRateKey(networkHash: string): string {
-  return `signin:ip:${networkHash}`;
+  return rateKey('signin', 'ip', networkHash);
 }
+
+/** `ip`: a client network; `client`: a named client (a USSD gateway); `account`: an account. */
+export type RateBucketKind = 'ip' | 'client' | 'account';
 
 export interface Bucket {
   key: string;
+  kind: RateBucketKind;
   rule: RateRule;
 }
 
@@ -34,7 +43,7 @@ export function rateHeaders(state: RateState): Record<string, string> {
 
 /** A refusal carries the exhausted bucket's headers, and Retry-After, with it. */
 export class RateLimitedError extends Error {
-  constructor(readonly state: RateState, readonly key: string) {
+  constructor(readonly state: RateState, readonly bucket: Bucket) {
     super('rate limited');
   }
 
@@ -68,16 +77,16 @@ export class RateLimiter {
       ON CONFLICT (key, window_start) DO UPDATE SET count = rate_limits.count + 1
       RETURNING key, count`.execute(this.deps.db);
     const counts = new Map(result.rows.map((r) => [r.key, Number(r.count)]));
-    const states = windows.map((w) => ({ key: w.key, state: { limit: w.rule.limit, remaining: Math.max(0, w.rule.limit - (counts.get(w.key) ?? 0)), resetSec: w.resetSec }, over: (counts.get(w.key) ?? 0) > w.rule.limit }));
+    const states = windows.map((w) => ({ bucket: { key: w.key, kind: w.kind, rule: w.rule }, state: { limit: w.rule.limit, remaining: Math.max(0, w.rule.limit - (counts.get(w.key) ?? 0)), resetSec: w.resetSec }, over: (counts.get(w.key) ?? 0) > w.rule.limit }));
     const exceeded = states.filter((s) => s.over).sort((a, b) => b.state.resetSec - a.state.resetSec)[0];
-    if (exceeded) throw new RateLimitedError(exceeded.state, exceeded.key);
+    if (exceeded) throw new RateLimitedError(exceeded.state, exceeded.bucket);
     return states.map((s) => s.state).sort((a, b) => a.remaining - b.remaining || b.resetSec - a.resetSec)[0];
   }
 
   /** Counts one hit in one bucket; throws 429 RATE_LIMITED with Retry-After and RateLimit-* past the limit. */
   async hit(key: string, rule: RateRule): Promise<void> {
     try {
-      await this.take([{ key, rule }]);
+      await this.take([{ key, kind: 'ip', rule }]);
     } catch (err) {
       throw err instanceof RateLimitedError ? err.toAppError() : err;
     }

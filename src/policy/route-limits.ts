@@ -17,7 +17,7 @@ import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { clientNetwork } from './network.js';
-import { RateLimitedError, rateHeaders, type Bucket, type RateLimiter } from './rate-limit.js';
+import { RateLimitedError, rateHeaders, rateKey, type Bucket, type RateLimiter } from './rate-limit.js';
 
 export interface RouteRateLimit {
   group: RateGroup;
@@ -48,18 +48,19 @@ function normalise(account: string): string {
   return account.normalize('NFKC').trim().toLowerCase();
 }
 
-/** The group's buckets for this request: `<group>:ip:<network hash>` matches signinRateKey. */
+/** The group's buckets for this request (the `signin` group's per-network one is the sign-in budget re-authentication shares). */
 function buckets(d: RouteLimitDeps, spec: RouteRateLimit, request: FastifyRequest): Bucket[] {
   const limits = d.limits[spec.group];
   const out: Bucket[] = [];
   if (limits.ip) {
     const client = spec.client?.(request);
-    const key = client === undefined ? `${spec.group}:ip:${d.ipHasher.hex(clientNetwork(request.ip))}` : `${spec.group}:client:${d.accountHasher.hex(client)}`;
-    out.push({ key, rule: limits.ip });
+    out.push(client === undefined
+      ? { key: rateKey(spec.group, 'ip', d.ipHasher.hex(clientNetwork(request.ip))), kind: 'ip', rule: limits.ip }
+      : { key: rateKey(spec.group, 'client', d.accountHasher.hex(client)), kind: 'client', rule: limits.ip });
   }
   const account = limits.account ? spec.account?.(request) : undefined;
   if (limits.account && typeof account === 'string' && normalise(account) !== '') {
-    out.push({ key: `${spec.group}:account:${d.accountHasher.hex(normalise(account))}`, rule: limits.account });
+    out.push({ key: rateKey(spec.group, 'account', d.accountHasher.hex(normalise(account))), kind: 'account', rule: limits.account });
   }
   return out;
 }
@@ -87,7 +88,7 @@ export function installRouteLimits(app: App, d: RouteLimitDeps): void {
         if (state) reply.headers(rateHeaders(state));
       } catch (err) {
         if (!(err instanceof RateLimitedError)) throw err;
-        d.metrics.rateLimited.inc({ group: spec.group, dimension: err.key.split(':')[1] === 'account' ? 'account' : 'client' });
+        d.metrics.rateLimited.inc({ group: spec.group, dimension: err.bucket.kind === 'account' ? 'account' : 'client' });
         throw err.toAppError();
       }
     };

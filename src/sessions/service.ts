@@ -109,10 +109,9 @@ export class SessionService {
     deps.bus.onReconnect(() => this.cache.clear());
   }
 
-  /** How long `s` may go without a request. */
-  private idleMs(s: { idle_timeout_sec: number | null } | { idleTimeoutSec: number | null }): number {
-    const own = 'idle_timeout_sec' in s ? s.idle_timeout_sec : s.idleTimeoutSec;
-    return (own ?? this.deps.config.inactivitySec) * 1000;
+  /** How long a session whose own timeout is `ownSec` (null: the server's) may go without a request. */
+  private idleMs(ownSec: number | null): number {
+    return (ownSec ?? this.deps.config.inactivitySec) * 1000;
   }
 
   /**
@@ -132,7 +131,7 @@ export class SessionService {
       .where('is_active', '=', true)
       .orderBy('created_at', 'asc')
       .execute();
-    const stale = active.filter((s) => ms(s.expires_at) <= now || now - ms(s.last_activity) > this.idleMs(s));
+    const stale = active.filter((s) => ms(s.expires_at) <= now || now - ms(s.last_activity) > this.idleMs(s.idle_timeout_sec));
     const live = active.filter((s) => !stale.includes(s));
     const overall = this.deps.config.mode === 'single' ? live : live.slice(0, Math.max(0, live.length - this.deps.config.maxConcurrent + 1));
     const channelLimit = input.limits?.maxConcurrent;
@@ -175,11 +174,11 @@ export class SessionService {
       await this.end(sessionId, 'expired');
       throw SessionErrors.SESSION_EXPIRED();
     }
-    if (now - s.lastActivity > this.idleMs(s)) {
+    if (now - s.lastActivity > this.idleMs(s.idleTimeoutSec)) {
       // Another node may have seen activity that this cache has not: ask the database.
       entry = await this.load(sessionId, entry);
       if (!entry || !entry.session.isActive) throw SessionErrors.SESSION_INVALID();
-      if (now - entry.session.lastActivity > this.idleMs(entry.session)) {
+      if (now - entry.session.lastActivity > this.idleMs(entry.session.idleTimeoutSec)) {
         await this.end(sessionId, 'inactivity');
         throw SessionErrors.SESSION_EXPIRED();
       }
@@ -190,7 +189,7 @@ export class SessionService {
     entry.session.lastActivity = now;
     // Written at most every SESSION_ACTIVITY_WRITE_SECONDS, and at least twice per idle timeout,
     // so a short channel timeout sees the activity other nodes (and this one, after a reload) had.
-    const writeEveryMs = Math.min(this.deps.config.activityWriteSec * 1000, this.idleMs(entry.session) / 2);
+    const writeEveryMs = Math.min(this.deps.config.activityWriteSec * 1000, this.idleMs(entry.session.idleTimeoutSec) / 2);
     if (opts.recordActivity !== false && now - entry.dbLastActivity >= writeEveryMs) {
       entry.dbLastActivity = now;
       await this.deps.db.updateTable('sessions').set({ last_activity: new Date(now) }).where('session_id', '=', sessionId).where('is_active', '=', true).execute();
