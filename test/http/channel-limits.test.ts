@@ -6,10 +6,11 @@
  * that would unlock more guesses, and a phone that keeps an idle session open. The clock is
  * frozen; nothing sleeps.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { watchComparisons } from '../harness/comparisons.js';
 import { auditTotal, bearer, expectError, expectLocked, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
 
 const MINUTE = 60_000;
@@ -24,6 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 afterEach(async () => {
+  vi.restoreAllMocks(); // the comparison counters wrap the hasher
   const token = await admin();
   for (const id of policies.splice(0)) {
     expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(token) })).statusCode).toBe(200);
@@ -47,6 +49,10 @@ function web(username: string, password = STRONG_PASSWORD) {
 
 function mobile(username: string, password = STRONG_PASSWORD, device = DEVICE) {
   return t.app.inject({ method: 'POST', url: '/api/v1/auth/login/mobile', payload: { username, password, device_fingerprint: device } });
+}
+
+async function counter(userId: number) {
+  return t.s.database.db.selectFrom('login_attempts').select(['failed_count', 'pending']).where('subject_key', '=', `u:${userId}`).executeTakeFirstOrThrow();
 }
 
 function validate(app: App, token: string, device?: string) {
@@ -111,8 +117,32 @@ describe('failed attempts and lockout per channel', () => {
   it('parallel right-password sign-ins on a channel with a lower limit still wait for a slot instead of being answered as locked', async () => {
     await policy('mobile', { max_failed_attempts: 2 });
     await seedUser(t.s, 'limits.service');
+    const user = (await t.s.users.findByLogin('limits.service'))!;
+    const watch = watchComparisons(t.s.hasher);
     const results = await Promise.all(Array.from({ length: 6 }, (_, i) => mobile('limits.service', STRONG_PASSWORD, `limits-svc-${i}`)));
     expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(watch.started).toHaveLength(6); // each compared once, none refused as locked
+    // Nothing left reserved or counted: two wrong mobile sign-ins now lock on the 2nd, as the limit says.
+    expect(await counter(user.id)).toEqual({ failed_count: 0, pending: 0 });
+    expectError(await mobile('limits.service', WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    expectLocked(await mobile('limits.service', WRONG_PASSWORD), 15 * 60);
+    t.clock.advance(15 * MINUTE);
+  });
+
+  it('threat: a parallel burst of 20 wrong passwords on a channel allowing 3 compares 3, audits 3 failures and one lock for the channel\'s 30 minutes, and leaves nothing pending', async () => {
+    await policy('mobile', { max_failed_attempts: 3, lockout_minutes: 30 });
+    const user = await seedUser(t.s, 'limits.burst');
+    const watch = watchComparisons(t.s.hasher);
+    const results = await Promise.all(Array.from({ length: 20 }, () => mobile('limits.burst', WRONG_PASSWORD)));
+    expect(watch.started).toHaveLength(3);
+    expect(results.filter((r) => r.statusCode === 401)).toHaveLength(2);
+    for (const r of results.filter((x) => x.statusCode !== 401)) expect(['ACCOUNT_LOCKED', 'RATE_LIMITED']).toContain(r.json().error_code);
+    expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(3);
+    expect(await auditTotal(t.s, user.uuid, 'ACCOUNT_LOCKED')).toBe(1);
+    const row = await t.s.database.db.selectFrom('login_attempts').select(['pending', 'locked_until']).where('subject_key', '=', `u:${user.id}`).executeTakeFirstOrThrow();
+    expect(row.pending).toBe(0);
+    expect(new Date(row.locked_until!).getTime()).toBe(t.clock.now() + 30 * MINUTE);
+    t.clock.advance(30 * MINUTE);
   });
 
   it('threat: a lax role policy cannot unlock more guesses: attempt limits on a policy with a role are 422 VALIDATION_ERROR naming the field', async () => {
@@ -140,6 +170,18 @@ describe('sessions per channel', () => {
     expect((await validate(t.app, desk)).statusCode).toBe(200);
     const row = await t.s.database.db.selectFrom('sessions').select(['idle_timeout_sec', 'end_reason']).where('channel', '=', 'mobile').where('user_id', '=', (await t.s.users.findByLogin('limits.idle'))!.id).executeTakeFirstOrThrow();
     expect(row).toEqual({ idle_timeout_sec: 300, end_reason: 'inactivity' });
+  });
+
+  it('a parallel burst of 6 mobile sign-ins with max_concurrent_sessions 1 leaves exactly one mobile session open, ends the other 5 as concurrency_limit, and keeps the web session', async () => {
+    await policy('mobile', { max_concurrent_sessions: 1 });
+    const user = await seedUser(t.s, 'limits.burstphone');
+    expect((await web('limits.burstphone')).statusCode).toBe(200);
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => mobile('limits.burstphone', STRONG_PASSWORD, `limits-burst-${i}`)));
+    expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200]);
+    const rows = await t.s.database.db.selectFrom('sessions').select(['channel', 'is_active', 'end_reason']).where('user_id', '=', user.id).execute();
+    expect(rows.filter((r) => r.channel === 'mobile' && r.is_active)).toHaveLength(1);
+    expect(rows.filter((r) => r.channel === 'mobile' && !r.is_active).map((r) => r.end_reason)).toEqual(Array(5).fill('concurrency_limit'));
+    expect(rows.filter((r) => r.channel === 'web' && r.is_active)).toHaveLength(1);
   });
 
   it('one phone at a time: with max_concurrent_sessions 1 on mobile, a second mobile sign-in ends the first (401 SESSION_INVALID) and leaves the web session', async () => {

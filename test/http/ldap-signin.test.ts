@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import { Attribute, Change, Client } from 'ldapts';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import { Authenticator } from '../harness/authenticator.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
@@ -168,12 +168,14 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     expectError(await form(`username=bob&password=x&method=sasl`), 422, 'VALIDATION_ERROR');
   });
 
-  it('two parallel first sign-ins of one person create one account and one link, and both sign in', async () => {
+  it('three parallel first sign-ins of one person create one account, one credential and one link (provisioned once, audited once), and all three sign in', async () => {
     const results = await Promise.all([1, 2, 3].map(() => ldapLogin(dir.users.unicode.uid, dir.users.unicode.password)));
     expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200]);
-    const users = await t.s.database.db.selectFrom('users').select('id').where('username', '=', dir.users.unicode.uid).execute();
+    const users = await t.s.database.db.selectFrom('users').select(['id', 'uuid']).where('username', '=', dir.users.unicode.uid).execute();
     expect(users).toHaveLength(1);
     expect(await t.s.database.db.selectFrom('user_identity_providers').select('id').where('user_id', '=', users[0]!.id).execute()).toHaveLength(1);
+    expect(await t.s.database.db.selectFrom('credentials').select('id').where('user_id', '=', users[0]!.id).execute()).toHaveLength(1);
+    expect(await auditTotal(t.s, users[0]!.uuid, 'USER_PROVISIONED')).toBe(1);
   });
 
   it('threat: taking over a local account: a directory user whose username or email a local account holds is 409 IDENTITY_CONFLICT, audited, and nothing is created or linked', async () => {
@@ -227,6 +229,22 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     expect(await counted()).toEqual(before);
     expect(logged.some((l) => l.includes('LDAP directory unavailable') && l.includes('"reason":"timeout"'))).toBe(true);
     expect((await ldapLogin('alice', dir.users.alice.password)).statusCode).toBe(200);
+  });
+
+  it('threat: a parallel burst of 20 wrong passwords on one directory account binds as it at most 5 times, audits 5 failures, and the rest are refused before the directory is asked to bind', async () => {
+    const eve = (await userByName(dir.users.hostile.uid))!; // provisioned by the injection test
+    const mark = dir.log().length;
+    const results = await Promise.all(Array.from({ length: 20 }, () => ldapLogin(dir.users.hostile.uid, 'Wrong#Passw0rd!')));
+    for (const r of results) expect(['INVALID_CREDENTIALS', 'ACCOUNT_LOCKED', 'RATE_LIMITED']).toContain(r.json().error_code);
+    expect(await auditTotal(t.s, eve.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
+    // slapd logs every bind request as `BIND dn="…" method=128` (a success adds a mech=SIMPLE line).
+    const binds = (): number => dir.log().slice(mark).split('\n').filter((l) => / BIND dn="uid=ev[^"]*" method=128/.test(l)).length;
+    await vi.waitFor(() => expect(binds()).toBeGreaterThanOrEqual(5));
+    // A fence: once a later request is in the log, every line of the burst is too.
+    const fence = dir.log().length;
+    expectError(await ldapLogin('fence-after-burst', 'Wrong#Passw0rd!'), 401, 'INVALID_CREDENTIALS');
+    await dir.waitForLog(/uid=fence-after-burst/, fence);
+    expect(binds()).toBe(5);
   });
 });
 

@@ -7,11 +7,12 @@
  * relaying a flood, guessing second-factor codes across challenges. Work done is counted (audit
  * rows, lockout counters, sessions), not only statuses. The clock is frozen 10 s into a minute.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { App } from '../../src/platform/http/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { watchComparisons } from '../harness/comparisons.js';
 import { auditTotal, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
 
 type Res = Awaited<ReturnType<App['inject']>>;
@@ -75,9 +76,12 @@ describe('sign-in: per account and per client network', () => {
     for (const [i, name] of ['spray.target', 'SPRAY.Target', ' spray.target '].entries()) {
       expectError(await from(`10.21.0.${i + 1}`, name, WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
     }
+    const watch = watchComparisons(t.s.hasher);
     for (let i = 10; i < 14; i++) expectRateLimited(await from(`10.21.0.${i}`, 'spray.target', WRONG_PASSWORD), 50, 3);
     expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(3); // nothing compared past the limit
     expectRateLimited(await from('10.21.0.20', 'spray.target'), 50, 3); // the right password too: nothing is checked
+    expect(watch.started).toHaveLength(0);
+    vi.restoreAllMocks();
 
     await seedUser(t.s, 'spray.bystander');
     expect((await from('10.21.0.1', 'spray.bystander')).statusCode).toBe(200);
@@ -88,11 +92,15 @@ describe('sign-in: per account and per client network', () => {
   it('threat: a parallel burst of 12 right-password sign-ins on one account opens exactly 3 sessions; the other 9 are 429 RATE_LIMITED', async () => {
     nextMinute();
     const user = await seedUser(t.s, 'burst.account');
+    const watch = watchComparisons(t.s.hasher);
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => from(`10.22.${i}.1`, 'burst.account')));
+    expect(watch.started).toHaveLength(3); // refused before bcrypt
+    vi.restoreAllMocks();
     const statuses = results.map((r) => r.statusCode).sort();
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429, 429, 429, 429, 429, 429]);
     for (const r of results.filter((x) => x.statusCode === 429)) expectError(r, 429, 'RATE_LIMITED');
     expect(await auditTotal(t.s, user.uuid, 'USER_LOGIN')).toBe(3);
+    expect(await t.s.database.db.selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).toHaveLength(3);
     const counted = await t.s.database.db.selectFrom('rate_limits').select(({ fn }) => fn.sum<number>('count').as('n')).where('key', 'like', 'signin:account:%').where('window_start', '=', new Date(Math.floor(t.clock.now() / MINUTE) * MINUTE)).executeTakeFirstOrThrow();
     expect(Number(counted.n)).toBe(12); // every request of the burst counted once, refused ones included
   });
@@ -147,10 +155,13 @@ describe('USSD: per gateway and per subscriber', () => {
   it('threat: a gateway relaying a PIN-guessing flood: the 3rd try on one subscriber is 429 RATE_LIMITED and not compared; the gateway\'s 4th call of the minute is refused for any subscriber; another gateway has its own budget', async () => {
     nextMinute();
     const user = await seedUser(t.s, 'ussd.rate', { phone: '+254700200001' });
+    const watch = watchComparisons(t.s.hasher);
     expectError(await ussd('+254700200001'), 401, 'INVALID_CREDENTIALS');
     expectError(await ussd('+254700200001'), 401, 'INVALID_CREDENTIALS');
     expectRateLimited(await ussd('+254700200001'), 50, 2); // the subscriber's 2 a minute
     expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(2);
+    expect(watch.started).toHaveLength(2);
+    vi.restoreAllMocks();
     expectRateLimited(await ussd('+254700200002'), 50, 3); // the gateway's 3 a minute: a fresh number does not help
     expectError(await ussd('+254700200003', OTHER_GATEWAY_KEY), 401, 'INVALID_CREDENTIALS');
   });
@@ -186,14 +197,18 @@ describe('operations', () => {
     t.clock.advance(MINUTE);
     await from('10.40.0.1', 'cleanup.rate');
     await t.scheduler.runNow('rate-limit window clean-up');
-    const rows = await t.s.database.db.selectFrom('rate_limits').select(['window_start', 'window_end']).execute();
+    const rows = await t.s.database.db.selectFrom('rate_limits').select(['key', 'window_start', 'window_end', 'count']).execute();
     expect(rows.length).toBeGreaterThan(0);
     for (const r of rows) expect(new Date(r.window_end).getTime()).toBeGreaterThan(t.clock.now());
+    // The current minute's sign-in of cleanup.rate is kept, counted once in its account bucket.
+    const current = rows.filter((r) => r.key.startsWith('signin:account:') && new Date(r.window_start).getTime() === Math.floor(t.clock.now() / MINUTE) * MINUTE);
+    expect(current.map((r) => Number(r.count))).toEqual([1]);
   });
 
   it('the OpenAPI document states each limited route\'s group and defaults', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{ paths: Record<string, { post?: { description?: string } }> }>();
     expect(doc.paths['/api/v1/auth/login']!.post!.description).toContain('Rate limit (group `signin`');
+    expect(doc.paths['/api/v1/auth/login']!.post!.description).toContain('1000 per 1 min per client network, 3 per 1 min per account');
     expect(doc.paths['/api/v1/auth/login/ussd']!.post!.description).toContain('per gateway');
     expect(doc.paths['/api/v1/auth/validate']!.post!.description).not.toContain('Rate limit');
     expect(Object.keys((doc.paths['/api/v1/auth/reset/password']!.post as { responses: object }).responses)).toContain('429');
