@@ -130,13 +130,13 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/users/:id/reset-password', {
       schema: {
         tags, security, summary: 'Reset a user\'s password (permission users.update)',
-        description: `Issues a new temporary password, forces a change at next sign-in and ends every session of the user. The password is emailed to the user when email delivery is configured and the user has an email address (\`delivery: "email"\`, no password in the response); otherwise it is returned once as \`temporary_password\` (\`delivery: "response"\`). ${MAIL_FAILURE_TEXT} The old password and the sessions stay as they were.`,
+        description: `Issues a new temporary password, forces a change at next sign-in and ends every session of the user. The password is emailed to the user when email delivery is configured and the user has an email address (\`delivery: "email"\`, no password in the response); otherwise it is returned once as \`temporary_password\` (\`delivery: "response"\`). ${MAIL_FAILURE_TEXT} The old password and the sessions stay as they were. A directory (LDAP) user's password is the directory's: \`409 PASSWORD_MANAGED_EXTERNALLY\`, and nothing changes (a local password would outlive their directory account).`,
         params: IdParams,
         response: {
           200: Type.Object({ status: Type.Literal('success'), delivery: Delivery, temporary_password: TemporaryPassword }, {
             examples: [{ status: 'success', delivery: 'email' }, { status: 'success', delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' }],
           }),
-          ...errors(400, 401, 403, 404, 422, 503),
+          ...errors(400, 401, 403, 404, 409, 422, 503),
         },
       },
       onRequest: s.guard.requirePermission('users.update'),

@@ -10,6 +10,7 @@ import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Module } from '../platform/module.js';
 import { ExpiryWarnings } from './expiry-warnings.js';
+import { ExternalPasswords } from './external.js';
 import { PasswordHasher } from './hashing.js';
 import { PasswordPolicy } from './policy.js';
 import { credentialRoutes, type CredentialRouteDeps } from './routes.js';
@@ -31,6 +32,8 @@ export interface CredentialsProvides {
   policy: PasswordPolicy;
   credentials: CredentialService;
   expiryWarnings: ExpiryWarnings;
+  /** Where a module that keeps passwords elsewhere (LDAP) registers its check. */
+  externalPasswords: ExternalPasswords;
 }
 
 const HOUR = 3_600_000;
@@ -39,11 +42,12 @@ export function credentialsModule(deps: CredentialsDeps): Module<CredentialsProv
   const { db, clock } = deps;
   const hasher = new PasswordHasher(deps.config.passwords.bcryptCost);
   const policy = new PasswordPolicy(db);
-  const credentials = new CredentialService({ db, hasher, policy, cipher: deps.keys.cipher(ENCRYPTED_COLUMNS.passwordCopy.purpose), clock, users: deps.users });
+  const externalPasswords = new ExternalPasswords(db);
+  const credentials = new CredentialService({ db, hasher, policy, cipher: deps.keys.cipher(ENCRYPTED_COLUMNS.passwordCopy.purpose), clock, users: deps.users, external: externalPasswords });
   const expiryWarnings = new ExpiryWarnings({ db, clock, users: deps.users, mailer: deps.mailer, audit: deps.audit, log: deps.log });
   return {
     name: 'credentials',
-    provides: { hasher, policy, credentials, expiryWarnings },
+    provides: { hasher, policy, credentials, expiryWarnings, externalPasswords },
     tags: [{ name: 'Credential management', description: 'Passwords' }],
     routes: credentialRoutes({ ...deps, hasher, credentials }),
     // Every node: each warning is claimed atomically before it is sent, so none goes twice.

@@ -101,7 +101,7 @@ export async function confirmCurrentPassword<T>(d: ReauthDeps, user: UserRow, pa
   const key = d.attempts.userKey(user.id);
   const check: SecretCheck = {
     who: { userId: user.uuid, username: user.username }, key, boundKey: true,
-    verify: async () => d.hasher.verify(password, (await d.credentials.state(user.id))?.hash ?? null, key),
+    verify: () => d.credentials.verifyCurrent(user.id, password, key),
     reason: 'invalid_current_password', message: 'The current password is incorrect.',
   };
   if (andThen) return confirmSecret(d, check, ctx, action, andThen);

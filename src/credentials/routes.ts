@@ -46,9 +46,9 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/auth/password', {
       schema: {
         tags, security: [{ bearer: [] }], summary: 'Change your password',
-        description: `Needs the current password; a wrong one counts toward the account lockout (401 INVALID_CREDENTIALS, then 429 ACCOUNT_LOCKED). Your other sessions end; this one stays. ${POLICY_DOC}`,
+        description: `Needs the current password; a wrong one counts toward the account lockout (401 INVALID_CREDENTIALS, then 429 ACCOUNT_LOCKED). Your other sessions end; this one stays. A directory (LDAP) user's password is the directory's: \`409 PASSWORD_MANAGED_EXTERNALLY\`, before anything is checked. ${POLICY_DOC}`,
         body: Type.Object({ current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: NewPassword }, { additionalProperties: false }),
-        response: { 200: PasswordChanged, ...errors(400, 401, 422, 429) },
+        response: { 200: PasswordChanged, ...errors(400, 401, 409, 422, 429) },
       },
       // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
       preHandler: s.guard.authenticate,
@@ -58,6 +58,7 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
       const user = await s.users.findById(auth.session.userId);
       if (!user) throw TokenErrors.TOKEN_REVOKED();
+      await s.credentials.assertLocalPassword(user.id); // a directory user's is changed in the directory: nothing asked, nothing counted
       // The new password's rules and history comparisons (bcrypt, outside the transaction) run in
       // the same in-flight slot as the current-password check.
       const prepared = await confirmCurrentPassword(s, user, request.body.current_password, auditContext(ctx), 'password_change',

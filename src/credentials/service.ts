@@ -11,6 +11,7 @@ import type { CredentialsTable } from '../platform/db/schema.js';
 import type { Insertable } from 'kysely';
 import type { UserRow, UserStore } from '../users/store.js';
 import { CredentialErrors } from './errors.js';
+import type { ExternalPasswords } from './external.js';
 import { accountLane, type PasswordHasher } from './hashing.js';
 import type { AccountClass, PasswordPolicy } from './policy.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
@@ -62,7 +63,7 @@ export async function reusesHistory(db: Db, hasher: PasswordHasher, q: { userId:
 
 export class CredentialService {
   constructor(
-    private readonly deps: { db: Db; hasher: PasswordHasher; policy: PasswordPolicy; cipher: FieldCipher; clock: Clock; users: UserStore },
+    private readonly deps: { db: Db; hasher: PasswordHasher; policy: PasswordPolicy; cipher: FieldCipher; clock: Clock; users: UserStore; external: ExternalPasswords },
   ) {}
 
   async accountClass(user: UserRow, trx: Db = this.deps.db): Promise<AccountClass> {
@@ -72,6 +73,26 @@ export class CredentialService {
   /** How many days before expiry the user's class warns (password_restrictions.warn_days; cached). */
   async warnDays(user: UserRow, roles: string[]): Promise<number> {
     return (await this.deps.policy.restrictions(classOf(user, roles))).warnDays;
+  }
+
+  /**
+   * 409 PASSWORD_MANAGED_EXTERNALLY for an account whose password another system keeps (a
+   * directory user): a local password would let the person in after the directory shut them out.
+   */
+  async assertLocalPassword(userId: number, db: Db = this.deps.db): Promise<void> {
+    const link = await this.deps.external.linkOf(userId, db);
+    if (link) throw CredentialErrors.PASSWORD_MANAGED_EXTERNALLY({ idp_type: link.idpType });
+  }
+
+  /**
+   * Whether `password` is the user's current password: bcrypt against the stored hash (a dummy
+   * comparison when there is none) in `lane` of the bcrypt queue, or, for a directory user, a
+   * bind as their entry (which may throw the directory's own 401 LDAP_UNAVAILABLE).
+   */
+  async verifyCurrent(userId: number, password: string, lane: string): Promise<boolean> {
+    const link = await this.deps.external.linkOf(userId);
+    if (link) return this.deps.external.verify(link, password);
+    return this.deps.hasher.verify(password, (await this.state(userId))?.hash ?? null, lane);
   }
 
   async state(userId: number, trx: Db = this.deps.db): Promise<PasswordState | undefined> {
@@ -92,6 +113,8 @@ export class CredentialService {
 
   /** Every rule checked (422 PASSWORD_POLICY_VIOLATION), the hash and the encrypted copy made; nothing written. */
   async prepare(user: UserRow, password: string, opts: { temporary: boolean }, db: Db = this.deps.db): Promise<PreparedPassword> {
+    // The one way to a stored password (links are made only with the account, so none can appear later).
+    await this.assertLocalPassword(user.id, db);
     const accountClass = await this.accountClass(user, db);
     const violations = await this.deps.policy.check(password, { username: user.username, email: user.email, accountClass }, db);
     const r = await this.deps.policy.restrictions(accountClass, db);

@@ -24,9 +24,22 @@ export type LdapDirectoryConfig = Omit<LdapSettings, 'groupRoles' | 'caCert' | '
   startTls?: boolean;
   /** PEM CA certificate(s) to trust instead of the system store. Verification is always on. */
   ca?: Buffer | string;
-  /** Limit for the TCP/TLS connect and for each operation separately (each bind, search, StartTLS). */
+  /**
+   * Limit for the TCP/TLS connect, for each operation (each bind, search, StartTLS), and for
+   * all the directory work of one sign-in together (its `DirectoryBudget`).
+   */
   timeoutMs: number;
 };
+
+/**
+ * What is left of one sign-in's `timeoutMs` for the directory's work: the search's connection
+ * and the bind's draw on one budget, so a directory that answers every operation just inside
+ * the limit still ends the sign-in within it. Time spent between them (reserving the attempt,
+ * waiting for a slot) is not the directory's and is not drawn.
+ */
+export class DirectoryBudget {
+  constructor(public leftMs: number) {}
+}
 
 /** What the search found of a user. */
 export interface DirectoryEntry {
@@ -68,12 +81,12 @@ export class LdapDirectory {
   }
 
   /** Service bind, then search for `username`: the one entry it names, or null (none, or several). */
-  async find(username: string): Promise<DirectoryEntry | null> {
+  async find(username: string, budget = this.budget()): Promise<DirectoryEntry | null> {
     // An empty username or one with a lone surrogate (no UTF-8 form; it would be sent as U+FFFD)
     // cannot name anyone.
     if (username === '' || /\p{Cs}/u.test(username)) return null;
     const { config } = this;
-    return this.connected(async (client) => {
+    return this.connected(budget, async (client) => {
       await step('service-bind', () => stillConnected(client, config.startTls === true).bind(config.bindDn, config.bindPassword));
       const attributes = [...new Set([config.attrMail, config.attrName, config.groupMemberAttr].filter((a) => a !== ''))];
       const { searchEntries } = await step('search', () => stillBound(client).search(config.baseDn, {
@@ -94,12 +107,12 @@ export class LdapDirectory {
   }
 
   /** Binds as `dn` with `password` on a connection of its own: true when the directory accepts it. */
-  async verify(dn: string, password: string): Promise<boolean> {
+  async verify(dn: string, password: string, budget = this.budget()): Promise<boolean> {
     // A simple bind with a DN and an empty password is an "unauthenticated bind" (RFC 4513 5.1.2)
     // that servers such as Active Directory answer with success. Only the empty string is that;
     // a password of spaces is a password and goes to the directory.
     if (password === '') return false;
-    return this.connected(async (client) => {
+    return this.connected(budget, async (client) => {
       try {
         await stillConnected(client, this.config.startTls === true).bind(dn, password);
         return true;
@@ -115,14 +128,23 @@ export class LdapDirectory {
   /** find, then verify: the entry when the password is its own. */
   async authenticate(username: string, password: string): Promise<LdapAuthResult> {
     if (password === '') return INVALID;
-    const entry = await this.find(username);
+    const budget = this.budget();
+    const entry = await this.find(username, budget);
     if (!entry) return INVALID;
-    return (await this.verify(entry.dn, password)) ? { kind: 'ok', ...entry } : INVALID;
+    return (await this.verify(entry.dn, password, budget)) ? { kind: 'ok', ...entry } : INVALID;
   }
 
-  /** A connection (TLS as configured, StartTLS done) for `work`, always unbound after it. */
-  private async connected<T>(work: (client: Client) => Promise<T>): Promise<T> {
+  /** A new sign-in's budget: `timeoutMs` for all its directory work. */
+  budget(): DirectoryBudget {
+    return new DirectoryBudget(this.config.timeoutMs);
+  }
+
+  /** A connection (TLS as configured, StartTLS done) for `work`, within what is left of `budget`, always unbound after it. */
+  private async connected<T>(budget: DirectoryBudget, work: (client: Client) => Promise<T>): Promise<T> {
     const { config } = this;
+    const left = budget.leftMs;
+    if (left <= 0) throw new DirectoryUnavailableError('timeout', `the sign-in's ${config.timeoutMs} ms for the directory ran out`);
+    const began = performance.now();
     const hostname = this.url.hostname.replace(/^\[(.*)\]$/, '$1');
     const tlsOptions: ConnectionOptions = {
       rejectUnauthorized: true,
@@ -137,13 +159,18 @@ export class LdapDirectory {
       // ldapts switches to TLS-from-the-start whenever tlsOptions are given, so only for ldaps://.
       ...(this.url.protocol === 'ldaps:' ? { tlsOptions } : {}),
     });
-    try {
+    const run = async (): Promise<T> => {
       if (config.startTls) {
-        await step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, 'StartTLS handshake'));
+        await step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, () => new Error(`StartTLS handshake timed out after ${config.timeoutMs} ms`)));
       }
-      return await work(client);
+      return work(client);
+    };
+    try {
+      return await withTimeout(run(), left, () => new DirectoryUnavailableError('timeout', `the directory took longer than the sign-in's ${config.timeoutMs} ms in all`));
     } finally {
-      // unbind() also destroys the socket when the server does not answer or is gone.
+      budget.leftMs -= performance.now() - began;
+      // unbind() also destroys the socket when the server does not answer or is gone (which
+      // also ends an operation the budget cut short).
       await client.unbind().catch(() => undefined);
     }
   }
@@ -192,14 +219,14 @@ function unavailable(phase: Phase, err: unknown): DirectoryUnavailableError {
   return new DirectoryUnavailableError(reason, detail, { cause: err });
 }
 
-/** ldapts has no limit on the handshake that follows the StartTLS response. */
-async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+/** `work`, or `expired()` after `ms` (ldapts has no limit on the StartTLS handshake, nor on a sign-in's operations together). */
+async function withTimeout<T>(work: Promise<T>, ms: number, expired: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(expired()), ms);
   });
   try {
-    return await Promise.race([work, expired]);
+    return await Promise.race([work, late]);
   } finally {
     clearTimeout(timer);
     // The loser settles later (when `finally` in authenticate destroys the socket); keep it quiet.

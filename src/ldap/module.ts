@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
+import type { ExternalPasswords } from '../credentials/external.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
@@ -38,6 +39,7 @@ export interface LdapDeps {
   pipeline: SignInPipeline;
   guard: Guard;
   ipHasher: Hasher;
+  externalPasswords: ExternalPasswords;
 }
 
 export interface LdapProvides {
@@ -49,6 +51,8 @@ export function ldapModule(deps: LdapDeps): Module<LdapProvides> {
   const ldapSettings = new LdapSettingsStore({ db: deps.db, clock: deps.clock, bus: deps.bus, cipher: deps.keys.cipher(ENCRYPTED_COLUMNS.ldapBindPassword.purpose), env: deps.config.ldap.env });
   const provisioning = new LdapProvisioning({ db: deps.db, clock: deps.clock, users: deps.users, audit: deps.audit });
   const ldapStrategy = new LdapStrategy({ settings: ldapSettings, provisioning, attempts: deps.attempts, log: deps.log, metrics: deps.metrics, timeoutMs: deps.config.ldap.timeoutMs });
+  // A directory user's current password is checked in the directory (src/credentials/external.ts).
+  deps.externalPasswords.register('LDAP', (link, password) => ldapStrategy.verifyPassword(link.subject, password));
   return {
     name: 'ldap',
     provides: { ldapSettings, ldapStrategy },

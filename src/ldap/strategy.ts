@@ -12,7 +12,7 @@ import type { AuditContext } from '../audit/service.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { Authenticated, SignInStrategy, Subject } from '../signin/strategy.js';
 import type { Metrics } from '../platform/observability/metrics.js';
-import { DirectoryUnavailableError, LdapDirectory, type DirectoryEntry } from './directory.js';
+import { DirectoryUnavailableError, LdapDirectory, type DirectoryBudget, type DirectoryEntry } from './directory.js';
 import { LdapErrors } from './errors.js';
 import { subjectOf, type LdapProvisioning } from './provision.js';
 import type { LdapSettings, LdapSettingsStore } from './settings.js';
@@ -24,11 +24,12 @@ export interface LdapInput {
   audit: AuditContext;
 }
 
-/** The subject, with what the search found (null: no such user), and the settings and client it used. */
+/** The subject, with what the search found (null: no such user), the settings and client it used, and what is left of the sign-in's time for the directory. */
 interface LdapSubject extends Subject {
   entry: DirectoryEntry | null;
   settings: LdapSettings;
   client: LdapDirectory;
+  budget: DirectoryBudget;
 }
 
 export interface LdapStrategyDeps {
@@ -59,25 +60,36 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
    */
   async subject(input: LdapInput): Promise<LdapSubject> {
     const { settings, client } = await this.directory();
-    const entry = await this.ask(settings, () => client.find(input.username));
+    const budget = client.budget();
+    const entry = await this.ask(settings, () => client.find(input.username, budget));
     const attempts = this.deps.attempts;
-    if (!entry) return { key: attempts.subjectKey(undefined, `ldap:${input.username.normalize('NFKC')}`), identifier: input.username, user: undefined, entry: null, settings, client };
+    if (!entry) return { key: attempts.subjectKey(undefined, `ldap:${input.username.normalize('NFKC')}`), identifier: input.username, user: undefined, entry: null, settings, client, budget };
     const user = await this.deps.provisioning.linkedUser(entry.dn);
     const key = user ? attempts.userKey(user.id) : attempts.subjectKey(undefined, `ldap:dn:${subjectOf(entry.dn)}`);
-    return { key, identifier: input.username, user, entry, settings, client };
+    return { key, identifier: input.username, user, entry, settings, client, budget };
   }
 
   async authenticate(input: LdapInput, subject: Subject): Promise<Authenticated | null> {
-    const { entry, settings, client } = subject as LdapSubject;
+    const { entry, settings, client, budget } = subject as LdapSubject;
     if (!entry) {
       // The same work as a wrong password: a bind, to a DN that cannot exist (it names no account
       // to count a failure against), whatever the directory answers.
-      await client.verify(`cn=${randomUUID()},${settings.baseDn}`, input.password).catch(() => false);
+      await client.verify(`cn=${randomUUID()},${settings.baseDn}`, input.password, budget).catch(() => false);
       return null;
     }
-    if (!(await this.ask(settings, () => client.verify(entry.dn, input.password)))) return null;
+    if (!(await this.ask(settings, () => client.verify(entry.dn, input.password, budget)))) return null;
     const user = await this.deps.provisioning.userFor({ ...entry, username: input.username.trim() }, settings.groupRoles, input.audit);
     return { user };
+  }
+
+  /**
+   * A signed-in directory user's current password (re-authentication before enrolling a factor,
+   * setting a PIN): a bind as their entry. `dn` is the link's (lower-cased; DNs compare without
+   * regard to case). A directory that cannot be used is 401 LDAP_UNAVAILABLE, as at sign-in.
+   */
+  async verifyPassword(dn: string, password: string): Promise<boolean> {
+    const { settings, client } = await this.directory();
+    return this.ask(settings, () => client.verify(dn, password));
   }
 
   /** The settings in force and their client; 401 when there are none or they are not usable. */

@@ -155,7 +155,7 @@ export interface Config {
   ldap: {
     /** The LDAP_* variables: used while the database holds no LDAP configuration. Undefined: LDAP_URI and LDAP_SERVER unset. */
     env: LdapEnvSettings | undefined;
-    /** LDAP_TIMEOUT_MS: the limit on connecting and on each directory operation. */
+    /** LDAP_TIMEOUT_MS: the limit on connecting, on each directory operation, and on one sign-in's directory work in all. */
     timeoutMs: number;
   };
   /** The USSD gateways (docs/operations.md "USSD gateways"). */

@@ -289,6 +289,43 @@ describe('an unusable directory', () => {
     }
   });
 
+  it('a directory that answers every operation just inside the limit: the sign-in\'s budget runs out (timeout), and no socket is left open', async () => {
+    // A proxy to slapd that holds each answer 200 ms: every operation is inside its own 300 ms,
+    // but a sign-in makes three round trips (service bind, search, user bind) after connecting.
+    const held: net.Socket[] = [];
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(ldap.port, '127.0.0.1');
+      held.push(client, upstream);
+      client.on('data', (chunk) => upstream.write(chunk));
+      upstream.on('data', (chunk) => setTimeout(() => client.writable && client.write(chunk), 200));
+      const end = (): void => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', end).on('error', end);
+      upstream.on('close', end).on('error', end);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const { port } = proxy.address() as net.AddressInfo;
+    try {
+      const slow = directory({ uri: `ldap://127.0.0.1:${port}`, timeoutMs: 300 });
+      // With a generous limit the proxy works; with 300 ms the service bind and the search alone
+      // take 400 ms, though neither passes 300 ms on its own.
+      expect(await directory({ uri: `ldap://127.0.0.1:${port}`, timeoutMs: 5000 }).authenticate('alice', ldap.users.alice.password)).toMatchObject({ kind: 'ok' });
+      const err = await unavailable(slow.authenticate('alice', ldap.users.alice.password));
+      expect(err.reason).toBe('timeout');
+      expect(err.message).toContain('in all');
+      // find and verify called apart draw on one budget when given one.
+      const budget = slow.budget();
+      budget.leftMs = 150;
+      expect((await unavailable(slow.verify(ldap.users.alice.dn, ldap.users.alice.password, budget))).reason).toBe('timeout');
+      await expect.poll(() => connectionsTo(port)).toBe(0);
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
   it('a wrong service password is a configuration problem, not the user\'s', async () => {
     const err = await unavailable(directory({ bindPassword: 'not-the-password' }).authenticate('alice', ldap.users.alice.password));
     expect(err.reason).toBe('service-credentials');

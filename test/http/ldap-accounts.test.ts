@@ -1,0 +1,117 @@
+/**
+ * A directory user's password is the directory's (issue 11): re-authentication with the current
+ * password (before enrolling an authenticator app) binds as the linked entry, live, so a
+ * password changed in the directory takes effect at once; a wrong one counts toward the lockout
+ * like any other; the directory down is 401 LDAP_UNAVAILABLE, not counted; and this service
+ * never sets a local password for such an account (409 PASSWORD_MANAGED_EXTERNALLY), which
+ * would let the person in after the directory shut them out.
+ */
+import { Attribute, Change, Client } from 'ldapts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/platform/clock.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { auditTotal, bearer, expectError, seedUser, signIn, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { startSlapd, type RunningSlapd } from '../harness/slapd.js';
+
+let dir: RunningSlapd;
+let t: TestApp;
+
+beforeAll(async () => {
+  dir = await startSlapd();
+  t = await createTestApp({ env: { LDAP_TIMEOUT_MS: '400' }, clock: new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0)) });
+  await seedUser(t.s, 'ldap.admin', { roles: ['admin'] });
+  const token = (await signIn(t.app, 'ldap.admin')).access_token;
+  const res = await t.app.inject({
+    method: 'POST', url: '/api/v1/auth/ldap/config', headers: bearer(token),
+    payload: { uri: dir.uri, bind_dn: dir.bindDn, bind_password: dir.bindPassword, base_dn: dir.baseDn, user_filter: '(&(objectClass=inetOrgPerson)(uid={username}))', group_roles: { [dir.groups.tellers]: ['staff'] } },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+});
+afterAll(async () => {
+  await t?.close();
+  await dir?.stop();
+});
+
+/** Signs a directory user in: their access token and account. */
+async function ldapSignIn(username: string, password: string) {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/ldap/login', payload: { username, password } });
+  expect(res.statusCode, res.body).toBe(200);
+  const user = (await t.s.users.findByLogin(username))!;
+  return { token: res.json<{ access_token: string }>().access_token, user };
+}
+
+function totpSetup(token: string, currentPassword: string) {
+  return t.app.inject({ method: 'POST', url: '/api/v1/2fa/totp/setup', headers: bearer(token), payload: { current_password: currentPassword } });
+}
+
+async function setDirectoryPassword(dn: string, password: string): Promise<void> {
+  const client = new Client({ url: dir.uri });
+  try {
+    await client.bind(dir.adminDn, dir.adminPassword);
+    await client.modify(dn, new Change({ operation: 'replace', modification: new Attribute({ type: 'userPassword', values: [password] }) }));
+  } finally {
+    await client.unbind();
+  }
+}
+
+const failures = (uuid: string) => auditTotal(t.s, uuid, 'FAILED_LOGIN_ATTEMPT');
+
+describe('a directory user\'s current password is checked in the directory', () => {
+  it('enrolling an authenticator app with the directory password works; a wrong one is 401 INVALID_CREDENTIALS and counts toward the lockout', async () => {
+    const { token, user } = await ldapSignIn('alice', dir.users.alice.password);
+    expectError(await totpSetup(token, WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    expect(await failures(user.uuid)).toBe(1);
+    const ok = await totpSetup(token, dir.users.alice.password);
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json()).toHaveProperty('qr_code');
+    expect(await failures(user.uuid)).toBe(1);
+  });
+
+  it('a password changed in the directory takes effect at once: the old one is refused, the new one accepted', async () => {
+    const { token, user } = await ldapSignIn('carol', dir.users.carol.password);
+    const renewed = 'Directory#Renewed-2026';
+    await setDirectoryPassword(dir.users.carol.dn, renewed);
+    try {
+      expectError(await totpSetup(token, dir.users.carol.password), 401, 'INVALID_CREDENTIALS');
+      expect(await failures(user.uuid)).toBe(1);
+      expect((await totpSetup(token, renewed)).statusCode).toBe(200);
+    } finally {
+      await setDirectoryPassword(dir.users.carol.dn, dir.users.carol.password);
+    }
+  });
+
+  it('the directory down during the check: 401 LDAP_UNAVAILABLE, not counted against the user; back up, the check works', async () => {
+    const { token, user } = await ldapSignIn('bob', dir.users.bob.password);
+    await dir.pause();
+    try {
+      expectError(await totpSetup(token, dir.users.bob.password), 401, 'LDAP_UNAVAILABLE');
+    } finally {
+      dir.resume();
+    }
+    expect(await failures(user.uuid)).toBe(0);
+    const row = await t.s.database.db.selectFrom('login_attempts').select(['failed_count', 'pending']).where('subject_key', '=', t.s.attempts.userKey(user.id)).executeTakeFirst();
+    expect(row ?? { failed_count: 0, pending: 0 }).toMatchObject({ failed_count: 0, pending: 0 });
+    expect((await totpSetup(token, dir.users.bob.password)).statusCode).toBe(200);
+  });
+});
+
+describe('threat: a local password outliving the directory account', () => {
+  it('changing the password is 409 PASSWORD_MANAGED_EXTERNALLY before anything is checked or counted', async () => {
+    const { token, user } = await ldapSignIn('jürgen', dir.users.unicode.password);
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), payload: { current_password: WRONG_PASSWORD, new_password: 'Local#Shadow-2026!' } });
+    expect(expectError(res, 409, 'PASSWORD_MANAGED_EXTERNALLY').details).toEqual({ idp_type: 'LDAP' });
+    expect(await failures(user.uuid)).toBe(0);
+    expect((await t.s.credentials.state(user.id))?.hash).toBeNull();
+  });
+
+  it('an administrator\'s password reset is 409 PASSWORD_MANAGED_EXTERNALLY: no local password, the user\'s sessions kept, and the directory password never opens /auth/login', async () => {
+    const { token, user } = await ldapSignIn('alice', dir.users.alice.password);
+    const adminToken = (await signIn(t.app, 'ldap.admin')).access_token;
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/reset-password`, headers: bearer(adminToken) });
+    expectError(res, 409, 'PASSWORD_MANAGED_EXTERNALLY');
+    expect((await t.s.credentials.state(user.id))?.hash).toBeNull();
+    expect(await auditTotal(t.s, user.uuid, 'PASSWORD_RESET_BY_ADMIN')).toBe(0);
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(token) })).statusCode).toBe(200);
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'alice', password: dir.users.alice.password } }), 401, 'INVALID_CREDENTIALS');
+  });
+});
