@@ -12,8 +12,10 @@ import bcrypt from 'bcrypt';
 import pg from 'pg';
 import { RATE_GROUPS, rateLimitVar } from '../src/platform/config-rate-limits.js';
 import { freePort, startPostgres, type RunningPostgres } from '../test/harness/postgres.js';
+import type { RunningSlapd } from '../test/harness/slapd.js';
 import { createUser, login, type Tokens } from './lib/api.js';
 import { closeIdle, post } from './lib/client.js';
+import { bareLdapLoad, configureLdap, serviceLdapLoad, startDirectory } from './lib/ldap.js';
 import { awaitQuiet, combineCpu, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
 import { cannon, cannonBodies, closedLoop, combineRates, type Rate } from './lib/load.js';
 import { rssMiB, sleep, startNode, stopAll, type Child } from './lib/proc.js';
@@ -34,6 +36,7 @@ const LOAD = {
   mixedValidateConnections: 10,
   refreshWorkers: 32, // concurrent clients, each with its own refresh-token chain
   refreshSeconds: 8,
+  ldapWorkers: 16, // LDAP clients, each a staff member of its own, through the service and in the bare loop alike
   idleSec: 15, // past the password-check worker's 10 s idle exit
   // Transport comparisons: plaintext and encrypted (or openssl and the plugin) take turns, this
   // many rounds each, so other load that comes and goes weighs on both alike.
@@ -59,6 +62,7 @@ interface Row {
 
 const tempDirs: string[] = [];
 let postgres: RunningPostgres | undefined;
+let slapd: RunningSlapd | undefined;
 
 function tempDir(prefix: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -75,6 +79,8 @@ async function cleanup(): Promise<void> {
     console.error('stopping PostgreSQL:', err);
   }
   postgres = undefined;
+  await slapd?.stop().catch((err: unknown) => console.error('stopping slapd:', err));
+  slapd = undefined;
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
@@ -241,7 +247,7 @@ async function main(): Promise<void> {
   build();
 
   console.log('Starting PostgreSQL ...');
-  postgres = await startPostgres();
+  postgres = await startPostgres({ durable: true }); // fsync and synchronous_commit on
   const adminClient = new pg.Client({ connectionString: postgres.url('postgres') });
   await adminClient.connect();
   await adminClient.query('CREATE DATABASE strongroom_bench');
@@ -316,6 +322,16 @@ async function main(): Promise<void> {
   const chains: Awaited<ReturnType<typeof login>>[] = [];
   for (let i = 0; i < LOAD.refreshWorkers; i++) chains.push(await login(server.url, USER.username, USER.password));
   const refresh = await measure('refresh', server.pid, () => refreshLoad(server.url, chains));
+
+  console.log(`LDAP sign-in through the service and a bare ldapts search-and-bind loop on the same slapd, in turns (${LOAD.abRounds} turns of ${LOAD.abSeconds} s each, ${LOAD.ldapWorkers} in flight) ...`);
+  const directory = await startDirectory(LOAD.ldapWorkers);
+  slapd = directory.slapd;
+  ourRoots.push(slapd.pid);
+  // A new session: the login rows have ended the first one (MAX_CONCURRENT_SESSIONS).
+  await configureLdap(server.url, (await login(server.url, ADMIN.username, ADMIN.password)).access_token, directory);
+  const [ldapBare, ldapService] = await alternate(['ldapts search-and-bind', 'LDAP sign-in'], server.pid,
+    () => bareLdapLoad(directory, LOAD.abSeconds),
+    () => serviceLdapLoad(server.url, directory, LOAD.abSeconds));
   const loadedRss = rssMiB(server.pid);
   await server.stop();
 
@@ -349,6 +365,7 @@ async function main(): Promise<void> {
   const loginEncRatio = loginEnc.rate.perSec / loginRate.rate.perSec;
   const rsa1Ratio = rsa1.rate.perSec / openssl1.rate.perSec;
   const rsaNRatio = rsaN.rate.perSec / opensslN.rate.perSec;
+  const ldapRatio = ldapService.rate.perSec / ldapBare.rate.perSec;
   const row = (r: Omit<Row, 'metText' | 'cpuPerOp' | 'otherLoad'>, m?: Measured, ops?: number): Row =>
     ({ ...r, metText: r.met === null ? '-' : r.met ? 'met' : 'NOT MET', cpuPerOp: m ? cpuPerOp(m, ops) : '', otherLoad: m ? pct(m.cpu.foreign) : '' });
   const rows: Row[] = [
@@ -359,6 +376,9 @@ async function main(): Promise<void> {
     row({ key: 'login_rps', label: 'POST /auth/login, BCRYPT_COST=12', figure: `${fmt(loginRate.rate.perSec, 2)} /s`, ratio: fmt(loginRatio, 2), target: '>= 0.90 of bcrypt', met: loginRatio >= 0.9, value: loginRate.rate.perSec }, loginRate),
     row({ key: 'validate_p99_under_login_ms', label: `validate p99 at ${LOAD.mixedValidateRate} req/s under login load`, figure: `${fmt(mixedValidate.rate.p99Ms, 1)} ms`, ratio: '', target: '<= 50 ms', met: mixedValidate.rate.p99Ms <= 50, value: mixedValidate.rate.p99Ms }, mixedValidate, NaN),
     row({ key: 'refresh_rps', label: 'POST /auth/refresh (PostgreSQL)', figure: `${fmt(refresh.rate.perSec)} /s`, ratio: '', target: '>= 1,000 /s', met: refresh.rate.perSec >= 1000, value: refresh.rate.perSec }, refresh),
+    // LDAP (issue 11): CPU/op is the server's on the service row and this process's on the bare loop.
+    row({ key: 'ldap_bare_rps', label: 'ldapts search-and-bind loop (slapd)', figure: `${fmt(ldapBare.rate.perSec)} /s`, ratio: '1.00', target: 'baseline', met: null, value: ldapBare.rate.perSec }),
+    row({ key: 'ldap_signin_rps', label: 'POST /auth/ldap/login (same slapd)', figure: `${fmt(ldapService.rate.perSec)} /s`, ratio: fmt(ldapRatio, 2), target: '>= 0.80 of ldapts', met: ldapRatio >= 0.8, value: ldapService.rate.perSec }, ldapService),
     row({ key: 'idle_rss_mib', label: 'Idle RSS, first start (PostgreSQL)', figure: `${fmt(idleRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: idleRss <= 150, value: idleRss }),
     row({ key: 'idle_rss_restart_mib', label: 'Idle RSS, restart (PostgreSQL)', figure: `${fmt(restartRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: restartRss <= 150, value: restartRss }),
     // Transport encryption (issue 3 section 5). Ratios are to the baseline row just above, measured
@@ -384,7 +404,7 @@ async function main(): Promise<void> {
     `refresh p50 ${fmt(refresh.rate.p50Ms, 1)} ms, p99 ${fmt(refresh.rate.p99Ms, 1)} ms, PostgreSQL CPU ${fmt((1e6 * refresh.cpu.sec.postgres!) / refresh.rate.all)} us and load generator (this process) CPU ${fmt((1e6 * refresh.cpu.sec.bench!) / refresh.rate.all)} us per refresh; RSS after load ${fmt(loadedRss, 1)} MiB; PGlite idle RSS ${fmt(pgliteIdleRss, 1)} MiB.`);
   console.log(`Transport: encrypted validate p50 ${fmt(validateEnc.rate.p50Ms, 1)} ms, p99 ${fmt(validateEnc.rate.p99Ms, 1)} ms; admin users p50 ${fmt(listPlain.rate.p50Ms, 1)} ms plaintext, ${fmt(listEnc.rate.p50Ms, 1)} ms sealed; ` +
     `encrypted login p50 ${fmt(loginEnc.rate.p50Ms)} ms.`);
-  const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh, validatePlain, validateEnc, listPlain, listEnc, loginEnc, rsa1, rsaN, openssl1, opensslN].map((m) => m.cpu.foreign));
+  const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh, ldapBare, ldapService, validatePlain, validateEnc, listPlain, listEnc, loginEnc, rsa1, rsaN, openssl1, opensslN].map((m) => m.cpu.foreign));
   if (busiest > 0.1) console.log(`WARNING: other processes used up to ${pct(busiest)} of the machine during a row: those figures are below what a quiet machine gives.`);
 
   const results = {
@@ -394,7 +414,7 @@ async function main(): Promise<void> {
     load: LOAD,
     rows: rows.map(({ key, label, value, ratio: r, target, met, cpuPerOp: c, otherLoad }) => ({ key, label, value, ratio: r === '' ? null : Number(r), target, met, cpu_per_op: c || null, other_load: otherLoad || null })),
     raw: {
-      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss,
+      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss,
       transport: { validatePlaintext: validatePlain, validateEncrypted: validateEnc, adminUsers: listPlain, adminUsersEncrypted: listEnc, loginEncrypted: loginEnc, rsaUnwrap1: rsa1, rsaUnwrapThreads: rsaN, opensslSign1: openssl1, opensslSignMulti: opensslN, threads },
     },
     seconds: Math.round((Date.now() - started) / 1000),

@@ -19,7 +19,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import { SignInErrors } from '../signin/errors.js';
-import type { UserRow, UserStore } from '../users/store.js';
+import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { LdapErrors } from './errors.js';
 
 export interface DirectoryIdentity {
@@ -51,6 +51,19 @@ export function mapRoles(groups: readonly string[], groupRoles: Record<string, s
   return { mapped: [...mapped].sort(), managed: [...new Set([...map.values()].flat())].sort() };
 }
 
+/** The roles an account holds after a sign-in: those the map does not manage kept, the mapped ones set. */
+function nextRoles(current: readonly string[], roles: { mapped: string[]; managed: string[] }): string[] {
+  return [...new Set([...current.filter((r) => !roles.managed.includes(r)), ...roles.mapped])].sort();
+}
+
+const sameRoles = (a: readonly string[], b: readonly string[]): boolean => [...a].sort().join('\n') === b.join('\n');
+
+/** A directory entry's account, by its link. */
+export interface Linked {
+  user: UserRow;
+  active: boolean;
+}
+
 export interface ProvisioningDeps {
   db: Db;
   clock: Clock;
@@ -61,21 +74,31 @@ export interface ProvisioningDeps {
 export class LdapProvisioning {
   constructor(private readonly deps: ProvisioningDeps) {}
 
-  /** The account linked to `dn`, if any (active link or not). */
-  async linkedUser(dn: string): Promise<UserRow | undefined> {
-    const link = await this.deps.db.selectFrom('user_identity_providers').select('user_id')
+  /** The account linked to `dn`, if any, and whether the link is active. */
+  async linked(dn: string): Promise<Linked | undefined> {
+    const link = await this.deps.db.selectFrom('user_identity_providers').select(['user_id', 'active'])
       .where('idp_type', '=', 'LDAP').where('idp_issuer', '=', '').where('idp_subject', '=', subjectOf(dn)).executeTakeFirst();
-    return link ? this.deps.users.findById(link.user_id) : undefined;
+    const user = link && (await this.deps.users.findById(link.user_id));
+    return user ? { user, active: link.active } : undefined;
   }
 
-  /** The account of a directory user who just proved their password: found by link, or created. */
-  async userFor(identity: DirectoryIdentity, groupRoles: Record<string, string[]>, ctx: AuditContext): Promise<UserRow> {
+  /**
+   * The account of a directory user who just proved their password: found by link, or created.
+   * `known`: what `linked` read before the password was checked; when it is an active link and
+   * the account already holds what the directory says, that is the answer, with no lock and no
+   * write (most sign-ins).
+   */
+  async userFor(identity: DirectoryIdentity, groupRoles: Record<string, string[]>, ctx: AuditContext, known?: Linked): Promise<{ user: UserRow; grants?: Grants }> {
     const d = this.deps;
     const subject = subjectOf(identity.dn);
     const now = new Date(d.clock.now());
     const roles = mapRoles(identity.groups, groupRoles);
     const email = identity.mail?.trim() || null;
     const fullName = identity.name?.trim() || null;
+    if (known?.active && known.user.full_name === fullName && (known.user.email ?? null) === email) {
+      const grants = await d.users.grants(known.user.id);
+      if (sameRoles(grants.roles, nextRoles(grants.roles, roles))) return { user: known.user, grants };
+    }
     const outcome = await d.db.transaction().execute(async (trx): Promise<UserRow | { conflict: string[] }> => {
       // Two first sign-ins of one person at once: the second waits here and then finds the link.
       await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.userCreate}::int, hashtext(${`ldap:${subject}`}))`.execute(trx);
@@ -102,7 +125,7 @@ export class LdapProvisioning {
       const constraint = String((err as { constraint?: unknown }).constraint ?? '');
       return { conflict: constraint.includes('email') ? ['email'] : constraint.includes('username') ? ['username'] : ['username', 'email'] };
     });
-    if (!('conflict' in outcome)) return outcome;
+    if (!('conflict' in outcome)) return { user: outcome };
     // Audited outside the transaction that found it (which wrote nothing).
     await d.audit.record({ ...ctx, eventType: 'IDENTITY_CONFLICT', status: 'FAILURE', userId: null, username: identity.username, details: { idp_type: 'LDAP', subject, fields: outcome.conflict } });
     throw LdapErrors.IDENTITY_CONFLICT({ fields: outcome.conflict });
@@ -122,8 +145,8 @@ export class LdapProvisioning {
       await d.users.setProfile(trx, user.id, { email: keep ? user.email : email, fullName }, now);
     }
     const current = (await d.users.grants(user.id, trx)).roles;
-    const next = [...new Set([...current.filter((r) => !roles.managed.includes(r)), ...roles.mapped])].sort();
-    if (next.join() !== current.join()) await d.users.setRoles(trx, user.id, next);
+    const next = nextRoles(current, roles);
+    if (!sameRoles(current, next)) await d.users.setRoles(trx, user.id, next);
   }
 
   /** The fields of a new directory user that a local account already holds (as its username or email). */

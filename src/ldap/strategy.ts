@@ -14,7 +14,7 @@ import type { Authenticated, SignInStrategy, Subject } from '../signin/strategy.
 import type { Metrics } from '../platform/observability/metrics.js';
 import { DirectoryUnavailableError, LdapDirectory, type DirectoryBudget, type DirectoryEntry } from './directory.js';
 import { LdapErrors } from './errors.js';
-import { subjectOf, type LdapProvisioning } from './provision.js';
+import { subjectOf, type LdapProvisioning, type Linked } from './provision.js';
 import type { LdapSettings, LdapSettingsStore } from './settings.js';
 
 export interface LdapInput {
@@ -30,6 +30,7 @@ interface LdapSubject extends Subject {
   settings: LdapSettings;
   client: LdapDirectory;
   budget: DirectoryBudget;
+  linked: Linked | undefined;
 }
 
 export interface LdapStrategyDeps {
@@ -43,6 +44,7 @@ export interface LdapStrategyDeps {
 
 export class LdapStrategy implements SignInStrategy<LdapInput> {
   readonly name = 'ldap' as const;
+  readonly passwordElsewhere = true;
   /** The directory client of the settings it was built for: rebuilt when the settings change. */
   private built: { for: LdapSettings; client: LdapDirectory } | undefined;
   private readonly unavailable;
@@ -63,14 +65,14 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
     const budget = client.budget();
     const entry = await this.ask(settings, () => client.find(input.username, budget));
     const attempts = this.deps.attempts;
-    if (!entry) return { key: attempts.subjectKey(undefined, `ldap:${input.username.normalize('NFKC')}`), identifier: input.username, user: undefined, entry: null, settings, client, budget };
-    const user = await this.deps.provisioning.linkedUser(entry.dn);
-    const key = user ? attempts.userKey(user.id) : attempts.subjectKey(undefined, `ldap:dn:${subjectOf(entry.dn)}`);
-    return { key, identifier: input.username, user, entry, settings, client, budget };
+    if (!entry) return { key: attempts.subjectKey(undefined, `ldap:${input.username.normalize('NFKC')}`), identifier: input.username, user: undefined, entry: null, settings, client, budget, linked: undefined };
+    const linked = await this.deps.provisioning.linked(entry.dn);
+    const key = linked ? attempts.userKey(linked.user.id) : attempts.subjectKey(undefined, `ldap:dn:${subjectOf(entry.dn)}`);
+    return { key, identifier: input.username, user: linked?.user, entry, settings, client, budget, linked };
   }
 
   async authenticate(input: LdapInput, subject: Subject): Promise<Authenticated | null> {
-    const { entry, settings, client, budget } = subject as LdapSubject;
+    const { entry, settings, client, budget, linked } = subject as LdapSubject;
     if (!entry) {
       // The same work as a wrong password: a bind, to a DN that cannot exist (it names no account
       // to count a failure against), whatever the directory answers.
@@ -78,8 +80,7 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
       return null;
     }
     if (!(await this.ask(settings, () => client.verify(entry.dn, input.password, budget)))) return null;
-    const user = await this.deps.provisioning.userFor({ ...entry, username: input.username.trim() }, settings.groupRoles, input.audit);
-    return { user };
+    return this.deps.provisioning.userFor({ ...entry, username: input.username.trim() }, settings.groupRoles, input.audit, linked);
   }
 
   /**

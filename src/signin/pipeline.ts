@@ -165,9 +165,10 @@ export class SignInPipeline {
       throw refused ?? SignInErrors.INVALID_CREDENTIALS({}, strategy.invalidMessage === undefined ? undefined : { message: strategy.invalidMessage });
     }
     const { user, password } = attempt.value;
-    const grants = await this.admit(user, ctx, outcome);
+    const grants = await this.admit(user, ctx, outcome, attempt.value.grants);
 
-    let passwordExpiresAt: number | null | undefined; // read once, reused by the response
+    // Read once, reused by the response (null: never expires, as a password kept elsewhere).
+    let passwordExpiresAt: number | null | undefined = strategy.passwordElsewhere ? null : undefined;
     let changeRequired: PasswordChangeReason | null = null;
     if (password) {
       passwordExpiresAt = password.expiresAt;
@@ -246,14 +247,14 @@ export class SignInPipeline {
    * signing in (a PIN change over USSD): the account is active (else audited, 403
    * ACCOUNT_DISABLED) and the access policy allows this request. Returns the user's grants.
    */
-  async admit(user: UserRow, ctx: ClientContext, outcome?: (o: string) => void): Promise<Grants> {
+  async admit(user: UserRow, ctx: ClientContext, outcome?: (o: string) => void, known?: Grants): Promise<Grants> {
     const d = this.deps;
     if (!user.is_active) {
       outcome?.('disabled');
       await d.audit.record({ ...auditContext(ctx), eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'account_disabled' } });
       throw SignInErrors.ACCOUNT_DISABLED();
     }
-    const grants = await d.users.grants(user.id);
+    const grants = known ?? (await d.users.grants(user.id));
     await d.accessPolicy.check(user, grants, ctx).catch((err: unknown) => {
       outcome?.('policy_restricted');
       throw err;

@@ -5,7 +5,7 @@
  * policy, MFA, tokens, session, audit) is the pipeline's, the same for every method.
  */
 import type { PasswordState } from '../credentials/service.js';
-import type { UserRow } from '../users/store.js';
+import type { Grants, UserRow } from '../users/store.js';
 
 export type StrategyName = 'local' | 'ldap' | 'saml' | 'pin';
 
@@ -26,12 +26,16 @@ export interface Authenticated {
    * forced change), read once with the hash. Absent for methods whose password lives elsewhere.
    */
   password?: PasswordState;
+  /** The user's roles and permissions, when the strategy read them just now (the pipeline reads them otherwise). */
+  grants?: Grants;
 }
 
 export interface SignInStrategy<Input> {
   readonly name: StrategyName;
   /** The message of its 401 INVALID_CREDENTIALS, in the words of its channel (default: username or password). */
   readonly invalidMessage?: string;
+  /** Its password lives elsewhere (a directory): no local expiry to read or warn about. */
+  readonly passwordElsewhere?: boolean;
   subject(input: Input): Promise<Subject>;
   /** The user when the secret is right, otherwise null. Takes the same time either way. */
   authenticate(input: Input, subject: Subject): Promise<Authenticated | null>;

@@ -53,7 +53,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgres(): Promise<RunningPostgres> {
+/**
+ * A PostgreSQL of its own in a temporary directory. The test suite's trades durability for
+ * speed (`fsync`, `synchronous_commit` and `full_page_writes` off); `durable` keeps PostgreSQL's
+ * defaults, as the bench must (ARCHITECTURE.md section 6).
+ */
+export async function startPostgres(opts: { durable?: boolean } = {}): Promise<RunningPostgres> {
   const bin = ensurePostgresInstalled();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'strongroom-pg-'));
   const data = path.join(dir, 'data');
@@ -68,7 +73,7 @@ export async function startPostgres(): Promise<RunningPostgres> {
   run('initdb', ['-D', data, '-U', 'strongroom', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
   run('pg_ctl', [
     '-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '60',
-    '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 ${opts.durable ? '' : '-c fsync=off -c synchronous_commit=off -c full_page_writes=off '}-c max_connections=300`,
     'start',
   ]);
   return {

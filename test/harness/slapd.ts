@@ -74,6 +74,8 @@ export interface RunningSlapd {
   pause: () => Promise<void>;
   resume: () => void;
   stop: () => Promise<void>;
+  /** The slapd process (the bench counts its CPU as its own). */
+  pid: number;
 }
 
 function isRoot(): boolean {
@@ -92,7 +94,7 @@ export function ensureSlapdInstalled(): void {
 }
 
 /** {SSHA} as slappasswd makes it, so the directory stores no clear-text password. */
-function ssha(password: string): string {
+export function ssha(password: string): string {
   const salt = randomBytes(8);
   const digest = createHash('sha1').update(password).update(salt).digest();
   return `{SSHA}${Buffer.concat([digest, salt]).toString('base64')}`;
@@ -285,6 +287,7 @@ export async function startSlapd(): Promise<RunningSlapd> {
       untrustedCaFile: path.join(dir, 'other-ca.pem'),
       baseDn: BASE_DN, bindDn, bindPassword, adminDn, adminPassword,
       users, groups, startupMs,
+      pid: proc.pid!,
       log: () => log,
       waitForLog: async (pattern, from = 0, timeoutMs = 5000) => {
         const deadline = Date.now() + timeoutMs;

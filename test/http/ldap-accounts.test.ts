@@ -95,6 +95,23 @@ describe('a directory user\'s current password is checked in the directory', () 
   });
 });
 
+describe('the link', () => {
+  it('a link an administrator deactivated: the right directory password is 403 ACCOUNT_DISABLED, nothing is refreshed; reactivated, the sign-in works', async () => {
+    const { user } = await ldapSignIn('bob', dir.users.bob.password);
+    const link = () => t.s.database.db.updateTable('user_identity_providers').where('user_id', '=', user.id);
+    await link().set({ active: false }).execute();
+    await t.s.database.db.updateTable('users').set({ full_name: 'Renamed Locally' }).where('id', '=', user.id).execute();
+    try {
+      expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/ldap/login', payload: { username: 'bob', password: dir.users.bob.password } }), 403, 'ACCOUNT_DISABLED');
+      expect((await t.s.users.findById(user.id))?.full_name).toBe('Renamed Locally');
+    } finally {
+      await link().set({ active: true }).execute();
+    }
+    await ldapSignIn('bob', dir.users.bob.password);
+    expect((await t.s.users.findById(user.id))?.full_name).toBe(dir.users.bob.name);
+  });
+});
+
 describe('threat: a local password outliving the directory account', () => {
   it('changing the password is 409 PASSWORD_MANAGED_EXTERNALLY before anything is checked or counted', async () => {
     const { token, user } = await ldapSignIn('jürgen', dir.users.unicode.password);
