@@ -6,6 +6,7 @@
  * local account with the same name (409, audited, never merged), the bind password absent from
  * every answer and log line, and the second factor a policy requires. The clock is frozen.
  */
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { Attribute, Change, Client } from 'ldapts';
 import pino from 'pino';
@@ -261,5 +262,32 @@ describe('policy and second factor apply as for every sign-in', () => {
     const verify = await t.app.inject({ method: 'POST', url: '/api/v1/2fa/totp/verify', payload: { two_factor_token: twoFactor, code: app.code(t.clock.now()) } });
     expect(verify.statusCode, verify.body).toBe(200);
     expect(verify.json().sign_in.user_profile).toMatchObject({ mfa_completed: true, roles: ['staff'] });
+  });
+});
+
+describe('TLS to the directory, configured through the route', () => {
+  const signInAs = async (): Promise<number> => (await ldapLogin('carol', dir.users.carol.password)).statusCode;
+
+  it('ldaps:// and StartTLS with the bank\'s CA sign in; a CA the directory\'s certificate does not chain to is 401 LDAP_UNAVAILABLE (reason tls), not counted against the user', async () => {
+    const token = await admin();
+    const ca = readFileSync(dir.caFile, 'utf8');
+    expect(await signInAs()).toBe(200); // plain ldap://, as configured above; carol is provisioned
+    const carol = (await userByName('carol'))!;
+    const failuresBefore = await auditTotal(t.s, carol.uuid, 'FAILED_LOGIN_ATTEMPT');
+    try {
+      expect((await config({ ...settings(), uri: dir.ldapsUri, ca_cert: ca }, token)).json()).toEqual({ status: 'success' });
+      expect(await signInAs()).toBe(200);
+      expect((await config({ ...settings(), start_tls: true, ca_cert: ca }, token)).json()).toEqual({ status: 'success' });
+      expect(await signInAs()).toBe(200);
+      for (const body of [{ ...settings(), uri: dir.ldapsUri, ca_cert: readFileSync(dir.untrustedCaFile, 'utf8') }, { ...settings(), start_tls: true, ca_cert: readFileSync(dir.untrustedCaFile, 'utf8') }]) {
+        expect((await config(body, token)).json()).toEqual({ status: 'success' });
+        const mark = logged.length;
+        expectError(await ldapLogin('carol', dir.users.carol.password), 401, 'LDAP_UNAVAILABLE');
+        expect(logged.slice(mark).some((l) => l.includes('LDAP directory unavailable') && l.includes('"reason":"tls"'))).toBe(true);
+      }
+      expect(await auditTotal(t.s, carol.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(failuresBefore);
+    } finally {
+      expect((await config(settings(), token)).json()).toEqual({ status: 'success' });
+    }
   });
 });
