@@ -25,6 +25,7 @@ import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
 import { ldapModule } from './ldap/module.js';
+import { samlModule } from './saml/module.js';
 import { policyModule } from './policy/module.js';
 import { sessionsModule } from './sessions/module.js';
 import { signinModule } from './signin/module.js';
@@ -59,6 +60,7 @@ function compose(opts: StrongroomOptions) {
     .use(signinModule)
     .use(pinsModule)
     .use(ldapModule)
+    .use(samlModule)
     .use(mfaModule)
     .use(adminModule)
     .use(opsModule);

@@ -14,6 +14,7 @@ import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { OpsErrors } from './platform/http/ops-errors.js';
 import { PinErrors } from './pins/errors.js';
 import { LdapErrors } from './ldap/errors.js';
+import { SamlErrors } from './saml/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -28,6 +29,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Credentials: CredentialErrors.definitions,
   'PINs and USSD': PinErrors.definitions,
   LDAP: LdapErrors.definitions,
+  SAML: SamlErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

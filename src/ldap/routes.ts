@@ -11,7 +11,7 @@ import { LDAP_DEFAULTS, ldapUriProblems } from '../platform/config-ldap.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
-import { errors, NO_NUL } from '../platform/http/schemas.js';
+import { configBody, errors, NO_NUL } from '../platform/http/schemas.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import { bodyField } from '../policy/route-limits.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
@@ -179,13 +179,8 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
       attachValidation: true,
       onRequest: s.guard.requirePermission('config.manage'),
     }, async (request) => {
-      const body = request.body as ConfigInput | undefined | null; // no body reads the configuration
-      const empty = body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0);
-      if (empty) return view();
-      if (request.validationError) {
-        const v = request.validationError as { validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }> };
-        throw LdapErrors.LDAP_CONFIG_INVALID({ fields: (v.validation ?? []).map((e) => ({ field: (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.') || String(e.params?.additionalProperty ?? e.params?.missingProperty ?? 'body'), message: e.message ?? 'is not valid' })) });
-      }
+      const body = configBody<ConfigInput>(request, LdapErrors.LDAP_CONFIG_INVALID);
+      if (!body) return view();
       const actor = await requestActor(request, s.users);
       await s.db.transaction().execute(async (trx) => {
         const stored = await s.ldapSettings.stored(trx);

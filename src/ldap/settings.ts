@@ -9,6 +9,7 @@ import type { LdapEnvSettings } from '../platform/config-ldap.js';
 import type { Clock } from '../platform/clock.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 import type { FieldCipher } from '../platform/crypto/field-cipher.js';
+import { AnnouncedCache } from '../platform/db/announced-cache.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 
@@ -38,30 +39,16 @@ export interface LdapSettingsDeps {
 }
 
 export class LdapSettingsStore {
-  /** undefined: not read yet (or changed since); null: nothing configured anywhere. */
-  private cached: { settings: LdapSettings; source: LdapSource } | null | undefined;
-  /** Bumped on every change, so a read that started before it is not cached after it. */
-  private generation = 0;
+  /** What this node read: null when nothing is configured anywhere. */
+  private readonly cache: AnnouncedCache<{ settings: LdapSettings; source: LdapSource } | null>;
 
   constructor(private readonly deps: LdapSettingsDeps) {
-    deps.bus.subscribe((e) => {
-      if (e.type === 'ldap-config.changed') this.forget();
-    });
-    deps.bus.onReconnect(() => this.forget());
-  }
-
-  private forget(): void {
-    this.generation++;
-    this.cached = undefined;
+    this.cache = new AnnouncedCache(deps.bus, 'ldap-config.changed', () => this.load());
   }
 
   /** The settings in force and where they come from, or null when LDAP is not configured. */
   async current(): Promise<{ settings: LdapSettings; source: LdapSource } | null> {
-    if (this.cached !== undefined) return this.cached;
-    const generation = this.generation;
-    const loaded = await this.load();
-    if (generation === this.generation) this.cached = loaded;
-    return loaded;
+    return this.cache.get();
   }
 
   private async load(): Promise<{ settings: LdapSettings; source: LdapSource } | null> {

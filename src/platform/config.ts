@@ -5,7 +5,9 @@
  */
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { readLdapEnv, type LdapEnvSettings } from './config-ldap.js';
+import { readSamlEnv, type SamlSettings } from './config-saml.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 
 /**
@@ -157,6 +159,11 @@ export interface Config {
     env: LdapEnvSettings | undefined;
     /** LDAP_TIMEOUT_MS: the limit on connecting, on each directory operation, and on one sign-in's directory work in all. */
     timeoutMs: number;
+  };
+  /** SAML sign-in (src/saml). */
+  saml: {
+    /** SAML_CONFIG_FILE and the SAML_* variables: used while the database holds no SAML configuration. Undefined: no identity provider named. */
+    env: SamlSettings | undefined;
   };
   /** The USSD gateways (docs/operations.md "USSD gateways"). */
   ussd: {
@@ -489,6 +496,7 @@ export function loadConfig(env: Env = process.env): Config {
     management: management(r, port),
     ussd: { gateways: ussdGateways(r) },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000) },
+    saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

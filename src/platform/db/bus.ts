@@ -19,7 +19,8 @@ export type BusEvent =
   | { type: 'transport-keys.changed' }
   | { type: 'access-policies.changed' }
   | { type: 'device-bindings.changed'; userId: number }
-  | { type: 'ldap-config.changed' };
+  | { type: 'ldap-config.changed' }
+  | { type: 'saml-config.changed' };
 
 const CHANNEL = 'strongroom_events';
 

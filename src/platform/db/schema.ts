@@ -341,6 +341,28 @@ export interface LdapConfigTable {
   updated_by: string | null;
 }
 
+/** The SAML configuration singleton (migration 014; fields in src/platform/config-saml.ts). */
+export interface SamlConfigTable {
+  singleton_key: 'SINGLETON';
+  saml_enabled: boolean;
+  sp_entity_id: string;
+  acs_url: string;
+  slo_url: string | null;
+  idp_entity_id: string;
+  idp_sso_url: string;
+  idp_slo_url: string | null;
+  /** The IdP's signing certificates, base64 DER, one per line. */
+  idp_x509cert: string;
+  nameid_format: string;
+  allowed_relay_origins: ColumnType<string[], string, string>;
+  allow_idp_initiated: boolean;
+  clock_skew_sec: number;
+  attribute_map: ColumnType<Record<string, string[]>, string, string>;
+  group_roles: ColumnType<Record<string, string[]>, string, string>;
+  updated_at: Timestamp;
+  updated_by: string | null;
+}
+
 /** SPEC UserIdentityProvider (migration 013). */
 export interface UserIdentityProvidersTable {
   id: Generated<number>;
@@ -383,5 +405,6 @@ export interface Database {
   security_question_challenges: SecurityQuestionChallengesTable;
   mfa_reset_requests: MfaResetRequestsTable;
   ldap_config: LdapConfigTable;
+  saml_config: SamlConfigTable;
   user_identity_providers: UserIdentityProvidersTable;
 }

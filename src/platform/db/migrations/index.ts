@@ -12,6 +12,7 @@ import * as phoneUnindexed from './010-phone-unindexed.js';
 import * as rateLimitWindows from './011-rate-limit-windows.js';
 import * as channelLimits from './012-channel-limits.js';
 import * as identityProviders from './013-identity-providers.js';
+import * as samlConfig from './014-saml-config.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   '011-rate-limit-windows': rateLimitWindows,
   '012-channel-limits': channelLimits,
   '013-identity-providers': identityProviders,
+  '014-saml-config': samlConfig,
 };
 
 export const migrationProvider: MigrationProvider = {

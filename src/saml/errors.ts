@@ -1,0 +1,6 @@
+import { defineErrors } from '../platform/errors.js';
+
+/** SAML sign-in and configuration (SPEC's status map: signature and validation failures are 401, metadata generation 500). */
+export const SamlErrors = defineErrors({
+  SAML_CONFIG_INVALID: { status: 400, message: 'The SAML configuration is not valid.' },
+});

@@ -1,0 +1,40 @@
+/**
+ * SAML 2.0 sign-in (issue 12). So far the configuration: the stored singleton over
+ * SAML_CONFIG_FILE and the SAML_* variables, and `POST /api/v1/auth/saml/config`. The metadata,
+ * sign-in, assertion consumer, exchange and logout routes follow, as a strategy of the one
+ * sign-in pipeline.
+ */
+import type { AuditLog } from '../audit/service.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import type { EventBus } from '../platform/db/bus.js';
+import type { Db } from '../platform/db/database.js';
+import type { Module } from '../platform/module.js';
+import type { Guard } from '../sessions/guard.js';
+import type { UserStore } from '../users/store.js';
+import { samlRoutes } from './routes.js';
+import { SamlSettingsStore } from './settings.js';
+
+export interface SamlDeps {
+  db: Db;
+  clock: Clock;
+  bus: EventBus;
+  config: Pick<Config, 'env' | 'saml'>;
+  users: UserStore;
+  audit: AuditLog;
+  guard: Guard;
+}
+
+export interface SamlProvides {
+  samlSettings: SamlSettingsStore;
+}
+
+export function samlModule(deps: SamlDeps): Module<SamlProvides> {
+  const samlSettings = new SamlSettingsStore({ db: deps.db, clock: deps.clock, bus: deps.bus, env: deps.config.saml.env });
+  return {
+    name: 'saml',
+    provides: { samlSettings },
+    tags: [{ name: 'SAML', description: 'Single sign-on with the bank\'s identity provider (SAML 2.0), and its configuration.' }],
+    routes: samlRoutes({ ...deps, samlSettings, production: deps.config.env === 'production' }),
+  };
+}
