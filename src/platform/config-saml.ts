@@ -103,8 +103,9 @@ export function samlSettingsProblems(s: SamlSettings, production: boolean): Arra
   const add = (field: SamlField, message: string | undefined): void => {
     if (message !== undefined) problems.push({ field, message });
   };
-  if (s.spEntityId.trim() === '') add('sp_entity_id', 'is required');
-  if (s.idpEntityId.trim() === '') add('idp_entity_id', 'is required');
+  const control = /[\u0000-\u001F\u007F]/;
+  add('sp_entity_id', s.spEntityId.trim() === '' ? 'is required' : control.test(s.spEntityId) ? 'must not hold control characters' : undefined);
+  add('idp_entity_id', s.idpEntityId.trim() === '' ? 'is required' : control.test(s.idpEntityId) ? 'must not hold control characters' : undefined);
   add('acs_url', urlProblem(s.acsUrl, production));
   add('slo_url', urlProblem(s.sloUrl, production));
   add('idp_sso_url', urlProblem(s.idpSsoUrl, production));

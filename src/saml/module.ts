@@ -1,9 +1,10 @@
 /**
- * SAML 2.0 sign-in (issue 12). So far the configuration: the stored singleton over
- * SAML_CONFIG_FILE and the SAML_* variables, and `POST /api/v1/auth/saml/config`. The metadata,
- * sign-in, assertion consumer, exchange and logout routes follow, as a strategy of the one
- * sign-in pipeline.
+ * SAML 2.0 sign-in (issue 12). So far the configuration (the stored singleton over
+ * SAML_CONFIG_FILE and the SAML_* variables, `POST /api/v1/auth/saml/config`) and the service
+ * provider's metadata. The sign-in, assertion consumer, exchange and logout routes follow, as a
+ * strategy of the one sign-in pipeline.
  */
+import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -23,6 +24,7 @@ export interface SamlDeps {
   users: UserStore;
   audit: AuditLog;
   guard: Guard;
+  log: Logger;
 }
 
 export interface SamlProvides {

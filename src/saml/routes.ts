@@ -1,10 +1,12 @@
 /**
  * SPEC "SAML" routes. So far `POST /api/v1/auth/saml/config` (read with no body, write with one;
- * permission config.manage, ruling 10); the sign-in routes follow (issue 12).
+ * permission config.manage, ruling 10) and the SP metadata (`GET` public, `POST` for encrypted
+ * clients); the sign-in routes follow (issue 12).
  */
 import { X509Certificate } from 'node:crypto';
 import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
+import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
 import { certificateBodies, DEFAULT_ATTRIBUTE_MAP, NAMEID_FORMATS, SAML_DEFAULTS, SAML_ROLE_KEYS, samlSettingsProblems, type SamlSettings } from '../platform/config-saml.js';
 import type { Db } from '../platform/db/database.js';
@@ -13,6 +15,7 @@ import { configBody, errors, NO_NUL } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import { SamlErrors } from './errors.js';
+import { METADATA_CONTENT_TYPE, spMetadata } from './metadata.js';
 import type { SamlSettingsStore } from './settings.js';
 
 export interface SamlRouteDeps {
@@ -21,6 +24,7 @@ export interface SamlRouteDeps {
   guard: Guard;
   users: UserStore;
   audit: AuditLog;
+  log: Logger;
   production: boolean;
 }
 
@@ -118,6 +122,40 @@ export function samlRoutes(s: SamlRouteDeps): FastifyPluginAsync {
         ...(includeCertificate && st ? { idp_x509cert: st.idpCerts.map(pem).join('') } : {}),
       };
     };
+
+    /** The metadata of the settings in force: 404 when there are none, 500 (logged) when it cannot be made. */
+    const metadata = async (): Promise<string> => {
+      const current = await s.samlSettings.current();
+      if (!current) throw SamlErrors.SAML_NOT_CONFIGURED();
+      try {
+        return spMetadata(current.settings);
+      } catch (err) {
+        s.log.error({ err: (err as Error).message, source: current.source }, 'SAML metadata could not be generated from the configuration in force');
+        throw SamlErrors.SAML_METADATA_ERROR({}, { cause: err });
+      }
+    };
+    const METADATA_ERRORS = '`404 SAML_NOT_CONFIGURED`: no SAML configuration (stored or in the variables). `500 SAML_METADATA_ERROR`: the configuration in force cannot be described (logged).';
+    const EXAMPLE = spMetadata({ spEntityId: 'https://auth.bank.example/saml', acsUrl: 'https://auth.bank.example/api/v1/auth/saml/acs', sloUrl: 'https://auth.bank.example/api/v1/auth/saml/sls', nameIdFormat: NAMEID_FORMATS.persistent } as SamlSettings);
+
+    app.get('/api/v1/auth/saml/metadata', {
+      schema: {
+        tags, summary: 'This service\'s SAML metadata (public, for the identity provider)',
+        description: `The service provider's SAML 2.0 metadata as XML (\`${METADATA_CONTENT_TYPE}\`): entity id, the assertion consumer service (HTTP-POST), the single logout service (HTTP-Redirect and HTTP-POST) when \`slo_url\` is set, and the NameID format asked for. Load it into the bank's IdP (by URL or as a file). ${METADATA_ERRORS}`,
+        produces: ['application/samlmetadata+xml'],
+        response: { 200: { description: 'SAML 2.0 metadata (XML).', content: { 'application/samlmetadata+xml': { schema: { type: 'string', examples: [EXAMPLE] } } } }, ...errors(404, 500) },
+      },
+    }, async (_request, reply) => {
+      const xml = await metadata();
+      return reply.type(METADATA_CONTENT_TYPE).header('cache-control', 'public, max-age=300').send(xml);
+    });
+
+    app.post('/api/v1/auth/saml/metadata', {
+      schema: {
+        tags, summary: 'This service\'s SAML metadata, as JSON (for encrypted clients)',
+        description: `The same metadata as \`GET /api/v1/auth/saml/metadata\`, inside JSON so that transport encryption can seal it: \`{"metadata": "<xml>", "content_type": "${METADATA_CONTENT_TYPE}"}\`. No body. ${METADATA_ERRORS}`,
+        response: { 200: Type.Object({ metadata: Type.String({ description: 'The metadata XML.' }), content_type: Type.Literal(METADATA_CONTENT_TYPE) }, { examples: [{ metadata: EXAMPLE, content_type: METADATA_CONTENT_TYPE }] }), ...errors(400, 404, 500) },
+      },
+    }, async () => ({ metadata: await metadata(), content_type: METADATA_CONTENT_TYPE }));
 
     app.post('/api/v1/auth/saml/config', {
       schema: {

@@ -114,3 +114,46 @@ describe('POST /api/v1/auth/saml/config', () => {
     expect((await config({ ...settings() }, token)).statusCode).toBe(200);
   });
 });
+
+describe('SP metadata (GET and POST /api/v1/auth/saml/metadata)', () => {
+  it('is public XML naming the entity id, the ACS (HTTP-POST), the SLS (both bindings) and the NameID format; POST gives the same inside JSON', async () => {
+    expect((await config(settings(), await admin())).json()).toEqual({ status: 'success' });
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.headers['content-type']).toBe('application/samlmetadata+xml; charset=utf-8');
+    expect(res.body).toContain('entityID="https://auth.bank.test/saml"');
+    expect(res.body).toContain('<md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://auth.bank.test/api/v1/auth/saml/acs" index="0" isDefault="true"/>');
+    expect(res.body).toContain('<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://auth.bank.test/api/v1/auth/saml/sls"/>');
+    expect(res.body).toContain('<md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</md:NameIDFormat>');
+    expect(res.body).toContain('WantAssertionsSigned="true"');
+    const post = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/metadata' });
+    expect(post.statusCode, post.body).toBe(200);
+    expect(post.json()).toEqual({ metadata: res.body, content_type: 'application/samlmetadata+xml; charset=utf-8' });
+  });
+
+  it('threat: markup in a configured value cannot change the metadata\'s structure: it is escaped', async () => {
+    const token = await admin();
+    const hostile = 'https://auth.bank.test/saml"/><md:AssertionConsumerService Location="https://evil.example/acs"/><!DOCTYPE x [<!ENTITY e "x">]>&e;';
+    expect((await config({ ...settings(), sp_entity_id: hostile }, token)).json()).toEqual({ status: 'success' });
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain('evil.example/acs"/>');
+    expect(res.body).not.toContain('<!DOCTYPE');
+    expect(res.body).toContain('entityID="https://auth.bank.test/saml&quot;/&gt;&lt;md:AssertionConsumerService');
+    expect(res.body.match(/<md:AssertionConsumerService /g)).toHaveLength(1);
+    expectError(await config({ ...settings(), sp_entity_id: 'https://auth.bank.test/\u0007saml' }, token), 400, 'SAML_CONFIG_INVALID');
+    expect((await config(settings(), token)).statusCode).toBe(200);
+  });
+});
+
+describe('SP metadata without a configuration', () => {
+  it('is 404 SAML_NOT_CONFIGURED, on GET and POST', async () => {
+    const bare = await createTestApp();
+    try {
+      expectError(await bare.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' }), 404, 'SAML_NOT_CONFIGURED');
+      expectError(await bare.app.inject({ method: 'POST', url: '/api/v1/auth/saml/metadata' }), 404, 'SAML_NOT_CONFIGURED');
+    } finally {
+      await bare.close();
+    }
+  });
+});
