@@ -83,6 +83,11 @@ export function certificateBodies(text: string): string[] | undefined {
   return bodies.every((b): b is string => b !== undefined) && bodies.length > 0 ? bodies : undefined;
 }
 
+/** Whether `text` holds a C0 control character or DEL (none belongs in an entity id or in XML 1.0). */
+export function hasControl(text: string): boolean {
+  return [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+}
+
 function urlProblem(value: string | null, production: boolean): string | undefined {
   if (value === null) return undefined;
   let url: URL;
@@ -103,9 +108,8 @@ export function samlSettingsProblems(s: SamlSettings, production: boolean): Arra
   const add = (field: SamlField, message: string | undefined): void => {
     if (message !== undefined) problems.push({ field, message });
   };
-  const control = /[\u0000-\u001F\u007F]/;
-  add('sp_entity_id', s.spEntityId.trim() === '' ? 'is required' : control.test(s.spEntityId) ? 'must not hold control characters' : undefined);
-  add('idp_entity_id', s.idpEntityId.trim() === '' ? 'is required' : control.test(s.idpEntityId) ? 'must not hold control characters' : undefined);
+  add('sp_entity_id', s.spEntityId.trim() === '' ? 'is required' : hasControl(s.spEntityId) ? 'must not hold control characters' : undefined);
+  add('idp_entity_id', s.idpEntityId.trim() === '' ? 'is required' : hasControl(s.idpEntityId) ? 'must not hold control characters' : undefined);
   add('acs_url', urlProblem(s.acsUrl, production));
   add('slo_url', urlProblem(s.sloUrl, production));
   add('idp_sso_url', urlProblem(s.idpSsoUrl, production));

@@ -3,7 +3,7 @@
  * the bank's IdP. Built from the settings alone (the IdP's part is not needed to describe ours),
  * every value escaped for XML.
  */
-import type { SamlSettings } from '../platform/config-saml.js';
+import { hasControl, type SamlSettings } from '../platform/config-saml.js';
 
 const BINDING = {
   post: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST',
@@ -14,7 +14,7 @@ export const METADATA_CONTENT_TYPE = 'application/samlmetadata+xml; charset=utf-
 
 /** Text and attribute values: the five characters XML gives meaning to, and no control characters. */
 function xml(value: string): string {
-  if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.test(value)) throw new Error('a metadata value holds a control character');
+  if (hasControl(value)) throw new Error('a metadata value holds a control character');
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
