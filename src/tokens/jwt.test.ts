@@ -97,6 +97,24 @@ describe('VerifiedTokens (access tokens verified once, then remembered)', () => 
     expect(() => { (second as Record<string, unknown>).sub = 'someone else'; }).toThrow(TypeError);
   });
 
+  it('a remembered token is checked afresh under other settings: another audience or issuer fails as it would have', () => {
+    const cache = new VerifiedTokens();
+    cache.verify(token, opts());
+    expect(reason(() => cache.verify(token, opts({ audience: ['another-service'] })))).toBe('bad_claims');
+    expect(reason(() => cache.verify(token, opts({ issuer: 'someone-else' })))).toBe('bad_claims');
+    // An equal list that is another array is a miss, verified afresh, and still accepted.
+    expect(cache.verify(token, opts({ audience: [...AUDIENCE] }))).toEqual(cache.verify(token, opts()));
+  });
+
+  it('a token that failed is not remembered: the forgery fails again, and the real token is still verified', () => {
+    const cache = new VerifiedTokens();
+    const forged = flip(token);
+    expect(reason(() => cache.verify(forged, opts()))).toBe('bad_signature');
+    expect(reason(() => cache.verify(forged, opts()))).toBe('bad_signature');
+    expect(cache.verify(token, opts())).toMatchObject({ sub: claims.sub });
+    expect(reason(() => cache.verify(forged, opts()))).toBe('bad_signature'); // the real one remembered: the forgery still fails
+  });
+
   it('threat: a forged signature on a remembered payload is bad_signature, every time', () => {
     const cache = new VerifiedTokens();
     cache.verify(token, opts());
