@@ -24,6 +24,7 @@ import { Composition } from './platform/module.js';
 import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
+import { entitiesModule } from './entities/module.js';
 import { ldapModule } from './ldap/module.js';
 import { samlModule } from './saml/module.js';
 import { policyModule } from './policy/module.js';
@@ -60,6 +61,7 @@ function compose(opts: StrongroomOptions) {
     .use(signinModule)
     .use(pinsModule)
     .use(ldapModule)
+    .use(entitiesModule)
     .use(samlModule)
     .use(mfaModule)
     .use(adminModule)

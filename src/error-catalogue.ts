@@ -15,6 +15,7 @@ import { OpsErrors } from './platform/http/ops-errors.js';
 import { PinErrors } from './pins/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
+import { EntityErrors } from './entities/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -30,6 +31,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'PINs and USSD': PinErrors.definitions,
   LDAP: LdapErrors.definitions,
   SAML: SamlErrors.definitions,
+  Branches: EntityErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

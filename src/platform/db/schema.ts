@@ -363,6 +363,23 @@ export interface SamlConfigTable {
   updated_by: string | null;
 }
 
+/** Bank branches (migration 015); `code` unique without regard to case. */
+export interface EntitiesTable {
+  id: Generated<number>;
+  code: string;
+  name: string;
+  is_active: Generated<boolean>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A user's branches (migration 015). */
+export interface UserEntitiesTable {
+  user_id: number;
+  entity_id: number;
+  created_at: Timestamp;
+}
+
 /** SPEC UserIdentityProvider (migration 013). */
 export interface UserIdentityProvidersTable {
   id: Generated<number>;
@@ -406,5 +423,7 @@ export interface Database {
   mfa_reset_requests: MfaResetRequestsTable;
   ldap_config: LdapConfigTable;
   saml_config: SamlConfigTable;
+  entities: EntitiesTable;
+  user_entities: UserEntitiesTable;
   user_identity_providers: UserIdentityProvidersTable;
 }

@@ -13,6 +13,7 @@ import * as rateLimitWindows from './011-rate-limit-windows.js';
 import * as channelLimits from './012-channel-limits.js';
 import * as identityProviders from './013-identity-providers.js';
 import * as samlConfig from './014-saml-config.js';
+import * as entities from './015-entities.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const migrations: Record<string, Migration> = {
   '012-channel-limits': channelLimits,
   '013-identity-providers': identityProviders,
   '014-saml-config': samlConfig,
+  '015-entities': entities,
 };
 
 export const migrationProvider: MigrationProvider = {
