@@ -9,8 +9,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { auditContext, type AuditLog } from '../audit/service.js';
 import { LDAP_DEFAULTS, ldapUriProblems } from '../platform/config-ldap.js';
 import type { Db } from '../platform/db/database.js';
-import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
+import { acceptForms } from '../platform/http/form.js';
 import { configBody, errors, NO_NUL } from '../platform/http/schemas.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import { bodyField } from '../policy/route-limits.js';
@@ -81,16 +81,6 @@ const ConfigView = Type.Object({
   bind_password_set: Type.Boolean({ description: 'A bind password is stored or configured; the password itself is never returned.' }),
 }, { examples: [{ configured: true, source: 'database', uri: 'ldaps://ldap.bank.example:636', bind_dn: 'cn=strongroom,ou=services,dc=bank,dc=example', base_dn: 'ou=people,dc=bank,dc=example', user_filter: '(uid={username})', attr_mail: 'mail', attr_name: 'cn', group_member_attr: 'memberOf', start_tls: false, ca_cert: null, group_roles: { tellers: ['staff'] }, bind_password_set: true }] });
 
-/** `application/x-www-form-urlencoded` as SPEC shows the sign-in: a field given twice is refused, not guessed. */
-function parseForm(body: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of new URLSearchParams(body)) {
-    if (Object.hasOwn(out, k)) throw CommonErrors.MALFORMED_REQUEST({ reason: `the form field ${k} is given more than once` });
-    out[k] = v;
-  }
-  return out;
-}
-
 export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
   /** 400 LDAP_CONFIG_INVALID naming each field that is wrong (beyond the schema's shape). */
   const check = async (trx: Db, b: ConfigInput, hasStored: boolean): Promise<void> => {
@@ -117,13 +107,7 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
 
   return async (instance) => {
     const app = instance as unknown as App;
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-      try {
-        done(null, parseForm(body as string));
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    });
+    acceptForms(instance);
 
     app.post('/api/v1/auth/ldap/login', {
       schema: {

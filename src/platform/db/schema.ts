@@ -363,6 +363,15 @@ export interface SamlConfigTable {
   updated_by: string | null;
 }
 
+/** The AuthnRequests sent (migration 016), until answered or expired. */
+export interface SamlRequestsTable {
+  id: string;
+  relay_url: string | null;
+  channel: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 /** Bank branches (migration 015); `code` unique without regard to case. */
 export interface EntitiesTable {
   id: Generated<number>;
@@ -424,6 +433,7 @@ export interface Database {
   ldap_config: LdapConfigTable;
   saml_config: SamlConfigTable;
   entities: EntitiesTable;
+  saml_requests: SamlRequestsTable;
   user_entities: UserEntitiesTable;
   user_identity_providers: UserIdentityProvidersTable;
 }

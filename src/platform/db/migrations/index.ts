@@ -14,6 +14,7 @@ import * as channelLimits from './012-channel-limits.js';
 import * as identityProviders from './013-identity-providers.js';
 import * as samlConfig from './014-saml-config.js';
 import * as entities from './015-entities.js';
+import * as samlRequests from './016-saml-requests.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ export const migrations: Record<string, Migration> = {
   '013-identity-providers': identityProviders,
   '014-saml-config': samlConfig,
   '015-entities': entities,
+  '016-saml-requests': samlRequests,
 };
 
 export const migrationProvider: MigrationProvider = {
