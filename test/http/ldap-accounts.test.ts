@@ -7,7 +7,7 @@
  * would let the person in after the directory shut them out.
  */
 import { Attribute, Change, Client } from 'ldapts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn, WRONG_PASSWORD } from '../harness/fixtures.js';
@@ -109,6 +109,28 @@ describe('the link', () => {
     }
     await ldapSignIn('bob', dir.users.bob.password);
     expect((await t.s.users.findById(user.id))?.full_name).toBe(dir.users.bob.name);
+  });
+});
+
+describe('threat: a local account created at the same moment as a first directory sign-in', () => {
+  it('the insert that loses the unique index is 409 IDENTITY_CONFLICT (audited), not a 500, and nothing of the directory user is left', async () => {
+    // The race made deterministic: a local account holds the directory user's email, and the
+    // conflict check does not see it (as when an administrator's insert commits between that
+    // check and ours), so the unique index is what stops the second account.
+    const local = await seedUser(t.s, 'eve.local', { roles: ['customer'], email: dir.users.hostile.mail! });
+    const exists = vi.spyOn(t.s.users, 'exists').mockResolvedValue({ username: false, email: false, phone: false, crossed: [] });
+    try {
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/ldap/login', payload: { username: dir.users.hostile.uid, password: dir.users.hostile.password } });
+      expect(expectError(res, 409, 'IDENTITY_CONFLICT').details).toEqual({ fields: ['email'] });
+      expect(exists).toHaveBeenCalled();
+    } finally {
+      exists.mockRestore();
+    }
+    expect(await t.s.users.findByLogin(dir.users.hostile.uid)).toBeUndefined();
+    expect(await t.s.database.db.selectFrom('user_identity_providers').select('id').where('idp_subject', '=', dir.users.hostile.dn.toLowerCase()).execute()).toEqual([]);
+    const audits = await t.s.database.db.selectFrom('audit_log').select('details').where('event_type', '=', 'IDENTITY_CONFLICT').execute();
+    expect(audits.some((a) => JSON.stringify(a.details).includes('"email"'))).toBe(true);
+    expect(await t.s.users.findByLogin(dir.users.hostile.mail!)).toMatchObject({ id: local.id });
   });
 });
 
