@@ -5,10 +5,11 @@
  * one for it (docs/decisions.md "LDAP": a local password would outlive the directory account).
  *
  * The module that speaks to the other system registers its check here at composition (the LDAP
- * module binds as the linked DN); an identity-provider type with no check registered accepts no
- * password.
+ * module binds as the linked DN); for an identity-provider type with no check registered there
+ * is no password to confirm (409 PASSWORD_MANAGED_EXTERNALLY).
  */
 import type { Db } from '../platform/db/database.js';
+import { CredentialErrors } from './errors.js';
 import type { UserIdentityProvidersTable } from '../platform/db/schema.js';
 
 export type IdentityProviderType = UserIdentityProvidersTable['idp_type'];
@@ -42,8 +43,14 @@ export class ExternalPasswords {
     return row ? { userId, idpType: row.idp_type, subject: row.idp_subject } : undefined;
   }
 
+  /**
+   * Whether `password` is the account's password where it lives. An identity provider that keeps
+   * no password this service can check (SAML) is 409 PASSWORD_MANAGED_EXTERNALLY: thrown under a
+   * reserved attempt, it gives the attempt back, so the user is not locked out for asking.
+   */
   async verify(link: ExternalLink, password: string): Promise<boolean> {
     const check = this.checks.get(link.idpType);
-    return check ? check(link, password) : false;
+    if (!check) throw CredentialErrors.PASSWORD_MANAGED_EXTERNALLY({ idp_type: link.idpType });
+    return check(link, password);
   }
 }

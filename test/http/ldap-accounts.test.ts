@@ -134,6 +134,18 @@ describe('threat: a local account created at the same moment as a first director
   });
 });
 
+describe('an account whose identity provider keeps no password this service can check (SAML)', () => {
+  it('confirming a current password is 409 PASSWORD_MANAGED_EXTERNALLY, not counted against the user (no lockout for asking)', async () => {
+    const user = await seedUser(t.s, 'sso.only', { roles: ['staff'] });
+    const token = (await signIn(t.app, 'sso.only')).access_token;
+    await t.s.database.db.insertInto('user_identity_providers').values({ user_id: user.id, idp_type: 'SAML', idp_subject: 'sso-only-nameid', idp_issuer: 'https://idp.bank.test', created_at: new Date(t.clock.now()) }).execute();
+    for (let i = 0; i < 6; i++) expect(expectError(await totpSetup(token, WRONG_PASSWORD), 409, 'PASSWORD_MANAGED_EXTERNALLY').details).toEqual({ idp_type: 'SAML' });
+    expect(await failures(user.uuid)).toBe(0);
+    const row = await t.s.database.db.selectFrom('login_attempts').select(['failed_count', 'pending']).where('subject_key', '=', t.s.attempts.userKey(user.id)).executeTakeFirst();
+    expect(row ?? { failed_count: 0, pending: 0 }).toMatchObject({ failed_count: 0, pending: 0 });
+  });
+});
+
 describe('threat: a local password outliving the directory account', () => {
   it('changing the password is 409 PASSWORD_MANAGED_EXTERNALLY before anything is checked or counted', async () => {
     const { token, user } = await ldapSignIn('jürgen', dir.users.unicode.password);
