@@ -8,7 +8,6 @@ import { defineErrors } from '../platform/errors.js';
 export const LdapErrors = defineErrors({
   LDAP_NOT_CONFIGURED: { status: 401, message: 'Directory sign-in is not configured on this server.' },
   LDAP_UNAVAILABLE: { status: 401, message: 'The directory cannot be reached; try again later. This attempt was not counted against the account.' },
-  IDENTITY_CONFLICT: { status: 409, message: 'A local account already uses this username or email; an administrator must link or rename it before directory sign-in works.' },
   LDAP_CONFIG_INVALID: { status: 400, message: 'The LDAP configuration is not valid.' },
   LDAP_CREDENTIALS_MISSING: { status: 400, message: 'Send both username and password.' },
 });

@@ -20,7 +20,7 @@ import type { Db } from '../platform/db/database.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import { SignInErrors } from '../signin/errors.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
-import { LdapErrors } from './errors.js';
+import { mapRoles, nextRoles, refreshFromProvider, sameRoles } from '../users/provisioned.js';
 
 export interface DirectoryIdentity {
   dn: string;
@@ -35,28 +35,6 @@ export interface DirectoryIdentity {
 export function subjectOf(dn: string): string {
   return dn.trim().toLowerCase();
 }
-
-/** A group's keys in the map: its DN, and the value of its first RDN (`cn=Tellers,ou=…` -> `tellers`). */
-function groupKeys(dn: string): string[] {
-  const lower = dn.trim().toLowerCase();
-  const first = /^[^=]+=((?:\\.|[^,\\])*)/.exec(lower)?.[1];
-  return first === undefined ? [lower] : [lower, first];
-}
-
-/** The roles `groups` map to, and every role the map manages. */
-export function mapRoles(groups: readonly string[], groupRoles: Record<string, string[]>): { mapped: string[]; managed: string[] } {
-  const map = new Map(Object.entries(groupRoles).map(([k, v]) => [k.trim().toLowerCase(), v]));
-  const mapped = new Set<string>();
-  for (const g of groups) for (const key of groupKeys(g)) for (const role of map.get(key) ?? []) mapped.add(role);
-  return { mapped: [...mapped].sort(), managed: [...new Set([...map.values()].flat())].sort() };
-}
-
-/** The roles an account holds after a sign-in: those the map does not manage kept, the mapped ones set. */
-function nextRoles(current: readonly string[], roles: { mapped: string[]; managed: string[] }): string[] {
-  return [...new Set([...current.filter((r) => !roles.managed.includes(r)), ...roles.mapped])].sort();
-}
-
-const sameRoles = (a: readonly string[], b: readonly string[]): boolean => [...a].sort().join('\n') === b.join('\n');
 
 /** A directory entry's account, by its link. */
 export interface Linked {
@@ -107,7 +85,7 @@ export class LdapProvisioning {
       if (link) {
         if (!link.active) throw SignInErrors.ACCOUNT_DISABLED();
         const user = (await d.users.findById(link.user_id, trx))!;
-        await this.refresh(trx, user, email, fullName, roles, now);
+        await refreshFromProvider(trx, d.users, user, { email, fullName }, roles, now);
         return (await d.users.findById(link.user_id, trx))!;
       }
       const conflict = await this.conflicts(trx, identity.username, email);
@@ -128,25 +106,7 @@ export class LdapProvisioning {
     if (!('conflict' in outcome)) return { user: outcome };
     // Audited outside the transaction that found it (which wrote nothing).
     await d.audit.record({ ...ctx, eventType: 'IDENTITY_CONFLICT', status: 'FAILURE', userId: null, username: identity.username, details: { idp_type: 'LDAP', subject, fields: outcome.conflict } });
-    throw LdapErrors.IDENTITY_CONFLICT({ fields: outcome.conflict });
-  }
-
-  /** Name and email from the directory; the managed roles from its groups, the others kept. */
-  private async refresh(trx: Db, user: UserRow, email: string | null, fullName: string | null, roles: { mapped: string[]; managed: string[] }, now: Date): Promise<void> {
-    const d = this.deps;
-    if (user.full_name !== fullName || (user.email ?? null) !== email) {
-      // This runs before the second factor. An email another account holds is not taken over,
-      // and neither is the address an email factor sends its codes to: whoever can edit their
-      // own `mail` in the directory must not route the code to themselves with the password
-      // alone. The rest of the profile still follows the directory.
-      const holder = email === null ? undefined : await d.users.findByLogin(email, trx);
-      const codesGoThere = (await trx.selectFrom('mfa_factors').select('method').where('user_id', '=', user.id).where('method', '=', 'email').where('status', '=', 'active').executeTakeFirst()) !== undefined;
-      const keep = (holder !== undefined && holder.id !== user.id) || codesGoThere;
-      await d.users.setProfile(trx, user.id, { email: keep ? user.email : email, fullName }, now);
-    }
-    const current = (await d.users.grants(user.id, trx)).roles;
-    const next = nextRoles(current, roles);
-    if (!sameRoles(current, next)) await d.users.setRoles(trx, user.id, next);
+    throw SignInErrors.IDENTITY_CONFLICT({ fields: outcome.conflict });
   }
 
   /** The fields of a new directory user that a local account already holds (as its username or email). */

@@ -83,6 +83,11 @@ export function certificateBodies(text: string): string[] | undefined {
   return bodies.every((b): b is string => b !== undefined) && bodies.length > 0 ? bodies : undefined;
 }
 
+/** A certificate's base64 DER body as PEM. */
+export function certificatePem(body: string): string {
+  return `-----BEGIN CERTIFICATE-----\n${body.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
+}
+
 /** Whether `text` holds a C0 control character or DEL (none belongs in an entity id or in XML 1.0). */
 export function hasControl(text: string): boolean {
   return [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);

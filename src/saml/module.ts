@@ -1,22 +1,32 @@
 /**
- * SAML 2.0 sign-in (issue 12). So far the configuration (the stored singleton over
- * SAML_CONFIG_FILE and the SAML_* variables, `POST /api/v1/auth/saml/config`), the service
- * provider's metadata, and starting a sign-in (`POST /api/v1/auth/saml/login`, its AuthnRequests
- * recorded in PostgreSQL). The assertion consumer, exchange and logout routes follow, as a
- * strategy of the one sign-in pipeline.
+ * SAML 2.0 sign-in (issue 12): the configuration (the stored singleton over SAML_CONFIG_FILE
+ * and the SAML_* variables), the service provider's metadata, and the sign-in: AuthnRequests
+ * recorded in PostgreSQL, the assertion consumer (src/saml/response.ts, src/saml/consumer.ts)
+ * and a strategy of the one sign-in pipeline with just-in-time provisioning.
  */
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
+import type { EntityStore } from '../entities/store.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
+import type { Metrics } from '../platform/observability/metrics.js';
+import type { LoginAttempts } from '../policy/lockout.js';
 import type { Guard } from '../sessions/guard.js';
+import type { SignInPipeline } from '../signin/pipeline.js';
 import type { UserStore } from '../users/store.js';
-import { samlRoutes } from './routes.js';
+import { SamlCodes } from './codes.js';
+import { samlConfigRoutes } from './config-routes.js';
+import { SamlConsumer } from './consumer.js';
+import { SamlProvisioning } from './provision.js';
+import { SamlAssertionCache } from './replay.js';
 import { SamlRequests } from './requests.js';
 import { SamlSettingsStore } from './settings.js';
+import { samlSignInRoutes } from './signin-routes.js';
+import { SamlStrategy } from './strategy.js';
 
 export interface SamlDeps {
   db: Db;
@@ -24,23 +34,44 @@ export interface SamlDeps {
   bus: EventBus;
   config: Pick<Config, 'env' | 'saml'>;
   users: UserStore;
+  entities: EntityStore;
   audit: AuditLog;
   guard: Guard;
   log: Logger;
+  metrics: Metrics;
+  attempts: LoginAttempts;
+  pipeline: SignInPipeline;
+  ipHasher: Hasher;
 }
 
 export interface SamlProvides {
   samlSettings: SamlSettingsStore;
+  samlStrategy: SamlStrategy;
 }
 
 export function samlModule(deps: SamlDeps): Module<SamlProvides> {
   const samlSettings = new SamlSettingsStore({ db: deps.db, clock: deps.clock, bus: deps.bus, env: deps.config.saml.env });
   const samlRequests = new SamlRequests({ db: deps.db, clock: deps.clock });
+  const replay = new SamlAssertionCache({ db: deps.db, clock: deps.clock });
+  const codes = new SamlCodes({ db: deps.db, clock: deps.clock });
+  const consumer = new SamlConsumer({ clock: deps.clock, requests: samlRequests, replay, log: deps.log, metrics: deps.metrics });
+  const provisioning = new SamlProvisioning({ db: deps.db, clock: deps.clock, users: deps.users, entities: deps.entities, audit: deps.audit });
+  const samlStrategy = new SamlStrategy({ provisioning, attempts: deps.attempts });
   return {
     name: 'saml',
-    provides: { samlSettings },
+    provides: { samlSettings, samlStrategy },
     tags: [{ name: 'SAML', description: 'Single sign-on with the bank\'s identity provider (SAML 2.0), and its configuration.' }],
-    routes: samlRoutes({ ...deps, samlSettings, samlRequests, production: deps.config.env === 'production' }),
-    jobs: [{ name: 'SAML request clean-up', everyMs: 10 * 60_000, scope: 'one-node', run: async () => { await samlRequests.purgeExpired(); } }],
+    routes: async (app) => {
+      await app.register(samlConfigRoutes({ ...deps, samlSettings, production: deps.config.env === 'production' }));
+      await app.register(samlSignInRoutes({ ...deps, samlSettings, samlRequests, consumer, codes, samlStrategy }));
+    },
+    jobs: [{
+      name: 'SAML clean-up', everyMs: 10 * 60_000, scope: 'one-node',
+      run: async () => {
+        await samlRequests.purgeExpired();
+        await replay.purgeExpired();
+        await codes.purgeExpired();
+      },
+    }],
   };
 }

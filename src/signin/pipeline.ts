@@ -23,6 +23,7 @@ import type { AttemptLimits, LoginAttempts } from '../policy/lockout.js';
 import type { Session, SessionLimits, SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
+import type { PasswordState } from '../credentials/service.js';
 import { SignInErrors } from './errors.js';
 import type { SignInStrategy } from './strategy.js';
 
@@ -118,6 +119,21 @@ export interface SignInResult {
   sessionKey: Buffer;
 }
 
+/** A proven identity, admitted by the access policy: what `finish` needs. */
+export interface Identified {
+  user: UserRow;
+  grants: Grants;
+  /** The local password's state, when the strategy checked one. */
+  password?: PasswordState;
+  /** The password lives elsewhere (a directory, an IdP): it never expires here. */
+  passwordElsewhere: boolean;
+}
+
+export interface FinishOptions {
+  /** Writes what the sign-in method keeps about the new session, in the session's transaction. */
+  onSession?: (trx: Db, session: Session, user: UserRow) => Promise<void>;
+}
+
 export const SUB_CONTEXT = 'jwt.sub';
 const PASSWORD_CHANGE_PURPOSE = 'password_change';
 export { PASSWORD_CHANGE_PURPOSE };
@@ -142,9 +158,18 @@ export interface PipelineDeps {
 export class SignInPipeline {
   constructor(private readonly deps: PipelineDeps) {}
 
-  async signIn<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<SignInResult> {
+  async signIn<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
+    return this.finish(strategy, await this.identify(strategy, input, ctx), ctx, opts);
+  }
+
+  /**
+   * The first half of a sign-in: rate limit, lockout, the strategy's check, account state and
+   * access policy. What it returns is a proven identity that `finish` turns into a session,
+   * now or later (a SAML browser sign-in finishes when the client exchanges its one-time code).
+   */
+  async identify<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<Identified> {
     const d = this.deps;
-    const outcome = (o: string): void => d.metrics.signins.inc({ strategy: strategy.name, outcome: o });
+    const outcome = this.outcome(strategy.name);
     const auditBase = auditContext(ctx);
 
     const subject = await strategy.subject(input);
@@ -166,9 +191,20 @@ export class SignInPipeline {
     }
     const { user, password } = attempt.value;
     const grants = await this.admit(user, ctx, outcome, attempt.value.grants);
+    return { user, grants, password, passwordElsewhere: strategy.passwordElsewhere === true };
+  }
 
+  /**
+   * The second half: a second factor when one is due (its error carries the challenge), a forced
+   * password change, else tokens and a session. `opts.onSession` writes what the strategy keeps
+   * about the new session (SAML: its SessionIndex) in the session's transaction.
+   */
+  async finish(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, ctx: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
+    const d = this.deps;
+    const outcome = this.outcome(strategy.name);
+    const { user, grants, password } = identified;
     // Read once, reused by the response (null: never expires, as a password kept elsewhere).
-    let passwordExpiresAt: number | null | undefined = strategy.passwordElsewhere ? null : undefined;
+    let passwordExpiresAt: number | null | undefined = identified.passwordElsewhere ? null : undefined;
     let changeRequired: PasswordChangeReason | null = null;
     if (password) {
       passwordExpiresAt = password.expiresAt;
@@ -188,9 +224,22 @@ export class SignInPipeline {
       throw await this.passwordChangeRequired(user, ctx, changeRequired);
     }
 
-    const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name, passwordExpiresAt });
+    const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name, passwordExpiresAt, onSession: opts.onSession });
     outcome('success');
     return response;
+  }
+
+  /**
+   * The second factor `finish` would ask for, without finishing: the 401 2FA_REQUIRED (or 403
+   * MFA_SETUP_INCOMPLETE, or POLICY_RESTRICTED) with its 2FA token bound to `ctx`, or null when
+   * none is due (the SAML browser flow asks before it spends its code).
+   */
+  async secondFactorDue(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, ctx: ClientContext): Promise<AppError | null> {
+    return this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name);
+  }
+
+  private outcome(strategy: string): (o: string) => void {
+    return (o) => this.deps.metrics.signins.inc({ strategy, outcome: o });
   }
 
   /**
@@ -208,7 +257,7 @@ export class SignInPipeline {
    * Issues tokens and a session for a user whose identity (and second factor) is settled.
    * `passwordExpiresAt`: when the caller read it already (null: never expires).
    */
-  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string; passwordExpiresAt?: number | null }): Promise<SignInResult> {
+  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string; passwordExpiresAt?: number | null } & FinishOptions): Promise<SignInResult> {
     const d = this.deps;
     const now = new Date(d.clock.now());
     const { session, ended, pair } = await d.db.transaction().execute(async (trx) => {
@@ -219,6 +268,7 @@ export class SignInPipeline {
       const familyId = randomUUID();
       await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
       const issued = await this.issuePair(trx, user, grants, created.session, familyId);
+      await opts.onSession?.(trx, created.session, user);
       await d.users.update(trx, user.id, { last_login_at: now }, now);
       await d.audit.record({
         eventType: 'USER_LOGIN', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), mfaMethod: opts.mfaMethod ?? null,

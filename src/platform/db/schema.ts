@@ -372,6 +372,35 @@ export interface SamlRequestsTable {
   expires_at: Timestamp;
 }
 
+/** Accepted SAML assertions, until they expire (migration 017): the replay cache. */
+export interface SamlAssertionsTable {
+  issuer: string;
+  assertion_id: string;
+  expires_at: Timestamp;
+}
+
+/** One-time codes of the SAML browser flow, by SHA-256 (migration 017). */
+export interface SamlCodesTable {
+  code_hash: Buffer;
+  user_id: number;
+  channel: string;
+  issuer: string;
+  name_id: string;
+  session_index: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+/** The IdP session a session came from (migration 017), for single logout. */
+export interface SamlSessionsTable {
+  session_id: string;
+  user_id: number;
+  issuer: string;
+  name_id: string;
+  session_index: string | null;
+  created_at: Timestamp;
+}
+
 /** Bank branches (migration 015); `code` unique without regard to case. */
 export interface EntitiesTable {
   id: Generated<number>;
@@ -434,6 +463,9 @@ export interface Database {
   saml_config: SamlConfigTable;
   entities: EntitiesTable;
   saml_requests: SamlRequestsTable;
+  saml_assertions: SamlAssertionsTable;
+  saml_codes: SamlCodesTable;
+  saml_sessions: SamlSessionsTable;
   user_entities: UserEntitiesTable;
   user_identity_providers: UserIdentityProvidersTable;
 }

@@ -37,9 +37,9 @@ export class Metrics {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
   }
 
-  /** A counter a module registers (no labels). */
-  counter(name: string, help: string): Counter {
-    return new Counter({ name, help, registers: [this.registry] });
+  /** A counter a module registers (no labels unless named). */
+  counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
   /** A gauge read when /metrics is scraped (a module registers what it can count). */

@@ -15,6 +15,7 @@ import * as identityProviders from './013-identity-providers.js';
 import * as samlConfig from './014-saml-config.js';
 import * as entities from './015-entities.js';
 import * as samlRequests from './016-saml-requests.js';
+import * as samlSignin from './017-saml-signin.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const migrations: Record<string, Migration> = {
   '014-saml-config': samlConfig,
   '015-entities': entities,
   '016-saml-requests': samlRequests,
+  '017-saml-signin': samlSignin,
 };
 
 export const migrationProvider: MigrationProvider = {

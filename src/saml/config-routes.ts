@@ -1,14 +1,14 @@
 /**
- * SPEC "SAML" routes. So far `POST /api/v1/auth/saml/config` (read with no body, write with one;
- * permission config.manage, ruling 10), the SP metadata (`GET` public, `POST` for encrypted
- * clients) and `POST /api/v1/auth/saml/login`; the assertion consumer and logout follow.
+ * SPEC "SAML" routes of the operator and the IdP: `POST /api/v1/auth/saml/config` (read with no
+ * body, write with one; permission config.manage, ruling 10) and the SP metadata (`GET` public,
+ * `POST` for encrypted clients). Signing in: src/saml/signin-routes.ts.
  */
 import { X509Certificate } from 'node:crypto';
 import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
-import { certificateBodies, DEFAULT_ATTRIBUTE_MAP, NAMEID_FORMATS, SAML_DEFAULTS, SAML_ROLE_KEYS, samlSettingsProblems, type SamlSettings } from '../platform/config-saml.js';
+import { certificateBodies, certificatePem, DEFAULT_ATTRIBUTE_MAP, NAMEID_FORMATS, SAML_DEFAULTS, SAML_ROLE_KEYS, samlSettingsProblems, type SamlSettings } from '../platform/config-saml.js';
 import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
 import { acceptForms } from '../platform/http/form.js';
@@ -17,14 +17,11 @@ import { requestActor, requestAuditContext, type Guard } from '../sessions/guard
 import type { UserStore } from '../users/store.js';
 import { SamlErrors } from './errors.js';
 import { METADATA_CONTENT_TYPE, spMetadata } from './metadata.js';
-import { authnRequestUrl } from './client.js';
-import { REQUEST_TTL_MS, type SamlRequests } from './requests.js';
 import type { SamlSettingsStore } from './settings.js';
 
-export interface SamlRouteDeps {
+export interface SamlConfigRouteDeps {
   db: Db;
   samlSettings: SamlSettingsStore;
-  samlRequests: SamlRequests;
   guard: Guard;
   users: UserStore;
   audit: AuditLog;
@@ -90,20 +87,7 @@ const ConfigView = Type.Object({
   idp_x509cert: Type.Optional(Type.String({ description: 'The IdP certificates as PEM: only with `?include_certificate=true`.' })),
 }, { examples: [{ configured: true, source: 'database', saml_enabled: true, sp_entity_id: 'https://auth.bank.example/saml', acs_url: 'https://auth.bank.example/api/v1/auth/saml/acs', slo_url: 'https://auth.bank.example/api/v1/auth/saml/sls', idp_entity_id: 'https://idp.bank.example', idp_sso_url: 'https://idp.bank.example/sso', idp_slo_url: null, nameid_format: NAMEID_FORMATS.persistent, allowed_relay_origins: ['https://app.bank.example'], allow_idp_initiated: false, clock_skew_sec: 60, attribute_map: { email: ['email'] }, group_roles: { staff: ['Tellers'] }, idp_certificates: [{ subject: 'CN=idp.bank.example', not_after: '2027-06-30T23:59:59.000Z', sha256: 'AB:CD:…' }] }] });
 
-/** Whether `url` is an absolute http(s) URL on one of `origins` (compared as the URL parser normalises them). */
-export function relayAllowed(url: string, origins: readonly string[]): boolean {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false;
-  }
-  return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.username === '' && parsed.password === '' && origins.includes(parsed.origin);
-}
-
-const pem = (body: string): string => `-----BEGIN CERTIFICATE-----\n${body.replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END CERTIFICATE-----\n`;
-
-export function samlRoutes(s: SamlRouteDeps): FastifyPluginAsync {
+export function samlConfigRoutes(s: SamlConfigRouteDeps): FastifyPluginAsync {
   /** The body as settings, or 400 SAML_CONFIG_INVALID naming each field that is wrong. */
   const settingsOf = (b: ConfigInput): SamlSettings => {
     const certs = certificateBodies(b.idp_x509cert);
@@ -118,59 +102,9 @@ export function samlRoutes(s: SamlRouteDeps): FastifyPluginAsync {
     return settings;
   };
 
-  /** The settings in force when SAML is configured and enabled; 404 SAML_NOT_CONFIGURED otherwise. */
-  const enabled = async (): Promise<SamlSettings> => {
-    const current = await s.samlSettings.current();
-    if (!current?.settings.enabled) throw SamlErrors.SAML_NOT_CONFIGURED();
-    return current.settings;
-  };
-
   return async (instance) => {
     const app = instance as unknown as App;
     acceptForms(instance);
-
-    app.post('/api/v1/auth/saml/login', {
-      schema: {
-        tags, summary: 'Start a SAML sign-in: the identity provider URL to send the browser to',
-        description: [
-          'Form-encoded `relay_state` (as SPEC shows it) or JSON `{relay_state, channel}`. Answers JSON, not a redirect: `access_token` holds the IdP URL with the AuthnRequest (SPEC\'s field, kept for its clients), and `redirect_url` the same URL under a name that says what it is. Send the browser there; after the IdP, it posts its response to the assertion consumer (`acs_url`).',
-          '',
-          'The AuthnRequest\'s ID is recorded for `expires_in` seconds (any node can then check the response\'s InResponseTo, once) with `relay_state` and `channel`; the IdP is given only that ID as its RelayState.',
-          '',
-          '- `relay_state`: where the browser lands afterwards; its origin must be in `allowed_relay_origins` (`422 SAML_RELAY_STATE_NOT_ALLOWED` otherwise: no open redirect). Optional.',
-          '- `channel`: `web` (default), `mobile` or `agent`: the channel whose access policy the sign-in is checked against.',
-          '- `404 SAML_NOT_CONFIGURED`: SAML is not configured or not enabled.',
-        ].join('\n'),
-        consumes: ['application/x-www-form-urlencoded', 'application/json'],
-        body: Type.Object({
-          relay_state: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: 'Where the browser lands after the sign-in: an absolute URL on an allowed origin.', examples: ['https://app.bank.example/after-login'] })),
-          channel: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('mobile'), Type.Literal('agent')], { description: 'Default `web`.' })),
-        }, { additionalProperties: false, description: 'Every field is optional; no body at all means `{}`.' }),
-        response: {
-          200: Type.Object({
-            access_token: Type.String({ description: 'The IdP URL to send the browser to (SPEC\'s name for it).' }),
-            redirect_url: Type.String({ description: 'The same URL.' }),
-            token_type: Type.Literal('saml_redirect', { description: 'Says that `access_token` is a URL to visit, not a bearer token.' }),
-            request_id: Type.String({ description: 'The AuthnRequest\'s ID (its InResponseTo in the answer).' }),
-            expires_in: Type.Integer({ description: 'Seconds the request stays valid.' }),
-          }, { examples: [{ access_token: 'https://idp.bank.example/sso?SAMLRequest=fZJNb4Mw…&RelayState=_8f1c…', redirect_url: 'https://idp.bank.example/sso?SAMLRequest=fZJNb4Mw…&RelayState=_8f1c…', token_type: 'saml_redirect', request_id: '_8f1c2a7e40b5d9c3e1f2a4b6c8d0e2f4a6b8c0d2', expires_in: 600 }] }),
-          ...errors(400, 404, 413, 415, 422, 429),
-        },
-      },
-      config: { rateLimit: { group: 'signin' } },
-      // No body at all is a start with nothing to say: `{}`.
-      preValidation: async (request) => {
-        request.body ??= {};
-      },
-    }, async (request) => {
-      const settings = await enabled();
-      const relayUrl = request.body.relay_state ?? null;
-      if (relayUrl !== null && !relayAllowed(relayUrl, settings.allowedRelayOrigins)) {
-        throw SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED({ allowed_origins: settings.allowedRelayOrigins });
-      }
-      const { url, requestId } = await authnRequestUrl(settings, s.samlRequests, { relayUrl, channel: request.body.channel ?? 'web' });
-      return { access_token: url, redirect_url: url, token_type: 'saml_redirect' as const, request_id: requestId, expires_in: REQUEST_TTL_MS / 1000 };
-    });
 
     const view = async (includeCertificate: boolean) => {
       const current = await s.samlSettings.current();
@@ -185,7 +119,7 @@ export function samlRoutes(s: SamlRouteDeps): FastifyPluginAsync {
         idp_sso_url: st?.idpSsoUrl ?? null, idp_slo_url: st?.idpSloUrl ?? null, nameid_format: st?.nameIdFormat ?? null,
         allowed_relay_origins: st?.allowedRelayOrigins ?? [], allow_idp_initiated: st?.allowIdpInitiated ?? false, clock_skew_sec: st?.clockSkewSec ?? SAML_DEFAULTS.clockSkewSec,
         attribute_map: { ...(st?.attributeMap ?? DEFAULT_ATTRIBUTE_MAP) } as Record<string, string[]>, group_roles: (st?.groupRoles ?? {}) as Record<string, string[]>, idp_certificates: certs,
-        ...(includeCertificate && st ? { idp_x509cert: st.idpCerts.map(pem).join('') } : {}),
+        ...(includeCertificate && st ? { idp_x509cert: st.idpCerts.map(certificatePem).join('') } : {}),
       };
     };
 

@@ -1,0 +1,50 @@
+/**
+ * What LDAP and SAML provisioning share. Roles from an identity provider's groups (LDAP group DNs, SAML group or role values), through
+ * a map of group to role names. The identity provider owns the roles its map names: on every
+ * sign-in those are set from the groups; roles the map does not name (granted by an
+ * administrator) are kept. The profile (name, email) follows the identity provider too, with two
+ * exceptions that keep an account safe before its second factor.
+ */
+import type { Db } from '../platform/db/database.js';
+import type { UserRow, UserStore } from './store.js';
+
+/** A group's keys in the map: its DN, and the value of its first RDN (`cn=Tellers,ou=…` -> `tellers`). */
+function groupKeys(dn: string): string[] {
+  const lower = dn.trim().toLowerCase();
+  const first = /^[^=]+=((?:\\.|[^,\\])*)/.exec(lower)?.[1];
+  return first === undefined ? [lower] : [lower, first];
+}
+
+/** The roles `groups` map to, and every role the map manages. */
+export function mapRoles(groups: readonly string[], groupRoles: Record<string, string[]>): { mapped: string[]; managed: string[] } {
+  const map = new Map(Object.entries(groupRoles).map(([k, v]) => [k.trim().toLowerCase(), v]));
+  const mapped = new Set<string>();
+  for (const g of groups) for (const key of groupKeys(g)) for (const role of map.get(key) ?? []) mapped.add(role);
+  return { mapped: [...mapped].sort(), managed: [...new Set([...map.values()].flat())].sort() };
+}
+
+/** The roles an account holds after a sign-in: those the map does not manage kept, the mapped ones set. */
+export function nextRoles(current: readonly string[], roles: { mapped: string[]; managed: string[] }): string[] {
+  return [...new Set([...current.filter((r) => !roles.managed.includes(r)), ...roles.mapped])].sort();
+}
+
+export const sameRoles = (a: readonly string[], b: readonly string[]): boolean => [...a].sort().join('\n') === b.join('\n');
+
+
+/**
+ * Sets name, email and the managed roles from the identity provider. This runs before the second
+ * factor, so an email another account holds is not taken over, and neither is the address an
+ * email factor sends its codes to: whoever can edit their own mail at the IdP must not route the
+ * code to themselves with the first factor alone. The rest of the profile still follows.
+ */
+export async function refreshFromProvider(trx: Db, users: UserStore, user: UserRow, profile: { email: string | null; fullName: string | null }, roles: { mapped: string[]; managed: string[] }, now: Date): Promise<void> {
+  if (user.full_name !== profile.fullName || (user.email ?? null) !== profile.email) {
+    const holder = profile.email === null ? undefined : await users.findByLogin(profile.email, trx);
+    const codesGoThere = (await trx.selectFrom('mfa_factors').select('method').where('user_id', '=', user.id).where('method', '=', 'email').where('status', '=', 'active').executeTakeFirst()) !== undefined;
+    const keep = (holder !== undefined && holder.id !== user.id) || codesGoThere;
+    await users.setProfile(trx, user.id, { email: keep ? user.email : profile.email, fullName: profile.fullName }, now);
+  }
+  const current = (await users.grants(user.id, trx)).roles;
+  const next = nextRoles(current, roles);
+  if (!sameRoles(current, next)) await users.setRoles(trx, user.id, next);
+}

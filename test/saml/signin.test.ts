@@ -1,0 +1,257 @@
+/**
+ * SAML sign-in end to end against a real identity provider (SimpleSAMLphp, test/harness/idp.ts),
+ * driven like a browser: our SP metadata loaded into the IdP, SP-initiated sign-in answered as
+ * JSON and as the browser flow (303 with a one-time code, exchanged once), just-in-time
+ * provisioning with branch and roles from groups, the second sign-in through the link, linking
+ * by email, IdP-initiated sign-in (off, then on), and two parallel first sign-ins creating one
+ * user. The service's clock is the real time here (the IdP signs with it).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
+import { type IdpPage, type IdpUser, type RunningIdp, startIdp } from '../harness/idp.js';
+
+const SP = 'https://sp.bank.test';
+const ACS = `${SP}/api/v1/auth/saml/acs`;
+const APP = 'https://app.bank.test';
+
+const teller: IdpUser = { username: 'wanjiru', password: 'Idp#Passw0rd-1', email: 'wanjiru@bank.test', displayName: 'Wanjiru Kamau', groups: ['Tellers', 'All Staff'], branch: 'NBO-001', phone: '+254700000001' };
+const manager: IdpUser = { username: 'otieno', password: 'Idp#Passw0rd-2', email: 'otieno@bank.test', displayName: 'Otieno Odhiambo', groups: ['Branch Managers', 'Strongroom Admins'], branch: 'CLOSED-9' };
+const customer: IdpUser = { username: 'amina', password: 'Idp#Passw0rd-3', email: 'amina.local@bank.test', displayName: 'Amina Hassan' };
+const root: IdpUser = { username: 'root-at-idp', password: 'Idp#Passw0rd-4', email: 'saml.root@bank.test', groups: ['Tellers'] };
+const operator: IdpUser = { username: 'njeri', password: 'Idp#Passw0rd-6', email: 'njeri@bank.test', groups: ['Back Office'] };
+const twin: IdpUser = { username: 'twin', password: 'Idp#Passw0rd-5', email: 'twin@bank.test', groups: ['Tellers'] };
+
+const PLACEHOLDER = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${SP}/saml"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${ACS}" index="1"/></md:SPSSODescriptor></md:EntityDescriptor>`;
+
+let t: TestApp;
+let idp: RunningIdp;
+let adminToken: string;
+
+const config = (extra: Record<string, unknown> = {}) => ({
+  sp_entity_id: `${SP}/saml`, acs_url: ACS, slo_url: `${SP}/api/v1/auth/saml/sls`,
+  idp_entity_id: idp.entityId, idp_sso_url: idp.ssoUrl, idp_slo_url: idp.sloUrl, idp_x509cert: idp.certPem,
+  allowed_relay_origins: [APP],
+  attribute_map: { name: ['displayName'] },
+  group_roles: { staff: ['Tellers', 'Branch Managers'], admin: ['Strongroom Admins'], operators: ['Back Office'] },
+  ...extra,
+});
+
+async function configure(extra: Record<string, unknown> = {}): Promise<void> {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/config', headers: bearer(adminToken), payload: config(extra) });
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+beforeAll(async () => {
+  // Operators must hold a second factor (the browser flow's pending-2fa is tested with one).
+  t = await createTestApp({ env: { MFA_REQUIRED_ROLES: 'operator' } });
+  await seedUser(t.s, 'saml.e2e.admin', { roles: ['admin'] });
+  adminToken = (await signIn(t.app, 'saml.e2e.admin')).access_token;
+  idp = await startIdp({ users: [teller, manager, customer, root, twin, operator], spMetadataXml: PLACEHOLDER });
+  await configure();
+  // The operator loads our metadata into the IdP.
+  const metadata = await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' });
+  expect(metadata.statusCode).toBe(200);
+  idp.setSpMetadata(metadata.body);
+  const db = t.s.database.db;
+  await db.insertInto('entities').values([{ code: 'NBO-001', name: 'Nairobi Moi Avenue', is_active: true, created_at: new Date(), updated_at: new Date() }, { code: 'CLOSED-9', name: 'Closed branch', is_active: false, created_at: new Date(), updated_at: new Date() }]).execute();
+}, 180_000);
+
+afterAll(async () => {
+  await idp?.stop();
+  await t?.close();
+});
+
+/** The IdP's form post to our ACS, or a failure that shows what the IdP said. */
+function posted(page: IdpPage): Record<string, string> {
+  if (page.kind !== 'post') throw new Error(`expected the IdP's POST to the ACS, got ${JSON.stringify(page).slice(0, 1500)}\n${idp.log().slice(-4000)}`);
+  expect(page.action).toBe(ACS);
+  return page.fields;
+}
+
+/** SP-initiated: our login route, then the IdP in a new browser with `user`'s password. */
+async function idpAnswer(user: IdpUser, body: Record<string, unknown> = {}): Promise<Record<string, string>> {
+  const start = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: body });
+  expect(start.statusCode, start.body).toBe(200);
+  return posted(await idp.browser().visit(start.json().redirect_url, { username: user.username, password: user.password }));
+}
+
+const acs = (fields: Record<string, string>) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/acs', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
+
+const db = () => t.s.database.db;
+const userByName = (username: string) => db().selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+const usersNamed = async (username: string) => Number((await db().selectFrom('users').select((eb) => eb.fn.countAll().as('n')).where('username', '=', username).executeTakeFirstOrThrow()).n);
+
+describe('SP-initiated sign-in, answered as JSON', () => {
+  it('provisions a new staff member: email as username, name, phone, roles from groups, the branch linked, the link and the IdP session remembered', async () => {
+    const res = await acs(await idpAnswer(teller));
+    expect(res.statusCode, res.body).toBe(200);
+    const body = res.json();
+    expect(body).toMatchObject({ token_type: 'bearer', user: { active: true }, user_profile: { username: teller.email, email: teller.email, full_name: 'Wanjiru Kamau', roles: ['staff'], channel: 'web', password_expires_at: null } });
+    const user = (await userByName(teller.email!))!;
+    expect(user.phone === null).toBe(false);
+    const link = await db().selectFrom('user_identity_providers').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(link).toMatchObject({ idp_type: 'SAML', idp_subject: teller.username, idp_issuer: idp.entityId, active: true });
+    const branches = await db().selectFrom('user_entities').innerJoin('entities', 'entities.id', 'user_entities.entity_id').select('entities.code').where('user_entities.user_id', '=', user.id).execute();
+    expect(branches.map((b) => b.code)).toEqual(['NBO-001']);
+    const remembered = await db().selectFrom('saml_sessions').selectAll().where('session_id', '=', body.session_id).executeTakeFirstOrThrow();
+    expect(remembered).toMatchObject({ user_id: user.id, issuer: idp.entityId, name_id: teller.username });
+    expect(remembered.session_index).toMatch(/.+/);
+    const credential = await db().selectFrom('credentials').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(credential.password_hash).toBeNull();
+    expect(await auditTotal(t.s, user.uuid, 'USER_PROVISIONED')).toBe(1);
+    // The token works.
+    const me = await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(body.access_token) });
+    expect(me.statusCode, me.body).toBe(200);
+  });
+
+  it('signs the same person in again through the link: the same account, nothing created', async () => {
+    const before = (await userByName(teller.email!))!;
+    const res = await acs(await idpAnswer(teller));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().user.id).toBe(before.id);
+    expect(await usersNamed(teller.email!)).toBe(1);
+    expect(await auditTotal(t.s, before.uuid, 'USER_PROVISIONED')).toBe(1);
+  });
+
+  it('maps several groups to several roles, and does not link an inactive branch', async () => {
+    const res = await acs(await idpAnswer(manager));
+    const user = (await userByName(manager.email!))!;
+    const roles = (await t.s.users.grants(user.id)).roles;
+    expect(roles).toEqual(['admin', 'staff']);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().user_profile.roles).toEqual(['admin', 'staff']);
+    const branches = await db().selectFrom('user_entities').select('entity_id').where('user_id', '=', user.id).execute();
+    expect(branches).toEqual([]);
+  });
+
+  it('links an existing customer by email (audited), and signs them in as that account', async () => {
+    await seedUser(t.s, 'amina.local', { email: customer.email! });
+    const local = (await userByName('amina.local'))!;
+    const res = await acs(await idpAnswer(customer));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().user.id).toBe(local.id);
+    expect(await auditTotal(t.s, local.uuid, 'IDENTITY_LINKED')).toBe(1);
+  });
+
+  it('refuses to link an administrator by email: 409 IDENTITY_CONFLICT reason privileged_account, audited, no link', async () => {
+    await seedUser(t.s, 'saml.root', { roles: ['admin'], email: root.email! });
+    const admin = (await userByName('saml.root'))!;
+    const res = await acs(await idpAnswer(root));
+    expect(expectError(res, 409, 'IDENTITY_CONFLICT').details).toMatchObject({ reason: 'privileged_account' });
+    expect(await db().selectFrom('user_identity_providers').select('id').where('user_id', '=', admin.id).execute()).toEqual([]);
+    expect(await auditTotal(t.s, admin.uuid, 'IDENTITY_CONFLICT')).toBe(1);
+  });
+
+  it('refuses the same response posted twice: the request it answers is spent (401 SAML_VALIDATION_FAILED in_response_to)', async () => {
+    const fields = await idpAnswer(teller);
+    expect((await acs(fields)).statusCode).toBe(200);
+    expect(expectError(await acs(fields), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'in_response_to' });
+  });
+
+  it('two parallel first sign-ins of one person create one user, one link', async () => {
+    const answers = await Promise.all([idpAnswer(twin), idpAnswer(twin)]);
+    const results = await Promise.all(answers.map(acs));
+    expect(results.map((r) => r.statusCode)).toEqual([200, 200]);
+    expect(new Set(results.map((r) => r.json().user.id)).size).toBe(1);
+    expect(await usersNamed(twin.email!)).toBe(1);
+    const user = (await userByName(twin.email!))!;
+    expect(await db().selectFrom('user_identity_providers').select('id').where('user_id', '=', user.id).execute()).toHaveLength(1);
+    expect(await auditTotal(t.s, user.uuid, 'USER_PROVISIONED')).toBe(1);
+  });
+
+  it('a wrong password at the IdP never reaches us: no response, nothing created', async () => {
+    const start = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: {} });
+    const page = await idp.browser().visit(start.json().redirect_url, { username: 'nobody-here', password: 'wrong' });
+    expect(page.kind).toBe('page');
+    expect(await usersNamed('nobody-here')).toBe(0);
+  });
+});
+
+describe('the browser flow: 303 to the RelayState with a one-time code', () => {
+  it('redirects to the allowed relay URL with #saml_code; the code is exchanged once for the tokens, bound to the client calling', async () => {
+    const res = await acs(await idpAnswer(teller, { relay_state: `${APP}/after-login?tab=2` }));
+    expect(res.statusCode, res.body).toBe(303);
+    const location = new URL(res.headers.location as string);
+    expect(`${location.origin}${location.pathname}${location.search}`).toBe(`${APP}/after-login?tab=2`);
+    const code = new URLSearchParams(location.hash.slice(1)).get('saml_code')!;
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const pending = await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/pending-2fa', headers: { 'x-saml-code': code } });
+    expect(pending.statusCode, pending.body).toBe(200);
+    expect(pending.json()).toEqual({ second_factor_required: false });
+    const exchanged = await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': code, 'x-device-fingerprint': 'spa-device-1' } });
+    expect(exchanged.statusCode, exchanged.body).toBe(200);
+    expect(exchanged.json().user_profile).toMatchObject({ username: teller.email, roles: ['staff'] });
+    expect(await db().selectFrom('saml_sessions').select('session_id').where('session_id', '=', exchanged.json().session_id).execute()).toHaveLength(1);
+    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': code } }), 401, 'SAML_CODE_INVALID');
+  });
+
+  it('of ten parallel exchanges of one code, one gets the tokens and one session is opened', async () => {
+    const res = await acs(await idpAnswer(teller, { relay_state: `${APP}/home` }));
+    const code = new URLSearchParams(new URL(res.headers.location as string).hash.slice(1)).get('saml_code')!;
+    const user = (await userByName(teller.email!))!;
+    const sessionsBefore = (await db().selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).length;
+    const all = await Promise.all(Array.from({ length: 10 }, () => t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': code } })));
+    expect(all.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    expect(all.filter((r) => r.statusCode === 401 && r.json().error_code === 'SAML_CODE_INVALID')).toHaveLength(9);
+    expect((await db().selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).length).toBe(sessionsBefore + 1);
+  });
+
+  it('a code expires after a minute; an unknown one is 401 SAML_CODE_INVALID; no code header is 422 VALIDATION_ERROR', async () => {
+    const res = await acs(await idpAnswer(teller, { relay_state: `${APP}/home` }));
+    const code = new URLSearchParams(new URL(res.headers.location as string).hash.slice(1)).get('saml_code')!;
+    t.clock.advance(60_001);
+    try {
+      expectError(await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': code } }), 401, 'SAML_CODE_INVALID');
+    } finally {
+      t.clock.advance(-60_001);
+    }
+    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': 'A'.repeat(43) } }), 401, 'SAML_CODE_INVALID');
+    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange' }), 422, 'VALIDATION_ERROR');
+  });
+
+  it('pending-2fa gives the challenge when a second factor is due (spending the code); exchange would answer it as every sign-in does', async () => {
+    const codeOf = async () => {
+      const res = await acs(await idpAnswer(operator, { relay_state: `${APP}/home` }));
+      expect(res.statusCode, res.body).toBe(303);
+      return new URLSearchParams(new URL(res.headers.location as string).hash.slice(1)).get('saml_code')!;
+    };
+    const code = await codeOf();
+    const pending = await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/pending-2fa', headers: { 'x-saml-code': code } });
+    expect(pending.statusCode, pending.body).toBe(200);
+    expect(pending.json()).toMatchObject({ second_factor_required: true, error_code: 'MFA_SETUP_INCOMPLETE' });
+    expect(pending.json().two_factor_token).toMatch(/^ey/);
+    expect(pending.json().setup_methods).toContain('totp');
+    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': code } }), 401, 'SAML_CODE_INVALID');
+    const other = await codeOf();
+    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': other } }), 403, 'MFA_SETUP_INCOMPLETE');
+    const user = (await userByName(operator.email!))!;
+    expect(await db().selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).toEqual([]);
+  });
+
+  it('a refusal after the response was accepted goes back to the relay URL as #saml_error', async () => {
+    const res = await acs(await idpAnswer(root, { relay_state: `${APP}/home` }));
+    expect(res.statusCode).toBe(303);
+    expect(new URL(res.headers.location as string).hash).toBe('#saml_error=IDENTITY_CONFLICT');
+  });
+});
+
+describe('IdP-initiated sign-in', () => {
+  it('is refused while allow_idp_initiated is off (401 SAML_VALIDATION_FAILED unsolicited), accepted when on', async () => {
+    const page = await idp.browser().idpInitiated(`${SP}/saml`, { username: teller.username, password: teller.password });
+    const fields = posted(page);
+    expect(expectError(await acs(fields), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'unsolicited' });
+    await configure({ allow_idp_initiated: true });
+    try {
+      const again = posted(await idp.browser().idpInitiated(`${SP}/saml`, { username: teller.username, password: teller.password }, `${APP}/landing`));
+      const res = await acs(again);
+      expect(res.statusCode, res.body).toBe(303);
+      expect((res.headers.location as string).startsWith(`${APP}/landing#saml_code=`)).toBe(true);
+      // The same assertion again: replayed (no request to spend, the replay cache refuses it).
+      expect(expectError(await acs(again), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'replayed' });
+    } finally {
+      await configure();
+    }
+  });
+});
