@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `strongroom <command>` (from a checkout: `npm run cli -- <command>`): the operator commands
- * `migrate`, `create-admin`, `rotate-keys`, `rotate-field-key`, `rotate-transport-key`,
+ * `migrate`, `create-admin`, `rotate-keys`, `rotate-field-key`, `rotate-transport-key`, `rotate-saml-sp-key`,
  * `users create` and `users unlock`, against the database the server uses. Results go to stdout for people; errors to stderr; the exit code
  * follows sysexits.h (see src/cli/usage.ts) so scripts can tell a refusal from a usage error.
  */

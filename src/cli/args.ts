@@ -9,6 +9,7 @@ export type Command =
   | { name: 'rotate-keys' }
   | { name: 'rotate-field-key'; batchSize: number; checkOnly: boolean }
   | { name: 'rotate-transport-key'; revokePrevious: boolean }
+  | { name: 'rotate-saml-sp-key' }
   | { name: 'create-admin'; username: string; email: string | null; passwordStdin: boolean }
   | { name: 'users create'; username: string; roles: string[]; email: string | null; phone: string | null; fullName: string | null; serviceAccount: boolean }
   | { name: 'users unlock'; username: string };
@@ -68,6 +69,7 @@ export function parseCommand(argv: string[]): Command {
   switch (first) {
     case 'migrate':
     case 'rotate-keys':
+    case 'rotate-saml-sp-key':
       return parse(rest, {}, first) ? { name: first } : { name: 'help', topic: first };
     case 'rotate-field-key': {
       const v = parse(rest, { 'batch-size': { type: 'string' }, check: { type: 'boolean' } }, first);

@@ -105,6 +105,15 @@ export async function rotateTransportKey(s: Registry, cmd: Extract<Command, { na
   if (s.database.kind === 'postgres') print('Servers on this database load the new key at once.');
 }
 
+export async function rotateSamlSpKey(s: Registry, print: Print): Promise<void> {
+  const { keyId, retired } = await s.samlSpKeys.rotate();
+  const published = await s.samlSpKeys.published();
+  print(`Made a new SAML SP signing key current: key_id ${keyId}.`);
+  for (const k of published.filter((p) => p.keyId !== keyId)) print(`  previous key:  key_id ${k.keyId} stays in the SP metadata until the next rotation.`);
+  for (const id of retired) print(`  retired:       key_id ${id} is no longer published.`);
+  print('Reload the SP metadata (GET /api/v1/auth/saml/metadata) in the IdP so it checks the new key.');
+}
+
 /** Opens the runtime, runs one command, always closes the database (PGlite releases its lock). */
 export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: Config, password: string | undefined, print: Print): Promise<void> {
   // Quiet: warnings and errors only, on stderr, so stdout holds nothing but the results.
@@ -125,6 +134,8 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
         return await rotateKeys(services, print);
       case 'rotate-transport-key':
         return await rotateTransportKey(services, cmd, print);
+      case 'rotate-saml-sp-key':
+        return await rotateSamlSpKey(services, print);
       case 'users create':
         return await createUser(services, cmd, print);
       case 'users unlock':

@@ -63,6 +63,7 @@ const COMMANDS = `Commands:
                                 Re-encrypt every encrypted column under FIELD_ENCRYPTION_KEY.
   rotate-transport-key [--revoke-previous]
                                 Make a new RSA transport key pair current now.
+  rotate-saml-sp-key            Make a new SAML service provider signing key current now.
   users create --username NAME --roles ROLE[,ROLE...] [--email EMAIL] [--phone +E164]
                [--full-name NAME] [--service-account]
                                 Create a user with a temporary password, printed once.
@@ -113,7 +114,8 @@ JWT_KEY_ROTATION_DAYS (default 90).
   'rotate-field-key': `Usage: strongroom rotate-field-key [--batch-size N] [--check]      (alias: reencrypt)
 
 Re-encrypts every encrypted column (users.email, users.phone, credentials.password_enc,
-sessions.aes_key, jwt_signing_keys.secret_enc, transport_keys.private_pem_enc) under the current
+sessions.aes_key, jwt_signing_keys.secret_enc, transport_keys.private_pem_enc, mfa_factors.secret_enc,
+ldap_config.bind_password_enc, saml_sp_keys.private_key_enc) under the current
 FIELD_ENCRYPTION_KEY, and recomputes the blind indexes (users.email_bidx, users.phone_bidx). With
 DB_FIELD_ENCRYPTION=1 it also encrypts personal data and session keys still stored in clear.
 
@@ -140,6 +142,15 @@ by themselves every TRANSPORT_KEY_ROTATION_DAYS (default 90).
 
   --revoke-previous  Stop accepting every previous key now (a suspected key compromise): clients
                      still using one get 400 DECRYPTION_FAILED until they fetch the new key.
+`,
+  'rotate-saml-sp-key': `Usage: strongroom rotate-saml-sp-key
+
+Generates a new RSA-2048 signing key for the SAML service provider (with a self-signed certificate
+naming the SP entity id's host) and makes it current now: the LogoutRequests and LogoutResponses
+this service sends are signed with it. The SP metadata (GET /api/v1/auth/saml/metadata) publishes
+the new certificate and the previous one until the next rotation, so an IdP that reloads the
+metadata later keeps verifying; keys older than the previous one are retired. Reload the metadata
+in the IdP after rotating. Servers on the same PostgreSQL load the new key at once.
 `,
   users: `Usage: strongroom users <create|unlock> [options]
 

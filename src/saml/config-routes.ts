@@ -18,10 +18,12 @@ import type { UserStore } from '../users/store.js';
 import { SamlErrors } from './errors.js';
 import { METADATA_CONTENT_TYPE, spMetadata } from './metadata.js';
 import type { SamlSettingsStore } from './settings.js';
+import type { SamlSpKeys } from './sp-keys.js';
 
 export interface SamlConfigRouteDeps {
   db: Db;
   samlSettings: SamlSettingsStore;
+  samlSpKeys: SamlSpKeys;
   guard: Guard;
   users: UserStore;
   audit: AuditLog;
@@ -128,7 +130,9 @@ export function samlConfigRoutes(s: SamlConfigRouteDeps): FastifyPluginAsync {
       const current = await s.samlSettings.current();
       if (!current) throw SamlErrors.SAML_NOT_CONFIGURED();
       try {
-        return spMetadata(current.settings);
+        // The SP's signing certificates when there is a logout service to sign for (made on first need).
+        const certs = current.settings.sloUrl === null ? [] : (await s.samlSpKeys.published()).map((k) => k.certPem);
+        return spMetadata(current.settings, certs);
       } catch (err) {
         s.log.error({ err: (err as Error).message, source: current.source }, 'SAML metadata could not be generated from the configuration in force');
         throw SamlErrors.SAML_METADATA_ERROR({}, { cause: err });

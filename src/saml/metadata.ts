@@ -1,7 +1,7 @@
 /**
  * The service provider's metadata (SAML 2.0 metadata, section 2.4.4): what an operator loads into
- * the bank's IdP. Built from the settings alone (the IdP's part is not needed to describe ours),
- * every value escaped for XML.
+ * the bank's IdP. Built from the settings and the SP's signing certificates (the IdP's part is
+ * not needed to describe ours), every value escaped for XML.
  */
 import { hasControl, type SamlSettings } from '../platform/config-saml.js';
 
@@ -18,13 +18,25 @@ function xml(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
-export function spMetadata(s: SamlSettings): string {
+/**
+ * `signingCerts`: the SP's published signing certificates (PEM), newest first; each becomes a
+ * KeyDescriptor use="signing" (schema order: before the logout services).
+ */
+export function spMetadata(s: SamlSettings, signingCerts: readonly string[] = []): string {
+  const keys = signingCerts.flatMap((pem) => [
+    '    <md:KeyDescriptor use="signing">',
+    '      <ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data>',
+    `        <ds:X509Certificate>${pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s/g, '')}</ds:X509Certificate>`,
+    '      </ds:X509Data></ds:KeyInfo>',
+    '    </md:KeyDescriptor>',
+  ]);
   const slo = s.sloUrl === null ? [] : [BINDING.redirect, BINDING.post].map((b) => `    <md:SingleLogoutService Binding="${b}" Location="${xml(s.sloUrl!)}"/>`);
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${xml(s.spEntityId)}">`,
-    // Assertions must be signed (the identity is read only from signed content); requests are not (yet) signed.
+    // Assertions must be signed (the identity is read only from signed content); AuthnRequests are not signed, logout messages are.
     '  <md:SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">',
+    ...keys,
     ...slo,
     `    <md:NameIDFormat>${xml(s.nameIdFormat)}</md:NameIDFormat>`,
     `    <md:AssertionConsumerService Binding="${BINDING.post}" Location="${xml(s.acsUrl)}" index="0" isDefault="true"/>`,

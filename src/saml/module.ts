@@ -16,6 +16,10 @@ import type { Module } from '../platform/module.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { Guard } from '../sessions/guard.js';
+import type { SessionService } from '../sessions/service.js';
+import type { Denylist } from '../tokens/denylist.js';
+import type { KeyMaterial } from '../platform/crypto/key-material.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 import type { SignInPipeline } from '../signin/pipeline.js';
 import type { UserStore } from '../users/store.js';
 import { SamlCodes } from './codes.js';
@@ -26,6 +30,9 @@ import { SamlAssertionCache } from './replay.js';
 import { SamlRequests } from './requests.js';
 import { SamlSettingsStore } from './settings.js';
 import { samlSignInRoutes } from './signin-routes.js';
+import { SamlLogout } from './logout.js';
+import { samlLogoutRoutes } from './logout-routes.js';
+import { SamlSpKeys } from './sp-keys.js';
 import { SamlStrategy } from './strategy.js';
 
 export interface SamlDeps {
@@ -42,11 +49,15 @@ export interface SamlDeps {
   attempts: LoginAttempts;
   pipeline: SignInPipeline;
   ipHasher: Hasher;
+  keys: KeyMaterial;
+  sessions: SessionService;
+  denylist: Denylist;
 }
 
 export interface SamlProvides {
   samlSettings: SamlSettingsStore;
   samlStrategy: SamlStrategy;
+  samlSpKeys: SamlSpKeys;
 }
 
 export function samlModule(deps: SamlDeps): Module<SamlProvides> {
@@ -57,12 +68,22 @@ export function samlModule(deps: SamlDeps): Module<SamlProvides> {
   const consumer = new SamlConsumer({ clock: deps.clock, requests: samlRequests, replay, log: deps.log, metrics: deps.metrics });
   const provisioning = new SamlProvisioning({ db: deps.db, clock: deps.clock, users: deps.users, entities: deps.entities, audit: deps.audit });
   const samlStrategy = new SamlStrategy({ provisioning, attempts: deps.attempts });
+  const samlSpKeys = new SamlSpKeys({
+    db: deps.db, clock: deps.clock, bus: deps.bus, cipher: deps.keys.cipher(ENCRYPTED_COLUMNS.samlSpKey.purpose),
+    // The certificate names this service by its entity id's host (what an IdP administrator recognises).
+    commonName: async () => {
+      const id = (await samlSettings.current())?.settings.spEntityId ?? '';
+      return URL.canParse(id) ? new URL(id).host || 'strongroom-saml-sp' : 'strongroom-saml-sp';
+    },
+  });
+  const logout = new SamlLogout({ db: deps.db, clock: deps.clock, sessions: deps.sessions, audit: deps.audit, requests: samlRequests, spKeys: samlSpKeys });
   return {
     name: 'saml',
-    provides: { samlSettings, samlStrategy },
+    provides: { samlSettings, samlStrategy, samlSpKeys },
     tags: [{ name: 'SAML', description: 'Single sign-on with the bank\'s identity provider (SAML 2.0), and its configuration.' }],
     routes: async (app) => {
-      await app.register(samlConfigRoutes({ ...deps, samlSettings, production: deps.config.env === 'production' }));
+      await app.register(samlConfigRoutes({ ...deps, samlSettings, samlSpKeys, production: deps.config.env === 'production' }));
+      await app.register(samlLogoutRoutes({ ...deps, samlSettings, logout }));
       await app.register(samlSignInRoutes({ ...deps, samlSettings, samlRequests, consumer, codes, samlStrategy }));
     },
     jobs: [{

@@ -6,6 +6,7 @@
  * by email, IdP-initiated sign-in (off, then on), and two parallel first sign-ins creating one
  * user. The service's clock is the real time here (the IdP signs with it).
  */
+import { createVerify, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
@@ -69,12 +70,22 @@ function posted(page: IdpPage): Record<string, string> {
   return page.fields;
 }
 
-/** SP-initiated: our login route, then the IdP in a new browser with `user`'s password. */
-async function idpAnswer(user: IdpUser, body: Record<string, unknown> = {}): Promise<Record<string, string>> {
+/** SP-initiated: our login route, then the IdP in a browser (a new one unless given) with `user`'s password. */
+async function idpAnswer(user: IdpUser, body: Record<string, unknown> = {}, browser = idp.browser()): Promise<Record<string, string>> {
   const start = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: body });
   expect(start.statusCode, start.body).toBe(200);
-  return posted(await idp.browser().visit(start.json().redirect_url, { username: user.username, password: user.password }));
+  return posted(await browser.visit(start.json().redirect_url, { username: user.username, password: user.password }));
 }
+
+/** The IdP's redirect to our SLS, as the path and query the browser would request. */
+function toSls(page: IdpPage): string {
+  if (page.kind !== 'redirect') throw new Error(`expected a redirect to our SLS, got ${JSON.stringify(page).slice(0, 1500)}\n${idp.log().slice(-4000)}`);
+  const url = new URL(page.url);
+  expect(`${url.origin}${url.pathname}`).toBe(`${SP}/api/v1/auth/saml/sls`);
+  return `${url.pathname}${url.search}`;
+}
+
+const sessionActive = async (id: string) => (await db().selectFrom('sessions').select(['is_active', 'end_reason']).where('session_id', '=', id).executeTakeFirstOrThrow());
 
 const acs = (fields: Record<string, string>) =>
   t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/acs', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
@@ -253,5 +264,71 @@ describe('IdP-initiated sign-in', () => {
     } finally {
       await configure();
     }
+  });
+});
+
+describe('single logout', () => {
+  it('the IdP signs the person out: a signed LogoutRequest at our SLS ends the session from that IdP session (audited), and the IdP accepts our signed LogoutResponse', async () => {
+    const browser = idp.browser();
+    const res = await acs(await idpAnswer(teller, {}, browser));
+    expect(res.statusCode, res.body).toBe(200);
+    const { session_id: sessionId, access_token: token } = res.json();
+    const other = (await acs(await idpAnswer(teller))).json().session_id; // another browser, another IdP session
+    const sls = toSls(await browser.startLogout());
+    // Without its signature the request is refused and nothing ends.
+    const unsigned = sls.replace(/&Signature=[^&]*/, '');
+    expectError(await t.app.inject({ method: 'GET', url: unsigned }), 401, 'SAML_INVALID_SIGNATURE');
+    expect((await sessionActive(sessionId)).is_active).toBe(true);
+    const answered = await t.app.inject({ method: 'GET', url: sls });
+    expect(answered.statusCode, answered.body).toBe(302);
+    expect(await sessionActive(sessionId)).toEqual({ is_active: false, end_reason: 'idp_logout' });
+    expect((await sessionActive(other)).is_active).toBe(true);
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(token) }), 401, 'SESSION_INVALID');
+    const user = (await userByName(teller.email!))!;
+    expect(await auditTotal(t.s, user.uuid, 'SAML_LOGOUT')).toBeGreaterThanOrEqual(1);
+    const location = new URL(answered.headers.location as string);
+    expect(`${location.origin}${location.pathname}`).toBe(idp.sloUrl);
+    expect(location.searchParams.get('SigAlg')).toBe('http://www.w3.org/2001/04/xmldsig-more#rsa-sha256');
+    // Our LogoutResponse's signature verifies with the certificate our metadata publishes.
+    const metadata = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' })).body;
+    const spCert = /<ds:X509Certificate>([^<]+)<\/ds:X509Certificate>/.exec(metadata)![1]!;
+    const raw = location.search.slice(1).split('&');
+    const signed = ['SAMLResponse', 'RelayState', 'SigAlg'].map((k) => raw.find((p) => p.startsWith(`${k}=`))).filter(Boolean).join('&');
+    expect(createVerify('RSA-SHA256').update(signed).verify(new X509Certificate(Buffer.from(spCert, 'base64')).publicKey, Buffer.from(location.searchParams.get('Signature')!, 'base64'))).toBe(true);
+    const done = await browser.visit(location.toString());
+    expect(done.kind, JSON.stringify(done).slice(0, 500)).toBe('page');
+    expect(done).toMatchObject({ kind: 'page', status: 200 });
+    // The IdP session is over: the same browser is asked for its password again.
+    const start = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: {} });
+    expect((await browser.visit(start.json().redirect_url)).kind).toBe('page');
+  });
+
+  it('signing out here goes on to the IdP: the session ends at once, the IdP gets our signed LogoutRequest, its LogoutResponse brings the browser to relay_state', async () => {
+    const browser = idp.browser();
+    const res = await acs(await idpAnswer(teller, {}, browser));
+    const { session_id: sessionId, access_token: token } = res.json();
+    const out = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/logout', headers: bearer(token), payload: { relay_state: `${APP}/signed-out` } });
+    expect(out.statusCode, out.body).toBe(200);
+    expect(out.json()).toMatchObject({ status: 'success', sessions_ended: 1 });
+    expect((await sessionActive(sessionId)).is_active).toBe(false);
+    const back = toSls(await browser.visit(out.json().redirect_url));
+    const landed = await t.app.inject({ method: 'GET', url: back });
+    expect(landed.statusCode, landed.body).toBe(303);
+    expect(landed.headers.location).toBe(`${APP}/signed-out`);
+    // The LogoutResponse is spent: posted again, refused.
+    expect(expectError(await t.app.inject({ method: 'GET', url: back }), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'in_response_to' });
+  });
+
+  it('a session not from SAML signs out here only (redirect_url null)', async () => {
+    const local = await signIn(t.app, 'saml.e2e.admin');
+    const out = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/logout', headers: bearer(local.access_token), payload: {} });
+    expect(out.statusCode, out.body).toBe(200);
+    expect(out.json()).toEqual({ status: 'success', sessions_ended: 1, redirect_url: null });
+    adminToken = (await signIn(t.app, 'saml.e2e.admin')).access_token;
+  });
+
+  it('the metadata publishes the SP signing certificate the LogoutResponse was signed with', async () => {
+    const metadata = (await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' })).body;
+    expect(metadata).toMatch(/<md:KeyDescriptor use="signing">[\s\S]*<ds:X509Certificate>[A-Za-z0-9+/=]+<\/ds:X509Certificate>/);
   });
 });

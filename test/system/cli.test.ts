@@ -229,19 +229,36 @@ describe('strongroom CLI on PostgreSQL', () => {
     expect(older).not.toContain(live[0]);
   });
 
+  it('rotate-saml-sp-key makes a new SP signing key current; the previous one stays published, older ones are retired', async () => {
+    const first = await runCli(['rotate-saml-sp-key'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const second = await runCli(['rotate-saml-sp-key'], env);
+    expect(second.code, second.stderr).toBe(0);
+    const third = await runCli(['rotate-saml-sp-key'], env);
+    expect(third.code, third.stderr).toBe(0);
+    const keys = await t.s.database.db.selectFrom('saml_sp_keys').select(['key_id', 'retired_at', 'private_key_enc']).orderBy('seq').execute();
+    expect(keys).toHaveLength(3);
+    expect(keys.map((k) => k.retired_at === null)).toEqual([false, true, true]);
+    expect(keys.every((k) => k.private_key_enc.startsWith('fe1:') && !k.private_key_enc.includes('PRIVATE KEY'))).toBe(true);
+    const [oldest, previous, current] = keys.map((k) => k.key_id);
+    expect(third.stdout).toContain(`Made a new SAML SP signing key current: key_id ${current}.`);
+    expect(third.stdout).toContain(`previous key:  key_id ${previous} stays in the SP metadata until the next rotation.`);
+    expect(third.stdout).toContain(`retired:       key_id ${oldest} is no longer published.`);
+  });
+
   it('an unknown command exits 64 with the usage on stderr', async () => {
     const r = await runCli(['frobnicate'], env);
     expect(r.code).toBe(64);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('Unknown command "frobnicate"');
-    for (const cmd of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'users create', 'users unlock']) expect(r.stderr).toContain(cmd);
+    for (const cmd of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'rotate-saml-sp-key', 'users create', 'users unlock']) expect(r.stderr).toContain(cmd);
   });
 
   it('help lists every command and the environment it reads', async () => {
     for (const args of [[], ['help'], ['--help']]) {
       const r = await runCli(args, {});
       expect(r.code, args.join(' ')).toBe(0);
-      for (const s of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'users create', 'users unlock', 'DATABASE_URL', 'DATA_DIR', 'STRONGROOM_ADMIN_PASSWORD', 'one process at a time']) {
+      for (const s of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'rotate-saml-sp-key', 'users create', 'users unlock', 'DATABASE_URL', 'DATA_DIR', 'STRONGROOM_ADMIN_PASSWORD', 'one process at a time']) {
         expect(r.stdout).toContain(s);
       }
     }

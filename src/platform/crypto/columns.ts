@@ -12,4 +12,5 @@ export const ENCRYPTED_COLUMNS = {
   transportKey: { purpose: 'transport-keyring', context: 'transport_keys.private_pem' },
   totpSecret: { purpose: 'mfa-secrets', context: 'mfa_factors.secret' },
   ldapBindPassword: { purpose: 'idp-secrets', context: 'ldap_config.bind_password' },
+  samlSpKey: { purpose: 'idp-secrets', context: 'saml_sp_keys.private_key' },
 } as const;

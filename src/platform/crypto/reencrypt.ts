@@ -63,6 +63,7 @@ export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   { table: 'transport_keys', pk: 'key_id', columns: [{ column: 'private_pem_enc', ...ENCRYPTED_COLUMNS.transportKey, followsSwitch: false }] },
   { table: 'mfa_factors', pk: 'user_id', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.totpSecret, followsSwitch: false }] },
   { table: 'ldap_config', pk: 'singleton_key', columns: [{ column: 'bind_password_enc', ...ENCRYPTED_COLUMNS.ldapBindPassword, followsSwitch: false }] },
+  { table: 'saml_sp_keys', pk: 'key_id', columns: [{ column: 'private_key_enc', ...ENCRYPTED_COLUMNS.samlSpKey, followsSwitch: false }] },
 ];
 
 export const BLIND_INDEX_PURPOSE = 'blind-index';

@@ -20,7 +20,8 @@ export type BusEvent =
   | { type: 'access-policies.changed' }
   | { type: 'device-bindings.changed'; userId: number }
   | { type: 'ldap-config.changed' }
-  | { type: 'saml-config.changed' };
+  | { type: 'saml-config.changed' }
+  | { type: 'saml-sp-keys.changed' };
 
 const CHANNEL = 'strongroom_events';
 

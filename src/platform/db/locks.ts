@@ -15,4 +15,6 @@ export const ADVISORY_LOCKS = {
   jwtKeys: 8_675_309,
   /** Creating or rotating the transport key (src/transport/keys.ts); single-key form. */
   transportKeys: 8_675_310,
+  /** Creating or rotating the SAML service provider's signing key (src/saml/sp-keys.ts); single-key form. */
+  samlSpKeys: 8_675_311,
 } as const;

@@ -401,6 +401,17 @@ export interface SamlSessionsTable {
   created_at: Timestamp;
 }
 
+/** The SAML SP's signing keys (migration 017); `private_key_enc` encrypted (ENCRYPTED_COLUMNS.samlSpKey). */
+export interface SamlSpKeysTable {
+  key_id: string;
+  /** Order of making (newest signs): clocks may tie. */
+  seq: Generated<number>;
+  private_key_enc: string;
+  certificate: string;
+  created_at: Timestamp;
+  retired_at: Timestamp | null;
+}
+
 /** Bank branches (migration 015); `code` unique without regard to case. */
 export interface EntitiesTable {
   id: Generated<number>;
@@ -466,6 +477,7 @@ export interface Database {
   saml_assertions: SamlAssertionsTable;
   saml_codes: SamlCodesTable;
   saml_sessions: SamlSessionsTable;
+  saml_sp_keys: SamlSpKeysTable;
   user_entities: UserEntitiesTable;
   user_identity_providers: UserIdentityProvidersTable;
 }

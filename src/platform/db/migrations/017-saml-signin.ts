@@ -8,6 +8,9 @@
  *   a SHA-256 hash, spent by DELETE ... RETURNING, alive one minute.
  * - `saml_sessions`: which IdP session (NameID, SessionIndex) a session of ours came from, for
  *   single logout.
+ * - `saml_sp_keys`: the service provider's signing keys (its LogoutRequests and LogoutResponses),
+ *   each private key sealed with the master key, its self-signed certificate published in the
+ *   metadata; the newest signs, the one before stays published until the next rotation.
  */
 import type { Kysely } from 'kysely';
 import { runScript } from './script.js';
@@ -43,5 +46,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_at timestamptz NOT NULL
     );
     CREATE INDEX saml_sessions_subject ON saml_sessions (issuer, name_id);
+
+    CREATE TABLE saml_sp_keys (
+      key_id text PRIMARY KEY,
+      seq integer GENERATED ALWAYS AS IDENTITY UNIQUE,
+      private_key_enc text NOT NULL,
+      certificate text NOT NULL,
+      created_at timestamptz NOT NULL,
+      retired_at timestamptz
+    );
   `);
 }
