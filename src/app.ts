@@ -27,6 +27,7 @@ import { pinsModule } from './pins/module.js';
 import { entitiesModule } from './entities/module.js';
 import { ldapModule } from './ldap/module.js';
 import { samlModule } from './saml/module.js';
+import { thirdPartyModule } from './third-party/module.js';
 import { policyModule } from './policy/module.js';
 import { sessionsModule } from './sessions/module.js';
 import { signinModule } from './signin/module.js';
@@ -63,6 +64,7 @@ function compose(opts: StrongroomOptions) {
     .use(ldapModule)
     .use(entitiesModule)
     .use(samlModule)
+    .use(thirdPartyModule)
     .use(mfaModule)
     .use(adminModule)
     .use(opsModule);

@@ -15,6 +15,7 @@ import { OpsErrors } from './platform/http/ops-errors.js';
 import { PinErrors } from './pins/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
+import { ThirdPartyErrors } from './third-party/errors.js';
 import { EntityErrors } from './entities/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
@@ -31,6 +32,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'PINs and USSD': PinErrors.definitions,
   LDAP: LdapErrors.definitions,
   SAML: SamlErrors.definitions,
+  'Third-party sign-in': ThirdPartyErrors.definitions,
   Branches: EntityErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,

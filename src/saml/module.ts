@@ -29,7 +29,7 @@ import { SamlProvisioning } from './provision.js';
 import { SamlAssertionCache } from './replay.js';
 import { SamlRequests } from './requests.js';
 import { SamlSettingsStore } from './settings.js';
-import { samlSignInRoutes } from './signin-routes.js';
+import { samlSignInRoutes, samlStarter, type SamlStart } from './signin-routes.js';
 import { SamlLogout } from './logout.js';
 import { samlLogoutRoutes } from './logout-routes.js';
 import { SamlSpKeys } from './sp-keys.js';
@@ -58,6 +58,8 @@ export interface SamlProvides {
   samlSettings: SamlSettingsStore;
   samlStrategy: SamlStrategy;
   samlSpKeys: SamlSpKeys;
+  /** Starts a SAML sign-in (the unified third-party login uses it). */
+  samlStart: SamlStart;
 }
 
 export function samlModule(deps: SamlDeps): Module<SamlProvides> {
@@ -76,15 +78,16 @@ export function samlModule(deps: SamlDeps): Module<SamlProvides> {
       return URL.canParse(id) ? new URL(id).host || 'strongroom-saml-sp' : 'strongroom-saml-sp';
     },
   });
+  const samlStart = samlStarter(samlSettings, samlRequests);
   const logout = new SamlLogout({ db: deps.db, clock: deps.clock, sessions: deps.sessions, audit: deps.audit, requests: samlRequests, spKeys: samlSpKeys });
   return {
     name: 'saml',
-    provides: { samlSettings, samlStrategy, samlSpKeys },
+    provides: { samlSettings, samlStrategy, samlSpKeys, samlStart },
     tags: [{ name: 'SAML', description: 'Single sign-on with the bank\'s identity provider (SAML 2.0), and its configuration.' }],
     routes: async (app) => {
       await app.register(samlConfigRoutes({ ...deps, samlSettings, samlSpKeys, production: deps.config.env === 'production' }));
       await app.register(samlLogoutRoutes({ ...deps, samlSettings, logout }));
-      await app.register(samlSignInRoutes({ ...deps, samlSettings, samlRequests, consumer, codes, samlStrategy }));
+      await app.register(samlSignInRoutes({ ...deps, samlSettings, samlStart, consumer, codes, samlStrategy }));
     },
     jobs: [{
       name: 'SAML clean-up', everyMs: 10 * 60_000, scope: 'one-node',

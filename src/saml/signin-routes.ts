@@ -27,11 +27,43 @@ import { REQUEST_TTL_MS, type SamlRequests } from './requests.js';
 import type { SamlSettingsStore } from './settings.js';
 import type { SamlStrategy } from './strategy.js';
 
+/** What starting a SAML sign-in answers (SPEC's `access_token` is the IdP URL). */
+export interface SamlStarted {
+  access_token: string;
+  redirect_url: string;
+  token_type: 'saml_redirect';
+  request_id: string;
+  expires_in: number;
+}
+
+/** Starts a SAML sign-in: 404 SAML_NOT_CONFIGURED, 422 SAML_RELAY_STATE_NOT_ALLOWED, else the IdP URL. */
+export type SamlStart = (purpose: { relayUrl: string | null; channel: string }) => Promise<SamlStarted>;
+
+export function samlStarter(settingsStore: SamlSettingsStore, requests: SamlRequests): SamlStart {
+  return async ({ relayUrl, channel }) => {
+    const current = await settingsStore.current();
+    if (!current?.settings.enabled) throw SamlErrors.SAML_NOT_CONFIGURED();
+    const settings = current.settings;
+    if (relayUrl !== null && !relayAllowed(relayUrl, settings.allowedRelayOrigins)) throw SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED({ allowed_origins: settings.allowedRelayOrigins });
+    const { url, requestId } = await authnRequestUrl(settings, requests, { relayUrl, channel });
+    return { access_token: url, redirect_url: url, token_type: 'saml_redirect', request_id: requestId, expires_in: REQUEST_TTL_MS / 1000 };
+  };
+}
+
+/** The schema of what starting a SAML sign-in answers. */
+export const SamlStartedSchema = Type.Object({
+  access_token: Type.String({ description: 'The IdP URL to send the browser to (SPEC\'s name for it).' }),
+  redirect_url: Type.String({ description: 'The same URL.' }),
+  token_type: Type.Literal('saml_redirect', { description: 'Says that `access_token` is a URL to visit, not a bearer token.' }),
+  request_id: Type.String({ description: 'The AuthnRequest\'s ID (its InResponseTo in the answer).' }),
+  expires_in: Type.Integer({ description: 'Seconds the request stays valid.' }),
+}, { examples: [{ access_token: 'https://idp.bank.example/sso?SAMLRequest=fZJNb4Mw…&RelayState=_8f1c…', redirect_url: 'https://idp.bank.example/sso?SAMLRequest=fZJNb4Mw…&RelayState=_8f1c…', token_type: 'saml_redirect', request_id: '_8f1c2a7e40b5d9c3e1f2a4b6c8d0e2f4a6b8c0d2', expires_in: 600 }] });
+
 export interface SamlSignInRouteDeps {
+  samlStart: SamlStart;
   db: Db;
   clock: Clock;
   samlSettings: SamlSettingsStore;
-  samlRequests: SamlRequests;
   consumer: SamlConsumer;
   codes: SamlCodes;
   samlStrategy: SamlStrategy;
@@ -112,13 +144,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
           channel: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('mobile'), Type.Literal('agent')], { description: 'Default `web`.' })),
         }, { additionalProperties: false, description: 'Every field is optional; no body at all means `{}`.' }),
         response: {
-          200: Type.Object({
-            access_token: Type.String({ description: 'The IdP URL to send the browser to (SPEC\'s name for it).' }),
-            redirect_url: Type.String({ description: 'The same URL.' }),
-            token_type: Type.Literal('saml_redirect', { description: 'Says that `access_token` is a URL to visit, not a bearer token.' }),
-            request_id: Type.String({ description: 'The AuthnRequest\'s ID (its InResponseTo in the answer).' }),
-            expires_in: Type.Integer({ description: 'Seconds the request stays valid.' }),
-          }, { examples: [{ access_token: 'https://idp.bank.example/sso?SAMLRequest=fZJNb4Mw…&RelayState=_8f1c…', redirect_url: 'https://idp.bank.example/sso?SAMLRequest=fZJNb4Mw…&RelayState=_8f1c…', token_type: 'saml_redirect', request_id: '_8f1c2a7e40b5d9c3e1f2a4b6c8d0e2f4a6b8c0d2', expires_in: 600 }] }),
+          200: SamlStartedSchema,
           ...errors(400, 404, 413, 415, 422, 429),
         },
       },
@@ -127,15 +153,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
       preValidation: async (request) => {
         request.body ??= {};
       },
-    }, async (request) => {
-      const settings = await enabled();
-      const relayUrl = request.body.relay_state ?? null;
-      if (relayUrl !== null && !relayAllowed(relayUrl, settings.allowedRelayOrigins)) {
-        throw SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED({ allowed_origins: settings.allowedRelayOrigins });
-      }
-      const { url, requestId } = await authnRequestUrl(settings, s.samlRequests, { relayUrl, channel: request.body.channel ?? 'web' });
-      return { access_token: url, redirect_url: url, token_type: 'saml_redirect' as const, request_id: requestId, expires_in: REQUEST_TTL_MS / 1000 };
-    });
+    }, async (request) => s.samlStart({ relayUrl: request.body.relay_state ?? null, channel: request.body.channel ?? 'web' }));
 
 
     app.post('/api/v1/auth/saml/acs', {

@@ -121,6 +121,14 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'alice', password: dir.users.alice.password } }), 401, 'INVALID_CREDENTIALS');
   });
 
+  it('POST /api/v1/auth/third-party/login with provider ldap is the same sign-in: the same account, a session, the same 401 for a wrong password', async () => {
+    const via = await t.app.inject({ method: 'POST', url: '/api/v1/auth/third-party/login', payload: { provider: 'ldap', username: 'alice', password: dir.users.alice.password } });
+    expect(via.statusCode, via.body).toBe(200);
+    expect(via.json()).toMatchObject({ token_type: 'bearer', user: { id: (await userByName('alice'))!.id }, user_profile: { username: 'alice' } });
+    expect(await t.s.database.db.selectFrom('sessions').select('session_id').where('session_id', '=', via.json().session_id).where('is_active', '=', true).execute()).toHaveLength(1);
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/third-party/login', payload: { provider: 'ldap', username: 'alice', password: 'not-her-password' } }), 401, 'INVALID_CREDENTIALS');
+  });
+
   it('later sign-ins refresh the name from the directory and the roles the group map manages, keeping roles an administrator gave', async () => {
     expect((await ldapLogin('carol', dir.users.carol.password)).statusCode).toBe(200);
     const carol = (await userByName('carol'))!;
