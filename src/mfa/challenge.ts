@@ -25,7 +25,7 @@ import { clientNetwork } from '../policy/network.js';
 import type { AuthContext, Guard } from '../sessions/guard.js';
 import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
-import type { AccessPolicyCheck, AfterSecondFactor, ClientContext, SecondFactorGate, SignInPipeline, SignInResult } from '../signin/pipeline.js';
+import type { AccessPolicyCheck, AfterSecondFactor, ClientContext, SecondFactorGate, SessionOrigin, SignInPipeline, SignInResult } from '../signin/pipeline.js';
 import { SignInErrors } from '../signin/errors.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { Denylist } from '../tokens/denylist.js';
@@ -54,6 +54,8 @@ export interface ChallengeClaims extends TwoFactorClaims {
   device_fingerprint: string;
   ip_address: string;
   strategy: string;
+  /** What the sign-in method keeps about the session it will open (SAML: the IdP session). */
+  origin?: SessionOrigin;
   /** Set when the password must change: the verified factor leads to a reset token, not a session. */
   next?: AfterSecondFactor['next'];
   next_reason?: AfterSecondFactor['reason'];
@@ -92,7 +94,7 @@ export interface SecondFactorPolicy {
 export class MfaGate implements SecondFactorGate {
   constructor(private readonly deps: { config: Config; tokens: TokenService; factors: FactorStore; audit: AuditLog; policy: SecondFactorPolicy }) {}
 
-  async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor): Promise<AppError | null> {
+  async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor, origin?: SessionOrigin): Promise<AppError | null> {
     const d = this.deps;
     const enrolled = await d.factors.active(user.id);
     if (after && enrolled.length === 0) return null; // the password change comes first, set-up after it
@@ -116,7 +118,7 @@ export class MfaGate implements SecondFactorGate {
     const purpose: ChallengePurpose = enrolled.length > 0 ? 'signin' : 'setup';
     const issued = await d.tokens.issue('2fa', {
       user_id: user.uuid, purpose, methods, ...(purpose === 'setup' ? { setup_methods: setupMethods } : {}),
-      channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy,
+      channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy, ...(origin ? { origin } : {}),
       ...(after ? { next: after.next, next_reason: after.reason } : {}),
     });
     const expiresIn = d.config.tokens.twoFactorTtlSec;
@@ -215,7 +217,7 @@ export class ChallengeService {
     // password step (its location was checked there: this request carries none).
     await d.accessPolicy.check(user, grants, ctx, { secondStep: true });
     if (claims.next === 'password_change') throw await d.pipeline.passwordChangeRequired(user, ctx, claims.next_reason ?? 'temporary_password');
-    return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method });
+    return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method, origin: claims.origin });
   }
 
   /** A signed-in user proved a factor again (step-up): the session records it. */

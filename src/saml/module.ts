@@ -79,6 +79,11 @@ export function samlModule(deps: SamlDeps): Module<SamlProvides> {
     },
   });
   const samlStart = samlStarter(samlSettings, samlRequests);
+  // A session opened by a SAML sign-in (directly or after its second factor) remembers its IdP session.
+  deps.pipeline.registerOrigin('saml', async (trx, session, user, origin) => {
+    if (!origin.issuer || !origin.name_id) return;
+    await trx.insertInto('saml_sessions').values({ session_id: session.sessionId, user_id: user.id, issuer: origin.issuer, name_id: origin.name_id, session_index: origin.session_index ?? null, created_at: new Date(deps.clock.now()) }).execute();
+  });
   const logout = new SamlLogout({ db: deps.db, clock: deps.clock, sessions: deps.sessions, audit: deps.audit, requests: samlRequests, spKeys: samlSpKeys });
   return {
     name: 'saml',

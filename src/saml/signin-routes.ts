@@ -104,12 +104,8 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
     return current.settings;
   };
 
-  /** Remembers which IdP session a new session came from (single logout ends it). */
-  const remember = (p: Omit<PendingSignIn, 'channel' | 'userId'>): FinishOptions => ({
-    onSession: async (trx, session, user) => {
-      await trx.insertInto('saml_sessions').values({ session_id: session.sessionId, user_id: user.id, issuer: p.issuer, name_id: p.nameId, session_index: p.sessionIndex, created_at: new Date(s.clock.now()) }).execute();
-    },
-  });
+  /** Which IdP session a new session comes from (single logout ends it): kept by the origin writer of src/saml/module.ts. */
+  const remember = (p: Omit<PendingSignIn, 'channel' | 'userId'>): FinishOptions => ({ origin: { issuer: p.issuer, name_id: p.nameId, session_index: p.sessionIndex } });
 
   /** The sign-in a code stands for, its user admitted again for the client now calling. */
   const pendingOf = async (request: FastifyRequest, spend: boolean) => {
@@ -249,8 +245,8 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
       },
       config: { rateLimit: { group: 'signin' } },
     }, async (request) => {
-      const { ctx, identified } = await pendingOf(request, false);
-      const due = await s.pipeline.secondFactorDue(s.samlStrategy, identified, ctx);
+      const { pending, ctx, identified } = await pendingOf(request, false);
+      const due = await s.pipeline.secondFactorDue(s.samlStrategy, identified, ctx, remember(pending));
       if (due === null) return { second_factor_required: false };
       if (due.code !== '2FA_REQUIRED' && due.code !== 'MFA_SETUP_INCOMPLETE') throw due;
       if (!(await s.codes.spend(codeOf(request)))) throw SamlErrors.SAML_CODE_INVALID();

@@ -25,7 +25,7 @@ import type { TokenService } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import type { PasswordState } from '../credentials/service.js';
 import { SignInErrors } from './errors.js';
-import type { SignInStrategy } from './strategy.js';
+import type { SignInStrategy, StrategyName } from './strategy.js';
 
 /** A location as a device reports it (the access policy checks each field at run time). */
 export interface ReportedLocation {
@@ -88,7 +88,7 @@ export interface AfterSecondFactor {
  * leads to `after` rather than to a session.
  */
 export interface SecondFactorGate {
-  challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor): Promise<AppError | null>;
+  challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor, origin?: SessionOrigin): Promise<AppError | null>;
 }
 
 export interface SignInResponse {
@@ -129,9 +129,16 @@ export interface Identified {
   passwordElsewhere: boolean;
 }
 
+/**
+ * What a sign-in method keeps about a session it opens (SAML: the IdP session it came from, for
+ * single logout). Carried in the 2FA token when a second factor comes between, and written by
+ * the method's `OriginWriter` in the session's transaction.
+ */
+export type SessionOrigin = Record<string, string | null>;
+export type OriginWriter = (trx: Db, session: Session, user: UserRow, origin: SessionOrigin) => Promise<void>;
+
 export interface FinishOptions {
-  /** Writes what the sign-in method keeps about the new session, in the session's transaction. */
-  onSession?: (trx: Db, session: Session, user: UserRow) => Promise<void>;
+  origin?: SessionOrigin;
 }
 
 export const SUB_CONTEXT = 'jwt.sub';
@@ -156,7 +163,15 @@ export interface PipelineDeps {
 }
 
 export class SignInPipeline {
+  private readonly originWriters = new Map<string, OriginWriter>();
+
   constructor(private readonly deps: PipelineDeps) {}
+
+  /** The module of sign-in method `strategy` writes what it keeps about the sessions it opens. */
+  registerOrigin(strategy: StrategyName, write: OriginWriter): void {
+    if (this.originWriters.has(strategy)) throw new Error(`a session origin writer for ${strategy} is already registered`);
+    this.originWriters.set(strategy, write);
+  }
 
   async signIn<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
     return this.finish(strategy, await this.identify(strategy, input, ctx), ctx, opts);
@@ -214,7 +229,7 @@ export class SignInPipeline {
 
     // An enrolled second factor comes before a forced password change: a temporary or expired
     // password alone must not reach the reset token (issue 9, section 6).
-    const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined);
+    const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined, opts.origin);
     if (challenge) {
       outcome(challenge.code === 'POLICY_RESTRICTED' ? 'policy_restricted' : 'second_factor_required'); // no factor this channel accepts
       throw challenge;
@@ -224,7 +239,7 @@ export class SignInPipeline {
       throw await this.passwordChangeRequired(user, ctx, changeRequired);
     }
 
-    const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name, passwordExpiresAt, onSession: opts.onSession });
+    const response = await this.complete(user, grants, ctx, { mfaCompleted: false, method: strategy.name, passwordExpiresAt, origin: opts.origin });
     outcome('success');
     return response;
   }
@@ -234,8 +249,8 @@ export class SignInPipeline {
    * MFA_SETUP_INCOMPLETE, or POLICY_RESTRICTED) with its 2FA token bound to `ctx`, or null when
    * none is due (the SAML browser flow asks before it spends its code).
    */
-  async secondFactorDue(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, ctx: ClientContext): Promise<AppError | null> {
-    return this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name);
+  async secondFactorDue(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, ctx: ClientContext, opts: FinishOptions = {}): Promise<AppError | null> {
+    return this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name, undefined, opts.origin);
   }
 
   private outcome(strategy: string): (o: string) => void {
@@ -268,7 +283,7 @@ export class SignInPipeline {
       const familyId = randomUUID();
       await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
       const issued = await this.issuePair(trx, user, grants, created.session, familyId);
-      await opts.onSession?.(trx, created.session, user);
+      if (opts.origin) await this.originWriters.get(opts.method)?.(trx, created.session, user, opts.origin);
       await d.users.update(trx, user.id, { last_login_at: now }, now);
       await d.audit.record({
         eventType: 'USER_LOGIN', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), mfaMethod: opts.mfaMethod ?? null,

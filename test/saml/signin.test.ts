@@ -9,6 +9,7 @@
 import { createVerify, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { Authenticator } from '../harness/authenticator.js';
 import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
 import { type IdpPage, type IdpUser, type RunningIdp, startIdp } from '../harness/idp.js';
 
@@ -239,6 +240,16 @@ describe('the browser flow: 303 to the RelayState with a one-time code', () => {
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/exchange', headers: { 'x-saml-code': other } }), 403, 'MFA_SETUP_INCOMPLETE');
     const user = (await userByName(operator.email!))!;
     expect(await db().selectFrom('sessions').select('session_id').where('user_id', '=', user.id).execute()).toEqual([]);
+    // Finishing with the factor opens the session, which remembers its IdP session (single logout finds it).
+    const twoFactor = pending.json().two_factor_token as string;
+    const setup = await t.app.inject({ method: 'POST', url: '/api/v1/2fa/totp/setup', payload: { two_factor_token: twoFactor } });
+    expect(setup.statusCode, setup.body).toBe(200);
+    const verify = await t.app.inject({ method: 'POST', url: '/api/v1/2fa/totp/verify', payload: { two_factor_token: twoFactor, code: Authenticator.scan(setup.json().qr_code).code(t.clock.now()) } });
+    expect(verify.statusCode, verify.body).toBe(200);
+    const sessionId = verify.json().sign_in.session_id as string;
+    const origin = await db().selectFrom('saml_sessions').selectAll().where('session_id', '=', sessionId).executeTakeFirstOrThrow();
+    expect(origin).toMatchObject({ user_id: user.id, issuer: idp.entityId, name_id: operator.username });
+    expect(origin.session_index).toMatch(/.+/);
   });
 
   it('a refusal after the response was accepted goes back to the relay URL as #saml_error', async () => {
