@@ -112,13 +112,13 @@ describe('SAML sign-in in Chromium', () => {
     await page.click('#submit_button');
     // The IdP posts to our ACS, which sends the browser back to the app with a code it exchanges.
     await page.waitForFunction(() => (window as unknown as { signedIn?: unknown }).signedIn !== undefined, undefined, { timeout: 20_000 });
-    const signedIn = await page.evaluate(() => (window as unknown as { signedIn: { status: number; body: Record<string, any> } }).signedIn);
+    const signedIn = await page.evaluate(() => (window as unknown as { signedIn: { status: number; body: { access_token: string; user_profile: Record<string, unknown> } } }).signedIn);
     expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
     expect(signedIn.body.user_profile).toMatchObject({ username: staff.email, full_name: staff.displayName, roles: ['staff'], channel: 'web' });
     expect(page.url()).toBe(`${origin}/app/landing`); // the code is gone from the address bar
     const user = (await t.s.users.findByLogin(staff.email!))!;
     expect(await t.s.entities.codesOf(user.id)).toEqual(['KSM-002']);
-    const token = signedIn.body.access_token as string;
+    const token = signedIn.body.access_token;
     const headers = bearer(token, { 'x-device-fingerprint': FINGERPRINT });
     expect((await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers })).statusCode).toBe(200);
 
