@@ -91,14 +91,23 @@ const TEMPLATE = '<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><d
   + '<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue/></ds:Reference></ds:SignedInfo>'
   + '<ds:SignatureValue/><ds:KeyInfo><ds:X509Data><ds:X509Certificate/></ds:X509Data></ds:KeyInfo></ds:Signature>';
 
-/** Signs the Response or its (first) Assertion with `key`, by xmlsec1. */
-export function sign(xml: string, key: SigningKey, target: 'assertion' | 'response'): string {
-  const tag = target === 'assertion' ? 'saml:Assertion' : 'samlp:Response';
+/** A LogoutRequest from the IdP (for the HTTP-POST binding), unsigned. */
+export function logoutRequestXml(o: { issuer: string; destination: string; nameId: string; sessionIndex?: string; issueInstant: Date; id?: string }): string {
+  return `<samlp:LogoutRequest xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${o.id ?? newId()}" Version="2.0" IssueInstant="${at(o.issueInstant)}" Destination="${esc(o.destination)}">`
+    + `<saml:Issuer>${esc(o.issuer)}</saml:Issuer><saml:NameID Format="${PERSISTENT}">${esc(o.nameId)}</saml:NameID>`
+    + (o.sessionIndex === undefined ? '' : `<samlp:SessionIndex>${esc(o.sessionIndex)}</samlp:SessionIndex>`)
+    + '</samlp:LogoutRequest>';
+}
+
+const TARGETS = { assertion: ['saml:Assertion', 'Assertion'], response: ['samlp:Response', 'Response'], logoutRequest: ['samlp:LogoutRequest', 'LogoutRequest'] } as const;
+
+/** Signs the Response, its (first) Assertion or a LogoutRequest with `key`, by xmlsec1. */
+export function sign(xml: string, key: SigningKey, target: keyof typeof TARGETS): string {
+  const [tag, local] = TARGETS[target];
   const open = xml.indexOf(`<${tag} `);
   const id = /\bID="([^"]+)"/.exec(xml.slice(open))![1]!;
   const issuerEnd = xml.indexOf('</saml:Issuer>', open) + '</saml:Issuer>'.length;
   const templated = xml.slice(0, issuerEnd) + TEMPLATE.replace('#ID', `#${id}`) + xml.slice(issuerEnd);
-  const local = target === 'assertion' ? 'Assertion' : 'Response';
   const dir = mkdtempSync(path.join(os.tmpdir(), 'strongroom-forge-'));
   try {
     const file = (name: string, content?: string) => {
@@ -108,7 +117,7 @@ export function sign(xml: string, key: SigningKey, target: 'assertion' | 'respon
     };
     execFileSync('xmlsec1', [
       '--sign', '--privkey-pem', `${file('key.pem', key.keyPem)},${file('cert.pem', key.certPem)}`,
-      '--id-attr:ID', `${ASSERTION}:Assertion`, '--id-attr:ID', `${PROTOCOL}:Response`,
+      '--id-attr:ID', `${ASSERTION}:Assertion`, '--id-attr:ID', `${PROTOCOL}:Response`, '--id-attr:ID', `${PROTOCOL}:LogoutRequest`,
       '--node-xpath', `//*[local-name()='${local}' and @ID='${id}']/*[local-name()='Signature']`,
       '--output', file('out.xml'), file('in.xml', templated),
     ], { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTwoNodes, type TestApp, type TwoNodes } from '../harness/app.js';
 import { selfSignedCertificate, type TestCertificate } from '../harness/certificates.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
-import { assertionXml, type AssertionSpec, element, encode, ensureXmlsec, newId, responseXml, sign, signBoth, withDoctype, xsw } from '../harness/saml-forge.js';
+import { assertionXml, type AssertionSpec, element, encode, ensureXmlsec, logoutRequestXml, newId, responseXml, sign, signBoth, withDoctype, xsw } from '../harness/saml-forge.js';
 
 const SP = 'https://sp.bank.test';
 const ACS = `${SP}/api/v1/auth/saml/acs`;
@@ -262,5 +262,33 @@ describe('threat: hostile XML', () => {
     const signed = signBoth(responseXml(s), key(idpKey));
     const doubled = signed.replace('</samlp:Response>', `${element(signed, 'saml:Assertion')}</samlp:Response>`);
     await refused(doubled, 401, 'SAML_INVALID_SIGNATURE', { element: 'Response' });
+  });
+});
+
+describe('single logout by the HTTP-POST binding', () => {
+  const sls = (samlRequest: string) =>
+    a.app.inject({ method: 'POST', url: '/api/v1/auth/saml/sls', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ SAMLRequest: samlRequest }).toString() });
+
+  it('a LogoutRequest signed by the IdP ends the sessions of that NameID and SessionIndex only; unsigned or signed by another key it is refused and ends nothing', async () => {
+    const nameId = `logout-${newId()}`;
+    const open = async (sessionIndex: string) => {
+      const res = await post(encode(signBoth(responseXml(await spec({ nameId, sessionIndex })), key(idpKey))));
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().session_id as string;
+    };
+    const [first, second] = [await open('_idx-1'), await open('_idx-2')];
+    const active = async (id: string) => (await a.s.database.db.selectFrom('sessions').select('is_active').where('session_id', '=', id).executeTakeFirstOrThrow()).is_active;
+    const request = (k: TestCertificate | null) => {
+      const xml = logoutRequestXml({ issuer: IDP, destination: `${SP}/api/v1/auth/saml/sls`, nameId, sessionIndex: '_idx-1', issueInstant: new Date(a.clock.now()) });
+      return encode(k === null ? xml : sign(xml, key(k), 'logoutRequest'));
+    };
+    expect(expectError(await sls(request(null)), 401, 'SAML_INVALID_SIGNATURE').details).toEqual({ element: 'LogoutRequest' });
+    expectError(await sls(request(otherKey)), 401, 'SAML_INVALID_SIGNATURE');
+    expectError(await sls(encode(withDoctype(sign(logoutRequestXml({ issuer: IDP, destination: `${SP}/api/v1/auth/saml/sls`, nameId, issueInstant: new Date(a.clock.now()) }), key(idpKey), 'logoutRequest')))), 401, 'SAML_VALIDATION_FAILED');
+    expect([await active(first), await active(second)]).toEqual([true, true]);
+    const res = await sls(request(idpKey));
+    expect(res.statusCode, res.body).toBe(200); // no idp_slo_url configured: nothing to send a LogoutResponse to
+    expect(res.json()).toEqual({ status: 'success', sessions_ended: 1 });
+    expect([await active(first), await active(second)]).toEqual([false, true]);
   });
 });
