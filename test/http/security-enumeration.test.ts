@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { expectError, login, loginFrom, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
 
 let t: TestApp;
 
@@ -48,6 +48,16 @@ describe('user enumeration', () => {
     expect(observable(unknown)).toEqual(observable(known));
     expect(observable(unknownEmail)).toEqual(observable(byEmail));
     expect(unknown.json()).toEqual(known.json());
+  });
+
+  it('the rate-limit headers do not tell them apart either: a known and an unknown name, each the first try from its own address, get the same RateLimit-Remaining', async () => {
+    const known = await loginFrom('198.51.100.71', t.app, 'known.user', 'Wrong#Password1');
+    const unknown = await loginFrom('198.51.100.72', t.app, 'nobody.else.here', 'Wrong#Password1');
+    for (const r of [known, unknown]) expectError(r, 401, 'INVALID_CREDENTIALS');
+    expect(known.headers['ratelimit-remaining']).toBeDefined();
+    const { 'x-request-id': _a, 'x-correlation-id': _b, 'x-response-time': _c, date: _d, ...knownHeaders } = known.headers;
+    const { 'x-request-id': _e, 'x-correlation-id': _f, 'x-response-time': _g, date: _h, ...unknownHeaders } = unknown.headers;
+    expect(unknownHeaders).toEqual(knownHeaders);
   });
 
   it('gives a known user with a wrong password exactly one bcrypt comparison (same timing class)', async () => {
