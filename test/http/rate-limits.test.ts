@@ -166,6 +166,18 @@ describe('USSD: per gateway and per subscriber', () => {
     expectError(await ussd('+254700200003', OTHER_GATEWAY_KEY), 401, 'INVALID_CREDENTIALS');
   });
 
+  it('threat: the same flood in one parallel burst: of 10 parallel tries on one subscriber, 2 are compared and 8 are 429 RATE_LIMITED', async () => {
+    nextMinute();
+    const user = await seedUser(t.s, 'ussd.burst', { phone: '+254700200011' });
+    const watch = watchComparisons(t.s.hasher);
+    const all = await Promise.all(Array.from({ length: 10 }, () => ussd('+254700200011')));
+    vi.restoreAllMocks();
+    expect(all.filter((r) => r.statusCode === 401 && r.json().error_code === 'INVALID_CREDENTIALS')).toHaveLength(2);
+    expect(all.filter((r) => r.statusCode === 429 && r.json().error_code === 'RATE_LIMITED')).toHaveLength(8);
+    expect(watch.started).toHaveLength(2);
+    expect(await auditTotal(t.s, user.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(2);
+  });
+
   it('a call without the gateway key is 401 GATEWAY_UNAUTHORIZED before anything is counted', async () => {
     nextMinute();
     for (let i = 0; i < 5; i++) expectError(await ussd('+254700200009', 'wrong-key-0123456789abcdef0123456789ab'), 401, 'GATEWAY_UNAUTHORIZED');
