@@ -27,6 +27,7 @@ function observable(res: { statusCode: number; body: string; headers: Record<str
 beforeAll(async () => {
   t = await createTestApp();
   await seedUser(t.s, 'known.user', { email: 'known@bank.example' });
+  await seedUser(t.s, 'headers.known'); // its own account: known.user's failures are counted towards its lockout
   await seedUser(t.s, 'lock.known');
   await seedUser(t.s, 'long.password', { password: LONG_PASSWORD });
   await seedUser(t.s, 'nul.user');
@@ -51,7 +52,7 @@ describe('user enumeration', () => {
   });
 
   it('the rate-limit headers do not tell them apart either: a known and an unknown name, each the first try from its own address, get the same RateLimit-Remaining', async () => {
-    const known = await loginFrom('198.51.100.71', t.app, 'known.user', 'Wrong#Password1');
+    const known = await loginFrom('198.51.100.71', t.app, 'headers.known', 'Wrong#Password1');
     const unknown = await loginFrom('198.51.100.72', t.app, 'nobody.else.here', 'Wrong#Password1');
     for (const r of [known, unknown]) expectError(r, 401, 'INVALID_CREDENTIALS');
     expect(known.headers['ratelimit-remaining']).toBeDefined();
