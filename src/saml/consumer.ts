@@ -33,7 +33,7 @@ export class SamlConsumer {
       const assertion = await readResponse(settings, samlResponse, this.deps.clock.now(), this.deps.requests);
       let request: SentRequest | null = null;
       if (assertion.inResponseTo !== null) {
-        request = (await this.deps.requests.consume(assertion.inResponseTo)) ?? null;
+        request = (await this.deps.requests.consume(assertion.inResponseTo, 'authn')) ?? null;
         if (!request) throw SamlErrors.SAML_VALIDATION_FAILED({ reason: 'in_response_to' });
       }
       if (!(await this.deps.replay.reserve(assertion.issuer, assertion.assertionId, assertion.acceptableUntil))) throw SamlErrors.SAML_VALIDATION_FAILED({ reason: 'replayed' });

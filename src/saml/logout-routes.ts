@@ -43,11 +43,11 @@ const SlsFields = {
 };
 
 const SLS_DESCRIPTION = [
-  'The IdP\'s side of single logout. A **LogoutRequest** (the person signed out at the IdP or another service): it must be signed by the configured IdP (HTTP-Redirect: `SigAlg` RSA-SHA256 and `Signature` over the query, required; HTTP-POST: an enveloped signature) and come from its entity id; every session here that came from that IdP session ends (its NameID, and its SessionIndex when the request names one), audited as `SAML_LOGOUT`; the answer is `302` to the IdP\'s SLO URL with our LogoutResponse, signed with the SP key of the metadata (or `200 {"status":"success","sessions_ended":n}` when no `idp_slo_url` is configured).',
+  'The IdP\'s side of single logout. A **LogoutRequest** (the person signed out at the IdP or another service): it must be signed by the configured IdP (HTTP-Redirect: `SigAlg` RSA-SHA256 and `Signature` over the query, required; HTTP-POST: an enveloped signature), come from its entity id, name this SLS (`slo_url`) as its `Destination`, have an `IssueInstant` within `clock_skew_sec` of our clock (and a `NotOnOrAfter`, when given, not passed), and is accepted once (its ID, on any node); every session here that came from that IdP session ends (its NameID, and its SessionIndex when the request names one), audited as `SAML_LOGOUT`; the answer is `302` to the IdP\'s SLO URL with our LogoutResponse, signed with the SP key of the metadata (or `200 {"status":"success","sessions_ended":n}` when no `idp_slo_url` is configured).',
   '',
-  'A **LogoutResponse** (to a sign-out started at `POST /api/v1/auth/saml/logout`): signed, answering a request this service sent and nobody answered yet; `303` to that sign-out\'s `relay_state`, or `200 {"status":"success"}`.',
+  'A **LogoutResponse** (to a sign-out started at `POST /api/v1/auth/saml/logout`): signed, from the IdP, to this SLS, fresh (as above), status Success, answering a sign-out this service sent and nobody answered yet; `303` to that sign-out\'s `relay_state`, or `200 {"status":"success"}`.',
   '',
-  '- `401 SAML_INVALID_SIGNATURE`, `401 SAML_VALIDATION_FAILED` (`details.reason`: malformed, doctype, issuer, in_response_to, rejected). `404 SAML_NOT_CONFIGURED`.',
+  '- `401 SAML_INVALID_SIGNATURE`, `401 SAML_VALIDATION_FAILED` (`details.reason`: malformed, doctype, issuer, destination, subject, not_yet_valid, expired, replayed, status, in_response_to, rejected). Nothing ends on a refusal. `404 SAML_NOT_CONFIGURED`.',
 ].join('\n');
 
 export function samlLogoutRoutes(s: SamlLogoutRouteDeps): FastifyPluginAsync {

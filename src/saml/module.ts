@@ -84,7 +84,7 @@ export function samlModule(deps: SamlDeps): Module<SamlProvides> {
     if (!origin.issuer || !origin.name_id) return;
     await trx.insertInto('saml_sessions').values({ session_id: session.sessionId, user_id: user.id, issuer: origin.issuer, name_id: origin.name_id, session_index: origin.session_index ?? null, created_at: new Date(deps.clock.now()) }).execute();
   });
-  const logout = new SamlLogout({ db: deps.db, clock: deps.clock, sessions: deps.sessions, audit: deps.audit, requests: samlRequests, spKeys: samlSpKeys });
+  const logout = new SamlLogout({ db: deps.db, clock: deps.clock, sessions: deps.sessions, audit: deps.audit, requests: samlRequests, replay, spKeys: samlSpKeys });
   return {
     name: 'saml',
     provides: { samlSettings, samlStrategy, samlSpKeys, samlStart },

@@ -1,7 +1,9 @@
 /**
  * The assertion replay cache (migration 017): an assertion is accepted once, on any node. The
  * ID is reserved by the primary key before any account is touched; it is kept until the
- * assertion would be refused as expired anyway, then a job deletes it.
+ * assertion would be refused as expired anyway, then a job deletes it. The IdP's LogoutRequests
+ * are reserved here too (src/saml/logout.ts), by issuer and ID: SAML core 1.3.4 makes an ID unique
+ * across all of an issuer's messages.
  */
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';

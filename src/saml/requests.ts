@@ -1,8 +1,13 @@
 /**
- * The AuthnRequests this service sent (migration 016), in PostgreSQL so that the node that
- * receives the response need not be the one that sent the request. A request is spent once:
- * `consume` deletes it and returns what it held, so of two parallel posts of one response only
- * one finds it.
+ * The AuthnRequests and LogoutRequests this service sent (migration 016), in PostgreSQL so that
+ * the node that receives the response need not be the one that sent the request. A request is
+ * spent once: `consume` deletes it and returns what it held, so of two parallel posts of one
+ * response only one finds it.
+ *
+ * The two kinds share the table but never answer for each other: a LogoutRequest's row is keyed
+ * `logout:<ID>` (our IDs are `_` and hex, so no AuthnRequest's key starts so), and every look-up
+ * names its kind. A LogoutResponse cannot spend a pending sign-in, nor a SAMLResponse at the ACS
+ * a pending sign-out.
  */
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
@@ -17,26 +22,43 @@ export interface SentRequest {
   createdAt: number;
 }
 
+/** What was sent: an AuthnRequest (answered at the ACS) or a LogoutRequest (answered at the SLS). */
+export type SamlRequestKind = 'authn' | 'logout';
+
+const LOGOUT_PREFIX = 'logout:';
+
+/** The row's key of request `id` of `kind`; undefined for an ID no request of that kind can have. */
+function keyOf(id: string, kind: SamlRequestKind): string | undefined {
+  if (kind === 'logout') return `${LOGOUT_PREFIX}${id}`;
+  return id.startsWith(LOGOUT_PREFIX) ? undefined : id;
+}
+
 export class SamlRequests {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
-  async save(id: string, request: { relayUrl: string | null; channel: string }): Promise<SentRequest> {
+  async save(id: string, request: { relayUrl: string | null; channel: string }, kind: SamlRequestKind = 'authn'): Promise<SentRequest> {
+    const key = keyOf(id, kind);
+    if (key === undefined) throw new Error('a request ID of the wrong shape');
     const now = this.deps.clock.now();
     await this.deps.db.insertInto('saml_requests')
-      .values({ id, relay_url: request.relayUrl, channel: request.channel, created_at: new Date(now), expires_at: new Date(now + REQUEST_TTL_MS) }).execute();
+      .values({ id: key, relay_url: request.relayUrl, channel: request.channel, created_at: new Date(now), expires_at: new Date(now + REQUEST_TTL_MS) }).execute();
     return { id, ...request, createdAt: now };
   }
 
-  /** The request with `id`, unless answered or expired. */
-  async find(id: string): Promise<SentRequest | undefined> {
-    const row = await this.deps.db.selectFrom('saml_requests').selectAll().where('id', '=', id).where('expires_at', '>', new Date(this.deps.clock.now())).executeTakeFirst();
-    return row && { id: row.id, relayUrl: row.relay_url, channel: row.channel, createdAt: new Date(row.created_at).getTime() };
+  /** The request of `kind` with `id`, unless answered or expired. */
+  async find(id: string, kind: SamlRequestKind = 'authn'): Promise<SentRequest | undefined> {
+    const key = keyOf(id, kind);
+    if (key === undefined) return undefined;
+    const row = await this.deps.db.selectFrom('saml_requests').selectAll().where('id', '=', key).where('expires_at', '>', new Date(this.deps.clock.now())).executeTakeFirst();
+    return row && { id, relayUrl: row.relay_url, channel: row.channel, createdAt: new Date(row.created_at).getTime() };
   }
 
-  /** Spends the request: what it held, once; undefined when it was spent already, expired or never sent. */
-  async consume(id: string): Promise<SentRequest | undefined> {
-    const row = await this.deps.db.deleteFrom('saml_requests').where('id', '=', id).where('expires_at', '>', new Date(this.deps.clock.now())).returningAll().executeTakeFirst();
-    return row && { id: row.id, relayUrl: row.relay_url, channel: row.channel, createdAt: new Date(row.created_at).getTime() };
+  /** Spends the request of `kind`: what it held, once; undefined when it was spent already, expired, never sent, or of the other kind. */
+  async consume(id: string, kind: SamlRequestKind = 'authn'): Promise<SentRequest | undefined> {
+    const key = keyOf(id, kind);
+    if (key === undefined) return undefined;
+    const row = await this.deps.db.deleteFrom('saml_requests').where('id', '=', key).where('expires_at', '>', new Date(this.deps.clock.now())).returningAll().executeTakeFirst();
+    return row && { id, relayUrl: row.relay_url, channel: row.channel, createdAt: new Date(row.created_at).getTime() };
   }
 
   /** Deletes the requests nobody answered in time. */

@@ -24,8 +24,8 @@ import { libraryOptions, newRequestId } from './client.js';
 import { SamlErrors, type SamlFailure } from './errors.js';
 import type { SamlRequests } from './requests.js';
 
-const PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
-const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
+export const PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
+export const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
 const SUCCESS = 'urn:oasis:names:tc:SAML:2.0:status:Success';
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 
@@ -44,9 +44,9 @@ export interface SamlAssertion {
   attributes: ReadonlyMap<string, string[]>;
 }
 
-const fail = (reason: SamlFailure, extra: Record<string, unknown> = {}, cause?: unknown) => SamlErrors.SAML_VALIDATION_FAILED({ reason, ...extra }, cause === undefined ? undefined : { cause });
+export const fail = (reason: SamlFailure, extra: Record<string, unknown> = {}, cause?: unknown) => SamlErrors.SAML_VALIDATION_FAILED({ reason, ...extra }, cause === undefined ? undefined : { cause });
 
-function parse(xml: string): Document {
+export function parse(xml: string): Document {
   let problem: string | undefined;
   const doc = new DOMParser({ locator: {}, errorHandler: { warning: () => undefined, error: (m: string) => { problem ??= m; }, fatalError: (m: string) => { problem ??= m; } } }).parseFromString(xml, 'text/xml');
   if (problem !== undefined || !doc?.documentElement) throw fail('malformed');
@@ -54,7 +54,7 @@ function parse(xml: string): Document {
 }
 
 /** The element children of `el` named `ns`:`local`. */
-function all(el: Element, ns: string, local: string): Element[] {
+export function all(el: Element, ns: string, local: string): Element[] {
   const out: Element[] = [];
   for (let n = el.firstChild; n; n = n.nextSibling) {
     if (n.nodeType === 1 && (n as Element).namespaceURI === ns && (n as Element).localName === local) out.push(n as Element);
@@ -63,15 +63,23 @@ function all(el: Element, ns: string, local: string): Element[] {
 }
 
 /** The one child named `ns`:`local` (undefined when absent); two of them are malformed. */
-function one(el: Element, ns: string, local: string): Element | undefined {
+export function one(el: Element, ns: string, local: string): Element | undefined {
   const found = all(el, ns, local);
   if (found.length > 1) throw fail('malformed', { element: local });
   return found[0];
 }
 
-const text = (el: Element | undefined): string => (el?.textContent ?? '').trim();
+export const text = (el: Element | undefined): string => (el?.textContent ?? '').trim();
 
-function instant(value: string | null, reason: SamlFailure): number | undefined {
+/**
+ * A NameID (and a SessionIndex) as this service keeps and compares it, the same at sign-in and at
+ * single logout: without the whitespace around it (an IdP that pretty-prints its XML), nothing
+ * else changed (it is the IdP's opaque identifier, compared exactly).
+ */
+export const normaliseNameId = (value: string | null | undefined): string => (value ?? '').trim();
+
+/** An xs:dateTime in UTC (ms); undefined when absent; `reason` when it is not one. */
+export function instant(value: string | null, reason: SamlFailure): number | undefined {
   if (value === null || value === '') return undefined;
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z$/.test(value) ? Date.parse(value) : NaN;
   if (Number.isNaN(ms)) throw fail(reason);
@@ -79,7 +87,7 @@ function instant(value: string | null, reason: SamlFailure): number | undefined 
 }
 
 /** The status code of a response that is not Success (for the 401's details), else undefined. */
-function failedStatus(root: Element): string | undefined {
+export function failedStatus(root: Element): string | undefined {
   const status = one(root, PROTOCOL, 'Status');
   const code = status && one(status, PROTOCOL, 'StatusCode');
   const value = code?.getAttribute('Value') ?? '';
@@ -93,7 +101,7 @@ function library(settings: SamlSettings, requests: SamlRequests): SAML {
   const cache: CacheProvider = {
     saveAsync: async () => null,
     // The library compares the answer with the real time; the request's expiry is ours (`find`).
-    getAsync: async (key) => ((await requests.find(key)) ? new Date().toISOString() : null),
+    getAsync: async (key) => ((await requests.find(key, 'authn')) ? new Date().toISOString() : null),
     removeAsync: async () => null,
   };
   // Times are checked below with the service's clock and the configured skew (-1: not by the library).
@@ -157,7 +165,7 @@ export async function readResponse(settings: SamlSettings, samlResponse: string,
 
   const subject = one(assertion, ASSERTION, 'Subject');
   const nameIdEl = subject && one(subject, ASSERTION, 'NameID');
-  const nameId = text(nameIdEl);
+  const nameId = normaliseNameId(nameIdEl?.textContent);
   if (!nameIdEl || nameId === '' || nameId.length > 1024) throw fail('subject');
   const inResponseTo = root.getAttribute('InResponseTo') || null;
   // A bearer confirmation for us: the ACS as Recipient, alive now, answering our request.
@@ -175,7 +183,7 @@ export async function readResponse(settings: SamlSettings, samlResponse: string,
   const confirmedFor = confirmed.getAttribute('InResponseTo') || null;
   if (confirmedFor !== inResponseTo && !(confirmedFor === null && inResponseTo !== null)) throw fail('in_response_to');
   if (inResponseTo === null && !settings.allowIdpInitiated) throw fail('unsolicited');
-  if (inResponseTo !== null && !(await requests.find(inResponseTo))) throw fail('in_response_to');
+  if (inResponseTo !== null && !(await requests.find(inResponseTo, 'authn'))) throw fail('in_response_to');
 
   // The library's own validation, as the first gate: anything it refuses is refused.
   await library(settings, requests).validatePostResponseAsync({ SAMLResponse: samlResponse }).catch((err: unknown) => {
@@ -195,7 +203,7 @@ export async function readResponse(settings: SamlSettings, samlResponse: string,
   }
   const until = Math.max(notOnOrAfter ?? 0, instant(confirmed.getAttribute('NotOnOrAfter'), 'malformed')!);
   return {
-    issuer, nameId, nameIdFormat: nameIdEl.getAttribute('Format') || null, sessionIndex: authn?.getAttribute('SessionIndex') || null,
+    issuer, nameId, nameIdFormat: nameIdEl.getAttribute('Format') || null, sessionIndex: normaliseNameId(authn?.getAttribute('SessionIndex')) || null,
     inResponseTo, assertionId, acceptableUntil: until + skew, attributes,
   };
 }

@@ -14,15 +14,17 @@
  * another NameID where a careless processor would read it. See `xsw`.
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createSign, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { deflateRawSync } from 'node:zlib';
 import { aptInstall } from './apt.js';
 
 export const PROTOCOL = 'urn:oasis:names:tc:SAML:2.0:protocol';
 export const ASSERTION = 'urn:oasis:names:tc:SAML:2.0:assertion';
 const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
+const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256';
 
 export interface AssertionSpec {
   issuer: string;
@@ -91,17 +93,35 @@ const TEMPLATE = '<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><d
   + '<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue/></ds:Reference></ds:SignedInfo>'
   + '<ds:SignatureValue/><ds:KeyInfo><ds:X509Data><ds:X509Certificate/></ds:X509Data></ds:KeyInfo></ds:Signature>';
 
-/** A LogoutRequest from the IdP (for the HTTP-POST binding), unsigned. */
-export function logoutRequestXml(o: { issuer: string; destination: string; nameId: string; sessionIndex?: string; issueInstant: Date; id?: string }): string {
-  return `<samlp:LogoutRequest xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${o.id ?? newId()}" Version="2.0" IssueInstant="${at(o.issueInstant)}" Destination="${esc(o.destination)}">`
-    + `<saml:Issuer>${esc(o.issuer)}</saml:Issuer><saml:NameID Format="${PERSISTENT}">${esc(o.nameId)}</saml:NameID>`
+/**
+ * A LogoutRequest from the IdP, unsigned (`destination` null: none; `nameIdXml`: the NameID's
+ * content as raw XML, for whitespace or comments).
+ */
+export function logoutRequestXml(o: { issuer: string; destination: string | null; nameId: string; nameIdXml?: string; sessionIndex?: string; issueInstant: Date; notOnOrAfter?: Date; id?: string }): string {
+  const dest = o.destination === null ? '' : ` Destination="${esc(o.destination)}"`;
+  const until = o.notOnOrAfter === undefined ? '' : ` NotOnOrAfter="${at(o.notOnOrAfter)}"`;
+  return `<samlp:LogoutRequest xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${o.id ?? newId()}" Version="2.0" IssueInstant="${at(o.issueInstant)}"${dest}${until}>`
+    + `<saml:Issuer>${esc(o.issuer)}</saml:Issuer><saml:NameID Format="${PERSISTENT}">${o.nameIdXml ?? esc(o.nameId)}</saml:NameID>`
     + (o.sessionIndex === undefined ? '' : `<samlp:SessionIndex>${esc(o.sessionIndex)}</samlp:SessionIndex>`)
     + '</samlp:LogoutRequest>';
 }
 
-const TARGETS = { assertion: ['saml:Assertion', 'Assertion'], response: ['samlp:Response', 'Response'], logoutRequest: ['samlp:LogoutRequest', 'LogoutRequest'] } as const;
+/** The IdP's LogoutResponse to one of our LogoutRequests, unsigned (`destination` null: none). */
+export function logoutResponseXml(o: { issuer: string; destination: string | null; inResponseTo?: string; issueInstant: Date; statusCode?: string; id?: string }): string {
+  const dest = o.destination === null ? '' : ` Destination="${esc(o.destination)}"`;
+  const irt = o.inResponseTo === undefined ? '' : ` InResponseTo="${esc(o.inResponseTo)}"`;
+  return `<samlp:LogoutResponse xmlns:samlp="${PROTOCOL}" xmlns:saml="${ASSERTION}" ID="${o.id ?? newId()}" Version="2.0" IssueInstant="${at(o.issueInstant)}"${dest}${irt}>`
+    + `<saml:Issuer>${esc(o.issuer)}</saml:Issuer>`
+    + `<samlp:Status><samlp:StatusCode Value="${esc(o.statusCode ?? 'urn:oasis:names:tc:SAML:2.0:status:Success')}"/></samlp:Status>`
+    + '</samlp:LogoutResponse>';
+}
 
-/** Signs the Response, its (first) Assertion or a LogoutRequest with `key`, by xmlsec1. */
+const TARGETS = {
+  assertion: ['saml:Assertion', 'Assertion'], response: ['samlp:Response', 'Response'],
+  logoutRequest: ['samlp:LogoutRequest', 'LogoutRequest'], logoutResponse: ['samlp:LogoutResponse', 'LogoutResponse'],
+} as const;
+
+/** Signs the Response, its (first) Assertion, a LogoutRequest or a LogoutResponse with `key`, by xmlsec1. */
 export function sign(xml: string, key: SigningKey, target: keyof typeof TARGETS): string {
   const [tag, local] = TARGETS[target];
   const open = xml.indexOf(`<${tag} `);
@@ -117,7 +137,7 @@ export function sign(xml: string, key: SigningKey, target: keyof typeof TARGETS)
     };
     execFileSync('xmlsec1', [
       '--sign', '--privkey-pem', `${file('key.pem', key.keyPem)},${file('cert.pem', key.certPem)}`,
-      '--id-attr:ID', `${ASSERTION}:Assertion`, '--id-attr:ID', `${PROTOCOL}:Response`, '--id-attr:ID', `${PROTOCOL}:LogoutRequest`,
+      '--id-attr:ID', `${ASSERTION}:Assertion`, '--id-attr:ID', `${PROTOCOL}:Response`, '--id-attr:ID', `${PROTOCOL}:LogoutRequest`, '--id-attr:ID', `${PROTOCOL}:LogoutResponse`,
       '--node-xpath', `//*[local-name()='${local}' and @ID='${id}']/*[local-name()='Signature']`,
       '--output', file('out.xml'), file('in.xml', templated),
     ], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -125,6 +145,19 @@ export function sign(xml: string, key: SigningKey, target: keyof typeof TARGETS)
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The HTTP-Redirect binding (SAML bindings 3.4.4.1): the message deflated and base64-encoded, and
+ * the query `SAMLRequest|SAMLResponse=…[&RelayState=…]&SigAlg=…` signed RSA-SHA256 with `key`
+ * (node:crypto; the XML itself is not signed on this binding). Returns the query string.
+ */
+export function redirectQuery(kind: 'SAMLRequest' | 'SAMLResponse', xml: string, key: SigningKey, relayState?: string): string {
+  const parts = [`${kind}=${encodeURIComponent(deflateRawSync(Buffer.from(xml, 'utf8')).toString('base64'))}`];
+  if (relayState !== undefined) parts.push(`RelayState=${encodeURIComponent(relayState)}`);
+  parts.push(`SigAlg=${encodeURIComponent(RSA_SHA256)}`);
+  const signature = createSign('RSA-SHA256').update(parts.join('&')).sign(key.keyPem, 'base64');
+  return `${parts.join('&')}&Signature=${encodeURIComponent(signature)}`;
 }
 
 export const signBoth = (xml: string, key: SigningKey): string => sign(sign(xml, key, 'assertion'), key, 'response');

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTwoNodes, type TestApp, type TwoNodes } from '../harness/app.js';
 import { selfSignedCertificate, type TestCertificate } from '../harness/certificates.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
-import { assertionXml, type AssertionSpec, element, encode, ensureXmlsec, logoutRequestXml, newId, responseXml, sign, signBoth, withDoctype, xsw } from '../harness/saml-forge.js';
+import { assertionXml, type AssertionSpec, element, encode, ensureXmlsec, logoutRequestXml, logoutResponseXml, newId, redirectQuery, responseXml, sign, signBoth, withDoctype, xsw } from '../harness/saml-forge.js';
 
 const SP = 'https://sp.bank.test';
 const ACS = `${SP}/api/v1/auth/saml/acs`;
@@ -30,7 +30,7 @@ async function configure(extra: Record<string, unknown> = {}): Promise<void> {
   const token = (await signIn(a.app, 'saml.attacks.admin')).access_token;
   const res = await a.app.inject({
     method: 'POST', url: '/api/v1/auth/saml/config', headers: bearer(token),
-    payload: { sp_entity_id: `${SP}/saml`, acs_url: ACS, idp_entity_id: IDP, idp_sso_url: `${IDP}/sso`, idp_x509cert: idpKey.pem, ...extra },
+    payload: { sp_entity_id: `${SP}/saml`, acs_url: ACS, slo_url: `${SP}/api/v1/auth/saml/sls`, idp_entity_id: IDP, idp_sso_url: `${IDP}/sso`, idp_x509cert: idpKey.pem, ...extra },
   });
   expect(res.statusCode, res.body).toBe(200);
 }
@@ -76,6 +76,35 @@ const counts = async () => {
   const sessions = Number((await db.selectFrom('sessions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
   return { users, sessions };
 };
+
+const SLS = `${SP}/api/v1/auth/saml/sls`;
+
+const slsPost = (field: 'SAMLRequest' | 'SAMLResponse', value: string, node: TestApp = a) =>
+  node.app.inject({ method: 'POST', url: '/api/v1/auth/saml/sls', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ [field]: value }).toString() });
+
+const slsGet = (query: string, node: TestApp = a) => node.app.inject({ method: 'GET', url: `/api/v1/auth/saml/sls?${query}` });
+
+/** A LogoutRequest signed by `k`, by HTTP-POST (enveloped signature, xmlsec1) or HTTP-Redirect (query signature). */
+const sendLogoutRequest = (binding: 'post' | 'redirect', xml: string, k: TestCertificate, node: TestApp = a) =>
+  binding === 'post' ? slsPost('SAMLRequest', encode(sign(xml, key(k), 'logoutRequest')), node) : slsGet(redirectQuery('SAMLRequest', xml, key(k)), node);
+
+/** A session from a forged sign-in with this NameID and SessionIndex. */
+async function openSession(nameId: string, sessionIndex: string): Promise<string> {
+  const res = await post(encode(signBoth(responseXml(await spec({ nameId, sessionIndex })), key(idpKey))));
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().session_id as string;
+}
+
+const active = async (id: string) => (await a.s.database.db.selectFrom('sessions').select('is_active').where('session_id', '=', id).executeTakeFirstOrThrow()).is_active;
+
+const activeSessions = async () => Number((await a.s.database.db.selectFrom('sessions').select((eb) => eb.fn.countAll().as('n')).where('is_active', '=', true).executeTakeFirstOrThrow()).n);
+
+/** Sends a logout message and expects 401 SAML_VALIDATION_FAILED with `reason`; no session may end. */
+async function logoutRefused(send: () => ReturnType<typeof slsPost>, reason: string): Promise<void> {
+  const before = await activeSessions();
+  expect(expectError(await send(), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason });
+  expect(await activeSessions()).toBe(before);
+}
 
 /** Posts `xml` and expects the refusal; no user and no session may come of it. */
 async function refused(xml: string, status: number, code: string, details?: Record<string, unknown>): Promise<void> {
@@ -266,29 +295,219 @@ describe('threat: hostile XML', () => {
 });
 
 describe('single logout by the HTTP-POST binding', () => {
-  const sls = (samlRequest: string) =>
-    a.app.inject({ method: 'POST', url: '/api/v1/auth/saml/sls', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ SAMLRequest: samlRequest }).toString() });
-
   it('a LogoutRequest signed by the IdP ends the sessions of that NameID and SessionIndex only; unsigned or signed by another key it is refused and ends nothing', async () => {
     const nameId = `logout-${newId()}`;
-    const open = async (sessionIndex: string) => {
-      const res = await post(encode(signBoth(responseXml(await spec({ nameId, sessionIndex })), key(idpKey))));
-      expect(res.statusCode, res.body).toBe(200);
-      return res.json().session_id as string;
-    };
-    const [first, second] = [await open('_idx-1'), await open('_idx-2')];
-    const active = async (id: string) => (await a.s.database.db.selectFrom('sessions').select('is_active').where('session_id', '=', id).executeTakeFirstOrThrow()).is_active;
+    const [first, second] = [await openSession(nameId, '_idx-1'), await openSession(nameId, '_idx-2')];
     const request = (k: TestCertificate | null) => {
-      const xml = logoutRequestXml({ issuer: IDP, destination: `${SP}/api/v1/auth/saml/sls`, nameId, sessionIndex: '_idx-1', issueInstant: new Date(a.clock.now()) });
+      const xml = logoutRequestXml({ issuer: IDP, destination: SLS, nameId, sessionIndex: '_idx-1', issueInstant: new Date(a.clock.now()) });
       return encode(k === null ? xml : sign(xml, key(k), 'logoutRequest'));
     };
-    expect(expectError(await sls(request(null)), 401, 'SAML_INVALID_SIGNATURE').details).toEqual({ element: 'LogoutRequest' });
-    expectError(await sls(request(otherKey)), 401, 'SAML_INVALID_SIGNATURE');
-    expectError(await sls(encode(withDoctype(sign(logoutRequestXml({ issuer: IDP, destination: `${SP}/api/v1/auth/saml/sls`, nameId, issueInstant: new Date(a.clock.now()) }), key(idpKey), 'logoutRequest')))), 401, 'SAML_VALIDATION_FAILED');
+    expect(expectError(await slsPost('SAMLRequest', request(null)), 401, 'SAML_INVALID_SIGNATURE').details).toEqual({ element: 'LogoutRequest' });
+    expectError(await slsPost('SAMLRequest', request(otherKey)), 401, 'SAML_INVALID_SIGNATURE');
+    expectError(await slsPost('SAMLRequest', encode(withDoctype(sign(logoutRequestXml({ issuer: IDP, destination: SLS, nameId, issueInstant: new Date(a.clock.now()) }), key(idpKey), 'logoutRequest')))), 401, 'SAML_VALIDATION_FAILED');
     expect([await active(first), await active(second)]).toEqual([true, true]);
-    const res = await sls(request(idpKey));
+    const res = await slsPost('SAMLRequest', request(idpKey));
     expect(res.statusCode, res.body).toBe(200); // no idp_slo_url configured: nothing to send a LogoutResponse to
     expect(res.json()).toEqual({ status: 'success', sessions_ended: 1 });
     expect([await active(first), await active(second)]).toEqual([false, true]);
+  });
+});
+
+describe('threat: a LogoutRequest replayed, or made for another SP or another time', () => {
+  const bindings = ['post', 'redirect'] as const;
+
+  it.each(bindings)('threat: a replayed LogoutRequest (%s) ends sessions once; replayed on this node or the other it is 401 SAML_VALIDATION_FAILED replayed and ends no session', async (binding) => {
+    const nameId = `replay-${newId()}`;
+    const first = await openSession(nameId, '_idx-r');
+    const xml = logoutRequestXml({ issuer: IDP, destination: SLS, nameId, sessionIndex: '_idx-r', issueInstant: new Date(a.clock.now()) });
+    const res = await sendLogoutRequest(binding, xml, idpKey);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({ status: 'success', sessions_ended: 1 });
+    expect(await active(first)).toBe(false);
+    // The person signs in again (same IdP session): the captured request must not end it.
+    const again = await openSession(nameId, '_idx-r');
+    for (const node of [nodes.a, nodes.b]) await logoutRefused(() => sendLogoutRequest(binding, xml, idpKey, node), 'replayed');
+    expect(await active(again)).toBe(true);
+  });
+
+  it('threat: ten parallel posts of one LogoutRequest (both nodes): one is accepted, nine are 401 SAML_VALIDATION_FAILED replayed', async () => {
+    const nameId = `burst-${newId()}`;
+    const session = await openSession(nameId, '_idx-b');
+    const samlRequest = encode(sign(logoutRequestXml({ issuer: IDP, destination: SLS, nameId, issueInstant: new Date(a.clock.now()) }), key(idpKey), 'logoutRequest'));
+    const all = await Promise.all(Array.from({ length: 10 }, (_, i) => slsPost('SAMLRequest', samlRequest, i % 2 === 0 ? nodes.a : nodes.b)));
+    expect(all.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    expect(all.filter((r) => r.statusCode === 401 && r.json().error_code === 'SAML_VALIDATION_FAILED' && r.json().details.reason === 'replayed')).toHaveLength(9);
+    expect(await active(session)).toBe(false);
+  });
+
+  it.each(bindings)('threat: a LogoutRequest made for another SP (%s: Destination another SLS, or none): 401 SAML_VALIDATION_FAILED destination, no session ended', async (binding) => {
+    const nameId = `dest-${newId()}`;
+    const session = await openSession(nameId, '_idx-d');
+    for (const destination of ['https://other-sp.example/saml/sls', `${SP}/api/v1/auth/saml/acs`, null]) {
+      const xml = logoutRequestXml({ issuer: IDP, destination, nameId, issueInstant: new Date(a.clock.now()) });
+      await logoutRefused(() => sendLogoutRequest(binding, xml, idpKey), 'destination');
+    }
+    expect(await active(session)).toBe(true);
+  });
+
+  it('threat: a LogoutRequest while this service publishes no SLS (slo_url unset): 401 SAML_VALIDATION_FAILED destination, no session ended', async () => {
+    const nameId = `noslo-${newId()}`;
+    const session = await openSession(nameId, '_idx-n');
+    await configure({ slo_url: null });
+    try {
+      const xml = logoutRequestXml({ issuer: IDP, destination: SLS, nameId, issueInstant: new Date(a.clock.now()) });
+      await logoutRefused(() => sendLogoutRequest('post', xml, idpKey), 'destination');
+    } finally {
+      await configure();
+    }
+    expect(await active(session)).toBe(true);
+  });
+
+  it.each(bindings)('threat: a LogoutRequest signed by the IdP key with another Issuer (%s): 401 SAML_VALIDATION_FAILED issuer, no session ended', async (binding) => {
+    const nameId = `issuer-${newId()}`;
+    const session = await openSession(nameId, '_idx-i');
+    await logoutRefused(() => sendLogoutRequest(binding, logoutRequestXml({ issuer: 'https://evil.example/idp', destination: SLS, nameId, issueInstant: new Date(a.clock.now()) }), idpKey), 'issuer');
+    expect(await active(session)).toBe(true);
+  });
+
+  it.each(bindings)('threat: a stale or future LogoutRequest (%s): IssueInstant beyond the clock skew either way, or NotOnOrAfter passed, is 401 SAML_VALIDATION_FAILED and ends no session; inside the skew it is accepted', async (binding) => {
+    const nameId = `time-${newId()}`;
+    const session = await openSession(nameId, '_idx-t');
+    const now = a.clock.now();
+    const cases = [
+      [{ issueInstant: new Date(now - 61_000) }, 'expired'],
+      [{ issueInstant: new Date(now - 3_600_000) }, 'expired'],
+      [{ issueInstant: new Date(now + 120_000) }, 'not_yet_valid'],
+      [{ issueInstant: new Date(now), notOnOrAfter: new Date(now - 61_000) }, 'expired'],
+    ] as const;
+    for (const [times, reason] of cases) await logoutRefused(() => sendLogoutRequest(binding, logoutRequestXml({ issuer: IDP, destination: SLS, nameId, ...times }), idpKey), reason);
+    expect(await active(session)).toBe(true);
+    const within = await sendLogoutRequest(binding, logoutRequestXml({ issuer: IDP, destination: SLS, nameId, issueInstant: new Date(now - 30_000), notOnOrAfter: new Date(now + 30_000) }), idpKey);
+    expect(within.statusCode, within.body).toBe(200);
+    expect(await active(session)).toBe(false);
+  });
+
+  it('the replay cache keeps a LogoutRequest ID only until it would be refused as expired anyway (IssueInstant plus the skew)', async () => {
+    const id = newId();
+    const nameId = `cache-${newId()}`;
+    const issued = a.clock.now();
+    expect((await slsPost('SAMLRequest', encode(sign(logoutRequestXml({ id, issuer: IDP, destination: SLS, nameId, issueInstant: new Date(issued) }), key(idpKey), 'logoutRequest')))).statusCode).toBe(200);
+    const row = await a.s.database.db.selectFrom('saml_assertions').selectAll().where('issuer', '=', IDP).where('assertion_id', '=', id).executeTakeFirstOrThrow();
+    expect(new Date(row.expires_at).getTime()).toBe(Math.floor(issued / 1000) * 1000 + 60_000);
+  });
+});
+
+describe('NameID normalised alike at sign-in and at single logout', () => {
+  it.each(['post', 'redirect'] as const)('a NameID with whitespace around it (pretty-printed by the IdP) signs in and is signed out as the same subject (%s)', async (binding) => {
+    const nameId = `trim-${newId()}`;
+    const s = await spec({ nameId, sessionIndex: '_idx-w' });
+    const res = await post(encode(signBoth(responseXml(s, assertionXml(s, `\n      ${nameId}\n    `)), key(idpKey))));
+    expect(res.statusCode, res.body).toBe(200);
+    const session = res.json().session_id as string;
+    expect((await a.s.database.db.selectFrom('saml_sessions').select('name_id').where('session_id', '=', session).executeTakeFirstOrThrow()).name_id).toBe(nameId);
+    const xml = logoutRequestXml({ issuer: IDP, destination: SLS, nameId, nameIdXml: `\n  ${nameId}  \n`, sessionIndex: '_idx-w', issueInstant: new Date(a.clock.now()) });
+    const out = await sendLogoutRequest(binding, xml, idpKey);
+    expect(out.statusCode, out.body).toBe(200);
+    expect(out.json()).toEqual({ status: 'success', sessions_ended: 1 });
+    expect(await active(session)).toBe(false);
+  });
+});
+
+describe('threat: a forged or misdirected LogoutResponse (sign-outs started here)', () => {
+  const APP = 'https://app.bank.test';
+  const RELAY = `${APP}/signed-out`;
+
+  beforeAll(async () => {
+    // IdP-initiated sign-in stays off: the IdP's answer to our own sign-out must still be taken.
+    await configure({ idp_slo_url: `${IDP}/slo`, allowed_relay_origins: [APP], allow_idp_initiated: false });
+  });
+
+  afterAll(async () => {
+    await configure();
+  });
+
+  /** Signs a person in (forged response) and out here: the ID of the LogoutRequest sent to the IdP. */
+  async function startLogout(): Promise<string> {
+    const res = await post(encode(signBoth(responseXml(await spec({ nameId: `slo-${newId()}` })), key(idpKey))));
+    expect(res.statusCode, res.body).toBe(200);
+    const out = await a.app.inject({ method: 'POST', url: '/api/v1/auth/saml/logout', headers: bearer(res.json().access_token), payload: { relay_state: RELAY } });
+    expect(out.statusCode, out.body).toBe(200);
+    const url = new URL(out.json().redirect_url);
+    expect(`${url.origin}${url.pathname}`).toBe(`${IDP}/slo`);
+    return url.searchParams.get('RelayState')!;
+  }
+
+  const logoutResponse = (inResponseTo: string | undefined, over: Partial<Parameters<typeof logoutResponseXml>[0]> = {}) =>
+    logoutResponseXml({ issuer: IDP, destination: SLS, inResponseTo, issueInstant: new Date(a.clock.now()), ...over });
+
+  const sendLogoutResponse = (binding: 'post' | 'redirect', xml: string, k: TestCertificate | null, node: TestApp = a) =>
+    binding === 'post'
+      ? slsPost('SAMLResponse', encode(k === null ? xml : sign(xml, key(k), 'logoutResponse')), node)
+      : slsGet(k === null ? redirectQuery('SAMLResponse', xml, key(idpKey)).replace(/&Signature=[^&]*$/, '') : redirectQuery('SAMLResponse', xml, key(k)), node);
+
+  /** The IdP's genuine answer to `id` brings the browser to the relay URL: the request was not spent by what came before. */
+  async function stillAnswerable(id: string): Promise<void> {
+    const res = await sendLogoutResponse('post', logoutResponse(id), idpKey);
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toBe(RELAY);
+  }
+
+  it.each(['post', 'redirect'] as const)('with allow_idp_initiated off, the IdP\'s signed LogoutResponse (%s) to our sign-out brings the browser to relay_state (303), once; again: 401 in_response_to', async (binding) => {
+    const id = await startLogout();
+    const res = await sendLogoutResponse(binding, logoutResponse(id), idpKey);
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toBe(RELAY);
+    await logoutRefused(() => sendLogoutResponse(binding, logoutResponse(id), idpKey, nodes.b), 'in_response_to');
+  });
+
+  it('threat: InResponseTo planted in a comment before the signed root: read from the signed root only, 401 SAML_VALIDATION_FAILED in_response_to, the pending sign-out not spent', async () => {
+    const spent = await startLogout();
+    await stillAnswerable(spent);
+    const pending = await startLogout();
+    const signed = sign(logoutResponse(spent), key(idpKey), 'logoutResponse');
+    const planted = `<!-- InResponseTo="${pending}" -->${signed}`;
+    expect(/\bInResponseTo="([^"]+)"/.exec(planted)![1]).toBe(pending);
+    await logoutRefused(() => slsPost('SAMLResponse', encode(planted)), 'in_response_to');
+    // Also with no InResponseTo at all on the signed root.
+    await logoutRefused(() => slsPost('SAMLResponse', encode(`<!-- InResponseTo="${pending}" -->${sign(logoutResponse(undefined), key(idpKey), 'logoutResponse')}`)), 'in_response_to');
+    await stillAnswerable(pending);
+  });
+
+  it('threat: a LogoutResponse answering a pending AuthnRequest: 401 SAML_VALIDATION_FAILED in_response_to, the sign-in it names still completes', async () => {
+    const authn = await requestId();
+    await logoutRefused(() => sendLogoutResponse('post', logoutResponse(authn), idpKey), 'in_response_to');
+    await logoutRefused(() => sendLogoutResponse('redirect', logoutResponse(authn), idpKey), 'in_response_to');
+    const res = await post(encode(signBoth(responseXml(await spec({ inResponseTo: authn })), key(idpKey))));
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it('threat: a SAMLResponse at the ACS answering a pending LogoutRequest: 401 SAML_VALIDATION_FAILED in_response_to, the sign-out still answerable', async () => {
+    const pending = await startLogout();
+    await refused(signBoth(responseXml(await spec({ inResponseTo: pending })), key(idpKey)), 401, 'SAML_VALIDATION_FAILED', { reason: 'in_response_to' });
+    await stillAnswerable(pending);
+  });
+
+  type LogoutResponseSpec = Partial<Parameters<typeof logoutResponseXml>[0]>;
+  it.each([
+    ['Destination another SP\'s', () => ({ destination: 'https://other-sp.example/saml/sls' }), 'destination'],
+    ['no Destination', () => ({ destination: null }), 'destination'],
+    ['another Issuer', () => ({ issuer: 'https://evil.example/idp' }), 'issuer'],
+    ['IssueInstant beyond the skew', () => ({ issueInstant: new Date(a.clock.now() - 61_000) }), 'expired'],
+    ['IssueInstant in the future', () => ({ issueInstant: new Date(a.clock.now() + 120_000) }), 'not_yet_valid'],
+    ['status Responder', () => ({ statusCode: 'urn:oasis:names:tc:SAML:2.0:status:Responder' }), 'status'],
+  ] as Array<[string, () => LogoutResponseSpec, string]>)('threat: a signed LogoutResponse with %s: 401 SAML_VALIDATION_FAILED, the sign-out not spent', async (_name, over, reason) => {
+    const id = await startLogout();
+    for (const binding of ['post', 'redirect'] as const) await logoutRefused(() => sendLogoutResponse(binding, logoutResponse(id, over()), idpKey), reason);
+    await stillAnswerable(id);
+  });
+
+  it('threat: an unsigned LogoutResponse, or one signed by another key (both bindings): 401 SAML_INVALID_SIGNATURE (LogoutResponse), the sign-out not spent', async () => {
+    const id = await startLogout();
+    for (const k of [null, otherKey]) {
+      const res = await sendLogoutResponse('post', logoutResponse(id), k);
+      expect(expectError(res, 401, 'SAML_INVALID_SIGNATURE').details).toEqual({ element: 'LogoutResponse' });
+    }
+    for (const k of [null, otherKey]) expect(expectError(await sendLogoutResponse('redirect', logoutResponse(id), k), 401, 'SAML_INVALID_SIGNATURE').details).toEqual({ element: 'LogoutResponse' });
+    await stillAnswerable(id);
   });
 });
