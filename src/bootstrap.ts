@@ -8,6 +8,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Registry } from './app.js';
+import { starterArticles } from './faq/starter.js';
 import type { Config } from './platform/config.js';
 
 export type BootstrapDeps = Pick<Registry, 'users' | 'consoleAdmin'> & { config: Pick<Config, 'bootstrapAdmin' | 'env' | 'dataDir'>; log: Logger };
@@ -28,4 +29,11 @@ export async function bootstrapAdmin(s: BootstrapDeps): Promise<void> {
   } else {
     s.log.info({ username: created.user.username }, `Created the first administrator "${created.user.username}" from BOOTSTRAP_ADMIN_USERNAME/BOOTSTRAP_ADMIN_PASSWORD.`);
   }
+}
+
+/** Development, first start: an empty FAQ gets the starter set, so the help routes show something. Production: `strongroom faq seed`. */
+export async function seedFaqOnFirstStart(s: Pick<Registry, 'faqStore' | 'faqAdmin'> & { config: Pick<Config, 'env'>; log: Logger }): Promise<void> {
+  if (s.config.env === 'production' || (await s.faqStore.count()) > 0) return;
+  const r = await s.faqAdmin.seed({ actor: { uuid: null, username: 'bootstrap' }, context: {} }, starterArticles());
+  s.log.info({ faq_articles: r.created }, `Loaded the FAQ starter set: ${r.created} articles (development; in production run \`strongroom faq seed\`)`);
 }

@@ -17,6 +17,7 @@ import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
 import { EntityErrors } from './entities/errors.js';
+import { FaqErrors } from './faq/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -34,6 +35,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   SAML: SamlErrors.definitions,
   'Third-party sign-in': ThirdPartyErrors.definitions,
   Branches: EntityErrors.definitions,
+  FAQ: FaqErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

@@ -1,5 +1,5 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
-import { bootstrapAdmin } from './bootstrap.js';
+import { bootstrapAdmin, seedFaqOnFirstStart } from './bootstrap.js';
 import { describeSmtp, smtpMayBeClear } from './mail/mailer.js';
 import { ConfigError, loadConfig, PRODUCTION_MFA_ROLES, type TrustProxy } from './platform/config.js';
 import { DatabaseLockedError } from './platform/db/database.js';
@@ -61,6 +61,7 @@ async function main(): Promise<void> {
   if (gateways.length > 0) log.info({ ussd_gateways: gateways }, `USSD: gateways ${gateways.join(', ')} (USSD_GATEWAY_KEYS)`);
   else log.info({ ussd_gateways: [] }, 'USSD: no gateway configured (USSD_GATEWAY_KEYS unset): /api/v1/auth/login/ussd and /api/v1/auth/password/ussd answer 401 GATEWAY_UNAUTHORIZED to every call');
   await bootstrapAdmin(registry);
+  await seedFaqOnFirstStart(registry);
 
   const app = await strongroom.buildApp();
   strongroom.scheduler.start();

@@ -12,7 +12,8 @@ export type Command =
   | { name: 'rotate-saml-sp-key' }
   | { name: 'create-admin'; username: string; email: string | null; passwordStdin: boolean }
   | { name: 'users create'; username: string; roles: string[]; email: string | null; phone: string | null; fullName: string | null; serviceAccount: boolean }
-  | { name: 'users unlock'; username: string };
+  | { name: 'users unlock'; username: string }
+  | { name: 'faq seed' };
 
 // The same rules as the admin API's request schema (src/users/rules.ts).
 const USERNAME = new RegExp(USERNAME_PATTERN);
@@ -90,6 +91,13 @@ export function parseCommand(argv: string[]): Command {
     }
     case 'users':
       return parseUsers(rest);
+    case 'faq': {
+      const [sub, ...more] = rest;
+      if (sub === undefined) throw new UsageError('faq needs a subcommand: seed.', 'faq');
+      if (sub === '--help' || sub === '-h' || sub === 'help') return { name: 'help', topic: 'faq' };
+      if (sub !== 'seed') throw new UsageError(`Unknown faq subcommand "${sub}": use seed.`, 'faq');
+      return parse(more, {}, 'faq') ? { name: 'faq seed' } : { name: 'help', topic: 'faq' };
+    }
     default:
       throw new UsageError(first.startsWith('-') ? `Unknown option "${first}": give a command first.` : `Unknown command "${first}".`);
   }

@@ -9,6 +9,7 @@ import { AdminErrors } from '../admin/errors.js';
 import type { Registry } from '../app.js';
 import type { Config } from '../platform/config.js';
 import { createLogger } from '../platform/observability/logger.js';
+import { starterArticles } from '../faq/starter.js';
 import { openRuntime } from '../runtime.js';
 import type { UserRow } from '../users/store.js';
 import type { Command } from './args.js';
@@ -114,6 +115,11 @@ export async function rotateSamlSpKey(s: Registry, print: Print): Promise<void> 
   print('Reload the SP metadata (GET /api/v1/auth/saml/metadata) in the IdP so it checks the new key.');
 }
 
+export async function seedFaq(s: Registry, print: Print): Promise<void> {
+  const r = await s.faqAdmin.seed({ actor: { uuid: null, username: 'cli' }, context: {} }, starterArticles());
+  print(r.created === 0 ? `The FAQ already has every starter article (${r.skipped}); nothing added.` : `Added ${r.created} starter FAQ articles${r.skipped > 0 ? ` (${r.skipped} already there)` : ''}.`);
+}
+
 /** Opens the runtime, runs one command, always closes the database (PGlite releases its lock). */
 export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: Config, password: string | undefined, print: Print): Promise<void> {
   // Quiet: warnings and errors only, on stderr, so stdout holds nothing but the results.
@@ -140,6 +146,8 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
         return await createUser(services, cmd, print);
       case 'users unlock':
         return await unlockUser(services, cmd, print);
+      case 'faq seed':
+        return await seedFaq(services, print);
     }
   } finally {
     await strongroom.close();

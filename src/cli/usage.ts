@@ -68,6 +68,7 @@ const COMMANDS = `Commands:
                [--full-name NAME] [--service-account]
                                 Create a user with a temporary password, printed once.
   users unlock --username NAME  Clear the failed sign-in lockout of a user.
+  faq seed                      Load the FAQ starter set (the articles not there yet).
   help [COMMAND]                This text, or the help of one command.`;
 
 const EXIT_CODES = `Exit codes: 0 done, 1 refused or unfinished (the reason is printed), 64 usage error,
@@ -160,6 +161,14 @@ in the IdP after rotating. Servers on the same PostgreSQL load the new key at on
       sign-in. Roles: admin, staff, customer, operator, agent (or any role the database holds).
   users unlock --username NAME
       Clears the failed sign-in count and lockout of the user named by username (or email).
+`,
+  faq: `Usage: strongroom faq seed
+
+Loads the FAQ starter set: original help articles for a retail bank, eleven in each of the ten
+categories. An article whose question is already in the FAQ (in any case, active or not) is
+skipped, so running it again adds nothing and never overwrites an edited article. A development
+server loads the set by itself on its first start; in production run this once, then edit the
+articles under /api/v1/admin/faqs.
 `,
 } as const;
 

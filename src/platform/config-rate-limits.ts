@@ -8,7 +8,7 @@
  * `10/30s`) or `off`. SIGNIN_RATE_LIMIT_PER_MINUTE, older, still sets the sign-in limit per client.
  */
 
-export const RATE_GROUPS = ['signin', 'ussd', 'second_factor', 'recovery', 'token', 'account'] as const;
+export const RATE_GROUPS = ['signin', 'ussd', 'second_factor', 'recovery', 'token', 'account', 'faq_search', 'faq_feedback'] as const;
 export type RateGroup = (typeof RATE_GROUPS)[number];
 export type RateDimension = 'ip' | 'account';
 
@@ -39,6 +39,10 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   token: { ip: minute(300), account: null },
   /** A signed-in user's credential changes: per address and per user. */
   account: { ip: minute(60), account: minute(20) },
+  /** FAQ search, over REST and by the assistant tools (MCP): per address and per signed-in user. */
+  faq_search: { ip: minute(120), account: minute(60) },
+  /** FAQ feedback (helpful, unhelpful): per address and per signed-in user; one vote per voter and article anyway. */
+  faq_feedback: { ip: minute(20), account: { limit: 100, windowSec: 3600 } },
 };
 
 const WINDOW = /^(\d{1,6})\/(\d{1,5})([smh])$/;

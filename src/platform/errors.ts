@@ -55,6 +55,8 @@ export const CommonErrors = defineErrors({
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request content type is not supported.' },
   NOT_FOUND: { status: 404, message: 'No such resource.' },
+  /** `details.allowed` and the `Allow` header: the methods the path takes. */
+  METHOD_NOT_ALLOWED: { status: 405, message: 'This method is not allowed on this path.' },
   PERMISSION_DENIED: { status: 403, message: 'You do not have permission for this action.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; try again later.' },
   INTERNAL_ERROR: { status: 500, message: 'An internal error occurred.' },

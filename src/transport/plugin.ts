@@ -35,11 +35,17 @@ export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin', '/api/v1/auth/ldap/login', '/api/v1/auth/third-party/login',
 ];
 
-/** SPEC Transport encryption 6: exact paths (the documentation's assets are matched by prefix). */
+/**
+ * SPEC Transport encryption 6: exact paths; plus the assistant tools' MCP endpoint (MCP clients do
+ * not speak the scheme; docs/decisions.md "FAQ").
+ */
 export const DEFAULT_EXEMPT_PATHS = [
   '/api/v1/auth/public_key', '/api/v1/core/translations/fetch', '/api/docs', '/api/redoc', '/api/openapi.json', '/api',
-  '/api/health', '/health', '/metrics',
+  '/api/health', '/health', '/metrics', '/mcp',
 ];
+
+/** Exempt by prefix: the documentation's assets, and the public FAQ (help articles, no account data; docs/decisions.md "FAQ"). */
+export const DEFAULT_EXEMPT_PREFIXES = ['/api/docs/', '/api/v1/faq/'];
 
 /** SPEC Transport encryption 7. */
 export const DEFAULT_BINARY_FRAGMENTS = [
@@ -109,7 +115,7 @@ export function createTransport(opts: TransportOptions): Transport {
   const preAuth = new Set(opts.preAuthRoutes ?? DEFAULT_PREAUTH_ROUTES);
   const exempt = opts.exemptPaths ?? DEFAULT_EXEMPT_PATHS;
   const binary = opts.binaryFragments ?? DEFAULT_BINARY_FRAGMENTS;
-  const isExempt = (path: string): boolean => exempt.includes(path) || path.startsWith('/api/docs/');
+  const isExempt = (path: string): boolean => exempt.includes(path) || DEFAULT_EXEMPT_PREFIXES.some((p) => path.startsWith(p));
   // SPEC 7: USSD traffic is excluded (USSD gateways cannot run the cryptography). It is known by
   // its routes (a `ussd` path segment), never by a header a client could simply send.
   const isUssd = (_request: FastifyRequest, path: string): boolean => path.split('/').includes('ussd');

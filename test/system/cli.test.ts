@@ -246,12 +246,26 @@ describe('strongroom CLI on PostgreSQL', () => {
     expect(third.stdout).toContain(`retired:       key_id ${oldest} is no longer published.`);
   });
 
+  it('faq seed loads the starter set once: a second run adds nothing and keeps an edited article as it is', async () => {
+    const first = await runCli(['faq', 'seed'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const count = Number(/Added (\d+) starter FAQ articles/.exec(first.stdout)?.[1]);
+    expect(count).toBeGreaterThanOrEqual(100);
+    const [card] = (await t.s.faq.search('lost my card', { limit: 1 })).hits;
+    await t.s.faqAdmin.update({ actor: { uuid: null, username: 'test' }, context: {} }, card!.id, { answer: 'Edited by the bank.' });
+    const second = await runCli(['faq', 'seed'], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain(`The FAQ already has every starter article (${count}); nothing added.`);
+    expect((await t.s.faqStore.byId(card!.id, { activeOnly: true }))!.answer).toBe('Edited by the bank.');
+    expect((await runCli(['faq'], env)).code).toBe(64);
+  });
+
   it('an unknown command exits 64 with the usage on stderr', async () => {
     const r = await runCli(['frobnicate'], env);
     expect(r.code).toBe(64);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('Unknown command "frobnicate"');
-    for (const cmd of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'rotate-saml-sp-key', 'users create', 'users unlock']) expect(r.stderr).toContain(cmd);
+    for (const cmd of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'rotate-saml-sp-key', 'users create', 'users unlock', 'faq seed']) expect(r.stderr).toContain(cmd);
   });
 
   it('help lists every command and the environment it reads', async () => {

@@ -80,14 +80,16 @@ describe('server process', { timeout: 180_000 }, () => {
     expect(r.stderr).toContain('PORT must be a whole number');
   });
 
-  it('starts on PGlite with no configuration, logs where it listens, creates the first admin, and stops cleanly on SIGTERM', async () => {
+  it('starts on PGlite with no configuration, logs where it listens, creates the first admin, loads the FAQ starter set, and stops cleanly on SIGTERM', async () => {
     const dataDir = tempDir();
     const srv = await startServer({ DATA_DIR: dataDir });
     expect(srv.output()).toContain('PGlite (embedded)');
     expect(srv.output()).toContain('/api/docs');
     expect(srv.output()).toContain('Generated development secrets');
     expect(srv.output()).toContain('bootstrap-admin-password.txt');
+    expect(srv.output()).toMatch(/Loaded the FAQ starter set: 1\d\d articles/);
     expect((await request(srv.port, 'GET', '/health')).json).toMatchObject({ status: 'ok', database: { status: 'ok', kind: 'pglite' } });
+    expect((await request(srv.port, 'GET', '/api/v1/faq/categories')).json).toMatchObject({ total_articles: expect.any(Number) });
     // A second server on the same data directory is refused instead of corrupting it.
     const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0' }, encoding: 'utf8' });
     expect(second.status).toBe(75);

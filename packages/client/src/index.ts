@@ -3,7 +3,7 @@ export { StrongroomClient, PATHS } from './client.js';
 export type { FetchLike, HttpMethod, RequestOptions, StrongroomClientOptions } from './client.js';
 export { StrongroomError, isErrorBody } from './errors.js';
 export type { ClientErrorCode, ErrorBody } from './errors.js';
-export { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath } from './routes.js';
+export { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_EXEMPT_PREFIXES, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath } from './routes.js';
 export type { EncryptionMode, RouteRules } from './routes.js';
 export type { Channel, CodeSent, Location, SignInChannel, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
 export * as transportCrypto from './crypto.js';

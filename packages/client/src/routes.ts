@@ -18,8 +18,11 @@ export const DEFAULT_PREAUTH_ROUTES: readonly string[] = Object.freeze([
 /** Never encrypted, either way. */
 export const DEFAULT_EXEMPT_PATHS: readonly string[] = Object.freeze([
   '/api/v1/auth/public_key', '/api/v1/core/translations/fetch', '/api/docs', '/api/redoc', '/api/openapi.json', '/api',
-  '/api/health', '/health', '/metrics',
+  '/api/health', '/health', '/metrics', '/mcp',
 ]);
+
+/** Never encrypted, by prefix: the documentation's assets and the public FAQ. */
+export const DEFAULT_EXEMPT_PREFIXES: readonly string[] = Object.freeze(['/api/docs/', '/api/v1/faq/']);
 
 /** Answers on these paths are binary and never encrypted (the request still is). */
 export const DEFAULT_BINARY_FRAGMENTS: readonly string[] = Object.freeze([
@@ -41,6 +44,6 @@ export function normalisePath(path: string): string {
 
 export function encryptionModeOf(path: string, rules: RouteRules): EncryptionMode {
   const p = normalisePath(path);
-  if (rules.exemptPaths.includes(p) || p.startsWith('/api/docs/') || p.split('/').includes('ussd')) return 'none';
+  if (rules.exemptPaths.includes(p) || DEFAULT_EXEMPT_PREFIXES.some((x) => p.startsWith(x)) || p.split('/').includes('ussd')) return 'none';
   return rules.preAuthRoutes.includes(p) ? 'preauth' : 'session';
 }

@@ -5,13 +5,13 @@
 import { constants, createCipheriv, createDecipheriv, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import * as server from '../../../src/transport/crypto.js';
-import { DEFAULT_BINARY_FRAGMENTS as SERVER_BINARY, DEFAULT_EXEMPT_PATHS as SERVER_EXEMPT, DEFAULT_PREAUTH_ROUTES as SERVER_PREAUTH } from '../../../src/transport/plugin.js';
+import { DEFAULT_BINARY_FRAGMENTS as SERVER_BINARY, DEFAULT_EXEMPT_PATHS as SERVER_EXEMPT, DEFAULT_EXEMPT_PREFIXES as SERVER_EXEMPT_PREFIXES, DEFAULT_PREAUTH_ROUTES as SERVER_PREAUTH } from '../../../src/transport/plugin.js';
 import { fromBase64, toBase64 } from '../src/base64.js';
 import {
   aesGcmOpen, aesGcmSeal, derToPem, generateClientKeyPair, importServerPublicKey, openPreAuth, openSession, pemToDer, rsaUnwrap, rsaWrap,
   sealPreAuth, sealSession, utf8, fromUtf8,
 } from '../src/crypto.js';
-import { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf } from '../src/routes.js';
+import { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_EXEMPT_PREFIXES, DEFAULT_PREAUTH_ROUTES, encryptionModeOf } from '../src/routes.js';
 
 const OAEP = { padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256' } as const;
 const serverPair = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -150,6 +150,7 @@ describe('route classification', () => {
   it('mirrors the server defaults', () => {
     expect([...DEFAULT_PREAUTH_ROUTES]).toEqual(SERVER_PREAUTH);
     expect([...DEFAULT_EXEMPT_PATHS]).toEqual(SERVER_EXEMPT);
+    expect([...DEFAULT_EXEMPT_PREFIXES]).toEqual(SERVER_EXEMPT_PREFIXES);
     expect([...DEFAULT_BINARY_FRAGMENTS]).toEqual(SERVER_BINARY);
   });
 
@@ -163,6 +164,10 @@ describe('route classification', () => {
     ['/health', 'none'],
     ['/api/docs/static/index.html', 'none'],
     ['/api/v1/ussd/session', 'none'],
+    ['/api/v1/faq/search', 'none'],
+    ['/api/v1/faq/31/helpful', 'none'],
+    ['/mcp', 'none'],
+    ['/api/v1/admin/faqs', 'session'],
   ])('%s is %s', (path, mode) => {
     expect(encryptionModeOf(path, { preAuthRoutes: DEFAULT_PREAUTH_ROUTES, exemptPaths: DEFAULT_EXEMPT_PATHS })).toBe(mode);
   });

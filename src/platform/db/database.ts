@@ -5,6 +5,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { fuzzystrmatch } from '@electric-sql/pglite/contrib/fuzzystrmatch';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
@@ -39,6 +41,8 @@ export class DatabaseLockedError extends Error {}
  * (docs/benchmarks.md). The file replaces PGlite's postgresql.conf at each start.
  */
 const PGLITE_CONF = ['shared_buffers = 16MB', 'work_mem = 4MB'];
+/** Contrib extensions the migrations create (PostgreSQL ships them; PGlite loads them on demand). */
+const PGLITE_EXTENSIONS = { pg_trgm, fuzzystrmatch };
 
 /** Redacts the password of a connection string for logs. */
 export function describeUrl(url: string): string {
@@ -99,10 +103,10 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     if (target.kind === 'pglite') {
       mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
       release = takeLock(target.dataDir);
-      pglite = new PGlite(path.join(target.dataDir, 'pglite'), { postgresqlconf: PGLITE_CONF });
+      pglite = new PGlite(path.join(target.dataDir, 'pglite'), { postgresqlconf: PGLITE_CONF, extensions: PGLITE_EXTENSIONS });
       location = `PGlite (embedded) at ${path.join(target.dataDir, 'pglite')}`;
     } else {
-      pglite = new PGlite({ postgresqlconf: PGLITE_CONF });
+      pglite = new PGlite({ postgresqlconf: PGLITE_CONF, extensions: PGLITE_EXTENSIONS });
       location = 'PGlite (embedded, in memory)';
     }
     await pglite.waitReady;

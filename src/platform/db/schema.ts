@@ -440,6 +440,30 @@ export interface UserIdentityProvidersTable {
   created_at: Timestamp;
 }
 
+/** SPEC FAQ (migration 018); `search` is generated from the question, keywords and answer. */
+export interface FaqsTable {
+  id: Generated<number>;
+  question: string;
+  answer: string;
+  category: string;
+  keywords: string;
+  order: number;
+  is_active: Generated<boolean>;
+  helpful_count: Generated<number>;
+  unhelpful_count: Generated<number>;
+  created_on: Timestamp;
+  updated_on: Timestamp;
+}
+
+/** One vote per voter per article (migration 018). */
+export interface FaqVotesTable {
+  faq_id: number;
+  voter: string;
+  vote: 'helpful' | 'unhelpful';
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -480,4 +504,6 @@ export interface Database {
   saml_sp_keys: SamlSpKeysTable;
   user_entities: UserEntitiesTable;
   user_identity_providers: UserIdentityProvidersTable;
+  faqs: FaqsTable;
+  faq_votes: FaqVotesTable;
 }

@@ -50,7 +50,8 @@ declare module 'fastify' {
   }
 }
 
-function makeAjv(options: AjvOptions): Ajv {
+/** The validator the routes use (strict formats, `date-time` as RFC 3339); for checking data outside a route, such as an imported file. */
+export function makeAjv(options: AjvOptions): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, ...options });
   addFormats.default(ajv);
   ajv.addFormat('date-time', { type: 'string', validate: isStrictDateTime }); // replaces ajv-formats' (formats.ts)

@@ -16,6 +16,7 @@ import * as samlConfig from './014-saml-config.js';
 import * as entities from './015-entities.js';
 import * as samlRequests from './016-saml-requests.js';
 import * as samlSignin from './017-saml-signin.js';
+import * as faq from './018-faq.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ export const migrations: Record<string, Migration> = {
   '015-entities': entities,
   '016-saml-requests': samlRequests,
   '017-saml-signin': samlSignin,
+  '018-faq': faq,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,107 @@
+/**
+ * SPEC "FAQ (REST)": search, categories, a category, an article, and feedback. Public: a help page
+ * is read before sign-in (docs/decisions.md "FAQ"). Feedback counts one vote per voter per
+ * article: the signed-in user when a bearer token comes with it, otherwise the client's network
+ * (an HMAC of it, never the address); it is rate limited per network and per user.
+ */
+import Type from 'typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { App } from '../platform/http/app.js';
+import { errors } from '../platform/http/schemas.js';
+import { clientNetwork } from '../policy/network.js';
+import { signedInAccount, type Guard } from '../sessions/guard.js';
+import { CATEGORY_LABELS } from './categories.js';
+import { Category, CategoriesResponse, CategoryResponse, Faq, FaqIdParams, presentFaq, QUERY_MAX_LENGTH, SEARCH_LIMIT_MAX, SearchResponse, VoteResponse } from './schemas.js';
+import type { FaqService } from './service.js';
+import type { Vote } from './store.js';
+
+export interface FaqRouteDeps {
+  faq: FaqService;
+  guard: Guard;
+  ipHasher: Hasher;
+}
+
+const tags = ['FAQ'];
+
+export const SearchBody = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: QUERY_MAX_LENGTH, pattern: '\\S', description: 'Words to find; web-search syntax: `"exact phrase"`, `or`, `-exclude`.', examples: ['lost my card'] }),
+  category: Type.Optional(Category),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10, description: `Default 10, at most ${SEARCH_LIMIT_MAX} (SPEC); more is refused with 422, not cut.` })),
+}, { additionalProperties: false, examples: [{ query: 'lost my card' }, { query: 'transfer limit', category: 'transfers', limit: 5 }] });
+
+export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
+  /** A signed-in reader votes as themselves (an invalid token is refused, not ignored); anyone else as their network. */
+  const voterOf = async (request: FastifyRequest): Promise<string> => {
+    if (request.headers.authorization !== undefined) {
+      await s.guard.authenticate(request);
+      return `user:${request.auth!.claims.user_id}`;
+    }
+    return `net:${s.ipHasher.hex(clientNetwork(request.ip))}`;
+  };
+
+  return async (instance) => {
+    const app = instance as unknown as App;
+
+    app.post('/api/v1/faq/search', {
+      schema: {
+        tags, summary: 'Search the FAQ',
+        description: 'Full-text search of active articles (question, then keywords, then answer; stemming: "transfers" finds "transfer"), best first, ties by display order. When no article has every word, unknown words are corrected to the nearest word the articles use and any word may match (`match: "fuzzy"`, `did_you_mean`). Public.',
+        body: SearchBody,
+        response: { 200: SearchResponse, ...errors(400, 413, 415, 422) },
+      },
+      config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
+    }, async (request) => {
+      const { query, category, limit = 10 } = request.body;
+      const r = await s.faq.search(query, { category, limit });
+      return { query, category_filter: category ?? null, total_matches: r.total, results: r.hits.map(({ keywords: _k, ...hit }) => hit), match: r.match, did_you_mean: r.didYouMean };
+    });
+
+    app.get('/api/v1/faq/categories', {
+      schema: { tags, summary: 'The FAQ categories and how many articles each has', description: 'All ten categories in SPEC\'s order, with a label to show and the count of active articles. Public.', response: { 200: CategoriesResponse } },
+    }, async () => {
+      const r = await s.faq.categories();
+      return { categories: r.categories, total_articles: r.total };
+    });
+
+    app.get('/api/v1/faq/category/:category', {
+      schema: {
+        tags, summary: 'The articles of one category',
+        description: 'Active articles by display order. `limit` default 10 (SPEC), at most 50; `offset` pages on. An unknown category is 422. Public.',
+        params: Type.Object({ category: Category }),
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10 })),
+          offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 0 })),
+        }, { additionalProperties: false }),
+        response: { 200: CategoryResponse, ...errors(422) },
+      },
+    }, async (request) => {
+      const { category } = request.params;
+      const r = await s.faq.byCategory(category, request.query.limit ?? 10, request.query.offset ?? 0);
+      return { category, label: CATEGORY_LABELS[category], total_in_category: r.total, faqs: r.faqs.map(presentFaq) };
+    });
+
+    app.get('/api/v1/faq/:faq_id', {
+      schema: { tags, summary: 'One article', description: 'An unknown or soft-deleted article is 404 FAQ_NOT_FOUND. Public.', params: FaqIdParams, response: { 200: Faq, ...errors(404, 422) } },
+    }, async (request) => presentFaq(await s.faq.get(request.params.faq_id)));
+
+    for (const vote of ['helpful', 'unhelpful'] as const satisfies readonly Vote[]) {
+      app.post(`/api/v1/faq/:faq_id/${vote}`, {
+        schema: {
+          tags, summary: `Mark an article ${vote}`,
+          description: `Counts one vote per voter per article: the signed-in user (with a bearer token) or else the client's network. The same vote again changes nothing (\`counted: false\`); the other vote moves the voter's one from the other counter. No body. An unknown or soft-deleted article is 404 FAQ_NOT_FOUND; an invalid bearer token is 401. Public.`,
+          params: FaqIdParams,
+          response: { 200: VoteResponse, ...errors(401, 404, 422) },
+        },
+        config: { rateLimit: { group: 'faq_feedback', account: signedInAccount } },
+        // Before the rate limit, so that a signed-in voter is counted per user too.
+        preHandler: async (request) => {
+          if (request.headers.authorization !== undefined) await s.guard.authenticate(request);
+        },
+      }, async (request) => {
+        const r = await s.faq.vote(request.params.faq_id, await voterOf(request), vote);
+        return { id: r.row.id, helpful_count: r.row.helpful_count, unhelpful_count: r.row.unhelpful_count, your_vote: vote, counted: r.counted };
+      });
+    }
+  };
+}

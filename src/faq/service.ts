@@ -1,0 +1,47 @@
+/**
+ * What the FAQ offers its readers, people (REST) and assistants (MCP) alike: search, the
+ * categories, a category's articles, one article, and feedback. Only active articles exist here.
+ */
+import type { Db } from '../platform/db/database.js';
+import { CATEGORY_LABELS, type FaqCategory } from './categories.js';
+import { FaqErrors } from './errors.js';
+import { searchFaqs, type SearchResult } from './search.js';
+import type { FaqRow, FaqStore, Vote } from './store.js';
+
+export interface CategoryCount {
+  name: FaqCategory;
+  label: string;
+  article_count: number;
+}
+
+export class FaqService {
+  constructor(private readonly deps: { db: Db; store: FaqStore }) {}
+
+  search(query: string, opts: { category?: FaqCategory; limit: number }): Promise<SearchResult> {
+    return searchFaqs(this.deps.db, { query: query.trim(), category: opts.category, limit: opts.limit });
+  }
+
+  async categories(): Promise<{ categories: CategoryCount[]; total: number }> {
+    const counts = await this.deps.store.categoryCounts();
+    const categories = counts.map((c) => ({ name: c.category, label: CATEGORY_LABELS[c.category], article_count: c.count }));
+    return { categories, total: categories.reduce((n, c) => n + c.article_count, 0) };
+  }
+
+  byCategory(category: FaqCategory, limit: number, offset = 0): Promise<{ total: number; faqs: FaqRow[] }> {
+    return this.deps.store.byCategory(category, limit, offset);
+  }
+
+  /** An active article, or 404 FAQ_NOT_FOUND (unknown and soft-deleted alike). */
+  async get(id: number): Promise<FaqRow> {
+    const row = await this.deps.store.byId(id, { activeOnly: true });
+    if (!row) throw FaqErrors.FAQ_NOT_FOUND();
+    return row;
+  }
+
+  /** `voter`: `user:<uuid>` for a signed-in reader, `net:<hmac>` for an anonymous client network. */
+  async vote(id: number, voter: string, vote: Vote): Promise<{ row: FaqRow; counted: boolean }> {
+    const result = await this.deps.store.vote(id, voter, vote);
+    if (!result) throw FaqErrors.FAQ_NOT_FOUND();
+    return result;
+  }
+}
