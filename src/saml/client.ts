@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { SAML, ValidateInResponseTo, type CacheProvider, type SamlConfig } from '@node-saml/node-saml';
 import type { SamlSettings } from '../platform/config-saml.js';
-import { REQUEST_TTL_MS, type SamlRequests } from './requests.js';
+import { REQUEST_TTL_MS, type RequestPurpose, type SamlRequests } from './requests.js';
 
 /** An AuthnRequest ID: an NCName (starts with a letter or `_`), 160 random bits. */
 export const newRequestId = (): string => `_${randomBytes(20).toString('hex')}`;
@@ -39,10 +39,11 @@ export function libraryOptions(settings: SamlSettings, cacheProvider: CacheProvi
 
 /**
  * Where the browser goes to sign in at the IdP: the IdP's SSO URL with a deflated AuthnRequest
- * (HTTP-Redirect binding) whose ID is recorded with `relayUrl` and `channel`, and that ID as
+ * (HTTP-Redirect binding) whose ID is recorded with `relayUrl`, `channel` and, for a browser
+ * sign-in, the SHA-256 of its browser-binding nonce (src/saml/browser-binding.ts), and that ID as
  * the RelayState.
  */
-export async function authnRequestUrl(settings: SamlSettings, requests: SamlRequests, purpose: { relayUrl: string | null; channel: string }): Promise<{ url: string; requestId: string }> {
+export async function authnRequestUrl(settings: SamlSettings, requests: SamlRequests, purpose: RequestPurpose): Promise<{ url: string; requestId: string }> {
   const id = newRequestId();
   // The library records the ID through the cache provider when it builds the request.
   const cache: CacheProvider = {

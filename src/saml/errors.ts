@@ -18,6 +18,7 @@ export type SamlFailure =
   | 'in_response_to' // answers a request we did not send, sent already answered, or expired
   | 'unsolicited' // no InResponseTo, and IdP-initiated sign-in is off
   | 'replayed' // this assertion (or LogoutRequest) was accepted before (on any node)
+  | 'browser_binding' // a browser sign-in's response posted by a browser without that sign-in's cookie (login CSRF, a code stolen)
   | 'status' // a LogoutResponse whose status is not Success
   | 'rejected'; // the SAML library refused it for a reason of its own (logged)
 
@@ -30,7 +31,7 @@ export const SamlErrors = defineErrors({
   SAML_RELAY_STATE_NOT_ALLOWED: { status: 422, message: 'The relay_state URL is not on this service\'s list of allowed origins.' },
   /** `details.element`: Response or Assertion. Nothing of the response was trusted. */
   SAML_INVALID_SIGNATURE: { status: 401, message: 'The SAML response is not signed by the configured identity provider.' },
-  /** `details.reason`: one of malformed, doctype, encrypted_assertion, destination, issuer, audience, recipient, subject, not_yet_valid, expired, in_response_to, unsolicited, replayed, status, rejected. */
+  /** `details.reason`: one of malformed, doctype, encrypted_assertion, destination, issuer, audience, recipient, subject, not_yet_valid, expired, in_response_to, unsolicited, replayed, browser_binding, status, rejected. */
   SAML_VALIDATION_FAILED: { status: 401, message: 'The SAML response is not valid for this service.' },
   /** `details.status`: the IdP's status code (its last segment), e.g. Responder/AuthnFailed. */
   SAML_NOT_AUTHENTICATED: { status: 401, message: 'The identity provider did not authenticate the user.' },

@@ -8,6 +8,9 @@
  * `logout:<ID>` (our IDs are `_` and hex, so no AuthnRequest's key starts so), and every look-up
  * names its kind. A LogoutResponse cannot spend a pending sign-in, nor a SAMLResponse at the ACS
  * a pending sign-out.
+ *
+ * An AuthnRequest of the browser flow (one with a relay URL) also keeps the SHA-256 of the nonce
+ * in the browser-binding cookie `saml/login` set (migration 019, src/saml/browser-binding.ts).
  */
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
@@ -19,8 +22,20 @@ export interface SentRequest {
   id: string;
   relayUrl: string | null;
   channel: string;
+  /** SHA-256 of the browser-binding nonce; null for a request answered as JSON (and a logout request). */
+  browserBinding: Buffer | null;
   createdAt: number;
 }
+
+/** What a request is recorded with (`browserBinding` defaults to none). */
+export interface RequestPurpose {
+  relayUrl: string | null;
+  channel: string;
+  browserBinding?: Buffer | null;
+}
+
+type Row = { relay_url: string | null; channel: string; browser_binding: Buffer | null; created_at: Date | string };
+const sent = (id: string, row: Row): SentRequest => ({ id, relayUrl: row.relay_url, channel: row.channel, browserBinding: row.browser_binding === null ? null : Buffer.from(row.browser_binding), createdAt: new Date(row.created_at).getTime() });
 
 /** What was sent: an AuthnRequest (answered at the ACS) or a LogoutRequest (answered at the SLS). */
 export type SamlRequestKind = 'authn' | 'logout';
@@ -36,13 +51,14 @@ function keyOf(id: string, kind: SamlRequestKind): string | undefined {
 export class SamlRequests {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
-  async save(id: string, request: { relayUrl: string | null; channel: string }, kind: SamlRequestKind = 'authn'): Promise<SentRequest> {
+  async save(id: string, request: RequestPurpose, kind: SamlRequestKind = 'authn'): Promise<SentRequest> {
     const key = keyOf(id, kind);
     if (key === undefined) throw new Error('a request ID of the wrong shape');
     const now = this.deps.clock.now();
+    const browserBinding = request.browserBinding ?? null;
     await this.deps.db.insertInto('saml_requests')
-      .values({ id: key, relay_url: request.relayUrl, channel: request.channel, created_at: new Date(now), expires_at: new Date(now + REQUEST_TTL_MS) }).execute();
-    return { id, ...request, createdAt: now };
+      .values({ id: key, relay_url: request.relayUrl, channel: request.channel, browser_binding: browserBinding, created_at: new Date(now), expires_at: new Date(now + REQUEST_TTL_MS) }).execute();
+    return { id, relayUrl: request.relayUrl, channel: request.channel, browserBinding, createdAt: now };
   }
 
   /** The request of `kind` with `id`, unless answered or expired. */
@@ -50,7 +66,7 @@ export class SamlRequests {
     const key = keyOf(id, kind);
     if (key === undefined) return undefined;
     const row = await this.deps.db.selectFrom('saml_requests').selectAll().where('id', '=', key).where('expires_at', '>', new Date(this.deps.clock.now())).executeTakeFirst();
-    return row && { id, relayUrl: row.relay_url, channel: row.channel, createdAt: new Date(row.created_at).getTime() };
+    return row && sent(id, row);
   }
 
   /** Spends the request of `kind`: what it held, once; undefined when it was spent already, expired, never sent, or of the other kind. */
@@ -58,7 +74,7 @@ export class SamlRequests {
     const key = keyOf(id, kind);
     if (key === undefined) return undefined;
     const row = await this.deps.db.deleteFrom('saml_requests').where('id', '=', key).where('expires_at', '>', new Date(this.deps.clock.now())).returningAll().executeTakeFirst();
-    return row && { id, relayUrl: row.relay_url, channel: row.channel, createdAt: new Date(row.created_at).getTime() };
+    return row && sent(id, row);
   }
 
   /** Deletes the requests nobody answered in time. */

@@ -2,10 +2,12 @@
  * SPEC "SAML" routes of a sign-in: start it (`POST saml/login`), consume the IdP's response
  * (`POST saml/acs`), and, for a browser that posted the IdP's form, the one-time code's
  * exchange for the tokens (`GET saml/exchange`) or for the second-factor challenge
- * (`GET saml/pending-2fa`). docs/decisions.md "SAML" explains the flow.
+ * (`GET saml/pending-2fa`). A browser sign-in is bound to the browser that started it
+ * (src/saml/browser-binding.ts), and an IdP-initiated response into a browser is bounced back to
+ * the IdP as one. docs/decisions.md "SAML" explains the flow.
  */
 import Type from 'typebox';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { auditContext } from '../audit/service.js';
 import type { SamlSettings } from '../platform/config-saml.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
@@ -19,9 +21,10 @@ import type { FinishOptions, SignInPipeline } from '../signin/pipeline.js';
 import { clientContext, SignInResponseSchema } from '../signin/routes.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { UserStore } from '../users/store.js';
+import { browserNonce, clearBinding, newBrowserBinding } from './browser-binding.js';
 import { authnRequestUrl } from './client.js';
 import { CODE_TTL_MS, type PendingSignIn, type SamlCodes } from './codes.js';
-import type { SamlConsumer } from './consumer.js';
+import { browserBound, type SamlConsumer } from './consumer.js';
 import { SamlErrors } from './errors.js';
 import { REQUEST_TTL_MS, type SamlRequests } from './requests.js';
 import type { SamlSettingsStore } from './settings.js';
@@ -36,16 +39,24 @@ export interface SamlStarted {
   expires_in: number;
 }
 
-/** Starts a SAML sign-in: 404 SAML_NOT_CONFIGURED, 422 SAML_RELAY_STATE_NOT_ALLOWED, else the IdP URL. */
-export type SamlStart = (purpose: { relayUrl: string | null; channel: string }) => Promise<SamlStarted>;
+/**
+ * Starts a SAML sign-in: 404 SAML_NOT_CONFIGURED, 422 SAML_RELAY_STATE_NOT_ALLOWED, else the IdP URL.
+ * A browser sign-in (a `relayUrl`) is bound to the browser: the browser-binding cookie is set on
+ * `reply` (src/saml/browser-binding.ts). A route that starts one must pass its reply: without it the
+ * request is recorded unbound, and the assertion consumer refuses its response (`browser_binding`).
+ */
+export type SamlStart = (purpose: { relayUrl: string | null; channel: string; reply?: FastifyReply }) => Promise<SamlStarted>;
 
 export function samlStarter(settingsStore: SamlSettingsStore, requests: SamlRequests): SamlStart {
-  return async ({ relayUrl, channel }) => {
+  return async ({ relayUrl, channel, reply }) => {
     const current = await settingsStore.current();
     if (!current?.settings.enabled) throw SamlErrors.SAML_NOT_CONFIGURED();
     const settings = current.settings;
     if (relayUrl !== null && !relayAllowed(relayUrl, settings.allowedRelayOrigins)) throw SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED({ allowed_origins: settings.allowedRelayOrigins });
-    const { url, requestId } = await authnRequestUrl(settings, requests, { relayUrl, channel });
+    const binding = relayUrl !== null && reply ? newBrowserBinding(settings.acsUrl) : null;
+    const { url, requestId } = await authnRequestUrl(settings, requests, { relayUrl, channel, browserBinding: binding?.hash ?? null });
+    // Only once the request is recorded: a failed start leaves an earlier login's cookie alone.
+    if (binding && reply) reply.header('set-cookie', binding.setCookie);
     return { access_token: url, redirect_url: url, token_type: 'saml_redirect', request_id: requestId, expires_in: REQUEST_TTL_MS / 1000 };
   };
 }
@@ -130,6 +141,8 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
           '',
           'The AuthnRequest\'s ID is recorded for `expires_in` seconds (any node can then check the response\'s InResponseTo, once) with `relay_state` and `channel`; the IdP is given only that ID as its RelayState.',
           '',
+          '**Browser binding** (with a `relay_state` only): the answer sets a cookie holding a random nonce, and the request records its SHA-256; the assertion consumer signs in on this request only in the browser that sends that cookie back (no login CSRF, no code for a browser that did not start the sign-in). Call this route from the browser that will go to the IdP, on the site of the ACS (same origin, or `credentials: \'include\'`). With an `https:` ACS: `__Host-strongroom_saml`, `Path=/; Secure; HttpOnly; SameSite=None; Max-Age=600` (the IdP\'s post to the ACS is cross-site); with an `http:` ACS (development): `strongroom_saml`, `Path=/; HttpOnly; SameSite=Lax`. One cookie per browser: of logins started in parallel tabs the newest wins. Without `relay_state` no cookie is set and the request is not bound (the ACS answers JSON to whoever posts).',
+          '',
           '- `relay_state`: where the browser lands afterwards; its origin must be in `allowed_relay_origins` (`422 SAML_RELAY_STATE_NOT_ALLOWED` otherwise: no open redirect). Optional.',
           '- `channel`: `web` (default), `mobile` or `agent`: the channel whose access policy the sign-in is checked against.',
           '- `404 SAML_NOT_CONFIGURED`: SAML is not configured or not enabled.',
@@ -149,7 +162,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
       preValidation: async (request) => {
         request.body ??= {};
       },
-    }, async (request) => s.samlStart({ relayUrl: request.body.relay_state ?? null, channel: request.body.channel ?? 'web' }));
+    }, async (request, reply) => s.samlStart({ relayUrl: request.body.relay_state ?? null, channel: request.body.channel ?? 'web', reply }));
 
 
     app.post('/api/v1/auth/saml/acs', {
@@ -161,10 +174,11 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
           '',
           'Then the sign-in is every other sign-in\'s (just-in-time provisioning, SPEC steps 2 to 6): the account linked to the NameID, else the account with the assertion\'s email is linked, else one is created with its roles from the groups and its branch; access policy of the request\'s channel; second factor; tokens and session.',
           '',
-          '- **No RelayState URL** (the request had no `relay_state`, or an IdP-initiated response): answers SPEC\'s sign-in success response as JSON (or `401 2FA_REQUIRED` / `403 MFA_SETUP_INCOMPLETE` as every sign-in).',
-          '- **A browser sign-in** (the request had a `relay_state`): answers `303 See Other` to that URL with `#saml_code=<code>` (one minute, single use; a fragment never reaches a server or a Referer). The page exchanges it at `GET /api/v1/auth/saml/exchange` (or asks `GET /api/v1/auth/saml/pending-2fa` first). A refusal after the response was accepted (policy, disabled account, identity conflict) goes back as `#saml_error=<error_code>`.',
+          '- **No RelayState URL** (the request had no `relay_state`, or an IdP-initiated response without an allowed RelayState URL): answers SPEC\'s sign-in success response as JSON (or `401 2FA_REQUIRED` / `403 MFA_SETUP_INCOMPLETE` as every sign-in).',
+          '- **A browser sign-in** (the request had a `relay_state`): only in the browser that started it, i.e. the post carries the browser-binding cookie `saml/login` set (`__Host-strongroom_saml`; `strongroom_saml` for an `http:` ACS) and its SHA-256 is the request\'s. Then it answers `303 See Other` to that URL with `#saml_code=<code>` (one minute, single use; a fragment never reaches a server or a Referer). The page exchanges it at `GET /api/v1/auth/saml/exchange` (or asks `GET /api/v1/auth/saml/pending-2fa` first). Without the cookie, or with another login\'s (a response posted into a browser by another site, a sign-in link someone else started): `303` to the URL with `#saml_error=SAML_VALIDATION_FAILED` (reason `browser_binding` in the log and metric); nothing is created and the request is spent. A refusal after the response was accepted (policy, disabled account, identity conflict) goes back as `#saml_error=<error_code>`. Every answer to a browser sign-in deletes the cookie (`Max-Age=0`).',
+          '- **IdP-initiated with an allowed RelayState URL**: nobody is signed in on it (it is bound to no browser). The response is validated and its assertion spent, then the ACS starts a sign-in here for that URL, as `saml/login` with `relay_state` would (new AuthnRequest, new browser-binding cookie), and answers `303` to the IdP with it; the IdP, which has just signed the user in, answers that request, and its response is a browser sign-in as above.',
           '',
-          '- `401 SAML_INVALID_SIGNATURE` (`details.element`), `401 SAML_VALIDATION_FAILED` (`details.reason`: malformed, doctype, encrypted_assertion, destination, issuer, audience, recipient, subject, not_yet_valid, expired, in_response_to, unsolicited, replayed, rejected), `401 SAML_NOT_AUTHENTICATED` (`details.status`): nothing was created.',
+          '- `401 SAML_INVALID_SIGNATURE` (`details.element`), `401 SAML_VALIDATION_FAILED` (`details.reason`: malformed, doctype, encrypted_assertion, destination, issuer, audience, recipient, subject, not_yet_valid, expired, in_response_to, unsolicited, replayed, rejected; `browser_binding` goes back to the page, above), `401 SAML_NOT_AUTHENTICATED` (`details.status`): nothing was created.',
           '- `409 IDENTITY_CONFLICT`: another account holds the username or email, or the email belongs to an administrative account (`details.reason: privileged_account`) that only an administrator may link. Audited.',
           '- `413 PAYLOAD_TOO_LARGE`: more than 256 KiB. `404 SAML_NOT_CONFIGURED`.',
         ].join('\n'),
@@ -173,18 +187,33 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
           SAMLResponse: Type.String({ minLength: 1, maxLength: ACS_BODY_LIMIT, description: 'The IdP\'s Response, base64.' }),
           RelayState: Type.Optional(Type.String({ maxLength: 2048, description: 'What the IdP was given: for a sign-in started here, the request ID; for an IdP-initiated one, a URL on an allowed origin.' })),
         }),
-        response: { 200: SignInResponseSchema, 303: Type.Null({ description: 'To the RelayState URL with `#saml_code=<code>` (or `#saml_error=<error_code>`).' }), ...errors(400, 401, 403, 404, 409, 413, 415, 429) },
+        response: { 200: SignInResponseSchema, 303: Type.Null({ description: 'A browser sign-in: to the relay URL with `#saml_code=<code>` (or `#saml_error=<error_code>`), deleting the browser-binding cookie. An IdP-initiated response with an allowed RelayState URL: to the IdP with a new AuthnRequest, setting a new browser-binding cookie.' }), ...errors(400, 401, 403, 404, 409, 413, 415, 429) },
       },
       config: { rateLimit: { group: 'signin' } },
     }, async (request, reply) => {
       const settings = await enabled();
-      const { assertion, identity, request: sent } = await s.consumer.consume(settings, request.body.SAMLResponse);
+      const consumed = await s.consumer.consume(settings, request.body.SAMLResponse, browserNonce(request, settings.acsUrl));
+      const sent = consumed.request;
+      // The cookie bound this sign-in only: whatever the answer, it is spent.
+      if (browserBound(sent)) clearBinding(reply, settings.acsUrl);
+      if ('refused' in consumed) {
+        const target = new URL(consumed.request.relayUrl);
+        target.hash = `saml_error=${consumed.refused.code}`;
+        return reply.code(303).header('location', target.toString()).send(null);
+      }
+      const { assertion, identity } = consumed;
+      const relayState = request.body.RelayState;
+      if (sent === null && relayState !== undefined && relayAllowed(relayState, settings.allowedRelayOrigins)) {
+        // IdP-initiated into a browser: bound to no browser, so no code. Ask the IdP again, from here,
+        // for this browser (its answer is a bound browser sign-in); the assertion is spent already.
+        const started = await s.samlStart({ relayUrl: relayState, channel: 'web', reply });
+        return reply.code(303).header('location', started.redirect_url).send(null);
+      }
       const channel = sent?.channel ?? 'web';
       const ctx = clientContext(request, s.ipHasher, channel);
       const input = { identity, settings, audit: auditContext(ctx) };
       const idp = { issuer: identity.issuer, nameId: identity.nameId, sessionIndex: assertion.sessionIndex };
-      const relayState = request.body.RelayState;
-      const relayUrl = sent ? sent.relayUrl : relayState !== undefined && relayAllowed(relayState, settings.allowedRelayOrigins) ? relayState : null;
+      const relayUrl = sent ? sent.relayUrl : null;
       if (relayUrl === null) {
         const result = await s.pipeline.signIn(s.samlStrategy, input, ctx, remember(idp));
         useResponseKey(request, result.sessionKey);

@@ -56,7 +56,7 @@ export function thirdPartyModule(deps: ThirdPartyDeps): Module<Record<string, ne
             'JSON. `provider` chooses the method, and the answer is that method\'s own:',
             '',
             '- `ldap` with `username` and `password` (and `device_fingerprint`): the sign-in success response, as `POST /api/v1/auth/ldap/login`, with its errors (`400 LDAP_CREDENTIALS_MISSING`, `401 INVALID_CREDENTIALS`, `401 LDAP_UNAVAILABLE`, `409 IDENTITY_CONFLICT`, lockout, policy, second factor).',
-            '- `saml` with `relay_state` and `channel`: the IdP URL to send the browser to, as `POST /api/v1/auth/saml/login` (`token_type: "saml_redirect"`), with its errors (`404 SAML_NOT_CONFIGURED`, `422 SAML_RELAY_STATE_NOT_ALLOWED`).',
+            '- `saml` with `relay_state` and `channel`: the IdP URL to send the browser to, as `POST /api/v1/auth/saml/login` (`token_type: "saml_redirect"`), with its errors (`404 SAML_NOT_CONFIGURED`, `422 SAML_RELAY_STATE_NOT_ALLOWED`) and, with a `relay_state`, its browser-binding cookie (call it from the browser that goes to the IdP).',
             '',
             '- `422 THIRD_PARTY_FIELD_NOT_ALLOWED` (`details.fields`): a field of the other provider (a password sent with `saml` is refused, not ignored).',
             '',
@@ -66,11 +66,11 @@ export function thirdPartyModule(deps: ThirdPartyDeps): Module<Record<string, ne
           response: { 200: Type.Union([SignInResponseSchema, SamlStartedSchema]), ...errors(400, 401, 403, 404, 409, 413, 415, 422, 429) },
         },
         config: { rateLimit: { group: 'signin', account: bodyField('username') } },
-      }, async (request) => {
+      }, async (request, reply) => {
         const b = request.body;
         const foreign = (b.provider === 'ldap' ? SAML_ONLY : LDAP_ONLY).filter((f) => b[f] !== undefined);
         if (foreign.length > 0) throw ThirdPartyErrors.THIRD_PARTY_FIELD_NOT_ALLOWED({ provider: b.provider, fields: foreign });
-        if (b.provider === 'saml') return deps.samlStart({ relayUrl: b.relay_state ?? null, channel: b.channel ?? 'web' });
+        if (b.provider === 'saml') return deps.samlStart({ relayUrl: b.relay_state ?? null, channel: b.channel ?? 'web', reply });
         const { username, password } = b;
         if (!username?.trim() || !password) throw LdapErrors.LDAP_CREDENTIALS_MISSING({ fields: [...(!username?.trim() ? ['username'] : []), ...(!password ? ['password'] : [])] });
         const ctx = clientContext(request, deps.ipHasher, 'web', b.device_fingerprint);

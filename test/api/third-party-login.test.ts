@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
@@ -34,7 +35,7 @@ describe('POST /api/v1/auth/third-party/login', () => {
     expectError(await login({ provider: 'ldap', username: 'someone', password: 'Some#Passw0rd' }), 401, 'LDAP_NOT_CONFIGURED');
   });
 
-  it('provider saml starts a SAML sign-in: the IdP URL with an AuthnRequest recorded with relay_state and channel', async () => {
+  it('provider saml starts a SAML sign-in: the IdP URL with an AuthnRequest recorded with relay_state, channel and the browser binding (its cookie set)', async () => {
     const token = (await signIn(t.app, 'third.party.admin')).access_token;
     const configured = await t.app.inject({
       method: 'POST', url: '/api/v1/auth/saml/config', headers: bearer(token),
@@ -51,6 +52,9 @@ describe('POST /api/v1/auth/third-party/login', () => {
     expect(inflateRawSync(Buffer.from(url.searchParams.get('SAMLRequest')!, 'base64')).toString()).toContain(`ID="${body.request_id}"`);
     const recorded = await t.s.database.db.selectFrom('saml_requests').selectAll().where('id', '=', body.request_id).executeTakeFirstOrThrow();
     expect(recorded).toMatchObject({ relay_url: 'https://app.bank.test/home', channel: 'mobile' });
+    const cookie = String(res.headers['set-cookie']);
+    expect(cookie).toMatch(/^__Host-strongroom_saml=[A-Za-z0-9_-]{43}; Path=\/; Secure; HttpOnly; SameSite=None; Max-Age=600$/);
+    expect(recorded.browser_binding).toEqual(createHash('sha256').update(cookie.split(';')[0]!.split('=')[1]!).digest());
     expectError(await login({ provider: 'saml', relay_state: 'https://evil.example/home' }), 422, 'SAML_RELAY_STATE_NOT_ALLOWED');
   });
 

@@ -3,8 +3,11 @@
  * signer (`xmlsec1`, test/harness/saml-forge.ts) that shares nothing with the SP's validation.
  * Each attack asserts the exact status and error_code, and that no user and no session came of
  * it. A well-formed response signed the same way signs in first, so the refusals are the
- * attacks', not the forge's. Two nodes on one PostgreSQL, for the replay on another node.
+ * attacks', not the forge's. Two nodes on one PostgreSQL, for the replay on another node. The
+ * browser binding (a browser sign-in completes only in the browser that started it) is here
+ * with valid responses: the attack is where they are posted, not what they say.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTwoNodes, type TestApp, type TwoNodes } from '../harness/app.js';
 import { selfSignedCertificate, type TestCertificate } from '../harness/certificates.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
+import { SamlRequests } from '../../src/saml/requests.js';
 import { assertionXml, type AssertionSpec, element, encode, ensureXmlsec, logoutRequestXml, logoutResponseXml, newId, redirectQuery, responseXml, sign, signBoth, withDoctype, xsw } from '../harness/saml-forge.js';
 
 const SP = 'https://sp.bank.test';
@@ -258,6 +262,143 @@ describe('threat: replay', () => {
       expect(await counts()).toEqual({ users: before.users + 1, sessions: before.sessions + 1 });
     } finally {
       await configure();
+    }
+  });
+});
+
+describe('threat: a browser sign-in completed in a browser that did not start it (login CSRF, code theft)', () => {
+  const APP = 'https://app.bank.test';
+  const RELAY = `${APP}/after-login`;
+  const COOKIE = '__Host-strongroom_saml';
+
+  beforeAll(async () => {
+    await configure({ allowed_relay_origins: [APP] });
+  });
+
+  afterAll(async () => {
+    await configure();
+  });
+
+  /** A browser sign-in started by `saml/login` with a relay_state: its request ID and the cookie it set (`name=value`). */
+  async function browserLogin(): Promise<{ id: string; cookie: string }> {
+    const res = await a.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: { relay_state: RELAY } });
+    expect(res.statusCode, res.body).toBe(200);
+    const setCookie = String(res.headers['set-cookie']);
+    expect(setCookie).toMatch(new RegExp(`^${COOKIE}=[A-Za-z0-9_-]{43}; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=600$`));
+    return { id: res.json().request_id, cookie: setCookie.split(';')[0]! };
+  }
+
+  /** The IdP's valid answer to request `id` (a NameID of its own unless given). */
+  const answer = async (id: string, over: Partial<AssertionSpec> = {}) => encode(signBoth(responseXml(await spec({ inResponseTo: id, ...over })), key(idpKey)));
+
+  const acs = (samlResponse: string, cookie?: string, relayState?: string) => a.app.inject({
+    method: 'POST', url: '/api/v1/auth/saml/acs',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie === undefined ? {} : { cookie }) },
+    payload: new URLSearchParams({ SAMLResponse: samlResponse, ...(relayState === undefined ? {} : { RelayState: relayState }) }).toString(),
+  });
+
+  const codes = async () => Number((await a.s.database.db.selectFrom('saml_codes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+
+  /** Posts and expects the browser sent back to the page with SAML_VALIDATION_FAILED, the cookie deleted; no user, session or code. */
+  async function refusedInBrowser(post: () => ReturnType<typeof acs>): Promise<void> {
+    const before = { ...(await counts()), codes: await codes() };
+    const res = await post();
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toBe(`${RELAY}#saml_error=SAML_VALIDATION_FAILED`);
+    expect(res.headers['set-cookie']).toBe(`${COOKIE}=; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=0`);
+    expect({ ...(await counts()), codes: await codes() }).toEqual(before);
+  }
+
+  it('the browser that started it, with its cookie: 303 to the page with a code, the cookie deleted', async () => {
+    const login = await browserLogin();
+    const before = await codes();
+    const res = await acs(await answer(login.id), login.cookie);
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toMatch(new RegExp(`^${RELAY}#saml_code=[A-Za-z0-9_-]{43}$`));
+    expect(res.headers['set-cookie']).toBe(`${COOKIE}=; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=0`);
+    expect(await codes()).toBe(before + 1);
+  });
+
+  it('threat: login CSRF: the attacker\'s own valid response to the browser sign-in they started, posted into the victim\'s browser (no cookie): 303 #saml_error=SAML_VALIDATION_FAILED, nothing created, the request spent', async () => {
+    const attackers = await browserLogin();
+    const response = await answer(attackers.id, { nameId: `mallory-${newId()}`, attributes: { email: ['mallory@bank.test'] } });
+    await refusedInBrowser(() => acs(response));
+    expect(await a.s.users.findByLogin('mallory@bank.test')).toBeUndefined();
+    // Spent: not even the attacker's own browser can use it afterwards.
+    await refused(Buffer.from(response, 'base64').toString(), 401, 'SAML_VALIDATION_FAILED', { reason: 'in_response_to' });
+  });
+
+  it('threat: login CSRF into a browser holding the cookie of another login (its own pending sign-in): refused alike', async () => {
+    const victims = await browserLogin();
+    const attackers = await browserLogin();
+    await refusedInBrowser(async () => acs(await answer(attackers.id), victims.cookie));
+  });
+
+  it('threat: code theft: the attacker starts a browser sign-in and sends the victim the IdP URL; the victim\'s answer, posted by the victim\'s browser (no cookie), gives no code', async () => {
+    const attackers = await browserLogin();
+    await refusedInBrowser(async () => acs(await answer(attackers.id, { nameId: 'victim-subject', attributes: { email: ['victim@bank.test'] } })));
+  });
+
+  it('threat: a forged cookie value (guessed, emptied, or the nonce\'s hash instead of the nonce) or the right value under another name: refused', async () => {
+    for (const forge of [
+      () => `${COOKIE}=${'A'.repeat(43)}`,
+      () => `${COOKIE}=`,
+      (c: string) => `${COOKIE}=${createHash('sha256').update(c.split('=')[1]!).digest('base64url')}`,
+      (c: string) => `strongroom_saml=${c.split('=')[1]!}`,
+    ]) {
+      const login = await browserLogin();
+      await refusedInBrowser(async () => acs(await answer(login.id), forge(login.cookie)));
+    }
+  });
+
+  it('threat: a browser sign-in recorded without a binding (started by a route that gave no reply, or before migration 019): refused, fail closed', async () => {
+    const id = newId();
+    await new SamlRequests({ db: a.s.database.db, clock: a.clock }).save(id, { relayUrl: RELAY, channel: 'web' });
+    await refusedInBrowser(async () => acs(await answer(id), `${COOKIE}=${'A'.repeat(43)}`));
+  });
+
+  it('a sign-in started without relay_state sets no cookie and stays unbound: any browser gets the JSON answer', async () => {
+    const res = await a.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: {} });
+    expect(res.headers['set-cookie']).toBeUndefined();
+    const signedIn = await acs(await answer(res.json().request_id));
+    expect(signedIn.statusCode, signedIn.body).toBe(200);
+    expect(signedIn.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('threat: an IdP-initiated response with an allowed RelayState URL (the attacker\'s own, posted into the victim\'s browser) signs nobody in: 303 back to the IdP with a new AuthnRequest and binding cookie; the assertion is spent; the answer to the new request completes only with that cookie', async () => {
+    await configure({ allowed_relay_origins: [APP], allow_idp_initiated: true });
+    try {
+      const s = await spec({ nameId: `mallory-${newId()}`, attributes: { email: ['mallory.idp@bank.test'] } });
+      delete s.inResponseTo;
+      const unsolicited = encode(signBoth(responseXml(s), key(idpKey)));
+      const before = { ...(await counts()), codes: await codes() };
+      const res = await acs(unsolicited, undefined, RELAY);
+      expect(res.statusCode, res.body).toBe(303);
+      const location = new URL(res.headers.location as string);
+      expect(`${location.origin}${location.pathname}`).toBe(`${IDP}/sso`);
+      expect(location.searchParams.get('SAMLRequest')).toMatch(/.+/);
+      const id = location.searchParams.get('RelayState')!;
+      const setCookie = String(res.headers['set-cookie']);
+      expect(setCookie).toMatch(new RegExp(`^${COOKIE}=[A-Za-z0-9_-]{43}; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=600$`));
+      const row = await a.s.database.db.selectFrom('saml_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ relay_url: RELAY, channel: 'web' });
+      expect({ ...(await counts()), codes: await codes() }).toEqual(before);
+      expect(await a.s.users.findByLogin('mallory.idp@bank.test')).toBeUndefined();
+      // Spent by the bounce: posted again (with the RelayState or, for the JSON answer, without), replayed.
+      for (const relay of [RELAY, undefined]) expect(expectError(await acs(unsolicited, undefined, relay), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'replayed' });
+      // The IdP answers the new request: only the browser holding the cookie gets a code.
+      const cookie = setCookie.split(';')[0]!;
+      const solicited = await answer(id, { nameId: s.nameId });
+      const done = await acs(solicited, cookie);
+      expect(done.statusCode, done.body).toBe(303);
+      expect(done.headers.location).toMatch(new RegExp(`^${RELAY}#saml_code=`));
+      // A RelayState that is not an allowed URL is no browser: the JSON answer, as before.
+      const t2 = await spec();
+      delete t2.inResponseTo;
+      const json = await acs(encode(signBoth(responseXml(t2), key(idpKey))), undefined, 'https://evil.example/');
+      expect(json.statusCode, json.body).toBe(200);
+    } finally {
+      await configure({ allowed_relay_origins: [APP] });
     }
   });
 });

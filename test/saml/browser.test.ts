@@ -3,7 +3,9 @@
  * the bank's app, which is served with the service behind one origin by a small reverse proxy
  * (as a bank deploys it); the staff member clicks sign-in, types their password at the real IdP
  * (SimpleSAMLphp), and lands back on the app signed in, with roles from their groups and their
- * branch linked; signing out at the IdP then ends the session here.
+ * branch linked; signing out at the IdP then ends the session here. The sign-in is bound to the
+ * browser by the `strongroom_saml` cookie (http: SameSite=Lax; the IdP on 127.0.0.1 is same-site),
+ * deleted once the ACS answered; an IdP-initiated sign-in bounces back through the IdP to become one.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -45,6 +47,7 @@ let idp: RunningIdp;
 let proxy: http.Server;
 let origin: string;
 let browser: Browser;
+let adminToken: string;
 
 function startProxy(apiPort: number): Promise<http.Server> {
   const server = http.createServer((req, res) => {
@@ -73,21 +76,25 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   idp = await startIdp({ users: [staff], spMetadataXml: `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${origin}/saml"/>` });
   await seedUser(t.s, 'saml.browser.admin', { roles: ['admin'] });
-  const token = (await signIn(t.app, 'saml.browser.admin')).access_token;
-  const configured = await t.app.inject({
-    method: 'POST', url: '/api/v1/auth/saml/config', headers: bearer(token),
-    payload: {
-      sp_entity_id: `${origin}/saml`, acs_url: `${origin}/api/v1/auth/saml/acs`, slo_url: `${origin}/api/v1/auth/saml/sls`,
-      idp_entity_id: idp.entityId, idp_sso_url: idp.ssoUrl, idp_slo_url: idp.sloUrl, idp_x509cert: idp.certPem,
-      allowed_relay_origins: [origin], attribute_map: { name: ['displayName'] }, group_roles: { staff: ['Tellers'] },
-    },
-  });
-  expect(configured.statusCode, configured.body).toBe(200);
+  adminToken = (await signIn(t.app, 'saml.browser.admin')).access_token;
+  await configure();
   await t.s.entities.create(t.s.database.db, 'KSM-002', 'Kisumu Oginga Odinga Street');
   // The operator loads our metadata into the IdP.
   idp.setSpMetadata((await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' })).body);
   browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }, 180_000);
+
+async function configure(extra: Record<string, unknown> = {}): Promise<void> {
+  const configured = await t.app.inject({
+    method: 'POST', url: '/api/v1/auth/saml/config', headers: bearer(adminToken),
+    payload: {
+      sp_entity_id: `${origin}/saml`, acs_url: `${origin}/api/v1/auth/saml/acs`, slo_url: `${origin}/api/v1/auth/saml/sls`,
+      idp_entity_id: idp.entityId, idp_sso_url: idp.ssoUrl, idp_slo_url: idp.sloUrl, idp_x509cert: idp.certPem,
+      allowed_relay_origins: [origin], attribute_map: { name: ['displayName'] }, group_roles: { staff: ['Tellers'] }, ...extra,
+    },
+  });
+  expect(configured.statusCode, configured.body).toBe(200);
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -116,6 +123,8 @@ describe('SAML sign-in in Chromium', () => {
     expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
     expect(signedIn.body.user_profile).toMatchObject({ username: staff.email, full_name: staff.displayName, roles: ['staff'], channel: 'web' });
     expect(page.url()).toBe(`${origin}/app/landing`); // the code is gone from the address bar
+    // The browser-binding cookie did its work and is gone.
+    expect((await context.cookies()).filter((c) => c.name === 'strongroom_saml')).toEqual([]);
     const user = (await t.s.users.findByLogin(staff.email!))!;
     expect(await t.s.entities.codesOf(user.id)).toEqual(['KSM-002']);
     const token = signedIn.body.access_token;
@@ -127,5 +136,32 @@ describe('SAML sign-in in Chromium', () => {
     await page.waitForURL((url) => url.pathname.endsWith('/logout.php'), { timeout: 20_000 });
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers }), 401, 'SESSION_INVALID');
     await context.close();
+  });
+
+  it('an IdP-initiated sign-in to the app goes back through the IdP once (now bound to this browser) and lands signed in', async () => {
+    await configure({ allow_idp_initiated: true });
+    try {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const posts: Array<Promise<Record<string, string>>> = [];
+      page.on('request', (r) => { if (r.method() === 'POST' && r.url().endsWith('/api/v1/auth/saml/acs')) posts.push(r.allHeaders()); });
+      await page.goto(`${idp.ssoUrl}?${new URLSearchParams({ spentityid: `${origin}/saml`, RelayState: `${origin}/app/landing` })}`);
+      await page.fill('input[name=username]', staff.username);
+      await page.fill('input[name=password]', staff.password);
+      await page.click('#submit_button');
+      await page.waitForFunction(() => (window as unknown as { signedIn?: unknown }).signedIn !== undefined, undefined, { timeout: 20_000 });
+      const signedIn = await page.evaluate(() => (window as unknown as { signedIn: { status: number; body: { user_profile: Record<string, unknown> } } }).signedIn);
+      expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+      expect(signedIn.body.user_profile).toMatchObject({ username: staff.email });
+      // Two posts to the ACS: the IdP-initiated one (no cookie: bounced), then the answer to our request (with it).
+      const acsPosts = (await Promise.all(posts)).map((h) => h.cookie ?? '');
+      expect(acsPosts).toHaveLength(2);
+      expect(acsPosts[0]).not.toContain('strongroom_saml=');
+      expect(acsPosts[1]).toMatch(/strongroom_saml=[A-Za-z0-9_-]{43}/);
+      expect((await context.cookies()).filter((c) => c.name === 'strongroom_saml')).toEqual([]);
+      await context.close();
+    } finally {
+      await configure();
+    }
   });
 });

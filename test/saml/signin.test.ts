@@ -3,10 +3,12 @@
  * driven like a browser: our SP metadata loaded into the IdP, SP-initiated sign-in answered as
  * JSON and as the browser flow (303 with a one-time code, exchanged once), just-in-time
  * provisioning with branch and roles from groups, the second sign-in through the link, linking
- * by email, IdP-initiated sign-in (off, then on), and two parallel first sign-ins creating one
- * user. The service's clock is the real time here (the IdP signs with it).
+ * by email, IdP-initiated sign-in (off, then on: bounced back to the IdP as a bound sign-in), two
+ * parallel first sign-ins creating one user, and the browser binding of the browser flow (the
+ * cookie `saml/login` sets, without which the ACS gives no code). The service's clock is the
+ * real time here (the IdP signs with it).
  */
-import { createVerify, X509Certificate } from 'node:crypto';
+import { createHash, createVerify, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { Authenticator } from '../harness/authenticator.js';
@@ -23,6 +25,7 @@ const customer: IdpUser = { username: 'amina', password: 'Idp#Passw0rd-3', email
 const root: IdpUser = { username: 'root-at-idp', password: 'Idp#Passw0rd-4', email: 'saml.root@bank.test', groups: ['Tellers'] };
 const operator: IdpUser = { username: 'njeri', password: 'Idp#Passw0rd-6', email: 'njeri@bank.test', groups: ['Back Office'] };
 const twin: IdpUser = { username: 'twin', password: 'Idp#Passw0rd-5', email: 'twin@bank.test', groups: ['Tellers'] };
+const mallory: IdpUser = { username: 'mallory', password: 'Idp#Passw0rd-7', email: 'mallory@bank.test', groups: ['Tellers'] };
 
 const PLACEHOLDER = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${SP}/saml"><md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${ACS}" index="1"/></md:SPSSODescriptor></md:EntityDescriptor>`;
 
@@ -49,7 +52,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { MFA_REQUIRED_ROLES: 'operator' } });
   await seedUser(t.s, 'saml.e2e.admin', { roles: ['admin'] });
   adminToken = (await signIn(t.app, 'saml.e2e.admin')).access_token;
-  idp = await startIdp({ users: [teller, manager, customer, root, twin, operator], spMetadataXml: PLACEHOLDER });
+  idp = await startIdp({ users: [teller, manager, customer, root, twin, operator, mallory], spMetadataXml: PLACEHOLDER });
   await configure();
   // The operator loads our metadata into the IdP.
   const metadata = await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' });
@@ -64,18 +67,36 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The IdP's form post to our ACS, or a failure that shows what the IdP said. */
-function posted(page: IdpPage): Record<string, string> {
-  if (page.kind !== 'post') throw new Error(`expected the IdP's POST to the ACS, got ${JSON.stringify(page).slice(0, 1500)}\n${idp.log().slice(-4000)}`);
-  expect(page.action).toBe(ACS);
-  return page.fields;
+/** The IdP's form post to our ACS, and the browser-binding cookie (`name=value`) the browser holds for us, if any. */
+interface Answer {
+  fields: Record<string, string>;
+  cookie?: string;
 }
 
-/** SP-initiated: our login route, then the IdP in a browser (a new one unless given) with `user`'s password. */
-async function idpAnswer(user: IdpUser, body: Record<string, unknown> = {}, browser = idp.browser()): Promise<Record<string, string>> {
+/** The IdP's form post to our ACS, or a failure that shows what the IdP said. */
+function posted(page: IdpPage, cookie?: string): Answer {
+  if (page.kind !== 'post') throw new Error(`expected the IdP's POST to the ACS, got ${JSON.stringify(page).slice(0, 1500)}\n${idp.log().slice(-4000)}`);
+  expect(page.action).toBe(ACS);
+  return { fields: page.fields, ...(cookie === undefined ? {} : { cookie }) };
+}
+
+const BINDING = '__Host-strongroom_saml';
+
+/** The Set-Cookie values of a response. */
+const setCookies = (res: { headers: Record<string, unknown> }): string[] => {
+  const h = res.headers['set-cookie'];
+  return h === undefined ? [] : Array.isArray(h) ? h.map(String) : [String(h)];
+};
+
+/** The browser-binding cookie a response sets (`name=value`, for a Cookie header), if it sets one. */
+const bindingSet = (res: { headers: Record<string, unknown> }): string | undefined =>
+  setCookies(res).find((c) => c.startsWith(`${BINDING}=`) && !/Max-Age=0/.test(c))?.split(';')[0];
+
+/** SP-initiated: our login route, then the IdP in a browser (a new one unless given) with `user`'s password; the cookie the login set is kept with the answer, as the browser would. */
+async function idpAnswer(user: IdpUser, body: Record<string, unknown> = {}, browser = idp.browser()): Promise<Answer> {
   const start = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: body });
   expect(start.statusCode, start.body).toBe(200);
-  return posted(await browser.visit(start.json().redirect_url, { username: user.username, password: user.password }));
+  return posted(await browser.visit(start.json().redirect_url, { username: user.username, password: user.password }), bindingSet(start));
 }
 
 /** The IdP's redirect to our SLS, as the path and query the browser would request. */
@@ -88,12 +109,17 @@ function toSls(page: IdpPage): string {
 
 const sessionActive = async (id: string) => (await db().selectFrom('sessions').select(['is_active', 'end_reason']).where('session_id', '=', id).executeTakeFirstOrThrow());
 
-const acs = (fields: Record<string, string>) =>
-  t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/acs', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() });
+const acs = (answer: Answer) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/acs', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(answer.cookie ? { cookie: answer.cookie } : {}) }, payload: new URLSearchParams(answer.fields).toString() });
 
 const db = () => t.s.database.db;
 const userByName = (username: string) => db().selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
 const usersNamed = async (username: string) => Number((await db().selectFrom('users').select((eb) => eb.fn.countAll().as('n')).where('username', '=', username).executeTakeFirstOrThrow()).n);
+/** Users, sessions and one-time codes: what a refused browser sign-in must not add to. */
+const created = async () => {
+  const n = async (table: 'users' | 'sessions' | 'saml_codes') => Number((await db().selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  return { users: await n('users'), sessions: await n('sessions'), codes: await n('saml_codes') };
+};
 
 describe('SP-initiated sign-in, answered as JSON', () => {
   it('provisions a new staff member: email as username, name, phone, roles from groups, the branch linked, the link and the IdP session remembered', async () => {
@@ -260,21 +286,128 @@ describe('the browser flow: 303 to the RelayState with a one-time code', () => {
 });
 
 describe('IdP-initiated sign-in', () => {
-  it('is refused while allow_idp_initiated is off (401 SAML_VALIDATION_FAILED unsolicited), accepted when on', async () => {
+  it('is refused while allow_idp_initiated is off (401 SAML_VALIDATION_FAILED unsolicited); when on, without a RelayState URL it signs in as JSON', async () => {
     const page = await idp.browser().idpInitiated(`${SP}/saml`, { username: teller.username, password: teller.password });
-    const fields = posted(page);
-    expect(expectError(await acs(fields), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'unsolicited' });
+    expect(expectError(await acs(posted(page)), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'unsolicited' });
     await configure({ allow_idp_initiated: true });
     try {
-      const again = posted(await idp.browser().idpInitiated(`${SP}/saml`, { username: teller.username, password: teller.password }, `${APP}/landing`));
-      const res = await acs(again);
-      expect(res.statusCode, res.body).toBe(303);
-      expect((res.headers.location as string).startsWith(`${APP}/landing#saml_code=`)).toBe(true);
-      // The same assertion again: replayed (no request to spend, the replay cache refuses it).
-      expect(expectError(await acs(again), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'replayed' });
+      const res = await acs(posted(await idp.browser().idpInitiated(`${SP}/saml`, { username: teller.username, password: teller.password })));
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().user_profile.username).toBe(teller.email);
+      expect(setCookies(res)).toEqual([]);
     } finally {
       await configure();
     }
+  });
+
+  it('threat: an IdP-initiated response into a browser (an allowed RelayState URL) is bound to no browser: no sign-in, it bounces to the IdP with a new AuthnRequest and cookie; the IdP\'s answer to that, in the same browser, gives the code; the unsolicited assertion again is replayed', async () => {
+    await configure({ allow_idp_initiated: true });
+    try {
+      const browser = idp.browser();
+      const unsolicited = posted(await browser.idpInitiated(`${SP}/saml`, { username: teller.username, password: teller.password }, `${APP}/landing`));
+      const before = await created();
+      const bounced = await acs(unsolicited);
+      expect(bounced.statusCode, bounced.body).toBe(303);
+      const location = new URL(bounced.headers.location as string);
+      expect(`${location.origin}${location.pathname}`).toBe(idp.ssoUrl);
+      expect(location.searchParams.get('SAMLRequest')).toMatch(/.+/);
+      const requestId = location.searchParams.get('RelayState')!;
+      const cookie = bindingSet(bounced)!;
+      expect(setCookies(bounced)).toEqual([`${cookie}; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=600`]);
+      const row = await db().selectFrom('saml_requests').selectAll().where('id', '=', requestId).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ relay_url: `${APP}/landing`, channel: 'web' });
+      expect(Buffer.from(row.browser_binding!)).toEqual(createHash('sha256').update(cookie.split('=')[1]!).digest());
+      expect(await created()).toEqual(before);
+      // The same assertion again: spent by the bounce (the replay cache refuses it), even as JSON.
+      expect(expectError(await acs(unsolicited), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'replayed' });
+      expect(expectError(await acs({ fields: { SAMLResponse: unsolicited.fields.SAMLResponse! } }), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'replayed' });
+      // The browser follows the bounce: the IdP (signed in already) answers our request, and the browser posts it with the cookie.
+      const res = await acs(posted(await browser.visit(location.toString()), cookie));
+      expect(res.statusCode, res.body).toBe(303);
+      expect((res.headers.location as string).startsWith(`${APP}/landing#saml_code=`)).toBe(true);
+      expect(setCookies(res)).toEqual([`${BINDING}=; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=0`]);
+    } finally {
+      await configure();
+    }
+  });
+});
+
+describe('threat: a browser sign-in completed in a browser that did not start it', () => {
+  const refusedMetric = async () => {
+    const line = (await t.app.inject({ method: 'GET', url: '/metrics' })).body.split('\n').find((l) => l.startsWith('strongroom_saml_responses_refused_total{') && l.includes('reason="browser_binding"'));
+    return line === undefined ? 0 : Number(line.split(' ').pop());
+  };
+
+  it('saml/login sets the binding cookie only for a browser sign-in (relay_state): __Host-, Secure, HttpOnly, SameSite=None, for the request\'s lifetime', async () => {
+    const bound = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: { relay_state: `${APP}/home` } });
+    expect(bound.statusCode, bound.body).toBe(200);
+    const [cookie] = setCookies(bound);
+    expect(cookie).toMatch(/^__Host-strongroom_saml=[A-Za-z0-9_-]{43}; Path=\/; Secure; HttpOnly; SameSite=None; Max-Age=600$/);
+    const row = await db().selectFrom('saml_requests').selectAll().where('id', '=', bound.json().request_id).executeTakeFirstOrThrow();
+    expect(Buffer.from(row.browser_binding!)).toEqual(createHash('sha256').update(cookie!.split(';')[0]!.split('=')[1]!).digest());
+    const unbound = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: {} });
+    expect(setCookies(unbound)).toEqual([]);
+    expect((await db().selectFrom('saml_requests').selectAll().where('id', '=', unbound.json().request_id).executeTakeFirstOrThrow()).browser_binding).toBeNull();
+  });
+
+  it('threat: login CSRF: the attacker\'s own valid response (a browser sign-in they started, at the IdP as themselves) auto-posted into the victim\'s browser, which has no cookie: 303 #saml_error=SAML_VALIDATION_FAILED; no user, session or code; counted', async () => {
+    const attackers = await idpAnswer(mallory, { relay_state: `${APP}/home` });
+    expect(attackers.cookie).toBeDefined(); // the attacker's browser holds it; the victim's does not
+    const before = await created();
+    const metric = await refusedMetric();
+    const res = await acs({ fields: attackers.fields });
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toBe(`${APP}/home#saml_error=SAML_VALIDATION_FAILED`);
+    expect(await created()).toEqual(before);
+    expect(await usersNamed(mallory.email!)).toBe(0);
+    expect(await refusedMetric()).toBe(metric + 1);
+    // The request is spent: the attacker cannot try again with it, even with the right cookie.
+    expect(expectError(await acs(attackers), 401, 'SAML_VALIDATION_FAILED').details).toMatchObject({ reason: 'in_response_to' });
+  });
+
+  it('threat: login CSRF into a browser that holds the cookie of its own pending sign-in: the attacker\'s response does not match it, refused alike', async () => {
+    const victimsLogin = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: { relay_state: `${APP}/home` } });
+    const victimsCookie = bindingSet(victimsLogin)!;
+    const attackers = await idpAnswer(mallory, { relay_state: `${APP}/home` });
+    expect(attackers.cookie).not.toBe(victimsCookie);
+    const before = await created();
+    const res = await acs({ fields: attackers.fields, cookie: victimsCookie });
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toBe(`${APP}/home#saml_error=SAML_VALIDATION_FAILED`);
+    expect(setCookies(res)).toEqual([`${BINDING}=; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=0`]);
+    expect(await created()).toEqual(before);
+    expect(await usersNamed(mallory.email!)).toBe(0);
+  });
+
+  it('threat: code theft: the attacker starts a browser sign-in and sends the victim the IdP URL; the victim signs in, and their browser (without the attacker\'s cookie) gets no code', async () => {
+    const start = await t.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: { relay_state: `${APP}/home` } });
+    const victimsBrowser = idp.browser();
+    const victims = posted(await victimsBrowser.visit(start.json().redirect_url, { username: teller.username, password: teller.password }));
+    const before = await created();
+    const res = await acs(victims);
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toBe(`${APP}/home#saml_error=SAML_VALIDATION_FAILED`);
+    expect(await created()).toEqual(before);
+  });
+
+  it('the happy path: the browser that started it posts the response with its cookie: a code, the cookie deleted', async () => {
+    const answer = await idpAnswer(teller, { relay_state: `${APP}/home` });
+    const before = await created();
+    const res = await acs(answer);
+    expect(res.statusCode, res.body).toBe(303);
+    expect(res.headers.location).toMatch(new RegExp(`^${APP}/home#saml_code=[A-Za-z0-9_-]{43}$`));
+    expect(setCookies(res)).toEqual([`${BINDING}=; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=0`]);
+    expect(await created()).toEqual({ ...before, codes: before.codes + 1 });
+  });
+
+  it('several sign-ins in parallel tabs of one browser: the newest login\'s cookie wins, the older one\'s response is refused', async () => {
+    const browser = idp.browser();
+    const older = await idpAnswer(teller, { relay_state: `${APP}/tab-1` }, browser);
+    const newer = await idpAnswer(teller, { relay_state: `${APP}/tab-2` }, browser);
+    const res = await acs({ fields: older.fields, cookie: newer.cookie! });
+    expect(res.headers.location).toBe(`${APP}/tab-1#saml_error=SAML_VALIDATION_FAILED`);
+    const ok = await acs(newer);
+    expect((ok.headers.location as string).startsWith(`${APP}/tab-2#saml_code=`)).toBe(true);
   });
 });
 

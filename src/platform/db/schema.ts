@@ -370,6 +370,8 @@ export interface SamlRequestsTable {
   channel: string;
   created_at: Timestamp;
   expires_at: Timestamp;
+  /** SHA-256 of the browser-binding cookie's nonce (migration 019); null for a request answered as JSON. */
+  browser_binding: Buffer | null;
 }
 
 /** Accepted SAML assertions, until they expire (migration 017): the replay cache. */

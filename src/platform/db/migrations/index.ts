@@ -17,6 +17,7 @@ import * as entities from './015-entities.js';
 import * as samlRequests from './016-saml-requests.js';
 import * as samlSignin from './017-saml-signin.js';
 import * as faq from './018-faq.js';
+import * as samlBrowserBinding from './019-saml-browser-binding.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ export const migrations: Record<string, Migration> = {
   '016-saml-requests': samlRequests,
   '017-saml-signin': samlSignin,
   '018-faq': faq,
+  '019-saml-browser-binding': samlBrowserBinding,
 };
 
 export const migrationProvider: MigrationProvider = {
