@@ -15,6 +15,7 @@ import { freePort, startPostgres, type RunningPostgres } from '../test/harness/p
 import type { RunningSlapd } from '../test/harness/slapd.js';
 import { createUser, login, type Tokens } from './lib/api.js';
 import { closeIdle, post } from './lib/client.js';
+import { faqSearchBench, FAQ_ARTICLES, FAQ_QUERIES } from './lib/faq.js';
 import { bareLdapLoad, configureLdap, serviceLdapLoad, startDirectory } from './lib/ldap.js';
 import { awaitQuiet, combineCpu, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
 import { cannon, cannonBodies, closedLoop, combineRates, type Rate } from './lib/load.js';
@@ -335,6 +336,13 @@ async function main(): Promise<void> {
   const loadedRss = rssMiB(server.pid);
   await server.stop();
 
+  console.log(`FAQ search at ${FAQ_ARTICLES} articles: the service's search and a naive ILIKE scan of the same rows, one query at a time, in turns (${LOAD.abRounds} turns of ${LOAD.abSeconds} s each, ${FAQ_QUERIES.length} queries in a loop) ...`);
+  const faqClient = new pg.Client({ connectionString: postgres.url('postgres') });
+  await faqClient.connect();
+  await faqClient.query('CREATE DATABASE strongroom_faq_bench');
+  await faqClient.end();
+  const faq = await faqSearchBench(postgres.url('strongroom_faq_bench'), { rounds: LOAD.abRounds, seconds: LOAD.abSeconds });
+
   console.log('Restarting Strongroom on the same database (nothing to bootstrap) ...');
   const restarted = await startStrongroom('strongroom (PostgreSQL, restart)', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
   await sleep(LOAD.idleSec * 1000);
@@ -379,6 +387,9 @@ async function main(): Promise<void> {
     // LDAP (issue 11): CPU/op is the server's on the service row and this process's on the bare loop.
     row({ key: 'ldap_bare_rps', label: 'ldapts search-and-bind loop (slapd)', figure: `${fmt(ldapBare.rate.perSec)} /s`, ratio: '1.00', target: 'baseline', met: null, value: ldapBare.rate.perSec }),
     row({ key: 'ldap_signin_rps', label: 'POST /auth/ldap/login (same slapd)', figure: `${fmt(ldapService.rate.perSec)} /s`, ratio: fmt(ldapRatio, 2), target: '>= 0.80 of ldapts', met: ldapRatio >= 0.8, value: ldapService.rate.perSec }, ldapService),
+    // FAQ (issue 13): query latency in this process, one query at a time (no HTTP), p99 of the worst turn.
+    row({ key: 'faq_ilike_p99_ms', label: `FAQ naive ILIKE scan, ${fmt(faq.articles)} articles, p99`, figure: `${fmt(faq.ilike.p99Ms, 2)} ms`, ratio: '1.00', target: 'baseline', met: null, value: faq.ilike.p99Ms }),
+    row({ key: 'faq_search_p99_ms', label: `FAQ search, ${fmt(faq.articles)} articles, p99`, figure: `${fmt(faq.search.p99Ms, 2)} ms`, ratio: fmt(faq.search.p99Ms / faq.ilike.p99Ms, 2), target: '<= 5 ms', met: faq.search.p99Ms <= 5, value: faq.search.p99Ms }),
     row({ key: 'idle_rss_mib', label: 'Idle RSS, first start (PostgreSQL)', figure: `${fmt(idleRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: idleRss <= 150, value: idleRss }),
     row({ key: 'idle_rss_restart_mib', label: 'Idle RSS, restart (PostgreSQL)', figure: `${fmt(restartRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: restartRss <= 150, value: restartRss }),
     // Transport encryption (issue 3 section 5). Ratios are to the baseline row just above, measured
@@ -401,6 +412,7 @@ async function main(): Promise<void> {
   console.log('Other load: share of the whole machine used by processes this bench did not start, during that row.');
   console.log(`Details: validate p50 ${fmt(validate.rate.p50Ms, 1)} ms, p99 ${fmt(validate.rate.p99Ms, 1)} ms; login p50 ${fmt(loginRate.rate.p50Ms)} ms; ` +
     `during the mixed run login ${fmt(mixedLogin?.perSec ?? 0, 2)} /s (${fmt((mixedLogin?.perSec ?? 0) / bcrypt.rate.perSec, 2)} of bcrypt), validate p50 ${fmt(mixedValidate.rate.p50Ms, 1)} ms; ` +
+    `FAQ search p50 ${fmt(faq.search.p50Ms, 2)} ms (${fmt(faq.search.perSec)} queries/s, ${faq.found.search}/${FAQ_QUERIES.length} queries found something), ILIKE p50 ${fmt(faq.ilike.p50Ms, 2)} ms (${faq.found.ilike}/${FAQ_QUERIES.length}); ` +
     `refresh p50 ${fmt(refresh.rate.p50Ms, 1)} ms, p99 ${fmt(refresh.rate.p99Ms, 1)} ms, PostgreSQL CPU ${fmt((1e6 * refresh.cpu.sec.postgres!) / refresh.rate.all)} us and load generator (this process) CPU ${fmt((1e6 * refresh.cpu.sec.bench!) / refresh.rate.all)} us per refresh; RSS after load ${fmt(loadedRss, 1)} MiB; PGlite idle RSS ${fmt(pgliteIdleRss, 1)} MiB.`);
   console.log(`Transport: encrypted validate p50 ${fmt(validateEnc.rate.p50Ms, 1)} ms, p99 ${fmt(validateEnc.rate.p99Ms, 1)} ms; admin users p50 ${fmt(listPlain.rate.p50Ms, 1)} ms plaintext, ${fmt(listEnc.rate.p50Ms, 1)} ms sealed; ` +
     `encrypted login p50 ${fmt(loginEnc.rate.p50Ms)} ms.`);
@@ -414,7 +426,7 @@ async function main(): Promise<void> {
     load: LOAD,
     rows: rows.map(({ key, label, value, ratio: r, target, met, cpuPerOp: c, otherLoad }) => ({ key, label, value, ratio: r === '' ? null : Number(r), target, met, cpu_per_op: c || null, other_load: otherLoad || null })),
     raw: {
-      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss,
+      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, faq, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss,
       transport: { validatePlaintext: validatePlain, validateEncrypted: validateEnc, adminUsers: listPlain, adminUsersEncrypted: listEnc, loginEncrypted: loginEnc, rsaUnwrap1: rsa1, rsaUnwrapThreads: rsaN, opensslSign1: openssl1, opensslSignMulti: opensslN, threads },
     },
     seconds: Math.round((Date.now() - started) / 1000),

@@ -2,24 +2,25 @@
  * FAQ search (issue 13 section 2), in SQL that runs alike on PostgreSQL and PGlite:
  *
  * 1. Full text: `websearch_to_tsquery('english', query)` (quotes for phrases, `or`, `-word`)
- *    against the stored tsvector of active articles; ranked by `ts_rank_cd` with the question
- *    (A) weighing 1, the keywords (B) 0.4 and the answer (C) 0.1, so a keyword match outranks an
- *    answer-only one and several mentions in a long answer do not outrank the question; plus 1
- *    when the query's words stand as a phrase in the question; ties by the article's `order`,
- *    then id.
+ *    against the stored tsvector of active articles (question, keywords, answer). Ranked on the
+ *    question and keywords alone: articles that have every word there first, then by `ts_rank`
+ *    there with the question (A) weighing 1 and the keywords (B) 0.4 (partial matches count),
+ *    plus 1 when the query's words stand as a phrase in the question; articles that match only
+ *    with their answer last. Ties by the article's `order`, then id.
  * 2. Nothing found: each query word of three letters or more that no active article contains is
  *    replaced by its nearest word in the articles' vocabulary (fewest edits, a swap of two letters
  *    counting as one; the most common word on a tie; candidates found by Levenshtein distance
- *    and trigram similarity), and the words are searched again as
- *    alternatives (any of them), so "blok my crad" finds the card-blocking article and says
+ *    and trigram similarity), and the corrected words are searched again: all of them, and if
+ *    that finds nothing, any of them. So "blok my crad" finds the card-blocking article and says
  *    `did_you_mean: "block card"`.
  *
- * The snippet is the answer's best passage (`ts_headline`), HTML-escaped, with the matched words
- * in `<mark>`: a help page can insert it as HTML, whatever an administrator typed.
+ * The snippet is the answer's best passage, HTML-escaped, with the matched words in `<mark>`
+ * (src/faq/snippet.ts): a help page can insert it as HTML, whatever an administrator typed.
  */
 import { sql } from 'kysely';
 import type { Db } from '../platform/db/database.js';
 import type { FaqCategory } from './categories.js';
+import { queryLexemes, snippet } from './snippet.js';
 
 export interface SearchHit {
   id: number;
@@ -41,48 +42,54 @@ export interface SearchResult {
   didYouMean: string | null;
 }
 
-// Control characters cannot appear in an article (refused on input), so they mark the matches
-// unambiguously until the snippet is escaped.
-const START = '\u0002';
-const STOP = '\u0003';
-const HEADLINE_OPTIONS = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWords=12, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "`;
-const WEIGHTS = '{0.05, 0.1, 0.4, 1.0}'; // D, C, B, A (ts_rank_cd's order)
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** HTML-escapes the headline, then turns the match markers into `<mark>` elements. */
-export function snippetHtml(headline: string): string {
-  return headline.replace(/[&<>"']/g, (c) => ESCAPES[c]!).replaceAll(START, '<mark>').replaceAll(STOP, '</mark>');
-}
+const WEIGHTS = '{0.05, 0.1, 0.4, 1.0}'; // weights of D, C, B, A, in ts_rank's order (head holds only A and B)
 
 /** The words of a query as the vocabulary holds them: lower case, letters and digits only. */
 export function queryWords(query: string): string[] {
   return [...new Set(query.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 16);
 }
 
-type Row = Omit<SearchHit, 'snippet' | 'category'> & { category: string; headline: string; total: string | number };
+type Row = Omit<SearchHit, 'snippet' | 'category'> & { category: string; lexemes: string; total: string | number };
 
 async function run(db: Db, tsquery: ReturnType<typeof sql<unknown>>, phrase: string, category: FaqCategory | undefined, limit: number, offset: number): Promise<{ total: number; hits: SearchHit[] }> {
-  // The words as a phrase in the question (its weight-A part of the stored vector) add 1: "I lost
-  // my card" before "replace a lost or damaged card" for "lost my card".
+  // Two tiers, each found through its own GIN index (exact for these queries, so no article's
+  // full vector is ever read):
+  // - articles with every word in the question or keywords (`head`): 1, plus ts_rank there (the
+  //   question weighing 1, the keywords 0.4), plus 1 when the words stand as a phrase in the
+  //   question ("I lost my card" before "replace a lost or damaged card");
+  // - only when those do not fill the page, the articles that match with their answer: ts_rank
+  //   on their head (the more of the words there, the higher), so below every first-tier one.
+  // The total counts both. Ranked narrow (id, order, rank), then the page's articles joined back.
+  const within = category === undefined ? sql`` : sql`AND f.category = ${category}`;
   const { rows } = await sql<Row>`
-    WITH q AS (SELECT ${tsquery} AS query, phraseto_tsquery('english', ${phrase}) AS phrase),
-    matched AS (
-      SELECT f.id, f.question, f.answer, f.category, f.keywords, f.helpful_count, f.unhelpful_count,
-             ts_rank_cd(${WEIGHTS}::float4[], f.search, q.query)
-               + CASE WHEN numnode(q.phrase) > 1 AND ts_filter(f.search, '{a}') @@ q.phrase THEN 1 ELSE 0 END AS rank,
-             f."order", count(*) OVER () AS total
+    WITH q0 AS (SELECT ${tsquery} AS query, phraseto_tsquery('english', ${phrase}) AS phrase),
+    -- A query with a negation ("card -atm") can match the head and not the whole article.
+    q AS (SELECT query, phrase, strpos(query::text, '!') > 0 AS negates FROM q0),
+    head_hits AS (
+      SELECT f.id, f."order",
+             1 + ts_rank(${WEIGHTS}::float4[], f.head, q.query)
+               + CASE WHEN numnode(q.phrase) > 1 AND ts_filter(f.head, '{a}') @@ q.phrase THEN 1 ELSE 0 END AS rank
       FROM faqs f, q
-      WHERE f.is_active AND f.search @@ q.query ${category === undefined ? sql`` : sql`AND f.category = ${category}`}
-      ORDER BY rank DESC, f."order", f.id
+      WHERE f.is_active AND f.head @@ q.query AND (NOT q.negates OR f.search @@ q.query) ${within}
+    ),
+    answer_hits AS (
+      SELECT f.id, f."order", ts_rank(${WEIGHTS}::float4[], f.head, q.query) AS rank
+      FROM faqs f, q
+      WHERE (SELECT count(*) FROM head_hits) < ${offset + limit}
+        AND f.is_active AND f.search @@ q.query AND NOT f.head @@ q.query ${within}
+    ),
+    total AS (SELECT count(*) AS n FROM faqs f, q WHERE f.is_active AND f.search @@ q.query ${within}),
+    ranked AS (
+      SELECT * FROM head_hits UNION ALL SELECT * FROM answer_hits
+      ORDER BY rank DESC, "order", id
       LIMIT ${limit} OFFSET ${offset}
     )
-    SELECT m.id, m.question, m.answer, m.category, m.keywords, m.helpful_count, m.unhelpful_count, m.total,
-           ts_headline('english', m.answer, q.query, ${HEADLINE_OPTIONS}) AS headline
-    FROM matched m, q
-    ORDER BY m.rank DESC, m."order", m.id`.execute(db);
+    SELECT f.id, f.question, f.answer, f.category, f.keywords, f.helpful_count, f.unhelpful_count, total.n AS total, q.query::text AS lexemes
+    FROM ranked r JOIN faqs f ON f.id = r.id, q, total
+    ORDER BY r.rank DESC, r."order", r.id`.execute(db);
   const total = rows.length === 0 ? 0 : Number(rows[0]!.total);
-  const hits = rows.map(({ headline, total: _t, ...r }) => ({ ...r, category: r.category as FaqCategory, snippet: snippetHtml(headline) }));
+  const lexemes = rows.length === 0 ? [] : queryLexemes(rows[0]!.lexemes);
+  const hits = rows.map(({ lexemes: _l, total: _t, ...r }) => ({ ...r, category: r.category as FaqCategory, snippet: snippet(r.answer, lexemes) }));
   return { total, hits };
 }
 
@@ -129,7 +136,8 @@ async function correct(db: Db, words: string[]): Promise<string[]> {
     CROSS JOIN LATERAL (
       SELECT v.word, v.ndoc FROM faq_words v
       WHERE v.word = w.input
-         OR (left(v.word, 1) = left(w.input, 1) AND abs(length(v.word) - length(w.input)) <= w.max_distance
+         OR (left(v.word, 1) = left(w.input, 1)
+             AND length(v.word) BETWEEN length(w.input) - w.max_distance AND length(w.input) + w.max_distance
              AND levenshtein_less_equal(v.word, w.input, w.max_distance) <= w.max_distance)
          OR v.word % w.input
       ORDER BY levenshtein(v.word, w.input), v.ndoc DESC
@@ -138,18 +146,37 @@ async function correct(db: Db, words: string[]): Promise<string[]> {
   return inputs.map((input) => nearest(input, rows.filter((r) => r.input === input))).filter((b): b is string => b !== null);
 }
 
+/**
+ * One search, in one transaction whose planner is told not to scan the table: for a common word
+ * the sequential scan looks as cheap as the index to PostgreSQL's cost model, but it must
+ * decompress every article's vector to test it (8 ms at 5,000 articles, where the index takes
+ * under 1 ms; docs/benchmarks.md).
+ */
 export async function searchFaqs(db: Db, opts: { query: string; category?: FaqCategory; limit: number; offset?: number }): Promise<SearchResult> {
+  return db.transaction().execute((trx) => searchIn(trx, opts));
+}
+
+/** For the rest of this transaction, the planner takes an index wherever there is one (see `searchFaqs`). */
+async function noTableScans(trx: Db): Promise<void> {
+  await sql`SELECT set_config('enable_seqscan', 'off', true)`.execute(trx);
+}
+
+async function searchIn(db: Db, opts: { query: string; category?: FaqCategory; limit: number; offset?: number }): Promise<SearchResult> {
   const offset = opts.offset ?? 0;
+  await noTableScans(db);
   const exact = await run(db, sql`websearch_to_tsquery('english', ${opts.query})`, opts.query, opts.category, opts.limit, offset);
   if (exact.total > 0) return { ...exact, match: 'exact', didYouMean: null };
 
   const words = queryWords(opts.query);
   const corrected = await correct(db, words);
   if (corrected.length === 0) return { total: 0, hits: [], match: 'fuzzy', didYouMean: null };
-  // Alternatives of plain words: websearch syntax, with nothing a word could inject (letters and digits only).
-  const fuzzy = await run(db, sql`websearch_to_tsquery('english', ${corrected.join(' or ')})`, corrected.join(' '), opts.category, opts.limit, offset);
+  // The corrected words, all of them first (what the reader meant, if the typos were the only
+  // problem), else any of them. Plain words joined by websearch syntax: a word is letters and
+  // digits only, so nothing can inject an operator.
   const changed = corrected.join(' ') !== words.filter((w) => w.length >= 3).join(' ');
-  return { ...fuzzy, match: 'fuzzy', didYouMean: changed && fuzzy.total > 0 ? corrected.join(' ') : null };
+  const allWords = changed ? await run(db, sql`websearch_to_tsquery('english', ${corrected.join(' ')})`, corrected.join(' '), opts.category, opts.limit, offset) : { total: 0, hits: [] };
+  const found = allWords.total > 0 ? allWords : await run(db, sql`websearch_to_tsquery('english', ${corrected.join(' or ')})`, corrected.join(' '), opts.category, opts.limit, offset);
+  return { ...found, match: 'fuzzy', didYouMean: changed && found.total > 0 ? corrected.join(' ') : null };
 }
 
 /** Rebuilds the vocabulary the typo fallback corrects against; call after any change to the articles, in its transaction. */
