@@ -127,7 +127,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
       bodyLimit: IMPORT_BODY_LIMIT,
       schema: {
         tags, security, summary: 'Import articles from JSON or CSV (permission faq.manage)',
-        description: `All or nothing. \`{faqs: [...]}\` (what the JSON export gives) or \`{csv: "..."}\` (what the CSV export gives; columns in any order, \`question\`, \`answer\` and \`category\` required, counters ignored). An item with \`id\` updates that article; without it one is created. At most ${IMPORT_MAX_ITEMS} items, 8 MiB. Any bad row: 422 FAQ_IMPORT_INVALID with \`details.problems\` \`[{row, field, message}]\` (rows from 1) and nothing imported. Audited as FAQ_IMPORTED.`,
+        description: `All or nothing. \`{faqs: [...]}\` (what the JSON export gives) or \`{csv: "..."}\` (what the CSV export gives; columns in any order, \`question\`, \`answer\` and \`category\` required, counters ignored). An item with \`id\` updates that article (the fields it gives; a CSV's empty \`order\` or \`is_active\` cell changes nothing); without it one is created. At most ${IMPORT_MAX_ITEMS} items, 8 MiB. Any bad row: 422 FAQ_IMPORT_INVALID with \`details.problems\` \`[{row, field, message}]\` (rows from 1) and nothing imported. Audited as FAQ_IMPORTED.`,
         body: Type.Union([
           Type.Object({ faqs: Type.Array(ImportItem, { minItems: 1, maxItems: IMPORT_MAX_ITEMS }) }, { additionalProperties: false }),
           Type.Object({ csv: Type.String({ minLength: 1, maxLength: IMPORT_BODY_LIMIT }) }, { additionalProperties: false }),
@@ -138,14 +138,15 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
     }, async (request) => {
       const body = request.body as { faqs: FaqInputItem[] } | { csv: string };
       let items: FaqInputItem[];
+      let rows: number[] | undefined;
       if ('csv' in body) {
         const parsed = s.faqAdmin.fromCsv(body.csv);
-        if (parsed.length > 0 && 'row' in parsed[0]!) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: parsed.slice(0, 100), problem_count: parsed.length });
-        items = parsed as FaqInputItem[];
+        if ('problems' in parsed) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: parsed.problems.slice(0, 100), problem_count: parsed.problems.length });
+        ({ items, rows } = parsed);
         if (items.length === 0) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: [{ row: 1, field: '(csv)', message: 'has no articles' }], problem_count: 1 });
-        if (items.length > IMPORT_MAX_ITEMS) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: [{ row: IMPORT_MAX_ITEMS + 1, field: '(csv)', message: `more than ${IMPORT_MAX_ITEMS} articles` }], problem_count: 1 });
+        if (items.length > IMPORT_MAX_ITEMS) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: [{ row: rows[IMPORT_MAX_ITEMS]!, field: '(csv)', message: `more than ${IMPORT_MAX_ITEMS} articles` }], problem_count: 1 });
       } else items = body.faqs;
-      const r = await s.faqAdmin.import(await who(request), items, 'csv' in body ? 'csv' : 'json');
+      const r = await s.faqAdmin.import(await who(request), items, 'csv' in body ? 'csv' : 'json', rows);
       return { status: 'success' as const, ...r };
     });
   };

@@ -10,6 +10,7 @@ import type { Db } from '../platform/db/database.js';
 import type { RequestActor } from '../sessions/guard.js';
 import type { FaqCategory } from './categories.js';
 import { CsvError, parseCsv, toCsv } from './csv.js';
+import { CommonErrors } from '../platform/errors.js';
 import { FaqErrors } from './errors.js';
 import { FaqInput } from './schemas.js';
 import type { FaqFields, FaqRow, FaqStore } from './store.js';
@@ -31,8 +32,31 @@ export interface Who {
   context: AuditContext;
 }
 
-function fields(item: FaqInputItem): FaqFields {
-  return { question: item.question.trim(), answer: item.answer.trim(), category: item.category, keywords: item.keywords ?? '', order: item.order ?? 0, is_active: item.is_active ?? true };
+/** The text fields trimmed; what is blank once trimmed (a question of spaces) named, for a 422. */
+function trimmed<T extends { question?: string; answer?: string }>(item: T): { value: T; blank: Array<{ field: string; message: string }> } {
+  const value = { ...item, ...(item.question === undefined ? {} : { question: item.question.trim() }), ...(item.answer === undefined ? {} : { answer: item.answer.trim() }) };
+  const blank = [
+    ...(value.question !== undefined && value.question.length < 5 ? [{ field: 'question', message: 'must have at least 5 characters besides spaces' }] : []),
+    ...(value.answer !== undefined && value.answer.length < 1 ? [{ field: 'answer', message: 'must not be blank' }] : []),
+  ];
+  return { value, blank };
+}
+
+function checked<T extends { question?: string; answer?: string }>(item: T): T {
+  const { value, blank } = trimmed(item);
+  if (blank.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: blank.map((b) => ({ location: 'body', ...b })) });
+  return value;
+}
+
+/** A new article: the defaults of what was not given. */
+function newFields(item: FaqInputItem): FaqFields {
+  return { question: item.question, answer: item.answer, category: item.category, keywords: item.keywords ?? '', order: item.order ?? 0, is_active: item.is_active ?? true };
+}
+
+/** An update: only what was given (an import row without `keywords` keeps the article's). */
+function givenFields(item: FaqInputItem): Partial<FaqFields> {
+  const { id: _id, ...rest } = item;
+  return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<FaqFields>;
 }
 
 export class FaqAdmin {
@@ -52,15 +76,16 @@ export class FaqAdmin {
   }
 
   async create(who: Who, item: FaqInputItem): Promise<FaqRow> {
-    return this.audited(who, 'FAQ_CREATED', (r) => ({ faq_id: r.id, category: r.category }), async (trx) => (await this.deps.store.insert(trx, [fields(item)]))[0]!);
+    const value = checked(item);
+    return this.audited(who, 'FAQ_CREATED', (r) => ({ faq_id: r.id, category: r.category }), async (trx) => (await this.deps.store.insert(trx, [newFields(value)]))[0]!);
   }
 
   /** The changed article; 404 when no article has the id. A change of `is_active` is audited as a delete or restore. */
   async update(who: Who, id: number, change: Partial<FaqFields>): Promise<FaqRow> {
     const event: AuditEvent = change.is_active === false ? 'FAQ_DELETED' : change.is_active === true ? 'FAQ_RESTORED' : 'FAQ_UPDATED';
-    const trimmed = { ...change, ...(change.question === undefined ? {} : { question: change.question.trim() }), ...(change.answer === undefined ? {} : { answer: change.answer.trim() }) };
+    const value = checked(change);
     const row = await this.deps.db.transaction().execute(async (trx) => {
-      const updated = await this.deps.store.update(trx, id, trimmed);
+      const updated = await this.deps.store.update(trx, id, value);
       if (!updated) return undefined;
       await this.deps.store.changed(trx);
       await this.deps.audit.record({ ...who.context, eventType: event, status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: { faq_id: id, fields: Object.keys(change).sort() } }, trx);
@@ -89,23 +114,24 @@ export class FaqAdmin {
   }
 
   /** CSV rows (header first, naming columns of EXPORT_COLUMNS in any order) as import items, or the problems found. */
-  fromCsv(text: string): FaqInputItem[] | Problem[] {
+  fromCsv(text: string): { items: FaqInputItem[]; rows: number[] } | { problems: Problem[] } {
     let rows: string[][];
     try {
       rows = parseCsv(text);
     } catch (err) {
-      if (err instanceof CsvError) return [{ row: err.row, field: '(csv)', message: err.message }];
+      if (err instanceof CsvError) return { problems: [{ row: err.row, field: '(csv)', message: err.message }] };
       throw err;
     }
     const [header, ...records] = rows;
-    if (!header) return [{ row: 0, field: '(csv)', message: 'is empty: a header line is needed' }];
+    if (!header) return { problems: [{ row: 0, field: '(csv)', message: 'is empty: a header line is needed' }] };
     const names = header.map((h) => h.trim().toLowerCase());
     const problems: Problem[] = [];
     for (const required of ['question', 'answer', 'category']) if (!names.includes(required)) problems.push({ row: 0, field: required, message: 'column is missing' });
     const unknown = names.filter((n) => !(EXPORT_COLUMNS as readonly string[]).includes(n));
     for (const n of unknown) problems.push({ row: 0, field: n, message: 'is not a column of the FAQ' });
-    if (problems.length > 0) return problems;
+    if (problems.length > 0) return { problems };
     const items: FaqInputItem[] = [];
+    const rowNumbers: number[] = [];
     records.forEach((record, i) => {
       if (record.length === 1 && record[0] === '') return; // a blank line
       if (record.length !== names.length) {
@@ -118,49 +144,60 @@ export class FaqAdmin {
         if (name === 'helpful_count' || name === 'unhelpful_count') return; // counters are the readers', never imported
         if (name === 'id') {
           if (v !== '') item.id = /^[0-9]{1,10}$/.test(v) ? Number(v) : v;
-        } else if (name === 'order') item.order = /^[0-9]{1,7}$/.test(v) ? Number(v) : v;
-        else if (name === 'is_active') item.is_active = v === '' ? true : v === 'true' ? true : v === 'false' ? false : v;
-        else item[name] = v;
+        } else if (name === 'order') {
+          if (v !== '') item.order = /^[0-9]{1,7}$/.test(v) ? Number(v) : v;
+        } else if (name === 'is_active') {
+          const b = v.trim().toLowerCase(); // a spreadsheet writes TRUE and FALSE
+          if (b !== '') item.is_active = b === 'true' ? true : b === 'false' ? false : v;
+        } else item[name] = v;
       });
       items.push(item as FaqInputItem);
+      rowNumbers.push(i + 1);
     });
-    return problems.length > 0 ? problems : items;
+    return problems.length > 0 ? { problems } : { items, rows: rowNumbers };
   }
 
   /**
    * Imports all or nothing: items with an `id` update that article, the others are created.
    * 422 FAQ_IMPORT_INVALID naming every bad row (numbered from 1), including ids that do not exist.
    */
-  async import(who: Who, items: FaqInputItem[], format: 'json' | 'csv'): Promise<{ created: number; updated: number }> {
+  async import(who: Who, input: FaqInputItem[], format: 'json' | 'csv', rowNumbers?: number[]): Promise<{ created: number; updated: number }> {
+    const rowOf = (i: number): number => rowNumbers?.[i] ?? i + 1;
     const problems: Problem[] = [];
-    items.forEach((item, i) => {
+    const items = input.map((item, i) => {
       const { id, ...rest } = item;
-      if (id !== undefined && !(Number.isInteger(id) && id >= 1 && id <= 2_147_483_647)) problems.push({ row: i + 1, field: 'id', message: 'must be a whole number from 1' });
+      if (id !== undefined && !(Number.isInteger(id) && id >= 1 && id <= 2_147_483_647)) problems.push({ row: rowOf(i), field: 'id', message: 'must be a whole number from 1' });
       if (!this.validItem(rest)) {
         for (const e of this.validItem.errors ?? []) {
           const field = (e.instancePath.replace(/^\//, '') || String(e.params.missingProperty ?? e.params.additionalProperty ?? '(row)'));
-          problems.push({ row: i + 1, field, message: e.params.additionalProperty ? 'is not allowed' : (e.message ?? 'is invalid') });
+          problems.push({ row: rowOf(i), field, message: e.params.additionalProperty ? 'is not allowed' : (e.message ?? 'is invalid') });
         }
+        return item;
       }
+      const { value, blank } = trimmed(item);
+      for (const b of blank) problems.push({ row: rowOf(i), ...b });
+      return value;
     });
     const ids = items.map((i) => i.id).filter((id): id is number => typeof id === 'number');
     const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
-    for (const id of new Set(repeated)) problems.push({ row: items.findIndex((x) => x.id === id) + 1, field: 'id', message: `${id} appears more than once` });
+    for (const id of new Set(repeated)) problems.push({ row: rowOf(items.findIndex((x) => x.id === id)), field: 'id', message: `${id} appears more than once` });
     if (problems.length > 0) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: problems.slice(0, 100), problem_count: problems.length });
 
-    return this.audited(who, 'FAQ_IMPORTED', (r) => ({ format, ...r }), async (trx) => {
+    const AUDITED_IDS = 1000;
+    type Imported = { created: number; updated: number; createdIds: number[]; updatedIds: number[] };
+    return this.audited<Imported>(who, 'FAQ_IMPORTED', (r) => ({ format, created: r.created, updated: r.updated, created_ids: r.createdIds.slice(0, AUDITED_IDS), updated_ids: r.updatedIds.slice(0, AUDITED_IDS) }), async (trx) => {
       const existing = await this.deps.store.categoriesOf(trx, ids);
-      const missing = items.map((item, i) => ({ item, row: i + 1 })).filter(({ item }) => item.id !== undefined && !existing.has(item.id));
+      const missing = items.map((item, i) => ({ item, row: rowOf(i) })).filter(({ item }) => item.id !== undefined && !existing.has(item.id));
       if (missing.length > 0) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: missing.slice(0, 100).map(({ item, row }) => ({ row, field: 'id', message: `no article has id ${item.id}` })), problem_count: missing.length });
-      const created = await this.deps.store.insert(trx, items.filter((i) => i.id === undefined).map(fields));
-      let updated = 0;
+      const created = await this.deps.store.insert(trx, items.filter((i) => i.id === undefined).map(newFields));
+      const updatedIds: number[] = [];
       for (const item of items) {
         if (item.id === undefined) continue;
-        await this.deps.store.update(trx, item.id, fields(item));
-        updated++;
+        await this.deps.store.update(trx, item.id, givenFields(item));
+        updatedIds.push(item.id);
       }
-      return { created: created.length, updated };
-    });
+      return { created: created.length, updated: updatedIds.length, createdIds: created.map((c) => c.id), updatedIds };
+    }).then(({ created, updated }) => ({ created, updated }));
   }
 
   /**
@@ -171,7 +208,7 @@ export class FaqAdmin {
     return this.audited(who, 'FAQ_IMPORTED', (r) => ({ format: 'starter', ...r }), async (trx) => {
       const existing = new Set((await this.deps.store.questions(trx)).map((q) => q.toLowerCase()));
       const fresh = articles.filter((a) => !existing.has(a.question.trim().toLowerCase()));
-      await this.deps.store.insert(trx, fresh.map(fields));
+      await this.deps.store.insert(trx, fresh.map(newFields));
       return { created: fresh.length, skipped: articles.length - fresh.length };
     });
   }

@@ -4,10 +4,12 @@
  *
  * Export guards against formula injection (OWASP "CSV Injection"): a field that starts with `=`,
  * `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`, so a spreadsheet shows it as
- * text. Import removes exactly that prefix again, so an export imports back unchanged.
+ * text; so is one that starts with `'`. Import removes one such prefix again, so an export
+ * imports back unchanged, whatever the text.
  */
 
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** What export prefixes with a `'`: a formula's first character, or a `'` itself (so the import, which removes one, gives it back). */
+const GUARDED = /^[=+\-@\t\r']/;
 
 export class CsvError extends Error {
   constructor(readonly row: number, message: string) {
@@ -24,7 +26,7 @@ export function parseCsv(text: string): string[][] {
   let i = 0;
   const src = text.startsWith('\uFEFF') ? text.slice(1) : text; // a spreadsheet's byte-order mark
   const endField = (): void => {
-    row.push(FORMULA_START.test(field.slice(1)) && field.startsWith("'") ? field.slice(1) : field);
+    row.push(field.startsWith("'") && GUARDED.test(field.slice(1)) ? field.slice(1) : field);
     field = '';
   };
   while (i < src.length) {
@@ -67,7 +69,7 @@ export function parseCsv(text: string): string[][] {
 
 function cell(value: string | number | boolean): string {
   let s = String(value);
-  if (typeof value === 'string' && FORMULA_START.test(s)) s = `'${s}`;
+  if (typeof value === 'string' && GUARDED.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 

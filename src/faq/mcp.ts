@@ -13,13 +13,14 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import Type from 'typebox';
 import { z } from 'zod';
 import { AppError, CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import { signedInAccount, type Guard } from '../sessions/guard.js';
 import { CATEGORY_LABELS, FAQ_CATEGORIES } from './categories.js';
-import { QUERY_MAX_LENGTH, SEARCH_LIMIT_MAX } from './schemas.js';
+import { QUERY_MAX_LENGTH, QUERY_PATTERN, SEARCH_LIMIT_MAX } from './schemas.js';
 import type { FaqService } from './service.js';
 
 export const AI_CHAT_PERMISSION = 'access_ai_chat';
@@ -48,7 +49,7 @@ export function faqMcpServer(faq: FaqService, version: string): McpServer {
     title: 'Search the bank\'s FAQ',
     description: `Searches the bank's help articles and returns the best matches first, with their full answers. Use it to answer a customer's question from the bank's own articles. Categories: ${categoryList}.`,
     inputSchema: {
-      query: z.string().min(1).max(QUERY_MAX_LENGTH).describe('The customer\'s question or key words, e.g. "lost my card". Web-search syntax works: "exact phrase", or, -exclude.'),
+      query: z.string().min(1).max(QUERY_MAX_LENGTH).regex(new RegExp(QUERY_PATTERN, 'u'), 'needs some text and no control characters').describe('The customer\'s question or key words, e.g. "lost my card". Web-search syntax works: "exact phrase", or, -exclude.'),
       category: category.optional().describe('Only articles of this category.'),
       limit: z.number().int().min(1).max(SEARCH_LIMIT_MAX).optional().describe(`How many results, default 10, at most ${SEARCH_LIMIT_MAX}.`),
     },
@@ -146,7 +147,10 @@ export function mcpRoutes(s: McpDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'Model Context Protocol endpoint (Streamable HTTP, stateless)',
         description: `JSON-RPC 2.0 messages of MCP: \`initialize\`, \`tools/list\`, \`tools/call\` of \`search_faqs\`, \`get_faq_categories\` and \`get_faq_by_category\` (SPEC "FAQ assistant tools"). Send \`Accept: application/json, text/event-stream\`; answers are JSON. Needs a bearer access token with the permission \`${AI_CHAT_PERMISSION}\`: 401 (with \`WWW-Authenticate\`) without a valid one, 403 without the permission. Never encrypted (MCP clients do not speak the transport encryption).`,
-        response: errors(401, 403, 406, 413, 415, 429),
+        // One JSON-RPC message per request: a batch (an array; MCP 2025-06-18 has none) would spend
+        // one rate-limit slot on up to a hundred searches.
+        body: Type.Object({ jsonrpc: Type.Literal('2.0'), method: Type.Optional(Type.String({ maxLength: 128 })) }, { additionalProperties: true, description: 'One JSON-RPC 2.0 message of MCP (no batches).' }),
+        response: errors(400, 401, 403, 406, 413, 415, 422, 429),
       },
       onRequest: authorise,
       config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
@@ -155,8 +159,8 @@ export function mcpRoutes(s: McpDeps): FastifyPluginAsync {
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       try {
         await server.connect(transport);
-        const url = `http://${request.hostname || 'localhost'}${request.url}`;
-        const response = await transport.handleRequest(new Request(url, { method: 'POST', headers: headersOf(request) }), {
+        // The URL only carries the path to the SDK; the Host header is the client's to garble.
+        const response = await transport.handleRequest(new Request('http://localhost/mcp', { method: 'POST', headers: headersOf(request) }), {
           parsedBody: request.body,
           authInfo: { token: request.auth!.token, clientId: request.auth!.claims.user_id, scopes: request.auth!.claims.permissions },
         });

@@ -1,18 +1,19 @@
 /**
  * SPEC "FAQ (REST)": search, categories, a category, an article, and feedback. Public: a help page
  * is read before sign-in (docs/decisions.md "FAQ"). Feedback counts one vote per voter per
- * article: the signed-in user when a bearer token comes with it, otherwise the client's network
- * (an HMAC of it, never the address); it is rate limited per network and per user.
+ * article: the signed-in user when a bearer token comes with it (who may change it), otherwise
+ * the client's site, an IPv4 address or IPv6 /48 (an HMAC of it, never the address; its first
+ * vote stands); it is rate limited per network and per user.
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
-import { clientNetwork } from '../policy/network.js';
+import { clientSite } from '../policy/network.js';
 import { signedInAccount, type Guard } from '../sessions/guard.js';
 import { CATEGORY_LABELS } from './categories.js';
-import { Category, CategoriesResponse, CategoryResponse, Faq, FaqIdParams, presentFaq, QUERY_MAX_LENGTH, SEARCH_LIMIT_MAX, SearchResponse, VoteResponse } from './schemas.js';
+import { Category, CategoriesResponse, CategoryResponse, Faq, FaqIdParams, presentFaq, QUERY_MAX_LENGTH, QUERY_PATTERN, SEARCH_LIMIT_MAX, SearchResponse, VoteResponse } from './schemas.js';
 import type { FaqService } from './service.js';
 import type { Vote } from './store.js';
 
@@ -25,19 +26,24 @@ export interface FaqRouteDeps {
 const tags = ['FAQ'];
 
 export const SearchBody = Type.Object({
-  query: Type.String({ minLength: 1, maxLength: QUERY_MAX_LENGTH, pattern: '\\S', description: 'Words to find; web-search syntax: `"exact phrase"`, `or`, `-exclude`.', examples: ['lost my card'] }),
+  query: Type.String({ minLength: 1, maxLength: QUERY_MAX_LENGTH, pattern: QUERY_PATTERN, description: 'Words to find; web-search syntax: `"exact phrase"`, `or`, `-exclude`.', examples: ['lost my card'] }),
   category: Type.Optional(Category),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10, description: `Default 10, at most ${SEARCH_LIMIT_MAX} (SPEC); more is refused with 422, not cut.` })),
 }, { additionalProperties: false, examples: [{ query: 'lost my card' }, { query: 'transfer limit', category: 'transfers', limit: 5 }] });
 
 export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
+  /** A bearer token is optional; one that comes must be valid (401 otherwise, never quietly anonymous). */
+  const optionalSignIn = async (request: FastifyRequest): Promise<void> => {
+    if (request.headers.authorization !== undefined) await s.guard.authenticate(request);
+  };
+
   /** A signed-in reader votes as themselves (an invalid token is refused, not ignored); anyone else as their network. */
   const voterOf = async (request: FastifyRequest): Promise<string> => {
     if (request.headers.authorization !== undefined) {
       await s.guard.authenticate(request);
       return `user:${request.auth!.claims.user_id}`;
     }
-    return `net:${s.ipHasher.hex(clientNetwork(request.ip))}`;
+    return `net:${s.ipHasher.hex(clientSite(request.ip))}`;
   };
 
   return async (instance) => {
@@ -51,6 +57,8 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
         response: { 200: SearchResponse, ...errors(400, 413, 415, 422) },
       },
       config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
+      // Before the rate limit, so that a signed-in reader is counted per user too.
+      preHandler: optionalSignIn,
     }, async (request) => {
       const { query, category, limit = 10 } = request.body;
       const r = await s.faq.search(query, { category, limit });
@@ -89,15 +97,13 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
       app.post(`/api/v1/faq/:faq_id/${vote}`, {
         schema: {
           tags, summary: `Mark an article ${vote}`,
-          description: `Counts one vote per voter per article: the signed-in user (with a bearer token) or else the client's network. The same vote again changes nothing (\`counted: false\`); the other vote moves the voter's one from the other counter. No body. An unknown or soft-deleted article is 404 FAQ_NOT_FOUND; an invalid bearer token is 401. Public.`,
+          description: `Counts one vote per voter per article: the signed-in user (with a bearer token) or else the client's site (an IPv4 address or an IPv6 /48). The same vote again changes nothing (\`counted: false\`); a signed-in user's other vote moves their one from the other counter, while an anonymous site's first vote stands (\`counted: false\`: readers behind one NAT cannot flip each other's). No body. An unknown or soft-deleted article is 404 FAQ_NOT_FOUND; an invalid bearer token is 401. Public.`,
           params: FaqIdParams,
           response: { 200: VoteResponse, ...errors(401, 404, 422) },
         },
         config: { rateLimit: { group: 'faq_feedback', account: signedInAccount } },
         // Before the rate limit, so that a signed-in voter is counted per user too.
-        preHandler: async (request) => {
-          if (request.headers.authorization !== undefined) await s.guard.authenticate(request);
-        },
+        preHandler: optionalSignIn,
       }, async (request) => {
         const r = await s.faq.vote(request.params.faq_id, await voterOf(request), vote);
         return { id: r.row.id, helpful_count: r.row.helpful_count, unhelpful_count: r.row.unhelpful_count, your_vote: vote, counted: r.counted };

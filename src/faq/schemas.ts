@@ -7,6 +7,9 @@ import type { FaqRow } from './store.js';
 const ONE_LINE = '^[^\\u0000-\\u001F\\u007F]*$';
 const MULTI_LINE = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$';
 
+/** A search query: some text besides spaces, and no control character but tab and line breaks (PostgreSQL refuses NUL). */
+export const QUERY_PATTERN = '^(?=[^]*\\S)[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$';
+
 export const SEARCH_LIMIT_MAX = 50;
 export const QUERY_MAX_LENGTH = 200;
 
@@ -102,7 +105,7 @@ export const VoteResponse = Type.Object({
   id: Type.Integer({ examples: [31] }),
   ...Counts,
   your_vote: Type.Union([Type.Literal('helpful'), Type.Literal('unhelpful')]),
-  counted: Type.Boolean({ description: 'false when this voter had already given this vote: nothing changed. A changed vote moves one from the other counter.' }),
+  counted: Type.Boolean({ description: 'false when nothing changed: this voter had given this vote already, or an anonymous site (whose first vote stands) gave the other one. A signed-in user\'s changed vote moves their one from the other counter.' }),
 });
 
 export const FaqIdParams = Type.Object({ faq_id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });

@@ -10,9 +10,10 @@
  * 2. Nothing found: each query word of three letters or more that no active article contains is
  *    replaced by its nearest word in the articles' vocabulary (fewest edits, a swap of two letters
  *    counting as one; the most common word on a tie; candidates found by Levenshtein distance
- *    and trigram similarity), and the corrected words are searched again: all of them, and if
- *    that finds nothing, any of them. So "blok my crad" finds the card-blocking article and says
- *    `did_you_mean: "block card"`.
+ *    and trigram similarity), and the query is searched again with its words corrected (its
+ *    exclusions and phrases kept), and if that finds nothing, for any of the corrected words it
+ *    does not exclude. So "blok my crad" finds the card-blocking article and says
+ *    `did_you_mean: "block my card"`.
  *
  * The snippet is the answer's best passage, HTML-escaped, with the matched words in `<mark>`
  * (src/faq/snippet.ts): a help page can insert it as HTML, whatever an administrator typed.
@@ -44,14 +45,35 @@ export interface SearchResult {
 
 const WEIGHTS = '{0.05, 0.1, 0.4, 1.0}'; // weights of D, C, B, A, in ts_rank's order (head holds only A and B)
 
-/** The words of a query as the vocabulary holds them: lower case, letters and digits only. */
+/** No word is longer (Levenshtein in PostgreSQL takes at most 255; no banking word comes near 40). */
+const MAX_WORD = 40;
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** The words of a query as the vocabulary holds them: lower case, letters and digits only, at most 16, none over 40 letters. */
 export function queryWords(query: string): string[] {
-  return [...new Set(query.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 16);
+  return [...new Set(query.normalize('NFKC').toLowerCase().match(WORD) ?? [])].filter((w) => w.length <= MAX_WORD).slice(0, 16);
+}
+
+/**
+ * The query with each word replaced as `fix` says (a word it maps to null is left out), its
+ * web-search syntax kept: `-word` stays an exclusion and `"a phrase"` a phrase.
+ */
+export function rewriteQuery(query: string, fix: (word: string) => string | null): string {
+  return query.normalize('NFKC').toLowerCase().replace(WORD, (w) => fix(w) ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** The words a query excludes (`-word`, `-"a phrase"`): kept out of the typo fallback's alternatives. */
+export function excludedWords(query: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of query.normalize('NFKC').toLowerCase().matchAll(/(?:^|\s)-("[^"]*"?|[\p{L}\p{N}]+)/gu)) {
+    for (const w of m[1]!.match(WORD) ?? []) out.add(w);
+  }
+  return out;
 }
 
 type Row = Omit<SearchHit, 'snippet' | 'category'> & { category: string; lexemes: string; total: string | number };
 
-async function run(db: Db, tsquery: ReturnType<typeof sql<unknown>>, phrase: string, category: FaqCategory | undefined, limit: number, offset: number): Promise<{ total: number; hits: SearchHit[] }> {
+async function run(db: Db, tsquery: ReturnType<typeof sql<unknown>>, phrase: string, category: FaqCategory | undefined, limit: number): Promise<{ total: number; hits: SearchHit[] }> {
   // Two tiers, each found through its own GIN index (exact for these queries, so no article's
   // full vector is ever read):
   // - articles with every word in the question or keywords (`head`): 1, plus ts_rank there (the
@@ -75,14 +97,14 @@ async function run(db: Db, tsquery: ReturnType<typeof sql<unknown>>, phrase: str
     answer_hits AS (
       SELECT f.id, f."order", ts_rank(${WEIGHTS}::float4[], f.head, q.query) AS rank
       FROM faqs f, q
-      WHERE (SELECT count(*) FROM head_hits) < ${offset + limit}
+      WHERE (SELECT count(*) FROM head_hits) < ${limit}
         AND f.is_active AND f.search @@ q.query AND NOT f.head @@ q.query ${within}
     ),
     total AS (SELECT count(*) AS n FROM faqs f, q WHERE f.is_active AND f.search @@ q.query ${within}),
     ranked AS (
       SELECT * FROM head_hits UNION ALL SELECT * FROM answer_hits
       ORDER BY rank DESC, "order", id
-      LIMIT ${limit} OFFSET ${offset}
+      LIMIT ${limit}
     )
     SELECT f.id, f.question, f.answer, f.category, f.keywords, f.helpful_count, f.unhelpful_count, total.n AS total, q.query::text AS lexemes
     FROM ranked r JOIN faqs f ON f.id = r.id, q, total
@@ -123,10 +145,10 @@ export function nearest(input: string, candidates: Array<{ word: string; ndoc: n
   return best?.word ?? null;
 }
 
-/** Each word the vocabulary lacks, mapped to its nearest known word (or dropped when none is near). */
-async function correct(db: Db, words: string[]): Promise<string[]> {
+/** Each word of three letters or more, mapped to itself when the articles have it, else to its nearest known word (absent when none is near). */
+async function correct(db: Db, words: string[]): Promise<Map<string, string>> {
   const inputs = words.filter((w) => w.length >= 3);
-  if (inputs.length === 0) return [];
+  if (inputs.length === 0) return new Map();
   // Candidates: the word itself; words within an edit distance that grows with the word (two
   // for a swap), starting with the same letter; or similar by trigrams (pg_trgm's `%`, at least 0.3).
   const { rows } = await sql<{ input: string; word: string; ndoc: number }>`
@@ -143,7 +165,13 @@ async function correct(db: Db, words: string[]): Promise<string[]> {
       ORDER BY levenshtein(v.word, w.input), v.ndoc DESC
       LIMIT 20
     ) AS c`.execute(db);
-  return inputs.map((input) => nearest(input, rows.filter((r) => r.input === input))).filter((b): b is string => b !== null);
+  const out = new Map<string, string>();
+  for (const input of inputs) {
+    const best = nearest(input, rows.filter((r) => r.input === input));
+    // Only plain words (a vocabulary word may hold a hyphen: "top-up"): nothing else reaches the query.
+    if (best !== null && /^[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*$/u.test(best)) out.set(input, best);
+  }
+  return out;
 }
 
 /**
@@ -152,7 +180,7 @@ async function correct(db: Db, words: string[]): Promise<string[]> {
  * decompress every article's vector to test it (8 ms at 5,000 articles, where the index takes
  * under 1 ms; docs/benchmarks.md).
  */
-export async function searchFaqs(db: Db, opts: { query: string; category?: FaqCategory; limit: number; offset?: number }): Promise<SearchResult> {
+export async function searchFaqs(db: Db, opts: { query: string; category?: FaqCategory; limit: number }): Promise<SearchResult> {
   return db.transaction().execute((trx) => searchIn(trx, opts));
 }
 
@@ -161,22 +189,30 @@ async function noTableScans(trx: Db): Promise<void> {
   await sql`SELECT set_config('enable_seqscan', 'off', true)`.execute(trx);
 }
 
-async function searchIn(db: Db, opts: { query: string; category?: FaqCategory; limit: number; offset?: number }): Promise<SearchResult> {
-  const offset = opts.offset ?? 0;
+async function searchIn(db: Db, opts: { query: string; category?: FaqCategory; limit: number }): Promise<SearchResult> {
   await noTableScans(db);
-  const exact = await run(db, sql`websearch_to_tsquery('english', ${opts.query})`, opts.query, opts.category, opts.limit, offset);
+  const exact = await run(db, sql`websearch_to_tsquery('english', ${opts.query})`, opts.query, opts.category, opts.limit);
   if (exact.total > 0) return { ...exact, match: 'exact', didYouMean: null };
 
   const words = queryWords(opts.query);
-  const corrected = await correct(db, words);
-  if (corrected.length === 0) return { total: 0, hits: [], match: 'fuzzy', didYouMean: null };
-  // The corrected words, all of them first (what the reader meant, if the typos were the only
-  // problem), else any of them. Plain words joined by websearch syntax: a word is letters and
-  // digits only, so nothing can inject an operator.
-  const changed = corrected.join(' ') !== words.filter((w) => w.length >= 3).join(' ');
-  const allWords = changed ? await run(db, sql`websearch_to_tsquery('english', ${corrected.join(' ')})`, corrected.join(' '), opts.category, opts.limit, offset) : { total: 0, hits: [] };
-  const found = allWords.total > 0 ? allWords : await run(db, sql`websearch_to_tsquery('english', ${corrected.join(' or ')})`, corrected.join(' '), opts.category, opts.limit, offset);
-  return { ...found, match: 'fuzzy', didYouMean: changed && found.total > 0 ? corrected.join(' ') : null };
+  const fixes = await correct(db, words);
+  const excluded = excludedWords(opts.query);
+  const wanted = words.filter((w) => !excluded.has(w) && fixes.has(w)).map((w) => fixes.get(w)!);
+  if (wanted.length === 0) return { total: 0, hits: [], match: 'fuzzy', didYouMean: null };
+  // The query again with its words corrected (its exclusions and phrases kept: "blok card -atm"
+  // is "block card -atm"); a word that is too short to correct stays, one with nothing near goes.
+  const rewritten = rewriteQuery(opts.query, (w) => (w.length < 3 ? w : (fixes.get(w) ?? null)));
+  const changed = rewritten !== rewriteQuery(opts.query, (w) => w);
+  const allWords = changed ? await run(db, sql`websearch_to_tsquery('english', ${rewritten})`, wanted.join(' '), opts.category, opts.limit) : { total: 0, hits: [] };
+  if (allWords.total > 0) return { ...allWords, match: 'fuzzy', didYouMean: rewritten };
+  // Else any of the wanted words, none of the excluded ones. Plain words joined by web-search
+  // syntax: a word is letters and digits only, so nothing can inject an operator.
+  const none = [...excluded];
+  const anyWords = none.length === 0
+    ? sql`websearch_to_tsquery('english', ${wanted.join(' or ')})`
+    : sql`websearch_to_tsquery('english', ${wanted.join(' or ')}) && !! websearch_to_tsquery('english', ${none.join(' or ')})`;
+  const found = await run(db, anyWords, wanted.join(' '), opts.category, opts.limit);
+  return { ...found, match: 'fuzzy', didYouMean: changed && found.total > 0 ? rewritten : null };
 }
 
 /** Rebuilds the vocabulary the typo fallback corrects against; call after any change to the articles, in its transaction. */

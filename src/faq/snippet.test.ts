@@ -7,6 +7,8 @@ describe('FAQ snippet', () => {
     expect(queryLexemes("'card' & !'atm'")).toEqual(['card']);
     expect(queryLexemes("'stand' <-> 'order' | 'o''brien'")).toEqual(['stand', 'order', "o'brien"]);
     expect(queryLexemes('')).toEqual([]);
+    expect(queryLexemes("'card' & !( 'lost' <-> 'card' )")).toEqual(['card']);
+    expect(queryLexemes("'card' & !( 'a' & !( 'b' ) )")).toEqual(['card']);
   });
 
   it('marks the words a stem starts (transfers, blocking), not words that merely contain it', () => {

@@ -16,7 +16,13 @@ const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)?/gu;
 /** The lexemes of a tsquery's text form (`'lost' & 'card'`, `'card' & !'atm'`): negated ones excluded. */
 export function queryLexemes(tsquery: string): string[] {
   const out = new Set<string>();
-  for (const m of tsquery.matchAll(/(!?)\s*'((?:[^']|'')*)'(?::\*?[A-D]*)?/g)) {
+  // A negated group (`!( 'lost' <-> 'card' )`, an excluded phrase) goes first, innermost out.
+  let text = tsquery;
+  for (let before = ''; before !== text;) {
+    before = text;
+    text = text.replace(/!\s*\([^()]*\)/g, '');
+  }
+  for (const m of text.matchAll(/(!?)\s*'((?:[^']|'')*)'(?::\*?[A-D]*)?/g)) {
     if (m[1] !== '!') out.add(m[2]!.replaceAll("''", "'"));
   }
   return [...out];

@@ -130,10 +130,11 @@ export class FaqStore {
 
   /**
    * Records `voter`'s vote on an active article, atomically: a first vote counts one; a changed
-   * vote moves one from the other counter; the same vote again counts nothing. Undefined when
-   * the article is unknown or inactive.
+   * vote moves one from the other counter (only when `mayChange`: a signed-in user's, never an
+   * anonymous network's, which its neighbours behind one NAT would otherwise flip); the same
+   * vote again counts nothing. Undefined when the article is unknown or inactive.
    */
-  async vote(faqId: number, voter: string, vote: Vote): Promise<{ row: FaqRow; counted: boolean } | undefined> {
+  async vote(faqId: number, voter: string, vote: Vote, mayChange: boolean): Promise<{ row: FaqRow; counted: boolean } | undefined> {
     return this.deps.db.transaction().execute(async (trx) => {
       // Locks the article row first: a soft delete cannot slip in between, and the counters move together.
       const article = await trx.selectFrom('faqs').select('id').where('id', '=', faqId).where('is_active', '=', true).forUpdate().executeTakeFirst();
@@ -146,7 +147,7 @@ export class FaqStore {
         await trx.updateTable('faqs').set((eb) => (vote === 'helpful' ? { helpful_count: eb('helpful_count', '+', 1) } : { unhelpful_count: eb('unhelpful_count', '+', 1) }))
           .where('id', '=', faqId).execute();
         counted = true;
-      } else {
+      } else if (mayChange) {
         const changed = await trx.updateTable('faq_votes').set({ vote, updated_at: now })
           .where('faq_id', '=', faqId).where('voter', '=', voter).where('vote', '<>', vote).returning('faq_id').executeTakeFirst();
         if (changed) {

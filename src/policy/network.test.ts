@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientNetwork } from './network.js';
+import { clientNetwork, clientSite } from './network.js';
 
 describe('clientNetwork', () => {
   it('counts IPv4 by address, with the IPv4-mapped form alike', () => {
@@ -21,5 +21,15 @@ describe('clientNetwork', () => {
   it('leaves anything that is not an address as it is (no throw)', () => {
     expect(clientNetwork('')).toBe('');
     expect(clientNetwork('not-an-ip')).toBe('not-an-ip');
+  });
+});
+
+describe('clientSite', () => {
+  it('is the IPv4 address, or the /48 of an IPv6 address (one site: one anonymous voter)', () => {
+    expect(clientSite('198.51.100.7')).toBe('198.51.100.7');
+    expect(clientSite('::ffff:198.51.100.7')).toBe('198.51.100.7');
+    expect(clientSite('2001:db8:40:1::7')).toBe('2001:db8:40::/48');
+    expect(clientSite('2001:db8:40:ffff:1:2:3:4')).toBe(clientSite('2001:db8:40:1::9'));
+    expect(clientSite('2001:db8:41::1')).not.toBe(clientSite('2001:db8:40::1'));
   });
 });

@@ -29,3 +29,14 @@ export function clientNetwork(ip: string): string {
   if (!isIPv6(ip)) return ip;
   return `${prefix64(ip.split('%')[0] ?? ip)}::/64`;
 }
+
+/**
+ * A coarser unit, for what one party must not be able to multiply (an anonymous FAQ vote): an
+ * IPv4 address, or the /48 of an IPv6 address, the most a single site is usually given
+ * (RFC 6177), so that a /48 holder does not get 65,536 votes.
+ */
+export function clientSite(ip: string): string {
+  const net = clientNetwork(ip);
+  if (!net.endsWith('::/64')) return net;
+  return `${net.slice(0, -'::/64'.length).split(':').slice(0, 3).join(':')}::/48`;
+}

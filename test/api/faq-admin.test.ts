@@ -126,8 +126,32 @@ describe('FAQ administration', () => {
     expect(((await call(t.app, 'GET', `/api/v1/admin/faqs/${existing.id}`)).json() as AdminFaq).answer).toBe('new answer');
   });
 
+  it('an import row that updates an article changes only the fields it gives (JSON without keywords, CSV with an empty order cell) and is audited with its ids', async () => {
+    const kept = await create({ question: 'Partial update target?', answer: 'old', category: 'loans', keywords: 'keep, these', order: 70, is_active: false });
+    const res = await call(t.app, 'POST', '/api/v1/admin/faqs/import', { faqs: [{ id: kept.id, question: kept.question, answer: 'new', category: 'loans' }] });
+    expect(res.json()).toEqual({ status: 'success', created: 0, updated: 1 });
+    expect((await call(t.app, 'GET', `/api/v1/admin/faqs/${kept.id}`)).json()).toMatchObject({ answer: 'new', keywords: 'keep, these', order: 70, is_active: false });
+    const csv = `id,question,answer,category,order,is_active\r\n${kept.id},${kept.question},newer,loans,,TRUE\r\n`;
+    expect((await call(t.app, 'POST', '/api/v1/admin/faqs/import', { csv })).json()).toEqual({ status: 'success', created: 0, updated: 1 });
+    expect((await call(t.app, 'GET', `/api/v1/admin/faqs/${kept.id}`)).json()).toMatchObject({ answer: 'newer', order: 70, is_active: true });
+    const entries = (await t.s.audit.query({ eventType: 'FAQ_IMPORTED', limit: 100, offset: 0 })).entries; // one frozen clock: the order of equal times is the database's
+    expect(entries.filter((e) => JSON.stringify((e.details as { updated_ids?: number[] }).updated_ids) === JSON.stringify([kept.id])).map((e) => e.details))
+      .toEqual(expect.arrayContaining([expect.objectContaining({ format: 'json', created: 0, updated: 1, created_ids: [] }), expect.objectContaining({ format: 'csv', created: 0, updated: 1, created_ids: [] })]));
+  });
+
+  it('refuses a question or answer that is blank once trimmed: 422 naming the field, on create, edit and import, nothing written', async () => {
+    const { details } = expectError(await call(t.app, 'POST', '/api/v1/admin/faqs', { question: '        ', answer: 'x', category: 'general' }), 422, 'VALIDATION_ERROR') as { details: { fields: Array<{ field: string }> } };
+    expect(details.fields.map((f) => f.field)).toEqual(['question']);
+    const faq = await create({ question: 'Blank edit target?', answer: 'x', category: 'general' });
+    expectError(await call(t.app, 'PATCH', `/api/v1/admin/faqs/${faq.id}`, { answer: '   ' }), 422, 'VALIDATION_ERROR');
+    const bad = expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/import', { faqs: [{ question: 'Fine question here?', answer: 'x', category: 'general' }, { question: 'Blank answer row?', answer: ' \n ', category: 'general' }] }), 422, 'FAQ_IMPORT_INVALID');
+    expect((bad.details as { problems: unknown[] }).problems).toEqual([{ row: 2, field: 'answer', message: 'must not be blank' }]);
+    expect((await t.s.faqStore.questions()).includes('Fine question here?')).toBe(false);
+  });
+
   it('exports CSV that imports back unchanged (quotes, commas, line breaks, a formula-looking cell) and JSON in the import\'s shape', async () => {
     const tricky = await create({ question: '=HYPERLINK("http://evil.example") is this safe?', answer: 'He said "no", then\nleft; -1 is not a fee, @all', category: 'disputes', keywords: 'formula, csv' });
+    const quoted = await create({ question: "'=SUM(A1) typed with its quote?", answer: "'+ a quote first", category: 'disputes' });
     const csvRes = await call(t.app, 'GET', '/api/v1/admin/faqs/export?format=csv');
     expect(csvRes.statusCode).toBe(200);
     expect(csvRes.headers['content-type']).toBe('text/csv; charset=utf-8');
@@ -141,6 +165,7 @@ describe('FAQ administration', () => {
     expect((back.json() as { created: number }).created).toBe(0);
     const restored = (await call(t.app, 'GET', `/api/v1/admin/faqs/${tricky.id}`)).json() as AdminFaq;
     expect(restored).toMatchObject({ question: tricky.question, answer: tricky.answer, keywords: 'formula, csv' });
+    expect((await call(t.app, 'GET', `/api/v1/admin/faqs/${quoted.id}`)).json()).toMatchObject({ question: quoted.question, answer: quoted.answer });
 
     const json = (await call(t.app, 'GET', '/api/v1/admin/faqs/export')).json() as { faqs: AdminFaq[] };
     expect(json.faqs.find((f) => f.id === tricky.id)).toMatchObject({ question: tricky.question, is_active: true });
@@ -155,6 +180,7 @@ describe('FAQ administration', () => {
       ['question,answer,category\r\n"Unclosed?,A,general\r\n', { row: 1, field: '(csv)', message: 'a quoted field is not closed' }],
       ['question,answer,category\r\nShort row?,A\r\n', { row: 1, field: '(csv)', message: 'has 2 fields, the header 3' }],
       ['question,answer,category\r\nGood row here?,A,general\r\nBad row here?,A,cards\r\n', { row: 2, field: 'category' }],
+      ['question,answer,category\r\nGood row here?,A,general\r\n\r\nBad row here?,A,cards\r\n', { row: 3, field: 'category' }], // counted as in the file, blank line included
     ] as const) {
       const body = expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/import', { csv }), 422, 'FAQ_IMPORT_INVALID');
       expect((body.details as { problems: unknown[] }).problems, csv).toContainEqual(expect.objectContaining(problem));

@@ -169,6 +169,13 @@ describe('FAQ assistant tools over MCP', () => {
     const wrong = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload: { hello: 'world' } });
     expect(wrong.statusCode).toBeGreaterThanOrEqual(400);
     expect(wrong.statusCode).toBeLessThan(500);
+    const batch = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload: JSON.stringify(Array.from({ length: 50 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'search_faqs', arguments: { query: 'card' } } }))) });
+    expectError(batch, 422, 'VALIDATION_ERROR'); // one message per request: a batch would spend one rate-limit slot on fifty searches
+    const host = await t.app.inject({ method: 'POST', url: '/mcp', headers: { ...headers, host: 'a b' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    expect(host.statusCode).toBe(200);
+    const nul = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_faqs', arguments: { query: 'card\u0000' } } } });
+    expect(nul.statusCode).toBe(200);
+    expect((nul.json() as { result: { isError: boolean } }).result.isError).toBe(true);
     const big = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_faqs', arguments: { query: 'x'.repeat(70_000) } } } });
     expectError(big, 413, 'PAYLOAD_TOO_LARGE');
   });

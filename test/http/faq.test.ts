@@ -64,7 +64,7 @@ describe('FAQ search', () => {
     expect(r.did_you_mean).toBe('transfer limit');
     expect(r.results[0]!.question).toMatch(/transfer limit/i);
     const card = await found({ query: 'blok my crad' });
-    expect(card.did_you_mean).toBe('block card');
+    expect(card.did_you_mean).toBe('block my card');
     expect(card.results[0]!.question).toMatch(/lost my card.*block/i);
   });
 
@@ -100,6 +100,16 @@ describe('FAQ search', () => {
     for (const h of without.results) expect(`${h.question} ${h.answer}`.toLowerCase()).not.toMatch(/\batms?\b/);
   });
 
+  it('keeps what the reader excluded when it corrects typos: "blok card -atm" is "block card -atm", never an ATM article', async () => {
+    const r = await found({ query: 'blok card -atm', limit: 50 });
+    expect(r.match).toBe('fuzzy');
+    expect(r.did_you_mean).toBe('block card -atm');
+    expect(r.total_matches).toBeGreaterThan(0);
+    for (const h of r.results) expect(`${h.question} ${h.answer}`.toLowerCase()).not.toMatch(/\batms?\b/);
+    const any = await found({ query: 'zzyzx crad -atm', limit: 50 }); // no article has all: any corrected word, still no ATM
+    for (const h of any.results) expect(`${h.question} ${h.answer}`.toLowerCase()).not.toMatch(/\batms?\b/);
+  });
+
   it('limit: 10 by default, up to 50; total_matches counts them all', async () => {
     const r = await found({ query: 'account' });
     expect(r.results).toHaveLength(10);
@@ -113,6 +123,7 @@ describe('FAQ search', () => {
     for (const [body, field] of [
       [{ query: 'card', limit: 51 }, 'limit'], [{ query: 'card', limit: 0 }, 'limit'], [{ query: 'card', limit: '5' }, 'limit'],
       [{ query: '' }, 'query'], [{ query: '   ' }, 'query'], [{ query: 'x'.repeat(201) }, 'query'], [{ query: 42 }, 'query'], [{}, 'query'],
+      [{ query: 'card\u0000' }, 'query'], [{ query: 'card\u001b[31m' }, 'query'],
       [{ query: 'card', category: 'cards' }, 'category'], [{ query: 'card', sort: 'new' }, 'sort'],
     ] as const) {
       const { details } = expectError(await search(t.app, body), 422, 'VALIDATION_ERROR') as { details: { fields: Array<{ field: string }> } };
@@ -121,7 +132,7 @@ describe('FAQ search', () => {
   });
 
   it('threat: hostile queries (SQL, tsquery operators, unbalanced quotes) are only words: 200, never a 500', async () => {
-    for (const query of ["'; DROP TABLE faqs; --", 'card & !pin | (atm', '"unclosed', '-', 'or or or', '!!!', ':*', '\\', '<script>alert(1)</script>', 'ña ñu 中文 🚀', 'a'.repeat(200)]) {
+    for (const query of ["'; DROP TABLE faqs; --", 'card & !pin | (atm', '"unclosed', '-', 'or or or', '!!!', ':*', '\\', '<script>alert(1)</script>', 'ña ñu 中文 🚀', 'a'.repeat(200), `card${'\ufb06'.repeat(196)}`, 'card\tlimit\nnow', '-card -limit']) {
       const res = await search(t.app, { query });
       expect(res.statusCode, `${query}: ${res.body}`).toBe(200);
     }
@@ -195,17 +206,26 @@ describe('FAQ reading', () => {
 });
 
 describe('FAQ feedback', () => {
-  it('counts one vote per voter: again changes nothing, the other vote moves it; a signed-in user is a voter of their own', async () => {
+  it('counts one vote per voter: again changes nothing; a signed-in user may change theirs, an anonymous site\'s first vote stands', async () => {
     const id = await add({ question: 'Feedback counting article one?', answer: 'Text.', category: 'general' });
     const from = '203.0.113.10';
     expect((await vote(id, 'helpful', { remoteAddress: from })).json()).toMatchObject({ id, helpful_count: 1, unhelpful_count: 0, your_vote: 'helpful', counted: true });
     expect((await vote(id, 'helpful', { remoteAddress: from })).json()).toMatchObject({ helpful_count: 1, counted: false });
-    expect((await vote(id, 'unhelpful', { remoteAddress: from })).json()).toMatchObject({ helpful_count: 0, unhelpful_count: 1, counted: true });
+    // A neighbour behind the same address (a carrier's NAT) cannot flip it.
+    expect((await vote(id, 'unhelpful', { remoteAddress: from })).json()).toMatchObject({ helpful_count: 1, unhelpful_count: 0, counted: false });
     await seedUser(t.s, 'faq.voter');
     const user = await signIn(t.app, 'faq.voter');
-    expect((await vote(id, 'helpful', { remoteAddress: from, headers: bearer(user.access_token) })).json()).toMatchObject({ helpful_count: 1, unhelpful_count: 1, counted: true });
+    expect((await vote(id, 'helpful', { remoteAddress: from, headers: bearer(user.access_token) })).json()).toMatchObject({ helpful_count: 2, unhelpful_count: 0, counted: true });
+    expect((await vote(id, 'unhelpful', { remoteAddress: from, headers: bearer(user.access_token) })).json()).toMatchObject({ helpful_count: 1, unhelpful_count: 1, counted: true });
     const article = (await t.app.inject({ method: 'GET', url: `/api/v1/faq/${id}` })).json() as { helpful_count: number; unhelpful_count: number };
     expect(article).toMatchObject({ helpful_count: 1, unhelpful_count: 1 });
+  });
+
+  it('threat: ballot stuffing from an IPv6 /48: every address of one site is one anonymous voter', async () => {
+    const id = await add({ question: 'Feedback from one IPv6 site?', answer: 'Text.', category: 'general' });
+    const results = await Promise.all(['2001:db8:40:1::1', '2001:db8:40:2::2', '2001:db8:40:ffff::3'].map((remoteAddress) => vote(id, 'helpful', { remoteAddress })));
+    expect(results.filter((r) => (r.json() as { counted: boolean }).counted)).toHaveLength(1);
+    expect((await vote(id, 'helpful', { remoteAddress: '2001:db8:41::1' })).json()).toMatchObject({ counted: true, helpful_count: 2 });
   });
 
   it('threat: a forged bearer token is refused (401), not counted as an anonymous vote', async () => {
@@ -234,9 +254,14 @@ describe('FAQ feedback', () => {
     expect(votes.filter((v) => v.vote === 'unhelpful')).toHaveLength(1);
   });
 
-  it('concurrency: one voter flipping between the votes in parallel leaves the counters matching the votes table', async () => {
+  it('concurrency: signed-in voters flipping between the votes in parallel leave the counters matching the votes table', async () => {
     const id = await add({ question: 'Feedback flip article?', answer: 'Text.', category: 'general' });
-    await Promise.all(Array.from({ length: 40 }, (_, i) => vote(id, i % 2 === 0 ? 'helpful' : 'unhelpful', { remoteAddress: `192.0.2.${(i % 4) + 1}` })));
+    const tokens: string[] = [];
+    for (const i of [1, 2, 3, 4]) {
+      await seedUser(t.s, `faq.flipper${i}`);
+      tokens.push((await signIn(t.app, `faq.flipper${i}`)).access_token);
+    }
+    await Promise.all(Array.from({ length: 40 }, (_, i) => vote(id, i % 2 === 0 ? 'helpful' : 'unhelpful', { headers: bearer(tokens[i % 4]!) })));
     const row = (await t.s.faqStore.byId(id, { activeOnly: true }))!;
     const votes = await t.s.db.selectFrom('faq_votes').select(['vote']).where('faq_id', '=', id).execute();
     expect(votes).toHaveLength(4);

@@ -20,7 +20,7 @@ describe('login', () => {
       token_type: 'bearer',
       expires_in: 3600,
       user: { active: true },
-      permissions: [],
+      permissions: ['access_ai_chat'], // staff use the assistant (migration 018)
       actions: [],
       user_profile: { username: 'amina.otieno', email: 'amina@bank.example', roles: ['staff'], channel: 'web', mfa_completed: false },
     });
@@ -64,7 +64,7 @@ describe('validate', () => {
     const s = await signIn(t.app, 'amina.otieno');
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(s.access_token) });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ valid: true, session_id: s.session_id, roles: ['staff'], permissions: [] });
+    expect(res.json()).toMatchObject({ valid: true, session_id: s.session_id, roles: ['staff'], permissions: ['access_ai_chat'] });
   });
 
   it('refuses a request without a token with TOKEN_MISSING', async () => {
