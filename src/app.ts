@@ -25,6 +25,7 @@ import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
 import { entitiesModule } from './entities/module.js';
+import { devicesModule } from './devices/module.js';
 import { faqModule } from './faq/module.js';
 import { ldapModule } from './ldap/module.js';
 import { samlModule } from './saml/module.js';
@@ -69,6 +70,7 @@ function compose(opts: StrongroomOptions) {
     .use(mfaModule)
     .use(adminModule)
     .use(faqModule)
+    .use(devicesModule)
     .use(opsModule);
 }
 

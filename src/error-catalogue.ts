@@ -17,6 +17,7 @@ import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
 import { EntityErrors } from './entities/errors.js';
+import { DeviceErrors } from './devices/errors.js';
 import { FaqErrors } from './faq/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
@@ -36,6 +37,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Third-party sign-in': ThirdPartyErrors.definitions,
   Branches: EntityErrors.definitions,
   FAQ: FaqErrors.definitions,
+  'Device tokens': DeviceErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

@@ -116,9 +116,10 @@ JWT_KEY_ROTATION_DAYS (default 90).
 
 Re-encrypts every encrypted column (users.email, users.phone, credentials.password_enc,
 sessions.aes_key, jwt_signing_keys.secret_enc, transport_keys.private_pem_enc, mfa_factors.secret_enc,
-ldap_config.bind_password_enc, saml_sp_keys.private_key_enc) under the current
-FIELD_ENCRYPTION_KEY, and recomputes the blind indexes (users.email_bidx, users.phone_bidx). With
-DB_FIELD_ENCRYPTION=1 it also encrypts personal data and session keys still stored in clear.
+ldap_config.bind_password_enc, saml_sp_keys.private_key_enc, device_tokens.push_token) under the
+current FIELD_ENCRYPTION_KEY, and recomputes the blind indexes (users.email_bidx, users.phone_bidx,
+device_tokens.push_token_bidx). With DB_FIELD_ENCRYPTION=1 it also encrypts personal data, session
+keys and push tokens still stored in clear.
 
 Rotating the key (docs/operations.md, "Rotating the field-encryption key"):
   1. Give every server the new FIELD_ENCRYPTION_KEY and move the old one to

@@ -13,4 +13,5 @@ export const ENCRYPTED_COLUMNS = {
   totpSecret: { purpose: 'mfa-secrets', context: 'mfa_factors.secret' },
   ldapBindPassword: { purpose: 'idp-secrets', context: 'ldap_config.bind_password' },
   samlSpKey: { purpose: 'idp-secrets', context: 'saml_sp_keys.private_key' },
+  devicePushToken: { purpose: 'columns', context: 'device_tokens.push_token' },
 } as const;

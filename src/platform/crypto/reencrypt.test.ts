@@ -18,7 +18,7 @@ beforeAll(async () => {
   await h.migrate();
 });
 beforeEach(async () => {
-  await sql`TRUNCATE users, jwt_signing_keys, transport_keys, ldap_config, saml_sp_keys CASCADE`.execute(h.db);
+  await sql`TRUNCATE users, jwt_signing_keys, transport_keys, ldap_config, saml_sp_keys, device_tokens CASCADE`.execute(h.db);
 });
 afterAll(async () => h.close());
 
@@ -70,6 +70,8 @@ async function seed(): Promise<number[]> {
   }).execute();
   // The SAML service provider's signing key (always encrypted).
   await h.db.insertInto('saml_sp_keys').values({ key_id: 'sp1', private_key_enc: new FieldCipher([A], 'idp-secrets').encrypt('-----BEGIN PRIVATE KEY-----sp', 'saml_sp_keys.private_key'), certificate: 'cert', created_at: now, retired_at: null }).execute();
+  // A device push token (encrypted like the email, unique by its blind index).
+  await h.db.insertInto('device_tokens').values({ user_id: ids[0]!, push_token: columnsUnder(A).encrypt('fcm-token-0001:APA91b', 'device_tokens.push_token'), push_token_bidx: new BlindIndex([A]).of('fcm-token-0001:APA91b'), platform: 'mobile', device_name: null, created_on: now, updated_on: now }).execute();
   return ids;
 }
 
@@ -101,19 +103,22 @@ async function expectAllUnderB(): Promise<void> {
   expect(new FieldCipher([B], 'idp-secrets').decrypt(spKey.private_key_enc, 'saml_sp_keys.private_key')).toBe('-----BEGIN PRIVATE KEY-----sp');
   const ldap = await h.db.selectFrom('ldap_config').select('bind_password_enc').executeTakeFirstOrThrow();
   expect(new FieldCipher([B], 'idp-secrets').decrypt(ldap.bind_password_enc, 'ldap_config.bind_password')).toBe('bind-1');
+  const device = await h.db.selectFrom('device_tokens').select(['push_token', 'push_token_bidx']).executeTakeFirstOrThrow();
+  expect(c.decrypt(device.push_token, 'device_tokens.push_token')).toBe('fcm-token-0001:APA91b');
+  expect(device.push_token_bidx).toBe(new BlindIndex([B]).of('fcm-token-0001:APA91b'));
 }
 
 describe('FieldReencryption', () => {
   it('moves every encrypted column to the current key, encrypts and indexes legacy rows, and then finds nothing left', async () => {
     await seed();
     const p = rotation();
-    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 2 + 3 + 1 + 1 + 1 + 1 + 1 + 1); // emails, phones, email and phone indexes, session keys, password copy, JWT, transport, TOTP, LDAP bind password, SAML SP key
+    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 2 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 2); // emails, phones, email and phone indexes, session keys, password copy, JWT, transport, TOTP, LDAP bind password, SAML SP key, push token and its index
     expect((await p.remaining()).filter((r) => r.unprotected > 0)).toEqual([
       { table: 'users', column: 'email', oldKey: 3, unprotected: 1 }, { table: 'users', column: 'phone', oldKey: 2, unprotected: 1 },
       { table: 'users', column: 'email_bidx', oldKey: 3, unprotected: 1 }, { table: 'users', column: 'phone_bidx', oldKey: 2, unprotected: 1 },
     ]); // u4, written in clear before migrations 003 and 009
     const reports = await p.run();
-    expect(reports.map((r) => [r.table, r.rows])).toEqual([['users', 5], ['credentials', 1], ['sessions', 3], ['jwt_signing_keys', 1], ['transport_keys', 1], ['mfa_factors', 1], ['ldap_config', 1], ['saml_sp_keys', 1]]);
+    expect(reports.map((r) => [r.table, r.rows])).toEqual([['users', 5], ['credentials', 1], ['sessions', 3], ['jwt_signing_keys', 1], ['transport_keys', 1], ['mfa_factors', 1], ['ldap_config', 1], ['saml_sp_keys', 1], ['device_tokens', 1]]);
     expect(reports[0]!.values).toEqual({ email: 4, phone: 3, email_bidx: 4, phone_bidx: 3 });
     expect((await p.remaining()).every((r) => r.oldKey === 0 && r.unprotected === 0)).toBe(true);
     await expectAllUnderB();
@@ -133,7 +138,7 @@ describe('FieldReencryption', () => {
     expect(users.map((u) => (both.isEncrypted(u.email!) ? both.decrypt(u.email!, 'users.email') : u.email))).toEqual(['One@Bank.example', 'two@bank.example', 'four@bank.example', 'five@bank.example']);
 
     const second = await rotation().run({ batchSize: 2 });
-    expect(second.map((r) => r.rows)).toEqual([3, 1, 3, 1, 1, 1, 1, 1]);
+    expect(second.map((r) => r.rows)).toEqual([3, 1, 3, 1, 1, 1, 1, 1, 1]);
     await expectAllUnderB();
   });
 

@@ -64,6 +64,10 @@ export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   { table: 'mfa_factors', pk: 'user_id', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.totpSecret, followsSwitch: false }] },
   { table: 'ldap_config', pk: 'singleton_key', columns: [{ column: 'bind_password_enc', ...ENCRYPTED_COLUMNS.ldapBindPassword, followsSwitch: false }] },
   { table: 'saml_sp_keys', pk: 'key_id', columns: [{ column: 'private_key_enc', ...ENCRYPTED_COLUMNS.samlSpKey, followsSwitch: false }] },
+  {
+    table: 'device_tokens', pk: 'id', columns: [{ column: 'push_token', ...ENCRYPTED_COLUMNS.devicePushToken, followsSwitch: true }],
+    indexes: [{ column: 'push_token_bidx', of: 'push_token', value: (v) => v }],
+  },
 ];
 
 export const BLIND_INDEX_PURPOSE = 'blind-index';

@@ -466,6 +466,20 @@ export interface FaqVotesTable {
   updated_at: Timestamp;
 }
 
+/** SPEC Device token (migration 020); `push_token` encrypted (ENCRYPTED_COLUMNS.devicePushToken), unique by `push_token_bidx`. */
+export interface DeviceTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  push_token: string;
+  push_token_bidx: string;
+  platform: 'mobile' | 'web';
+  device_name: string | null;
+  is_active: Generated<boolean>;
+  last_used_at: Timestamp | null;
+  created_on: Timestamp;
+  updated_on: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -508,4 +522,5 @@ export interface Database {
   user_identity_providers: UserIdentityProvidersTable;
   faqs: FaqsTable;
   faq_votes: FaqVotesTable;
+  device_tokens: DeviceTokensTable;
 }

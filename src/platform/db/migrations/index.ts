@@ -18,6 +18,7 @@ import * as samlRequests from './016-saml-requests.js';
 import * as samlSignin from './017-saml-signin.js';
 import * as faq from './018-faq.js';
 import * as samlBrowserBinding from './019-saml-browser-binding.js';
+import * as deviceTokens from './020-device-tokens.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ export const migrations: Record<string, Migration> = {
   '017-saml-signin': samlSignin,
   '018-faq': faq,
   '019-saml-browser-binding': samlBrowserBinding,
+  '020-device-tokens': deviceTokens,
 };
 
 export const migrationProvider: MigrationProvider = {

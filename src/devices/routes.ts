@@ -1,0 +1,177 @@
+/**
+ * SPEC "Device tokens" under `/api/v1/notifications/devices`: every route signed in, each user
+ * managing only their own tokens (another user's id answers 404, never 403). Tokens are shown
+ * masked (docs/decisions.md "Device tokens"); every change is audited.
+ */
+import Type from 'typebox';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { AuditEvent, AuditLog } from '../audit/service.js';
+import type { Db } from '../platform/db/database.js';
+import type { App } from '../platform/http/app.js';
+import { errors } from '../platform/http/schemas.js';
+import { requestAuditContext, signedInAccount, type Guard } from '../sessions/guard.js';
+import { TokenErrors } from '../tokens/errors.js';
+import type { UserRow, UserStore } from '../users/store.js';
+import { DeviceErrors } from './errors.js';
+import { maskToken, type DeviceToken, type DeviceTokenStore, type Registered } from './store.js';
+
+export interface DeviceRouteDeps {
+  deviceTokens: DeviceTokenStore;
+  users: UserStore;
+  audit: AuditLog;
+  guard: Guard;
+}
+
+const tags = ['Device tokens'];
+const security = [{ bearer: [] }];
+const BASE = '/api/v1/notifications/devices';
+
+/** FCM registration tokens (Android, iOS through FCM, web push): letters, digits, `:`, `_`, `-`, `.`. */
+export const PUSH_TOKEN_PATTERN = '^[A-Za-z0-9:_.-]+$';
+
+const Device = Type.Object({
+  id: Type.Integer({ examples: [12] }),
+  push_token: Type.String({ description: 'Masked: the first 6 and last 4 characters (all but the last 4 when shorter than 17). The full token is never shown again.', examples: ['dQw4w9…Xc3A'] }),
+  platform: Type.Union([Type.Literal('mobile'), Type.Literal('web')]),
+  device_name: Type.Union([Type.String(), Type.Null()], { examples: ['Amina\'s Pixel 8'] }),
+  is_active: Type.Boolean({ description: 'Whether the token receives notifications; the push provider reporting it unregistered turns it off.' }),
+  last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a notification last went to it.' }),
+  created_on: Type.String({ format: 'date-time' }),
+  updated_on: Type.String({ format: 'date-time' }),
+});
+
+const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+const iso = (d: Date | string): string => new Date(d).toISOString();
+
+function present(d: DeviceToken) {
+  return {
+    id: d.id, push_token: maskToken(d.push_token), platform: d.platform, device_name: d.device_name, is_active: d.is_active,
+    last_used_at: d.last_used_at === null ? null : iso(d.last_used_at), created_on: iso(d.created_on), updated_on: iso(d.updated_on),
+  };
+}
+
+const EVENTS: Record<Registered['outcome'], AuditEvent> = { created: 'DEVICE_TOKEN_REGISTERED', reactivated: 'DEVICE_TOKEN_REACTIVATED', transferred: 'DEVICE_TOKEN_TRANSFERRED' };
+
+export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsync {
+  /** The signed-in user's row (a token whose user is gone is a revoked session's). */
+  const owner = async (request: FastifyRequest): Promise<UserRow> => {
+    const user = await s.users.findByUuid(request.auth!.claims.user_id);
+    if (!user) throw TokenErrors.TOKEN_REVOKED();
+    return user;
+  };
+  const audit = async (request: FastifyRequest, user: UserRow, eventType: AuditEvent, details: Record<string, unknown>, trx?: Db): Promise<void> => {
+    await s.audit.record({ ...requestAuditContext(request), eventType, status: 'SUCCESS', userId: user.uuid, username: user.username, details }, trx);
+  };
+  const onRequest = s.guard.authenticate;
+
+  return async (instance) => {
+    const app = instance as unknown as App;
+
+    app.post(`${BASE}/register`, {
+      schema: {
+        tags, security, summary: 'Register this device\'s push token',
+        description: [
+          'Registers the push token the app got from the push provider (Firebase Cloud Messaging) for the signed-in user.',
+          '',
+          '- A token nobody has: created, `201`.',
+          '- A token the user has already: reactivated (and its platform and name updated) instead of duplicated (SPEC), `200`.',
+          '- A token another user has (a phone that changed hands): it moves to the signed-in user, `200`; audited as DEVICE_TOKEN_TRANSFERRED naming both users.',
+          '',
+          'The token is stored encrypted (DB_FIELD_ENCRYPTION) and answered masked. `422 VALIDATION_ERROR`: a token of other characters than letters, digits, `:`, `_`, `-`, `.`, or not 20 to 4,096 long; a platform other than `mobile` or `web`; a device name over 100 characters or with control characters.',
+        ].join('\n'),
+        body: Type.Object({
+          push_token: Type.String({ minLength: 20, maxLength: 4096, pattern: PUSH_TOKEN_PATTERN, description: 'The registration token from the push provider.', examples: ['dQw4w9WgXcQ:APA91bH2x7k3Lq9Zr0Xc3A'] }),
+          platform: Type.Union([Type.Literal('mobile'), Type.Literal('web')], { description: 'SPEC: mobile or web.' }),
+          device_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001F\\u007F]+$', examples: ['Amina\'s Pixel 8'] })),
+        }, { additionalProperties: false, examples: [{ push_token: 'dQw4w9WgXcQ:APA91bH2x7k3Lq9Zr0Xc3A', platform: 'mobile', device_name: 'Amina\'s Pixel 8' }] }),
+        response: { 200: Device, 201: Device, ...errors(400, 401, 413, 415, 422, 429) },
+      },
+      onRequest,
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
+    }, async (request, reply) => {
+      const user = await owner(request);
+      const { push_token: pushToken, platform, device_name: deviceName } = request.body;
+      const r = await s.deviceTokens.register(user.id, { pushToken, platform, deviceName: deviceName?.trim() ?? null }, async (trx, registered) => {
+        const from = registered.outcome === 'transferred' ? await s.users.findById(registered.fromUserId, trx) : undefined;
+        await audit(request, user, EVENTS[registered.outcome], { device_token_id: registered.device.id, platform, ...(from ? { from_user_id: from.uuid, from_username: from.username } : {}) }, trx);
+      });
+      return reply.status(r.outcome === 'created' ? 201 : 200).send(present(r.device));
+    });
+
+    app.get(BASE, {
+      schema: {
+        tags, security, summary: 'List your device tokens',
+        description: 'Oldest first. `active_only=true`: only the tokens that receive notifications.',
+        querystring: Type.Object({ active_only: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer() }), ...errors(401, 422) },
+      },
+      onRequest,
+    }, async (request) => {
+      const user = await owner(request);
+      const devices = await s.deviceTokens.list(user.id, request.query.active_only ?? false);
+      return { devices: devices.map(present), total: devices.length };
+    });
+
+    app.get(`${BASE}/:id`, {
+      schema: { tags, security, summary: 'One of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike.', params: IdParams, response: { 200: Device, ...errors(401, 404, 422) } },
+      onRequest,
+    }, async (request) => {
+      const user = await owner(request);
+      const device = await s.deviceTokens.get(user.id, request.params.id);
+      if (!device) throw DeviceErrors.DEVICE_TOKEN_NOT_FOUND();
+      return present(device);
+    });
+
+    for (const [verb, active, event] of [['deactivate', false, 'DEVICE_TOKEN_DEACTIVATED'], ['activate', true, 'DEVICE_TOKEN_ACTIVATED']] as const) {
+      app.put(`${BASE}/:id/${verb}`, {
+        schema: {
+          tags, security, summary: active ? 'Turn notifications to a device back on' : 'Stop notifications to a device',
+          description: `Sets \`is_active\` to ${active}. \`404 DEVICE_TOKEN_NOT_FOUND\` for an unknown id and for another user's alike. Audited as ${event}.`,
+          params: IdParams, response: { 200: Device, ...errors(401, 404, 422, 429) },
+        },
+        onRequest,
+        config: { rateLimit: { group: 'account', account: signedInAccount } },
+      }, async (request) => {
+        const user = await owner(request);
+        const device = await s.db.transaction().execute(async (trx) => {
+          const d = await s.deviceTokens.setActive(user.id, request.params.id, active, trx);
+          if (d) await audit(request, user, event, { device_token_id: d.id }, trx);
+          return d;
+        });
+        if (!device) throw DeviceErrors.DEVICE_TOKEN_NOT_FOUND();
+        return present(device);
+      });
+    }
+
+    const Deleted = Type.Object({ status: Type.Literal('success'), deleted: Type.Integer({ description: 'How many tokens were deleted.' }) });
+
+    app.delete(`${BASE}/:id`, {
+      schema: { tags, security, summary: 'Delete one of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike. Audited as DEVICE_TOKEN_DELETED.', params: IdParams, response: { 200: Deleted, ...errors(401, 404, 422, 429) } },
+      onRequest,
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
+    }, async (request) => {
+      const user = await owner(request);
+      const ids = await s.db.transaction().execute(async (trx) => {
+        const deleted = await s.deviceTokens.delete(user.id, request.params.id, trx);
+        if (deleted.length > 0) await audit(request, user, 'DEVICE_TOKEN_DELETED', { device_token_ids: deleted }, trx);
+        return deleted;
+      });
+      if (ids.length === 0) throw DeviceErrors.DEVICE_TOKEN_NOT_FOUND();
+      return { status: 'success' as const, deleted: ids.length };
+    });
+
+    app.delete(BASE, {
+      schema: { tags, security, summary: 'Delete all your device tokens', description: 'Every token of the signed-in user (signing out of every device\'s notifications). `deleted: 0` when there were none. Audited as DEVICE_TOKEN_DELETED.', response: { 200: Deleted, ...errors(401, 429) } },
+      onRequest,
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
+    }, async (request) => {
+      const user = await owner(request);
+      const ids = await s.db.transaction().execute(async (trx) => {
+        const deleted = await s.deviceTokens.delete(user.id, undefined, trx);
+        if (deleted.length > 0) await audit(request, user, 'DEVICE_TOKEN_DELETED', { device_token_ids: deleted, all: true }, trx);
+        return deleted;
+      });
+      return { status: 'success' as const, deleted: ids.length };
+    });
+  };
+}

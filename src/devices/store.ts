@@ -1,0 +1,106 @@
+/**
+ * Users' device push tokens (SPEC "Device token"). The token is written through SensitiveColumns
+ * (encrypted when DB_FIELD_ENCRYPTION=1) and found by its blind index, which is also what keeps
+ * it unique: a phone registers the same token again, or a phone that changed hands registers it
+ * for its new owner, and the one row follows.
+ */
+import type { Selectable } from 'kysely';
+import type { Clock } from '../platform/clock.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
+import type { BlindIndex } from '../platform/crypto/blind-index.js';
+import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
+import type { Db } from '../platform/db/database.js';
+import type { DeviceTokensTable } from '../platform/db/schema.js';
+
+const COLUMN = ENCRYPTED_COLUMNS.devicePushToken.context;
+
+/** A device token with its push token in clear (for the owner's own routes and the sender). */
+export type DeviceToken = Omit<Selectable<DeviceTokensTable>, 'push_token_bidx'>;
+
+export type Platform = 'mobile' | 'web';
+
+/** What registering did: a new row, the same user's token again, or a token moved from another user. */
+export type Registered =
+  | { outcome: 'created'; device: DeviceToken }
+  | { outcome: 'reactivated'; device: DeviceToken }
+  | { outcome: 'transferred'; device: DeviceToken; fromUserId: number };
+
+const SELECTED = ['id', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'last_used_at', 'created_on', 'updated_on'] as const;
+
+export class DeviceTokenStore {
+  constructor(private readonly deps: { db: Db; clock: Clock; sensitive: SensitiveColumns; blindIndex: BlindIndex }) {}
+
+  private reveal(row: DeviceToken): DeviceToken {
+    return { ...row, push_token: this.deps.sensitive.reveal(row.push_token, COLUMN) };
+  }
+
+  /**
+   * Registers `pushToken` for `userId`, in one transaction: a token nobody has is created; one
+   * the user has is reactivated (platform and name updated); one another user has moves to this
+   * user (the phone changed hands). The blind index's unique key settles parallel registrations.
+   * `record` writes the audit entry in the same transaction.
+   */
+  async register(userId: number, input: { pushToken: string; platform: Platform; deviceName: string | null }, record: (trx: Db, r: Registered) => Promise<void>): Promise<Registered> {
+    const bidx = this.deps.blindIndex.of(input.pushToken);
+    const candidates = this.deps.blindIndex.candidates(input.pushToken);
+    const now = new Date(this.deps.clock.now());
+    return this.deps.db.transaction().execute(async (trx) => {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const existing = await trx.selectFrom('device_tokens').select(['id', 'user_id']).where('push_token_bidx', 'in', candidates).forUpdate().executeTakeFirst();
+        if (existing) {
+          const row = await trx.updateTable('device_tokens').set({
+            user_id: userId, platform: input.platform, is_active: true, updated_on: now,
+            // Re-written: under the current key, with the index of the current key.
+            push_token: this.deps.sensitive.protect(input.pushToken, COLUMN), push_token_bidx: bidx,
+            ...(input.deviceName === null && existing.user_id === userId ? {} : { device_name: input.deviceName }),
+          }).where('id', '=', existing.id).returning(SELECTED).executeTakeFirstOrThrow();
+          const device = this.reveal(row);
+          const r: Registered = existing.user_id === userId ? { outcome: 'reactivated', device } : { outcome: 'transferred', device, fromUserId: existing.user_id };
+          await record(trx, r);
+          return r;
+        }
+        const created = await trx.insertInto('device_tokens').values({
+          user_id: userId, push_token: this.deps.sensitive.protect(input.pushToken, COLUMN), push_token_bidx: bidx,
+          platform: input.platform, device_name: input.deviceName, created_on: now, updated_on: now,
+        }).onConflict((oc) => oc.column('push_token_bidx').doNothing()).returning(SELECTED).executeTakeFirst();
+        if (created) {
+          const r: Registered = { outcome: 'created', device: this.reveal(created) };
+          await record(trx, r);
+          return r;
+        }
+        // Another registration of the same token committed in between: it is there now.
+      }
+      throw new Error('device token registration raced twice');
+    });
+  }
+
+  async list(userId: number, activeOnly: boolean): Promise<DeviceToken[]> {
+    let q = this.deps.db.selectFrom('device_tokens').select(SELECTED).where('user_id', '=', userId);
+    if (activeOnly) q = q.where('is_active', '=', true);
+    return (await q.orderBy('id').execute()).map((r) => this.reveal(r));
+  }
+
+  /** The user's token with this id; undefined for an unknown id or another user's. */
+  async get(userId: number, id: number): Promise<DeviceToken | undefined> {
+    const row = await this.deps.db.selectFrom('device_tokens').select(SELECTED).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return row && this.reveal(row);
+  }
+
+  async setActive(userId: number, id: number, active: boolean, trx: Db = this.deps.db): Promise<DeviceToken | undefined> {
+    const row = await trx.updateTable('device_tokens').set({ is_active: active, updated_on: new Date(this.deps.clock.now()) })
+      .where('id', '=', id).where('user_id', '=', userId).returning(SELECTED).executeTakeFirst();
+    return row && this.reveal(row);
+  }
+
+  /** Deletes the user's token with this id (or all of theirs); the ids deleted. */
+  async delete(userId: number, id?: number, trx: Db = this.deps.db): Promise<number[]> {
+    let q = trx.deleteFrom('device_tokens').where('user_id', '=', userId);
+    if (id !== undefined) q = q.where('id', '=', id);
+    return (await q.returning('id').execute()).map((r) => r.id);
+  }
+}
+
+/** What the owner sees of a token: enough to tell their devices apart, not enough to push to one. */
+export function maskToken(token: string): string {
+  return token.length <= 16 ? `…${token.slice(-4)}` : `${token.slice(0, 6)}…${token.slice(-4)}`;
+}

@@ -1,0 +1,156 @@
+/**
+ * The device push-token registry (issue 14 section 1; SPEC "Device tokens"): the seven routes,
+ * each user's tokens their own (another's id is 404), registering again reactivates, a phone
+ * that changed hands moves its token (audited), the token encrypted at rest and unique by its
+ * blind index (parallel registrations make one row), and tokens go with their user.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENCRYPTED_COLUMNS } from '../../src/platform/crypto/columns.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
+
+let t: TestApp;
+let amina: string;
+let kofi: string;
+let aminaUuid: string;
+let kofiUuid: string;
+const BASE = '/api/v1/notifications/devices';
+
+type Device = { id: number; push_token: string; platform: string; device_name: string | null; is_active: boolean; last_used_at: string | null; created_on: string; updated_on: string };
+
+function token(n: number): string {
+  return `fcm${n.toString().padStart(4, '0')}:APA91bH2x7k3Lq9Zr0Xc3A_${'x'.repeat(120)}-${n}`;
+}
+
+function call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, who: string, payload?: Record<string, unknown>) {
+  return t.app.inject({ method, url, headers: bearer(who), ...(payload === undefined ? {} : { payload }) });
+}
+
+const register = (who: string, body: Record<string, unknown>) => call('POST', `${BASE}/register`, who, body);
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { DB_FIELD_ENCRYPTION: '1' } });
+  aminaUuid = (await seedUser(t.s, 'device.amina')).uuid;
+  kofiUuid = (await seedUser(t.s, 'device.kofi')).uuid;
+  amina = (await signIn(t.app, 'device.amina')).access_token;
+  kofi = (await signIn(t.app, 'device.kofi')).access_token;
+});
+afterAll(async () => t.close());
+
+describe('device tokens', () => {
+  it('registers a token (201) with SPEC\'s fields, the token masked in the answer and encrypted at rest', async () => {
+    const res = await register(amina, { push_token: token(1), platform: 'mobile', device_name: ' Amina\'s Pixel 8 ' });
+    expect(res.statusCode, res.body).toBe(201);
+    const d = res.json() as Device;
+    expect(d).toMatchObject({ platform: 'mobile', device_name: 'Amina\'s Pixel 8', is_active: true, last_used_at: null });
+    expect(d.push_token).toBe(`${token(1).slice(0, 6)}…${token(1).slice(-4)}`);
+    expect(res.body).not.toContain(token(1));
+    const row = await t.s.db.selectFrom('device_tokens').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow();
+    expect(row.push_token).not.toContain('APA91b');
+    expect(t.s.sensitive.reveal(row.push_token, ENCRYPTED_COLUMNS.devicePushToken.context)).toBe(token(1));
+    expect(row.push_token_bidx).toMatch(/^[0-9a-f]{8}:[0-9a-f]{64}$/);
+    expect(await auditTotal(t.s, aminaUuid, 'DEVICE_TOKEN_REGISTERED')).toBe(1);
+  });
+
+  it('registering the same token again reactivates it (200), never a second row', async () => {
+    const first = (await register(amina, { push_token: token(2), platform: 'mobile' })).json() as Device;
+    expect((await call('PUT', `${BASE}/${first.id}/deactivate`, amina)).json()).toMatchObject({ is_active: false });
+    const again = await register(amina, { push_token: token(2), platform: 'web', device_name: 'Browser' });
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toMatchObject({ id: first.id, is_active: true, platform: 'web', device_name: 'Browser' });
+    expect(await t.s.db.selectFrom('device_tokens').select('id').where('user_id', '=', (await t.s.users.findByUuid(aminaUuid))!.id).execute()).toHaveLength(2);
+    expect(await auditTotal(t.s, aminaUuid, 'DEVICE_TOKEN_REACTIVATED')).toBe(1);
+  });
+
+  it('a phone that changed hands: its token moves to the new owner, audited with both; the old owner no longer sees it', async () => {
+    const old = (await register(amina, { push_token: token(3), platform: 'mobile', device_name: 'Old phone' })).json() as Device;
+    const moved = await register(kofi, { push_token: token(3), platform: 'mobile' });
+    expect(moved.statusCode).toBe(200);
+    expect(moved.json()).toMatchObject({ id: old.id, device_name: null, is_active: true }); // the old owner's label does not follow
+    expectError(await call('GET', `${BASE}/${old.id}`, amina), 404, 'DEVICE_TOKEN_NOT_FOUND');
+    const [entry] = (await t.s.audit.query({ userId: kofiUuid, eventType: 'DEVICE_TOKEN_TRANSFERRED', limit: 1, offset: 0 })).entries;
+    expect(entry!.details).toMatchObject({ device_token_id: old.id, from_user_id: aminaUuid, from_username: 'device.amina' });
+  });
+
+  it('concurrency: ten parallel registrations of one new token by two users make one row', async () => {
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => register(i % 2 === 0 ? amina : kofi, { push_token: token(4), platform: 'mobile' })));
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    const ids = new Set(results.map((r) => (r.json() as Device).id));
+    expect(ids.size).toBe(1);
+    const rows = await t.s.db.selectFrom('device_tokens').select('id').where('push_token_bidx', 'in', t.s.keys.blindIndex('blind-index').candidates(token(4))).execute();
+    expect(rows).toHaveLength(1);
+  });
+
+  it('lists only the user\'s own tokens, masked; active_only filters', async () => {
+    const inactive = (await register(kofi, { push_token: token(5), platform: 'web' })).json() as Device;
+    await call('PUT', `${BASE}/${inactive.id}/deactivate`, kofi);
+    const all = (await call('GET', BASE, kofi)).json() as { devices: Device[]; total: number };
+    expect(all.total).toBe(all.devices.length);
+    expect(all.devices.map((d) => d.id)).toContain(inactive.id);
+    for (const d of all.devices) expect(d.push_token).toMatch(/^fcm\d{3}…/);
+    const active = (await call('GET', `${BASE}?active_only=true`, kofi)).json() as { devices: Device[] };
+    expect(active.devices.every((d) => d.is_active)).toBe(true);
+    expect(active.devices.map((d) => d.id)).not.toContain(inactive.id);
+    const aminas = (await call('GET', BASE, amina)).json() as { devices: Device[] };
+    expect(aminas.devices.map((d) => d.id)).not.toContain(inactive.id);
+  });
+
+  it('threat: another user\'s token id is 404 DEVICE_TOKEN_NOT_FOUND on every route, and nothing changes', async () => {
+    const mine = (await register(kofi, { push_token: token(6), platform: 'mobile' })).json() as Device;
+    for (const [method, url] of [['GET', `${BASE}/${mine.id}`], ['PUT', `${BASE}/${mine.id}/deactivate`], ['PUT', `${BASE}/${mine.id}/activate`], ['DELETE', `${BASE}/${mine.id}`]] as const) {
+      expectError(await call(method, url, amina), 404, 'DEVICE_TOKEN_NOT_FOUND');
+    }
+    expectError(await call('GET', `${BASE}/999999`, amina), 404, 'DEVICE_TOKEN_NOT_FOUND');
+    expect((await call('GET', `${BASE}/${mine.id}`, kofi)).json()).toMatchObject({ id: mine.id, is_active: true });
+    await call('DELETE', BASE, amina); // all of amina's: none of kofi's
+    expect((await call('GET', `${BASE}/${mine.id}`, kofi)).statusCode).toBe(200);
+  });
+
+  it('deactivates, activates and deletes one token, each audited; DELETE / deletes all of the user\'s', async () => {
+    const { uuid } = await seedUser(t.s, 'device.lindiwe');
+    const who = (await signIn(t.app, 'device.lindiwe')).access_token;
+    const a = (await register(who, { push_token: token(7), platform: 'mobile' })).json() as Device;
+    const b = (await register(who, { push_token: token(8), platform: 'web' })).json() as Device;
+    expect((await call('PUT', `${BASE}/${a.id}/deactivate`, who)).json()).toMatchObject({ is_active: false });
+    expect((await call('PUT', `${BASE}/${a.id}/activate`, who)).json()).toMatchObject({ is_active: true });
+    expect((await call('DELETE', `${BASE}/${a.id}`, who)).json()).toEqual({ status: 'success', deleted: 1 });
+    expectError(await call('DELETE', `${BASE}/${a.id}`, who), 404, 'DEVICE_TOKEN_NOT_FOUND');
+    await register(who, { push_token: token(9), platform: 'mobile' });
+    expect((await call('DELETE', BASE, who)).json()).toEqual({ status: 'success', deleted: 2 });
+    expect((await call('DELETE', BASE, who)).json()).toEqual({ status: 'success', deleted: 0 });
+    expect(((await call('GET', BASE, who)).json() as { total: number }).total).toBe(0);
+    for (const e of ['DEVICE_TOKEN_DEACTIVATED', 'DEVICE_TOKEN_ACTIVATED'] as const) expect(await auditTotal(t.s, uuid, e)).toBe(1);
+    expect(await auditTotal(t.s, uuid, 'DEVICE_TOKEN_DELETED')).toBe(2);
+    expect(b.id).toBeGreaterThan(a.id);
+  });
+
+  it('refuses bad input with 422 naming the field: token characters and length, platform, device name; no token, 401', async () => {
+    for (const [body, field] of [
+      [{ push_token: 'short', platform: 'mobile' }, 'push_token'],
+      [{ push_token: `${'a'.repeat(30)} ; DROP TABLE`, platform: 'mobile' }, 'push_token'],
+      [{ push_token: 'a'.repeat(4097), platform: 'mobile' }, 'push_token'],
+      [{ push_token: token(10), platform: 'ios' }, 'platform'],
+      [{ push_token: token(10) }, 'platform'],
+      [{ push_token: token(10), platform: 'mobile', device_name: 'x'.repeat(101) }, 'device_name'],
+      [{ push_token: token(10), platform: 'mobile', device_name: 'bell\u0007' }, 'device_name'],
+      [{ push_token: token(10), platform: 'mobile', user_id: 1 }, 'user_id'],
+    ] as const) {
+      const { details } = expectError(await register(amina, body), 422, 'VALIDATION_ERROR') as { details: { fields: Array<{ field: string }> } };
+      expect(details.fields.map((f) => f.field), JSON.stringify(body).slice(0, 80)).toContain(field);
+    }
+    expectError(await t.app.inject({ method: 'GET', url: BASE }), 401, 'TOKEN_MISSING');
+    expectError(await t.app.inject({ method: 'POST', url: `${BASE}/register`, payload: { push_token: token(11), platform: 'mobile' } }), 401, 'TOKEN_MISSING');
+    expect(await t.s.db.selectFrom('device_tokens').select('id').where('push_token_bidx', 'in', t.s.keys.blindIndex('blind-index').candidates(token(10))).execute()).toHaveLength(0);
+  });
+
+  it('tokens are deleted with their user', async () => {
+    const user = await seedUser(t.s, 'device.leaver');
+    const who = (await signIn(t.app, 'device.leaver')).access_token;
+    await register(who, { push_token: token(12), platform: 'mobile' });
+    const row = await t.s.users.findByUuid(user.uuid);
+    await t.s.db.deleteFrom('sessions').where('user_id', '=', row!.id).execute();
+    await t.s.db.deleteFrom('audit_log').where('user_id', '=', user.uuid).execute();
+    await t.s.db.deleteFrom('users').where('id', '=', row!.id).execute();
+    expect(await t.s.db.selectFrom('device_tokens').select('id').where('user_id', '=', row!.id).execute()).toHaveLength(0);
+  });
+});
