@@ -27,6 +27,7 @@ import { pinsModule } from './pins/module.js';
 import { entitiesModule } from './entities/module.js';
 import { devicesModule } from './devices/module.js';
 import { faqModule } from './faq/module.js';
+import { notificationsModule } from './notifications/module.js';
 import { ldapModule } from './ldap/module.js';
 import { samlModule } from './saml/module.js';
 import { thirdPartyModule } from './third-party/module.js';
@@ -71,6 +72,7 @@ function compose(opts: StrongroomOptions) {
     .use(adminModule)
     .use(faqModule)
     .use(devicesModule)
+    .use(notificationsModule)
     .use(opsModule);
 }
 

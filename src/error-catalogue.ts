@@ -19,6 +19,7 @@ import { ThirdPartyErrors } from './third-party/errors.js';
 import { EntityErrors } from './entities/errors.js';
 import { DeviceErrors } from './devices/errors.js';
 import { FaqErrors } from './faq/errors.js';
+import { PushErrors } from './notifications/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -38,6 +39,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Branches: EntityErrors.definitions,
   FAQ: FaqErrors.definitions,
   'Device tokens': DeviceErrors.definitions,
+  Push: PushErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

@@ -57,6 +57,8 @@ async function main(): Promise<void> {
     if (config.passwords.bcryptCost < 12) log.warn(`BCRYPT_COST=${config.passwords.bcryptCost} is below 12: for tests only.`);
   }
   log.info({ trust_proxy: config.trustProxy }, `Client addresses: ${describeTrust(config.trustProxy)}`);
+  if (config.push.projectId !== undefined) log.info({ push: { project: config.push.projectId, api: new URL(config.push.apiUrl).origin } }, `Push: Firebase Cloud Messaging project ${config.push.projectId} at ${new URL(config.push.apiUrl).origin} (PUSH_PROJECT_ID, PUSH_CREDENTIALS_PATH)`);
+  else log.info({ push: 'not configured' }, 'Push: not configured (PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH unset): device tokens are registered, test notifications answer 503 PUSH_NOT_CONFIGURED');
   const gateways = config.ussd.gateways.map((g) => g.name); // names only: the keys are never logged
   if (gateways.length > 0) log.info({ ussd_gateways: gateways }, `USSD: gateways ${gateways.join(', ')} (USSD_GATEWAY_KEYS)`);
   else log.info({ ussd_gateways: [] }, 'USSD: no gateway configured (USSD_GATEWAY_KEYS unset): /api/v1/auth/login/ussd and /api/v1/auth/password/ussd answer 401 GATEWAY_UNAUTHORIZED to every call');

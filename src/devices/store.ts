@@ -92,6 +92,18 @@ export class DeviceTokenStore {
     return row && this.reveal(row);
   }
 
+  /** A notification went to it. */
+  async markUsed(id: number): Promise<void> {
+    await this.deps.db.updateTable('device_tokens').set({ last_used_at: new Date(this.deps.clock.now()) }).where('id', '=', id).execute();
+  }
+
+  /** The provider reports the token dead: inactive, whoever holds it; true when it was active. */
+  async deactivateDead(id: number, trx: Db = this.deps.db): Promise<boolean> {
+    const row = await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) })
+      .where('id', '=', id).where('is_active', '=', true).returning('id').executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Deletes the user's token with this id (or all of theirs); the ids deleted. */
   async delete(userId: number, id?: number, trx: Db = this.deps.db): Promise<number[]> {
     let q = trx.deleteFrom('device_tokens').where('user_id', '=', userId);

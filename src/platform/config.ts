@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { readLdapEnv, type LdapEnvSettings } from './config-ldap.js';
+import { readPushEnv, type PushConfig } from './config-push.js';
 import { readSamlEnv, type SamlSettings } from './config-saml.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 
@@ -160,6 +161,8 @@ export interface Config {
     /** LDAP_TIMEOUT_MS: the limit on connecting, on each directory operation, and on one sign-in's directory work in all. */
     timeoutMs: number;
   };
+  /** The push provider (src/notifications; src/platform/config-push.ts). */
+  push: PushConfig;
   /** SAML sign-in (src/saml). */
   saml: {
     /** SAML_CONFIG_FILE and the SAML_* variables: used while the database holds no SAML configuration. Undefined: no identity provider named. */
@@ -497,6 +500,7 @@ export function loadConfig(env: Env = process.env): Config {
     ussd: { gateways: ussdGateways(r) },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000) },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
+    push: readPushEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, (name, fallback, min, max) => r.int(name, fallback, min, max)),
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 
