@@ -41,15 +41,19 @@ export class DeviceTokenStore {
    * `record` writes the audit entry in the same transaction.
    */
   async register(userId: number, input: { pushToken: string; platform: Platform; deviceName: string | null }, record: (trx: Db, r: Registered) => Promise<void>): Promise<Registered> {
-    const bidx = this.deps.blindIndex.of(input.pushToken);
-    const candidates = this.deps.blindIndex.candidates(input.pushToken);
+    // FCM tokens are case-sensitive: indexed as they are.
+    const bidx = this.deps.blindIndex.ofExact(input.pushToken);
+    const candidates = this.deps.blindIndex.candidatesExact(input.pushToken);
     const now = new Date(this.deps.clock.now());
     return this.deps.db.transaction().execute(async (trx) => {
       for (let attempt = 0; attempt < 2; attempt++) {
         const existing = await trx.selectFrom('device_tokens').select(['id', 'user_id']).where('push_token_bidx', 'in', candidates).forUpdate().executeTakeFirst();
         if (existing) {
+          const moved = existing.user_id !== userId;
           const row = await trx.updateTable('device_tokens').set({
             user_id: userId, platform: input.platform, is_active: true, updated_on: now,
+            // A token that changes hands starts afresh: nothing of the previous owner's use shows.
+            ...(moved ? { created_on: now, last_used_at: null } : {}),
             // Re-written: under the current key, with the index of the current key.
             push_token: this.deps.sensitive.protect(input.pushToken, COLUMN), push_token_bidx: bidx,
             ...(input.deviceName === null && existing.user_id === userId ? {} : { device_name: input.deviceName }),
@@ -92,15 +96,15 @@ export class DeviceTokenStore {
     return row && this.reveal(row);
   }
 
-  /** A notification went to it. */
-  async markUsed(id: number): Promise<void> {
-    await this.deps.db.updateTable('device_tokens').set({ last_used_at: new Date(this.deps.clock.now()) }).where('id', '=', id).execute();
+  /** A notification went to it (while it is still that user's: it may have changed hands meanwhile). */
+  async markUsed(userId: number, id: number): Promise<void> {
+    await this.deps.db.updateTable('device_tokens').set({ last_used_at: new Date(this.deps.clock.now()) }).where('id', '=', id).where('user_id', '=', userId).execute();
   }
 
-  /** The provider reports the token dead: inactive, whoever holds it; true when it was active. */
-  async deactivateDead(id: number, trx: Db = this.deps.db): Promise<boolean> {
+  /** The provider reports the token dead: inactive, if it is still that user's and active; true when it changed. */
+  async deactivateDead(userId: number, id: number, trx: Db = this.deps.db): Promise<boolean> {
     const row = await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) })
-      .where('id', '=', id).where('is_active', '=', true).returning('id').executeTakeFirst();
+      .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).returning('id').executeTakeFirst();
     return row !== undefined;
   }
 

@@ -62,18 +62,26 @@ interface FcmErrorBody {
   error?: { code?: number; status?: string; message?: string; details?: Array<{ '@type'?: string; errorCode?: string; fieldViolations?: Array<{ field?: string }> }> };
 }
 
-/** FCM's error code (its FcmError detail, else the RPC status) and whether the token is what it blames. */
+/**
+ * FCM's error code (its FcmError detail, else the RPC status) and whether the token is what it
+ * blames: a BadRequest field violation on `message.token`, or (what FCM mostly sends) only its
+ * message "The registration token is not a valid FCM registration token".
+ */
 function fcmError(body: FcmErrorBody): { code: string; onToken: boolean } {
   const details = body.error?.details ?? [];
   const fcm = details.find((d) => d['@type']?.endsWith('google.firebase.fcm.v1.FcmError'))?.errorCode;
-  const onToken = details.some((d) => d.fieldViolations?.some((f) => f.field === 'message.token'));
+  const onToken = details.some((d) => d.fieldViolations?.some((f) => f.field === 'message.token')) || /registration token/i.test(body.error?.message ?? '');
   return { code: fcm ?? body.error?.status ?? 'UNKNOWN', onToken };
 }
+
+/** After the token endpoint refuses our grant (a revoked key), it is not asked again for this long. */
+const GRANT_REFUSED_PAUSE_MS = 30_000;
 
 export class FcmClient implements PushProvider {
   private readonly key: KeyObject;
   private cached: { value: string; expiresAt: number } | undefined;
   private fetching: Promise<string> | undefined;
+  private refused: { until: number; status: number; error: string } | undefined;
 
   constructor(private readonly o: FcmOptions) {
     this.key = createPrivateKey(o.credentials.privateKeyPem);
@@ -89,6 +97,7 @@ export class FcmClient implements PushProvider {
   }
 
   private async fetchToken(): Promise<string> {
+    if (this.refused && this.refused.until > this.o.clock.now()) throw new TokenGrantError(this.refused.status, this.refused.error);
     const res = await fetch(this.o.credentials.tokenUri, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -97,9 +106,13 @@ export class FcmClient implements PushProvider {
     });
     const body = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number; error?: string };
     if (!res.ok || typeof body.access_token !== 'string') {
-      // The provider's words only (they name no secret); the assertion is never logged.
-      throw new TokenGrantError(res.status, body.error ?? 'no access_token');
+      // The provider's words only (they name no secret); the assertion is never logged. A 4xx is
+      // our key's fault: not asked again for a while. A 5xx may pass.
+      const error = body.error ?? 'no access_token';
+      if (res.status >= 400 && res.status < 500) this.refused = { until: this.o.clock.now() + GRANT_REFUSED_PAUSE_MS, status: res.status, error };
+      throw new TokenGrantError(res.status, error);
     }
+    this.refused = undefined;
     const lifetime = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 3600;
     this.cached = { value: body.access_token, expiresAt: this.o.clock.now() + Math.max(0, lifetime - 60) * 1000 };
     return body.access_token;
@@ -134,7 +147,7 @@ export class FcmClient implements PushProvider {
       } catch (err) {
         if (err instanceof TokenGrantError) {
           this.o.log.error({ status: err.status, provider_error: err.providerError }, 'Push: the provider refused the service account\'s token grant; check PUSH_CREDENTIALS_PATH');
-          return { ok: false, reason: 'auth', retryable: true, deactivate: false, status: err.status };
+          return { ok: false, reason: 'auth', retryable: err.status >= 500, deactivate: false, status: err.status };
         }
         const timeout = (err as Error).name === 'TimeoutError';
         return { ok: false, reason: timeout ? 'timeout' : 'network', retryable: true, deactivate: false };

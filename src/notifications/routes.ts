@@ -59,12 +59,12 @@ export function pushRoutes(s: PushRouteDeps): FastifyPluginAsync {
       if (!device.is_active) throw PushErrors.PUSH_TOKEN_GONE({ reason: 'inactive' });
       const result = await s.push.send({ token: device.push_token, title: 'Test notification', body: 'Notifications reach this device.', data: { kind: 'test' } });
       if (result.ok) {
-        await s.deviceTokens.markUsed(device.id);
+        await s.deviceTokens.markUsed(user.id, device.id);
         return { status: 'sent' as const, device_id: device.id, message_id: result.messageId };
       }
       if (result.deactivate) {
         await s.db.transaction().execute(async (trx) => {
-          if (await s.deviceTokens.deactivateDead(device.id, trx)) {
+          if (await s.deviceTokens.deactivateDead(user.id, device.id, trx)) {
             await s.audit.record({ ...requestAuditContext(request), eventType: 'DEVICE_TOKEN_DEACTIVATED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { device_token_id: device.id, by: 'push_provider', reason: result.reason } }, trx);
           }
         });

@@ -24,6 +24,7 @@ describe('push configuration', () => {
   it('names what is wrong, never the key: one variable without the other, a bad project id, an unreadable file', () => {
     expect(read({ PUSH_PROJECT_ID: 'bank-app' }).problems).toEqual(['push needs both PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH (PUSH_CREDENTIALS_PATH is unset)']);
     expect(read({ PUSH_PROJECT_ID: 'Bank App', PUSH_CREDENTIALS_PATH: '/x.json' }).problems[0]).toMatch(/^PUSH_PROJECT_ID must be a project id/);
+    expect(read({ PUSH_PROJECT_ID: 'other-app', PUSH_CREDENTIALS_PATH: '/x.json' }).problems).toEqual(['PUSH_PROJECT_ID (other-app) is not the key file\'s project_id (bank-app): use the key of that project, or its id']);
     const problems: string[] = [];
     readPushEnv((n) => ({ PUSH_PROJECT_ID: 'bank-app', PUSH_CREDENTIALS_PATH: '/nope.json' })[n], () => { throw Object.assign(new Error('x'), { code: 'ENOENT' }); }, problems, false, int);
     expect(problems).toEqual(['PUSH_CREDENTIALS_PATH: /nope.json cannot be read (ENOENT)']);

@@ -8,6 +8,8 @@
 import { createPrivateKey } from 'node:crypto';
 
 export interface ServiceAccount {
+  /** The key file's `project_id`, when it has one. */
+  projectId?: string;
   clientEmail: string;
   privateKeyId: string;
   privateKeyPem: string;
@@ -66,7 +68,8 @@ export function parseServiceAccount(text: string, where: string, production: boo
   }
   const token = tokenUri === undefined ? undefined : url(tokenUri, `${where}: "token_uri"`, production, problems);
   if (!clientEmail || !privateKeyId || !privateKeyPem || !token) return undefined;
-  return { clientEmail, privateKeyId, privateKeyPem, tokenUri: token };
+  const projectId = str('project_id');
+  return { ...(projectId === undefined ? {} : { projectId }), clientEmail, privateKeyId, privateKeyPem, tokenUri: token };
 }
 
 export function readPushEnv(opt: (name: string) => string | undefined, readFile: (file: string) => string, problems: string[], production: boolean, int: (name: string, fallback: number, min: number, max: number) => number): PushConfig {
@@ -88,5 +91,7 @@ export function readPushEnv(opt: (name: string) => string | undefined, readFile:
     return { apiUrl, timeoutMs };
   }
   const credentials = parseServiceAccount(text, `PUSH_CREDENTIALS_PATH (${path})`, production, problems);
+  // A key of another project would be refused at the first send; say so now.
+  if (credentials?.projectId !== undefined && credentials.projectId !== projectId) problems.push(`PUSH_PROJECT_ID (${projectId}) is not the key file's project_id (${credentials.projectId}): use the key of that project, or its id`);
   return credentials ? { projectId, credentials, apiUrl, timeoutMs } : { apiUrl, timeoutMs };
 }

@@ -73,7 +73,7 @@ describe('test notification (FCM HTTP v1)', () => {
     expect(fcm.sent.length).toBe(sentBefore);
   });
 
-  it('SENDER_ID_MISMATCH: 410 and inactive; INVALID_ARGUMENT on the token: 400 PUSH_TOKEN_INVALID and inactive', async () => {
+  it('SENDER_ID_MISMATCH: 410 and inactive; INVALID_ARGUMENT on the token (FCM\'s message naming the registration token): 400 PUSH_TOKEN_INVALID and inactive', async () => {
     const a = await device(t.app, who, 4);
     fcm.fail(token(4), 'SENDER_ID_MISMATCH');
     expect(expectError(await test(t.app, who, a), 410, 'PUSH_TOKEN_GONE').details).toEqual({ reason: 'sender_id_mismatch' });
@@ -118,6 +118,9 @@ describe('test notification (FCM HTTP v1)', () => {
       expect(expectError(await test(forged.app, bearerToken, id), 500, 'PUSH_PROVIDER_FAILED').details).toEqual({ reason: 'auth' });
       expect(fcm.grants.refused).toContain('bad signature');
       expect(fcm.sent.length).toBe(sentBefore);
+      const refusals = fcm.grants.refused.length;
+      expect(expectError(await test(forged.app, bearerToken, id), 500, 'PUSH_PROVIDER_FAILED').details).toEqual({ reason: 'auth' });
+      expect(fcm.grants.refused.length).toBe(refusals); // a refused key is not presented again at once
     } finally {
       await forged.close();
     }

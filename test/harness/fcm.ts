@@ -91,9 +91,10 @@ export async function startFakeFcm(): Promise<FakeFcm> {
   };
   const googleError = (res: http.ServerResponse, code: FcmErrorCode, retryAfterSec?: number, onToken = false): void => {
     const [status, rpc] = STATUS[code];
+    // What FCM sends for a bad token: the FcmError detail and only its message naming the token.
     const details: unknown[] = [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: code }];
-    if (onToken) details.push({ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'message.token', description: 'Invalid registration token' }] });
-    json(res, status, { error: { code: status, message: `fake FCM: ${code}`, status: rpc, details } }, retryAfterSec === undefined ? {} : { 'retry-after': String(retryAfterSec) });
+    const message = onToken ? 'The registration token is not a valid FCM registration token' : code === 'INVALID_ARGUMENT' ? 'Request contains an invalid argument.' : `fake FCM: ${code}`;
+    json(res, status, { error: { code: status, message, status: rpc, details } }, retryAfterSec === undefined ? {} : { 'retry-after': String(retryAfterSec) });
   };
 
   /** Why the assertion is refused, or undefined when it is good. */

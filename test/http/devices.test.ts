@@ -70,6 +70,26 @@ describe('device tokens', () => {
     expectError(await call('GET', `${BASE}/${old.id}`, amina), 404, 'DEVICE_TOKEN_NOT_FOUND');
     const [entry] = (await t.s.audit.query({ userId: kofiUuid, eventType: 'DEVICE_TOKEN_TRANSFERRED', limit: 1, offset: 0 })).entries;
     expect(entry!.details).toMatchObject({ device_token_id: old.id, from_user_id: aminaUuid, from_username: 'device.amina' });
+    // The previous owner's history says so too (their notifications stopped going there).
+    const [theirs] = (await t.s.audit.query({ userId: aminaUuid, eventType: 'DEVICE_TOKEN_TRANSFERRED', limit: 1, offset: 0 })).entries;
+    expect(theirs!.details).toMatchObject({ device_token_id: old.id, to_user_id: kofiUuid, to_username: 'device.kofi' });
+  });
+
+  it('threat: a token that changes hands shows nothing of its previous owner\'s use (last_used_at cleared, created_on anew)', async () => {
+    const old = (await register(amina, { push_token: token(13), platform: 'mobile' })).json() as Device;
+    await t.s.db.updateTable('device_tokens').set({ last_used_at: new Date(t.clock.now() - 60_000), created_on: new Date(t.clock.now() - 86_400_000) }).where('id', '=', old.id).execute();
+    t.clock.advance(1000);
+    const moved = (await register(kofi, { push_token: token(13), platform: 'mobile' })).json() as Device;
+    expect(moved.last_used_at).toBeNull();
+    expect(Date.parse(moved.created_on)).toBe(t.clock.now());
+  });
+
+  it('tokens are case-sensitive: a token differing only in case is another token, never the first one\'s row', async () => {
+    const lower = (await register(amina, { push_token: `abcdefghijklmnopqrstu:${'q'.repeat(40)}`, platform: 'mobile' })).json() as Device;
+    const upper = await register(kofi, { push_token: `ABCDEFGHIJKLMNOPQRSTU:${'Q'.repeat(40)}`, platform: 'mobile' });
+    expect(upper.statusCode).toBe(201);
+    expect((upper.json() as Device).id).not.toBe(lower.id);
+    expect((await call('GET', `${BASE}/${lower.id}`, amina)).statusCode).toBe(200);
   });
 
   it('concurrency: ten parallel registrations of one new token by two users make one row', async () => {
@@ -77,7 +97,7 @@ describe('device tokens', () => {
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     const ids = new Set(results.map((r) => (r.json() as Device).id));
     expect(ids.size).toBe(1);
-    const rows = await t.s.db.selectFrom('device_tokens').select('id').where('push_token_bidx', 'in', t.s.keys.blindIndex('blind-index').candidates(token(4))).execute();
+    const rows = await t.s.db.selectFrom('device_tokens').select('id').where('push_token_bidx', 'in', t.s.keys.blindIndex('blind-index').candidatesExact(token(4))).execute();
     expect(rows).toHaveLength(1);
   });
 
@@ -87,7 +107,7 @@ describe('device tokens', () => {
     const all = (await call('GET', BASE, kofi)).json() as { devices: Device[]; total: number };
     expect(all.total).toBe(all.devices.length);
     expect(all.devices.map((d) => d.id)).toContain(inactive.id);
-    for (const d of all.devices) expect(d.push_token).toMatch(/^fcm\d{3}…/);
+    for (const d of all.devices) expect(d.push_token).toMatch(/^.{6}….{4}$/);
     const active = (await call('GET', `${BASE}?active_only=true`, kofi)).json() as { devices: Device[] };
     expect(active.devices.every((d) => d.is_active)).toBe(true);
     expect(active.devices.map((d) => d.id)).not.toContain(inactive.id);
@@ -133,6 +153,7 @@ describe('device tokens', () => {
       [{ push_token: token(10) }, 'platform'],
       [{ push_token: token(10), platform: 'mobile', device_name: 'x'.repeat(101) }, 'device_name'],
       [{ push_token: token(10), platform: 'mobile', device_name: 'bell\u0007' }, 'device_name'],
+      [{ push_token: token(10), platform: 'mobile', device_name: '    ' }, 'device_name'],
       [{ push_token: token(10), platform: 'mobile', user_id: 1 }, 'user_id'],
     ] as const) {
       const { details } = expectError(await register(amina, body), 422, 'VALIDATION_ERROR') as { details: { fields: Array<{ field: string }> } };
@@ -140,7 +161,7 @@ describe('device tokens', () => {
     }
     expectError(await t.app.inject({ method: 'GET', url: BASE }), 401, 'TOKEN_MISSING');
     expectError(await t.app.inject({ method: 'POST', url: `${BASE}/register`, payload: { push_token: token(11), platform: 'mobile' } }), 401, 'TOKEN_MISSING');
-    expect(await t.s.db.selectFrom('device_tokens').select('id').where('push_token_bidx', 'in', t.s.keys.blindIndex('blind-index').candidates(token(10))).execute()).toHaveLength(0);
+    expect(await t.s.db.selectFrom('device_tokens').select('id').where('push_token_bidx', 'in', t.s.keys.blindIndex('blind-index').candidatesExact(token(10))).execute()).toHaveLength(0);
   });
 
   it('tokens are deleted with their user', async () => {

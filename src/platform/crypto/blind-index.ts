@@ -57,13 +57,23 @@ export class BlindIndex {
     return this.keys.map((k) => this.under(k, value));
   }
 
+  /** `of` for a case-sensitive value (a push token): nothing is trimmed or lowered. */
+  ofExact(value: string): string {
+    return this.under(this.keys[0]!, value, true);
+  }
+
+  /** `candidates` for a case-sensitive value. */
+  candidatesExact(value: string): string[] {
+    return this.keys.map((k) => this.under(k, value, true));
+  }
+
   /** The key id a stored index was made with. */
   keyIdOf(stored: string): string | undefined {
     const m = /^([0-9a-f]{8}):[0-9a-f]{64}$/.exec(stored);
     return m?.[1];
   }
 
-  private under(k: IndexKey, value: string): string {
-    return `${k.id}:${createHmac('sha256', k.key).update(BlindIndex.normalize(value), 'utf8').digest('hex')}`;
+  private under(k: IndexKey, value: string, exact = false): string {
+    return `${k.id}:${createHmac('sha256', k.key).update(exact ? value : BlindIndex.normalize(value), 'utf8').digest('hex')}`;
   }
 }

@@ -71,7 +71,7 @@ async function seed(): Promise<number[]> {
   // The SAML service provider's signing key (always encrypted).
   await h.db.insertInto('saml_sp_keys').values({ key_id: 'sp1', private_key_enc: new FieldCipher([A], 'idp-secrets').encrypt('-----BEGIN PRIVATE KEY-----sp', 'saml_sp_keys.private_key'), certificate: 'cert', created_at: now, retired_at: null }).execute();
   // A device push token (encrypted like the email, unique by its blind index).
-  await h.db.insertInto('device_tokens').values({ user_id: ids[0]!, push_token: columnsUnder(A).encrypt('fcm-token-0001:APA91b', 'device_tokens.push_token'), push_token_bidx: new BlindIndex([A]).of('fcm-token-0001:APA91b'), platform: 'mobile', device_name: null, created_on: now, updated_on: now }).execute();
+  await h.db.insertInto('device_tokens').values({ user_id: ids[0]!, push_token: columnsUnder(A).encrypt('fcm-token-0001:APA91b', 'device_tokens.push_token'), push_token_bidx: new BlindIndex([A]).ofExact('fcm-token-0001:APA91b'), platform: 'mobile', device_name: null, created_on: now, updated_on: now }).execute();
   return ids;
 }
 
@@ -105,7 +105,7 @@ async function expectAllUnderB(): Promise<void> {
   expect(new FieldCipher([B], 'idp-secrets').decrypt(ldap.bind_password_enc, 'ldap_config.bind_password')).toBe('bind-1');
   const device = await h.db.selectFrom('device_tokens').select(['push_token', 'push_token_bidx']).executeTakeFirstOrThrow();
   expect(c.decrypt(device.push_token, 'device_tokens.push_token')).toBe('fcm-token-0001:APA91b');
-  expect(device.push_token_bidx).toBe(new BlindIndex([B]).of('fcm-token-0001:APA91b'));
+  expect(device.push_token_bidx).toBe(new BlindIndex([B]).ofExact('fcm-token-0001:APA91b'));
 }
 
 describe('FieldReencryption', () => {

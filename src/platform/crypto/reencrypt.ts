@@ -35,6 +35,8 @@ interface IndexColumn {
   of: string;
   /** The normalised value indexed (UserStore writes the index of exactly this). */
   value: (plain: string) => string;
+  /** Case-sensitive: indexed as it is (`BlindIndex.ofExact`), not trimmed and lowered. */
+  exact?: boolean;
 }
 
 interface EncryptedTable {
@@ -66,7 +68,7 @@ export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   { table: 'saml_sp_keys', pk: 'key_id', columns: [{ column: 'private_key_enc', ...ENCRYPTED_COLUMNS.samlSpKey, followsSwitch: false }] },
   {
     table: 'device_tokens', pk: 'id', columns: [{ column: 'push_token', ...ENCRYPTED_COLUMNS.devicePushToken, followsSwitch: true }],
-    indexes: [{ column: 'push_token_bidx', of: 'push_token', value: (v) => v }],
+    indexes: [{ column: 'push_token_bidx', of: 'push_token', value: (v) => v, exact: true }],
   },
 ];
 
@@ -249,7 +251,7 @@ export class FieldReencryption {
     for (const i of t.indexes ?? []) {
       const value = plain[i.of];
       if (value === undefined) continue;
-      const idx = this.index.of(i.value(value));
+      const idx = i.exact ? this.index.ofExact(i.value(value)) : this.index.of(i.value(value));
       if (row[i.column] !== idx) next[i.column] = idx;
     }
     if (Object.keys(next).length === 0) return false;
