@@ -11,8 +11,11 @@ import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import { FcmClient, type PushProvider } from './fcm.js';
+import { PushOutbox } from './outbox.js';
 import { pushRoutes } from './routes.js';
+import { sendRoutes } from './send-routes.js';
 
 export interface NotificationsDeps {
   db: Db;
@@ -23,19 +26,38 @@ export interface NotificationsDeps {
   users: UserStore;
   audit: AuditLog;
   guard: Guard;
+  metrics: Metrics;
 }
 
 export interface NotificationsProvides {
   /** Undefined when push is not configured. */
   push: PushProvider | undefined;
+  /** Where notifications are queued (in the caller's transaction) and delivered from. */
+  pushOutbox: PushOutbox;
 }
+
+/** How often each node's worker looks for due messages. */
+export const DELIVERY_EVERY_MS = 1000;
 
 export function notificationsModule(deps: NotificationsDeps): Module<NotificationsProvides> {
   const { projectId, credentials, apiUrl, timeoutMs } = deps.config.push;
   const push = projectId !== undefined && credentials !== undefined ? new FcmClient({ projectId, credentials, apiUrl, timeoutMs, clock: deps.clock, log: deps.log }) : undefined;
+  const sent = deps.metrics.counter('strongroom_push_sent_total', 'Push messages the provider accepted');
+  const failed = deps.metrics.counter('strongroom_push_failed_total', 'Push messages given up on, by reason', ['reason']);
+  const retried = deps.metrics.counter('strongroom_push_retried_total', 'Push sends to be tried again, by reason', ['reason']);
+  const pushOutbox = new PushOutbox({
+    db: deps.db, clock: deps.clock, log: deps.log, audit: deps.audit, deviceTokens: deps.deviceTokens, push,
+    onResult: (outcome, reason) => (outcome === 'sent' ? sent.inc() : outcome === 'retry' ? retried.inc({ reason: reason ?? 'unknown' }) : failed.inc({ reason: reason ?? 'unknown' })),
+  });
+  deps.metrics.gauge('strongroom_push_queue_depth', 'Push messages pending delivery', () => pushOutbox.depth());
   return {
     name: 'notifications',
-    provides: { push },
-    routes: pushRoutes({ ...deps, push }),
+    provides: { push, pushOutbox },
+    routes: async (app) => {
+      await app.register(pushRoutes({ ...deps, push }));
+      await app.register(sendRoutes({ ...deps, outbox: pushOutbox }));
+    },
+    // Registered either way (a server without push leaves the queue alone: `deliver` returns at once).
+    jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: () => pushOutbox.deliver() }],
   };
 }

@@ -480,6 +480,26 @@ export interface DeviceTokensTable {
   updated_on: Timestamp;
 }
 
+/** The push outbox (migration 021). */
+export interface PushMessagesTable {
+  id: Generated<string>;
+  user_id: number;
+  device_token_id: number | null;
+  title: string;
+  body: string;
+  data: Record<string, string> | null;
+  image_url: string | null;
+  status: Generated<'pending' | 'sent' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  lease_until: Timestamp | null;
+  provider_message_id: string | null;
+  failure_reason: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  sent_at: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -523,4 +543,5 @@ export interface Database {
   faqs: FaqsTable;
   faq_votes: FaqVotesTable;
   device_tokens: DeviceTokensTable;
+  push_messages: PushMessagesTable;
 }

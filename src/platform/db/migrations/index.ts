@@ -19,6 +19,7 @@ import * as samlSignin from './017-saml-signin.js';
 import * as faq from './018-faq.js';
 import * as samlBrowserBinding from './019-saml-browser-binding.js';
 import * as deviceTokens from './020-device-tokens.js';
+import * as pushMessages from './021-push-messages.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '018-faq': faq,
   '019-saml-browser-binding': samlBrowserBinding,
   '020-device-tokens': deviceTokens,
+  '021-push-messages': pushMessages,
 };
 
 export const migrationProvider: MigrationProvider = {

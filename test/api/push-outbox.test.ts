@@ -1,0 +1,149 @@
+/**
+ * Queued push delivery (issue 14 section 2) against the local FCM fake: `notifications/send`
+ * queues one message per active device, the worker (the `push delivery` job) claims and sends
+ * them and marks them sent with the provider's id; retryable failures come back after the
+ * backoff (at least Retry-After), up to the limit, then fail; an unregistered token fails its
+ * message and turns inactive by itself; claims are exclusive; SPEC's limits are enforced. The
+ * clock is frozen and moved; nothing sleeps.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PushMessagesTable } from '../../src/platform/db/schema.js';
+import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
+
+let fcm: FakeFcm;
+let t: TestApp;
+let sender: string;
+
+const token = (n: number): string => `outbox${n}:APA91bH2x7k3Lq9Zr0Xc3A_${'m'.repeat(90)}`;
+
+async function userWithDevices(name: string, tokens: number[], inactive: number[] = []): Promise<string> {
+  const { uuid } = await seedUser(t.s, name);
+  const who = (await signIn(t.app, name)).access_token;
+  for (const n of tokens) {
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/notifications/devices/register', headers: bearer(who), payload: { push_token: token(n), platform: 'mobile' } });
+    const { id } = res.json() as { id: number };
+    if (inactive.includes(n)) await t.app.inject({ method: 'PUT', url: `/api/v1/notifications/devices/${id}/deactivate`, headers: bearer(who) });
+  }
+  return uuid;
+}
+
+const send = (body: Record<string, unknown>, who = sender) => t.app.inject({ method: 'POST', url: '/api/v1/notifications/send', headers: bearer(who), payload: body });
+const deliver = () => t.scheduler.runNow('push delivery');
+
+/** Moves the frozen clock; the sender signs in again (its session would have timed out). */
+async function advance(ms: number): Promise<void> {
+  t.clock.advance(ms);
+  sender = (await signIn(t.app, 'push.service')).access_token;
+}
+const messages = async (ids: string[]) => (await t.s.db.selectFrom('push_messages').selectAll().where('id', 'in', ids).orderBy('id').execute()) as unknown as Array<Omit<PushMessagesTable, 'id' | 'status' | 'attempts'> & { id: string; status: string; attempts: number; next_attempt_at: Date }>;
+
+beforeAll(async () => {
+  fcm = await startFakeFcm();
+  t = await createTestApp({ env: fcm.env });
+  await seedUser(t.s, 'push.service', { roles: ['admin'] });
+  sender = (await signIn(t.app, 'push.service')).access_token;
+});
+afterAll(async () => {
+  await t.close();
+  await fcm.close();
+});
+
+describe('push outbox', () => {
+  it('queues one message per active device (202), and the worker sends each once, marked sent with the provider\'s id', async () => {
+    const user = await userWithDevices('outbox.amina', [1, 2, 3], [3]);
+    const res = await send({ user_id: user, title: 'Money received', body: 'Kofi sent you 1,500.00 KES.', push_data: { kind: 'transfer', reference: 'TRX-42' }, image_url: 'https://cdn.bank.example/t.png' });
+    expect(res.statusCode, res.body).toBe(202);
+    const { queued, message_ids: ids } = res.json() as { queued: number; message_ids: string[] };
+    expect(queued).toBe(2);
+    expect((await messages(ids)).map((m) => m.status)).toEqual(['pending', 'pending']);
+    expect(await deliver()).toBe(true);
+    const after = await messages(ids);
+    expect(after.map((m) => [m.status, m.attempts])).toEqual([['sent', 1], ['sent', 1]]);
+    expect(after.every((m) => /^projects\/strongroom-test\/messages\//.test(m.provider_message_id ?? ''))).toBe(true);
+    const mine = fcm.sent.filter((m) => [token(1), token(2)].includes(m.token));
+    expect(mine).toHaveLength(2);
+    expect(mine.find((m) => m.token === token(1))).toEqual({ token: token(1), notification: { title: 'Money received', body: 'Kofi sent you 1,500.00 KES.', image: 'https://cdn.bank.example/t.png' }, data: { kind: 'transfer', reference: 'TRX-42' } });
+    expect(fcm.sent.some((m) => m.token === token(3))).toBe(false); // the inactive device
+    await deliver();
+    expect(fcm.sent.filter((m) => [token(1), token(2)].includes(m.token))).toHaveLength(2); // nothing sent twice
+  });
+
+  it('a retryable failure comes back after its backoff, never before Retry-After, and is sent then', async () => {
+    const user = await userWithDevices('outbox.kofi', [4]);
+    fcm.fail(token(4), 'UNAVAILABLE', 120);
+    const [id] = ((await send({ user_id: user, title: 'Hello', body: 'Again' })).json() as { message_ids: string[] }).message_ids;
+    await deliver();
+    let [m] = await messages([id!]);
+    expect(m).toMatchObject({ status: 'pending', attempts: 1, failure_reason: 'unavailable' });
+    expect(new Date(m!.next_attempt_at).getTime() - t.clock.now()).toBeGreaterThanOrEqual(120_000);
+    await deliver(); // not due yet
+    expect((await messages([id!]))[0]!.attempts).toBe(1);
+    fcm.clear();
+    await advance(121_000);
+    await deliver();
+    [m] = await messages([id!]);
+    expect(m).toMatchObject({ status: 'sent', attempts: 2 });
+  });
+
+  it('gives up after the attempt limit: failed with the reason, the token left active', async () => {
+    const user = await userWithDevices('outbox.lindiwe', [5]);
+    fcm.fail(token(5), 'INTERNAL');
+    const [id] = ((await send({ user_id: user, title: 'Hello', body: 'There' })).json() as { message_ids: string[] }).message_ids;
+    for (let i = 0; i < 5; i++) {
+      await deliver();
+      await advance(11 * 60_000); // past the longest backoff
+    }
+    expect((await messages([id!]))[0]).toMatchObject({ status: 'failed', attempts: 5, failure_reason: 'internal' });
+    expect((await t.s.db.selectFrom('device_tokens').select('is_active').where('user_id', '=', (await t.s.users.findByUuid(user))!.id).executeTakeFirstOrThrow()).is_active).toBe(true);
+    fcm.clear();
+  });
+
+  it('done-when: a token the provider reports unregistered fails its message and turns inactive by itself; the next notification skips it', async () => {
+    const user = await userWithDevices('outbox.thabo', [6, 7]);
+    fcm.fail(token(6), 'UNREGISTERED');
+    const ids = ((await send({ user_id: user, title: 'Sign-in', body: 'New sign-in on the web' })).json() as { message_ids: string[] }).message_ids;
+    await deliver();
+    expect((await messages(ids)).map((m) => [m.status, m.failure_reason])).toEqual([['failed', 'unregistered'], ['sent', null]]);
+    const devices = await t.s.db.selectFrom('device_tokens').select(['is_active']).where('user_id', '=', (await t.s.users.findByUuid(user))!.id).orderBy('id').execute();
+    expect(devices.map((d) => d.is_active)).toEqual([false, true]);
+    expect(((await send({ user_id: user, title: 'Again', body: 'Only the live one' })).json() as { queued: number }).queued).toBe(1);
+    fcm.clear();
+  });
+
+  it('concurrency: two workers claiming at once get disjoint messages, every one exactly once', async () => {
+    const user = await userWithDevices('outbox.claims', [8]);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(...((await send({ user_id: user, title: `N${i}`, body: 'x' })).json() as { message_ids: string[] }).message_ids);
+    const [a, b] = await Promise.all([t.s.pushOutbox.claim(12), t.s.pushOutbox.claim(12)]);
+    const claimed = [...a!, ...b!].map((m) => m.id);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.filter((id) => ids.includes(id)).length).toBe(Math.min(20, claimed.length));
+    expect(await t.s.pushOutbox.claim(50)).toEqual(expect.not.arrayContaining(claimed.map((id) => expect.objectContaining({ id })))); // leased: nobody else takes them
+    await advance(61_000); // the leases end (a crashed node's claims come back)
+    await deliver();
+    await deliver();
+    expect((await messages(ids)).every((m) => m.status === 'sent')).toBe(true);
+  });
+
+  it('refuses SPEC\'s limits with 422 naming the field, an unknown user 404, a caller without notifications.send 403; nothing queued', async () => {
+    const user = await userWithDevices('outbox.limits', [9]);
+    for (const [body, field] of [
+      [{ title: 't'.repeat(241), body: 'b' }, 'title'],
+      [{ title: 't', body: 'b'.repeat(241) }, 'body'],
+      [{ title: 't', body: 'b', push_data: { n: 1 } }, 'push_data.n'],
+      [{ title: 't', body: 'b', push_data: { nested: { a: 'b' } } }, 'push_data.nested'],
+      [{ title: 't', body: 'b', image_url: 'http://cdn.bank.example/x.png' }, 'image_url'],
+    ] as const) {
+      const { details } = expectError(await send({ user_id: user, ...body }), 422, 'VALIDATION_ERROR') as { details: { fields: Array<{ field: string }> } };
+      expect(details.fields.map((f) => f.field)).toContain(field);
+    }
+    expectError(await send({ user_id: '00000000-0000-4000-8000-000000000000', title: 't', body: 'b' }), 404, 'USER_NOT_FOUND');
+    await seedUser(t.s, 'outbox.customer');
+    const customer = (await signIn(t.app, 'outbox.customer')).access_token;
+    expectError(await send({ user_id: user, title: 't', body: 'b' }, customer), 403, 'PERMISSION_DENIED');
+    const queued = await t.s.db.selectFrom('push_messages').select('id').where('user_id', '=', (await t.s.users.findByUuid(user))!.id).execute();
+    expect(queued).toHaveLength(0);
+  });
+});
