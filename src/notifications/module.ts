@@ -55,7 +55,7 @@ export function notificationsModule(deps: NotificationsDeps): Module<Notificatio
     provides: { push, pushOutbox },
     routes: async (app) => {
       await app.register(pushRoutes({ ...deps, push }));
-      await app.register(sendRoutes({ ...deps, outbox: pushOutbox }));
+      await app.register(sendRoutes({ ...deps, outbox: pushOutbox, push }));
     },
     // Registered either way (a server without push leaves the queue alone: `deliver` returns at once).
     jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: () => pushOutbox.deliver() }],

@@ -14,6 +14,8 @@ import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
+import { PushErrors } from './errors.js';
+import type { PushProvider } from './fcm.js';
 import { contentProblems, PUSH_TEXT_MAX, type PushOutbox } from './outbox.js';
 
 export interface SendRouteDeps {
@@ -22,6 +24,8 @@ export interface SendRouteDeps {
   users: UserStore;
   audit: AuditLog;
   guard: Guard;
+  /** Undefined when push is not configured: nothing is queued that nobody would send. */
+  push: PushProvider | undefined;
 }
 
 export function sendRoutes(s: SendRouteDeps): FastifyPluginAsync {
@@ -33,7 +37,7 @@ export function sendRoutes(s: SendRouteDeps): FastifyPluginAsync {
         description: [
           'Queues one push notification per active device of the user (`user_id`, their UUID) and answers at once; the delivery worker sends them (at least once, retried with backoff; docs/decisions.md "Push delivery").',
           '',
-          `SPEC's limits: \`title\` and \`body\` at most ${PUSH_TEXT_MAX} characters, \`push_data\` string keys and string values only, \`image_url\` https only; a violation is \`422 VALIDATION_ERROR\` naming the field. \`404 USER_NOT_FOUND\`: no such user. A user with no active device: \`queued: 0\`. Audited as PUSH_QUEUED.`,
+          `SPEC's limits: \`title\` and \`body\` at most ${PUSH_TEXT_MAX} characters, \`push_data\` string keys and string values only, \`image_url\` https only; a violation is \`422 VALIDATION_ERROR\` naming the field. \`404 USER_NOT_FOUND\`: no such user. \`503 PUSH_NOT_CONFIGURED\`: this service has no push provider (nothing is queued that nobody would send). A user with no active device: \`queued: 0\`. Audited as PUSH_QUEUED.`,
         ].join('\n'),
         body: Type.Object({
           user_id: Type.String({ format: 'uuid', description: 'The user to notify.' }),
@@ -42,11 +46,12 @@ export function sendRoutes(s: SendRouteDeps): FastifyPluginAsync {
           push_data: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32, examples: [{ kind: 'transfer', reference: 'TRX-20261126-0042' }] })),
           image_url: Type.Optional(Type.String({ maxLength: 2048, examples: ['https://cdn.bank.example/push/transfer.png'] })),
         }, { additionalProperties: false }),
-        response: { 202: Type.Object({ status: Type.Literal('queued'), queued: Type.Integer({ description: 'Messages queued: one per active device.' }), message_ids: Type.Array(Type.String()) }), ...errors(400, 401, 403, 404, 413, 415, 422, 429) },
+        response: { 202: Type.Object({ status: Type.Literal('queued'), queued: Type.Integer({ description: 'Messages queued: one per active device.' }), message_ids: Type.Array(Type.String()) }), ...errors(400, 401, 403, 404, 413, 415, 422, 429, 503) },
       },
       onRequest: s.guard.requirePermission('notifications.send'),
     }, async (request, reply) => {
       const b = request.body;
+      if (!s.push) throw PushErrors.PUSH_NOT_CONFIGURED();
       const problems = contentProblems({ title: b.title, body: b.body, data: b.push_data, imageUrl: b.image_url });
       if (problems.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: problems.map((p) => ({ location: 'body', ...p })) });
       const user = await s.users.findByUuid(b.user_id);

@@ -146,4 +146,17 @@ describe('push outbox', () => {
     const queued = await t.s.db.selectFrom('push_messages').select('id').where('user_id', '=', (await t.s.users.findByUuid(user))!.id).execute();
     expect(queued).toHaveLength(0);
   });
+
+  it('without a push provider configured: 503 PUSH_NOT_CONFIGURED and nothing queued that nobody would send', async () => {
+    const bare = await createTestApp();
+    try {
+      const { uuid } = await seedUser(bare.s, 'outbox.bare', { roles: ['admin'] });
+      const admin = (await signIn(bare.app, 'outbox.bare')).access_token;
+      expectError(await bare.app.inject({ method: 'POST', url: '/api/v1/notifications/send', headers: bearer(admin), payload: { user_id: uuid, title: 't', body: 'b' } }), 503, 'PUSH_NOT_CONFIGURED');
+      expect(await bare.s.db.selectFrom('push_messages').select('id').execute()).toHaveLength(0);
+      expect(await bare.scheduler.runNow('push delivery')).toBe(true); // the job is there, and does nothing
+    } finally {
+      await bare.close();
+    }
+  });
 });
