@@ -9,8 +9,7 @@ import type { AuditEvent, AuditLog } from '../audit/service.js';
 import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
-import { requestAuditContext, signedInAccount, type Guard } from '../sessions/guard.js';
-import { TokenErrors } from '../tokens/errors.js';
+import { requestAuditContext, signedInAccount, signedInUser, type Guard } from '../sessions/guard.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { DeviceErrors } from './errors.js';
 import { maskToken, type DeviceToken, type DeviceTokenStore, type Registered } from './store.js';
@@ -53,12 +52,7 @@ function present(d: DeviceToken) {
 const EVENTS: Record<Registered['outcome'], AuditEvent> = { created: 'DEVICE_TOKEN_REGISTERED', reactivated: 'DEVICE_TOKEN_REACTIVATED', transferred: 'DEVICE_TOKEN_TRANSFERRED' };
 
 export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsync {
-  /** The signed-in user's row (a token whose user is gone is a revoked session's). */
-  const owner = async (request: FastifyRequest): Promise<UserRow> => {
-    const user = await s.users.findByUuid(request.auth!.claims.user_id);
-    if (!user) throw TokenErrors.TOKEN_REVOKED();
-    return user;
-  };
+  const owner = (request: FastifyRequest): Promise<UserRow> => signedInUser(request, s.users);
   const audit = async (request: FastifyRequest, user: UserRow, eventType: AuditEvent, details: Record<string, unknown>, trx?: Db): Promise<void> => {
     await s.audit.record({ ...requestAuditContext(request), eventType, status: 'SUCCESS', userId: user.uuid, username: user.username, details }, trx);
   };

@@ -37,14 +37,10 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
     if (request.headers.authorization !== undefined) await s.guard.authenticate(request);
   };
 
-  /** A signed-in reader votes as themselves (an invalid token is refused, not ignored); anyone else as their network. */
-  const voterOf = async (request: FastifyRequest): Promise<string> => {
-    if (request.headers.authorization !== undefined) {
-      await s.guard.authenticate(request);
-      return `user:${request.auth!.claims.user_id}`;
-    }
-    return `net:${s.ipHasher.hex(clientSite(request.ip))}`;
-  };
+  /** After `optionalSignIn`: a signed-in reader votes as themselves (and may change it), anyone else as their site. */
+  const voterOf = (request: FastifyRequest): { key: string; mayChange: boolean } => (request.auth
+    ? { key: `user:${request.auth.claims.user_id}`, mayChange: true }
+    : { key: `net:${s.ipHasher.hex(clientSite(request.ip))}`, mayChange: false });
 
   return async (instance) => {
     const app = instance as unknown as App;
@@ -105,7 +101,7 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
         // Before the rate limit, so that a signed-in voter is counted per user too.
         preHandler: optionalSignIn,
       }, async (request) => {
-        const r = await s.faq.vote(request.params.faq_id, await voterOf(request), vote);
+        const r = await s.faq.vote(request.params.faq_id, voterOf(request), vote);
         return { id: r.row.id, helpful_count: r.row.helpful_count, unhelpful_count: r.row.unhelpful_count, your_vote: vote, counted: r.counted };
       });
     }

@@ -38,9 +38,9 @@ export class FaqService {
     return row;
   }
 
-  /** `voter`: `user:<uuid>` for a signed-in reader (who may change their vote), `net:<hmac>` for an anonymous client site (whose first vote stands). */
-  async vote(id: number, voter: string, vote: Vote): Promise<{ row: FaqRow; counted: boolean }> {
-    const result = await this.deps.store.vote(id, voter, vote, voter.startsWith('user:'));
+  /** `voter.key`: `user:<uuid>` for a signed-in reader (who may change their vote), `net:<hmac>` for an anonymous client site (whose first vote stands). */
+  async vote(id: number, voter: { key: string; mayChange: boolean }, vote: Vote): Promise<{ row: FaqRow; counted: boolean }> {
+    const result = await this.deps.store.vote(id, voter.key, vote, voter.mayChange);
     if (!result) throw FaqErrors.FAQ_NOT_FOUND();
     return result;
   }

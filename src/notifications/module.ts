@@ -14,8 +14,7 @@ import type { UserStore } from '../users/store.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { FcmClient, type PushProvider } from './fcm.js';
 import { PushOutbox } from './outbox.js';
-import { pushRoutes } from './routes.js';
-import { sendRoutes } from './send-routes.js';
+import { notificationRoutes } from './routes.js';
 
 export interface NotificationsDeps {
   db: Db;
@@ -53,10 +52,7 @@ export function notificationsModule(deps: NotificationsDeps): Module<Notificatio
   return {
     name: 'notifications',
     provides: { push, pushOutbox },
-    routes: async (app) => {
-      await app.register(pushRoutes({ ...deps, push }));
-      await app.register(sendRoutes({ ...deps, outbox: pushOutbox, push }));
-    },
+    routes: notificationRoutes({ ...deps, push, outbox: pushOutbox }),
     // Registered either way (a server without push leaves the queue alone: `deliver` returns at once).
     jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: () => pushOutbox.deliver() }],
   };

@@ -57,6 +57,13 @@ export async function requestActor(request: FastifyRequest, users: { findByUuid(
   return { uuid, username: uuid ? ((await users.findByUuid(uuid))?.username ?? null) : null };
 }
 
+/** The signed-in caller's user row; a token whose user is gone is refused like a revoked one (401 TOKEN_REVOKED). */
+export async function signedInUser<U>(request: FastifyRequest, users: { findByUuid(uuid: string): Promise<U | undefined> }): Promise<U> {
+  const user = await users.findByUuid(request.auth!.claims.user_id);
+  if (!user) throw TokenErrors.TOKEN_REVOKED();
+  return user;
+}
+
 /** The signed-in user a request acts for: the per-account key of a signed-in route's rate limit. */
 export function signedInAccount(request: FastifyRequest): string | undefined {
   return request.auth?.claims.user_id;
