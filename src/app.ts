@@ -61,6 +61,8 @@ function compose(opts: StrongroomOptions) {
     .use(policyModule)
     .use(accessModule)
     .use(credentialsModule)
+    .use(devicesModule)
+    .use(notificationsModule)
     .use(secondFactorModule)
     .use(signinModule)
     .use(pinsModule)
@@ -71,8 +73,6 @@ function compose(opts: StrongroomOptions) {
     .use(mfaModule)
     .use(adminModule)
     .use(faqModule)
-    .use(devicesModule)
-    .use(notificationsModule)
     .use(opsModule);
 }
 

@@ -20,6 +20,7 @@ import { EntityErrors } from './entities/errors.js';
 import { DeviceErrors } from './devices/errors.js';
 import { FaqErrors } from './faq/errors.js';
 import { PushErrors } from './notifications/errors.js';
+import { TemplateErrors } from './notifications/templates/errors.js';
 import { PolicyErrors } from './policy/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
@@ -40,6 +41,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   FAQ: FaqErrors.definitions,
   'Device tokens': DeviceErrors.definitions,
   Push: PushErrors.definitions,
+  'Notification templates': TemplateErrors.definitions,
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,

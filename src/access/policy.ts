@@ -20,7 +20,7 @@ export type Channel = (typeof CHANNELS)[number];
 export type PolicyRule = 'channel' | 'ip' | 'schedule' | 'device' | 'geofence' | 'factor';
 
 /** Second factors a policy may name (`backup_code` goes with `totp`). */
-export const FACTOR_METHODS = ['totp', 'email', 'sms'] as const;
+export const FACTOR_METHODS = ['totp', 'email', 'sms', 'push'] as const;
 export type FactorMethod = (typeof FACTOR_METHODS)[number];
 
 /** A location is refused when its accuracy is worse than this, unless the policy says otherwise. */

@@ -31,6 +31,7 @@ const CreateUserBody = Type.Object(
     email: Type.Optional(Type.String({ format: 'email', maxLength: EMAIL_MAX_LENGTH, examples: ['amina@bank.example'] })),
     phone: Type.Optional(Type.String({ pattern: PHONE_PATTERN, description: 'E.164', examples: ['+254700000012'] })),
     full_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, examples: ['Amina Otieno'] })),
+    language: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('pt'), Type.Literal('fr')], { description: 'The language of the user\'s notifications (default en); the user may change it (`PUT /api/v1/notifications/preferences`)', examples: ['pt'] })),
     roles: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 10, uniqueItems: true, examples: [['staff']] }),
   },
   { additionalProperties: false },
@@ -106,7 +107,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
       onRequest: s.guard.requirePermission('users.create'),
     }, async (request, reply) => {
       const b = request.body;
-      const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, roles: b.roles }, await actorOf(request), ctxOf(request));
+      const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, language: b.language ?? null, roles: b.roles }, await actorOf(request), ctxOf(request));
       reply.status(201);
       const delivery = created.delivery ?? 'response';
       return { user: present(created.user, created.roles), delivery, ...(delivery === 'response' ? { temporary_password: created.temporaryPassword! } : {}) };

@@ -33,6 +33,8 @@ export interface CreateUserInput {
   email?: string | null;
   phone?: string | null;
   fullName?: string | null;
+  /** The language of the user's notifications; null: en. */
+  language?: 'en' | 'pt' | 'fr' | null;
   roles: string[];
   isServiceAccount?: boolean;
   /** When given, the user's password (policy-checked, not temporary); else a temporary one is generated. */
@@ -94,7 +96,7 @@ export class AdminService {
       if (taken.crossed.length > 0) throw AdminErrors.IDENTIFIER_CONFLICT({ fields: taken.crossed });
       const now = new Date(d.clock.now());
       let user = await d.users.create(trx, {
-        username: input.username, email, phone, fullName: input.fullName ?? null,
+        username: input.username, email, phone, fullName: input.fullName ?? null, language: input.language ?? null,
         isServiceAccount: input.isServiceAccount ?? false, mustChangePassword: input.password === undefined, now,
       }).catch((err: unknown) => {
         if ((err as { code?: string }).code === '23505') throw AdminErrors.USER_EXISTS(); // lost a race on the unique index

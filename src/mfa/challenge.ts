@@ -110,7 +110,7 @@ export class MfaGate implements SecondFactorGate {
     const usable = await d.factors.signInMethods(user, enrolled);
     const methods = usable.filter(counts);
     if (enrolled.length > 0 && methods.length === 0 && usable.length > 0) return d.policy.refuseFactor(user, grants.roles, ctx);
-    const setupMethods = enrolled.length > 0 ? [] : d.factors.enrollable(user).filter(counts);
+    const setupMethods = enrolled.length > 0 ? [] : (await d.factors.enrollable(user)).filter(counts);
     if (enrolled.length === 0 && setupMethods.length === 0) return d.policy.refuseFactor(user, grants.roles, ctx);
     // Enrolled factors none of which can be used now (say email, with SMTP gone) still mean
     // `signin`: a setup token would let the password alone enrol a new factor. The user's way

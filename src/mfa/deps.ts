@@ -14,6 +14,7 @@ import type { UserStore } from '../users/store.js';
 import type { MfaAttempts } from './attempts.js';
 import type { ChallengeService } from './challenge.js';
 import type { FactorStore } from './factors.js';
+import type { PushCodeChannel } from './otp/push-channel.js';
 
 export interface MfaDeps {
   db: Db;
@@ -36,4 +37,6 @@ export interface MfaDeps {
   secretCipher: FieldCipher;
   /** Keyed HMAC-SHA256 for backup codes and one-time codes: a database dump alone cannot test guesses. */
   codeHasher: Hasher;
+  /** One-time codes by push (the notifications capability); absent: the push method is unavailable. */
+  pushCodes?: PushCodeChannel;
 }

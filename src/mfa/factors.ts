@@ -1,7 +1,8 @@
 /**
  * Which second factors a user has enrolled, and which of them can finish a sign-in right now.
  * A factor is enrolled when its row in `mfa_factors` is `active`: TOTP after the first valid
- * code, email and SMS after a code sent to the account's address was entered back. Security
+ * code, email, SMS and push after a code sent to the account's address (push: its active mobile
+ * devices) was entered back. Security
  * questions are never a sign-in factor (docs/decisions.md): they serve recovery and step-up.
  */
 import type { AuditLog } from '../audit/service.js';
@@ -10,18 +11,20 @@ import type { Db } from '../platform/db/database.js';
 import type { MfaMethod, OtpMethod } from '../platform/db/schema.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { UserRow } from '../users/store.js';
+import type { PushCodeChannel } from './otp/push-channel.js';
 
 /** What a 2FA_REQUIRED challenge may offer; `backup_code` rides on an active TOTP. */
 export type SignInMethod = MfaMethod | 'backup_code';
 
 /** Whether one-time codes can be delivered by a method at all (a transport, or the development outbox). */
-export function otpAvailable(config: Pick<Config, 'mfa' | 'sms'>, mailer: Pick<Mailer, 'configured'>, method: OtpMethod): boolean {
+export function otpAvailable(config: Pick<Config, 'mfa' | 'sms'>, mailer: Pick<Mailer, 'configured'>, method: OtpMethod, push?: Pick<PushCodeChannel, 'configured'>): boolean {
+  if (method === 'push') return push?.configured ?? false;
   if (method === 'email') return mailer.configured || config.mfa.devOutbox;
   return config.sms.url !== undefined || config.mfa.devOutbox;
 }
 
 export class FactorStore {
-  constructor(private readonly deps: { db: Db; config: Pick<Config, 'mfa' | 'sms'>; mailer: Pick<Mailer, 'configured'>; audit: AuditLog }) {}
+  constructor(private readonly deps: { db: Db; config: Pick<Config, 'mfa' | 'sms'>; mailer: Pick<Mailer, 'configured'>; audit: AuditLog; pushCodes?: PushCodeChannel }) {}
 
   /** Enrolled (active) factors. */
   async active(userId: number, trx: Db = this.deps.db): Promise<MfaMethod[]> {
@@ -41,7 +44,7 @@ export class FactorStore {
         out.push('totp');
         const unused = await this.deps.db.selectFrom('mfa_backup_codes').select('id').where('user_id', '=', user.id).where('used_at', 'is', null).limit(1).executeTakeFirst();
         if (unused) out.push('backup_code');
-      } else if (this.deliverable(user, method)) {
+      } else if (await this.deliverable(user, method)) {
         out.push(method);
       }
     }
@@ -49,16 +52,18 @@ export class FactorStore {
   }
 
   /** Factors the user could enrol now (the setup choices MFA_SETUP_INCOMPLETE lists). */
-  enrollable(user: UserRow): MfaMethod[] {
+  async enrollable(user: UserRow): Promise<MfaMethod[]> {
     const out: MfaMethod[] = ['totp'];
-    if (this.deliverable(user, 'email')) out.push('email');
-    if (this.deliverable(user, 'sms')) out.push('sms');
+    for (const m of ['email', 'sms', 'push'] as const) if (await this.deliverable(user, m)) out.push(m);
     return out;
   }
 
-  deliverable(user: UserRow, method: OtpMethod): boolean {
+  /** Whether a code can reach the user by `method` now: an address (push: an active mobile device) and a way to deliver. */
+  async deliverable(user: UserRow, method: OtpMethod): Promise<boolean> {
+    if (!otpAvailable(this.deps.config, this.deps.mailer, method, this.deps.pushCodes)) return false;
+    if (method === 'push') return (await this.deps.pushCodes!.destination(user.id)) !== null;
     const address = method === 'email' ? user.email : user.phone;
-    return address !== null && address !== '' && otpAvailable(this.deps.config, this.deps.mailer, method);
+    return address !== null && address !== '';
   }
 
   /**

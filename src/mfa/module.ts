@@ -38,6 +38,7 @@ import { mfaResetRoutes } from './reset/routes.js';
 import { MfaResetService } from './reset/service.js';
 import { securityQuestionRoutes } from './security-questions/routes.js';
 import { SecurityQuestionService } from './security-questions/service.js';
+import type { PushCodeChannel } from './otp/push-channel.js';
 import { totpRoutes } from './totp/routes.js';
 import { TotpService } from './totp/service.js';
 
@@ -49,6 +50,8 @@ export interface SecondFactorDeps {
   tokens: TokenService;
   /** Which channels and roles the access policy says need a second factor (LoginFactor). */
   accessPolicy: SecondFactorPolicy;
+  /** One-time codes by push (the notifications capability). */
+  pushCodes: PushCodeChannel;
 }
 
 export interface SecondFactorProvides {
@@ -59,7 +62,7 @@ export interface SecondFactorProvides {
 }
 
 export function secondFactorModule(deps: SecondFactorDeps): Module<SecondFactorProvides> {
-  const factors = new FactorStore({ db: deps.db, config: deps.config, mailer: deps.mailer, audit: deps.audit });
+  const factors = new FactorStore({ db: deps.db, config: deps.config, mailer: deps.mailer, audit: deps.audit, pushCodes: deps.pushCodes });
   return { name: 'second-factor', provides: { factors, secondFactor: new MfaGate({ config: deps.config, tokens: deps.tokens, factors, audit: deps.audit, policy: deps.accessPolicy }) } };
 }
 
@@ -85,6 +88,7 @@ export interface MfaModuleDeps {
   factors: FactorStore;
   pipeline: SignInPipeline;
   accessPolicy: AccessPolicyCheck;
+  pushCodes: PushCodeChannel;
 }
 
 export interface MfaProvides {
@@ -111,6 +115,7 @@ export function mfaModule(deps: MfaModuleDeps): Module<MfaProvides> {
     audit: deps.audit, mailer: deps.mailer, hasher: deps.hasher, factors: deps.factors, attempts: mfaAttempts, challenges,
     secretCipher: deps.keys.cipher(ENCRYPTED_COLUMNS.totpSecret.purpose),
     codeHasher: deps.keys.hasher('ip', 'mfa-codes'), // not the field key: rotating it must not void backup codes
+    pushCodes: deps.pushCodes,
   };
   const totp = new TotpService(services);
   const otp = new OtpService(services);
@@ -121,7 +126,7 @@ export function mfaModule(deps: MfaModuleDeps): Module<MfaProvides> {
     name: 'mfa',
     provides: { mfaAttempts, challenges, totp, otp, securityQuestions, mfaReset },
     tags: [
-      { name: 'MFA and 2FA', description: 'Second factors: TOTP with backup codes, one-time codes by email and SMS, MFA reset' },
+      { name: 'MFA and 2FA', description: 'Second factors: TOTP with backup codes, one-time codes by email, SMS and push, MFA reset' },
       { name: 'Security questions', description: 'Knowledge-based answers for recovery and step-up (never the only factor of a sign-in)' },
     ],
     async routes(app) {

@@ -14,7 +14,11 @@ import type { UserStore } from '../users/store.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { FcmClient, type PushProvider } from './fcm.js';
 import { PushOutbox } from './outbox.js';
+import { NotificationPreferences } from './preferences.js';
+import { PushCodes } from './push-codes.js';
 import { notificationRoutes } from './routes.js';
+import { templateRoutes } from './templates/routes.js';
+import { TemplateService } from './templates/service.js';
 
 export interface NotificationsDeps {
   db: Db;
@@ -33,6 +37,11 @@ export interface NotificationsProvides {
   push: PushProvider | undefined;
   /** Where notifications are queued (in the caller's transaction) and delivered from. */
   pushOutbox: PushOutbox;
+  /** Push templates in the users' languages. */
+  templates: TemplateService;
+  preferences: NotificationPreferences;
+  /** One-time codes by push, for the MFA work. */
+  pushCodes: PushCodes;
 }
 
 /** How often each node's worker looks for due messages. */
@@ -44,16 +53,29 @@ export function notificationsModule(deps: NotificationsDeps): Module<Notificatio
   const sent = deps.metrics.counter('strongroom_push_sent_total', 'Push messages the provider accepted');
   const failed = deps.metrics.counter('strongroom_push_failed_total', 'Push messages given up on, by reason', ['reason']);
   const retried = deps.metrics.counter('strongroom_push_retried_total', 'Push sends to be tried again, by reason', ['reason']);
+  const latency = deps.metrics.histogram('strongroom_push_delivery_seconds', 'Push messages from queued to accepted by the provider', [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900]);
   const pushOutbox = new PushOutbox({
     db: deps.db, clock: deps.clock, log: deps.log, audit: deps.audit, deviceTokens: deps.deviceTokens, push,
-    onResult: (outcome, reason) => (outcome === 'sent' ? sent.inc() : outcome === 'retry' ? retried.inc({ reason: reason ?? 'unknown' }) : failed.inc({ reason: reason ?? 'unknown' })),
+    onResult: (r) => {
+      if (r.outcome === 'sent') {
+        sent.inc();
+        latency.observe((r.latencyMs ?? 0) / 1000);
+      } else (r.outcome === 'retry' ? retried : failed).inc({ reason: r.reason ?? 'unknown' });
+    },
   });
   deps.metrics.gauge('strongroom_push_queue_depth', 'Push messages pending delivery', () => pushOutbox.depth());
+  const templates = new TemplateService({ db: deps.db, clock: deps.clock, audit: deps.audit });
+  const preferences = new NotificationPreferences(deps.db);
+  const pushCodes = new PushCodes({ db: deps.db, push, deviceTokens: deps.deviceTokens, templates, preferences, audit: deps.audit });
   return {
     name: 'notifications',
-    provides: { push, pushOutbox },
-    routes: notificationRoutes({ ...deps, push, outbox: pushOutbox }),
+    provides: { push, pushOutbox, templates, preferences, pushCodes },
+    tags: [{ name: 'Notification templates', description: 'The wording of push notifications in en, pt and fr (permission `notifications.templates`).' }],
+    routes: async (app) => {
+      await app.register(notificationRoutes({ ...deps, push, outbox: pushOutbox, templates, preferences }));
+      await app.register(templateRoutes({ templates, users: deps.users, guard: deps.guard }));
+    },
     // Registered either way (a server without push leaves the queue alone: `deliver` returns at once).
-    jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: () => pushOutbox.deliver() }],
+    jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: () => pushOutbox.drain() }],
   };
 }

@@ -17,6 +17,7 @@ import type { DeviceTokenStore } from '../devices/store.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import type { PushMessagesTable } from '../platform/db/schema.js';
+import { retireDeadToken } from './dead-tokens.js';
 import type { PushProvider, PushResult } from './fcm.js';
 
 export interface PushContent {
@@ -55,6 +56,9 @@ export interface DeliveryOptions {
 
 export const DEFAULT_DELIVERY: DeliveryOptions = { batchSize: 50, leaseMs: 60_000, maxAttempts: 5 };
 
+/** Full batches one worker turn takes at most (then the next tick goes on). */
+export const DRAIN_ROUNDS = 40;
+
 /** Seconds before attempt `attempts + 1`: 5 s, 10 s, 20 s ... up to 10 minutes, ±20%, never before Retry-After. */
 export function backoffSec(attempts: number, retryAfterSec: number | undefined, random: () => number = Math.random): number {
   const base = Math.min(600, 5 * 2 ** Math.max(0, attempts - 1));
@@ -62,7 +66,14 @@ export function backoffSec(attempts: number, retryAfterSec: number | undefined, 
   return Math.max(retryAfterSec ?? 0, Math.round(jittered));
 }
 
-type Claimed = Pick<Selectable<PushMessagesTable>, 'user_id' | 'device_token_id' | 'title' | 'body' | 'data' | 'image_url' | 'attempts'> & { id: string };
+type Claimed = Pick<Selectable<PushMessagesTable>, 'user_id' | 'device_token_id' | 'title' | 'body' | 'data' | 'image_url' | 'attempts' | 'created_at'> & { id: string };
+
+/** What became of one send: `latencyMs` (queued to accepted) only when sent. */
+export interface DeliveryOutcome {
+  outcome: 'sent' | 'retry' | 'failed';
+  reason?: string;
+  latencyMs?: number;
+}
 
 export interface DeliveryReport {
   claimed: number;
@@ -72,7 +83,7 @@ export interface DeliveryReport {
 }
 
 export class PushOutbox {
-  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; audit: AuditLog; deviceTokens: DeviceTokenStore; push: PushProvider | undefined; options?: DeliveryOptions; onResult?: (outcome: 'sent' | 'retry' | 'failed', reason: string | undefined) => void }) {}
+  constructor(private readonly deps: { db: Db; clock: Clock; log: Logger; audit: AuditLog; deviceTokens: DeviceTokenStore; push: PushProvider | undefined; options?: DeliveryOptions; onResult?: (result: DeliveryOutcome) => void }) {}
 
   private get options(): DeliveryOptions {
     return this.deps.options ?? DEFAULT_DELIVERY;
@@ -103,7 +114,7 @@ export class PushOutbox {
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
       )
-      RETURNING id, user_id, device_token_id, title, body, data, image_url, attempts`.execute(this.deps.db);
+      RETURNING id, user_id, device_token_id, title, body, data, image_url, attempts, created_at`.execute(this.deps.db);
     return rows.map((r) => ({ ...r, id: String(r.id) }));
   }
 
@@ -118,14 +129,7 @@ export class PushOutbox {
       if (m.device_token_id !== null) await this.deps.deviceTokens.markUsed(m.user_id, m.device_token_id);
       return 'sent';
     }
-    if (result.deactivate && m.device_token_id !== null) {
-      const tokenId = m.device_token_id;
-      await this.deps.db.transaction().execute(async (trx) => {
-        if (await this.deps.deviceTokens.deactivateDead(m.user_id, tokenId, trx)) {
-          await this.deps.audit.record({ eventType: 'DEVICE_TOKEN_DEACTIVATED', status: 'SUCCESS', userId: null, username: null, details: { device_token_id: tokenId, by: 'push_provider', reason: result.reason, push_message_id: m.id } }, trx);
-        }
-      });
-    }
+    if (result.deactivate && m.device_token_id !== null) await retireDeadToken(this.deps, m.user_id, m.device_token_id, result.reason, {}, { push_message_id: m.id });
     if (result.retryable && m.attempts < this.options.maxAttempts) {
       const next = new Date(this.deps.clock.now() + backoffSec(m.attempts, result.retryAfterSec) * 1000);
       await this.finish(m, { next_attempt_at: next, failure_reason: result.reason });
@@ -156,10 +160,24 @@ export class PushOutbox {
         outcome = await this.settle(m, result);
       }
       report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
-      this.deps.onResult?.(outcome, reason);
+      this.deps.onResult?.(outcome === 'sent' ? { outcome, latencyMs: this.deps.clock.now() - new Date(m.created_at).getTime() } : { outcome, reason: reason ?? 'unknown' });
     }));
     if (report.claimed > 0) this.deps.log.debug({ push: report }, 'push delivery round');
     return report;
+  }
+
+  /**
+   * The worker's turn: rounds of `deliver` while each claims a full batch (a backlog drains at
+   * the provider's pace, not one batch per tick), at most `maxRounds` so that a turn ends.
+   */
+  async drain(maxRounds = DRAIN_ROUNDS): Promise<DeliveryReport> {
+    const total: DeliveryReport = { claimed: 0, sent: 0, retried: 0, failed: 0 };
+    for (let i = 0; i < maxRounds; i++) {
+      const r = await this.deliver();
+      for (const k of Object.keys(total) as Array<keyof DeliveryReport>) total[k] += r[k];
+      if (r.claimed < this.options.batchSize) break;
+    }
+    return total;
   }
 
   /** Pending messages (the queue's depth, for /metrics). */

@@ -6,8 +6,9 @@
  *   token 410 (and the token marked inactive), a provider failure 500.
  * - `POST /api/v1/notifications/send` (issue 14 section 3; permission `notifications.send`): the
  *   platform's other services notify a user; one pending message per active device of theirs
- *   goes into the outbox, delivered by the worker. Templates are not here yet: the caller gives
- *   the title and body.
+ *   goes into the outbox, delivered by the worker; the text is a template in the user's language
+ *   filled with the caller's values, or a title and body as given.
+ * - `GET`/`PUT /api/v1/notifications/preferences`: the language of the user's notifications.
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
@@ -16,14 +17,20 @@ import type { DeviceTokenStore } from '../devices/store.js';
 import { DeviceErrors } from '../devices/errors.js';
 import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
-import { errors } from '../platform/http/schemas.js';
+import { bullets, errors } from '../platform/http/schemas.js';
+import type { Clock } from '../platform/clock.js';
 import { AdminErrors } from '../admin/errors.js';
 import { CommonErrors } from '../platform/errors.js';
 import { requestActor, requestAuditContext, signedInAccount, signedInUser, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
+import { retireDeadToken } from './dead-tokens.js';
 import { PushErrors } from './errors.js';
 import type { PushProvider } from './fcm.js';
 import { contentProblems, PUSH_TEXT_MAX, type PushOutbox } from './outbox.js';
+import type { NotificationPreferences } from './preferences.js';
+import { FALLBACK_LANGUAGE } from './templates/catalogue.js';
+import { LanguageSchema, TemplateName, TemplateValues } from './templates/routes.js';
+import type { TemplateService } from './templates/service.js';
 
 export interface NotificationRouteDeps {
   db: Db;
@@ -34,6 +41,9 @@ export interface NotificationRouteDeps {
   /** Undefined when push is not configured (nothing is sent, nor queued that nobody would send). */
   push: PushProvider | undefined;
   outbox: PushOutbox;
+  templates: TemplateService;
+  preferences: NotificationPreferences;
+  clock: Clock;
 }
 
 export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync {
@@ -70,11 +80,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
         return { status: 'sent' as const, device_id: device.id, message_id: result.messageId };
       }
       if (result.deactivate) {
-        await s.db.transaction().execute(async (trx) => {
-          if (await s.deviceTokens.deactivateDead(user.id, device.id, trx)) {
-            await s.audit.record({ ...requestAuditContext(request), eventType: 'DEVICE_TOKEN_DEACTIVATED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { device_token_id: device.id, by: 'push_provider', reason: result.reason } }, trx);
-          }
-        });
+        await retireDeadToken(s, user.id, device.id, result.reason, { ...requestAuditContext(request), userId: user.uuid, username: user.username });
         if (result.reason === 'invalid_token') throw PushErrors.PUSH_TOKEN_INVALID({ reason: result.reason });
         throw PushErrors.PUSH_TOKEN_GONE({ reason: result.reason });
       }
@@ -87,32 +93,97 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
         description: [
           'Queues one push notification per active device of the user (`user_id`, their UUID) and answers at once; the delivery worker sends them (at least once, retried with backoff; docs/decisions.md "Push delivery").',
           '',
-          `SPEC's limits: \`title\` and \`body\` at most ${PUSH_TEXT_MAX} characters, \`push_data\` string keys and string values only, \`image_url\` https only; a violation is \`422 VALIDATION_ERROR\` naming the field. \`404 USER_NOT_FOUND\`: no such user. \`503 PUSH_NOT_CONFIGURED\`: this service has no push provider (nothing is queued that nobody would send). A user with no active device: \`queued: 0\`. Audited as PUSH_QUEUED.`,
+          'The text is either a template, `template` and its `values`, written in the user\'s language (en when the template has none in theirs, or the user chose none), or `title` and `body` as given. SPEC\'s named templates: `send2FA` (`code`, `validity_minutes`), `INTERNAL_TRANSFER` (`debit_name`, `credit_name`, `amount`, `currency`, `debit_account`, `credit_account`, `transaction_reference_id`), `DEPOSIT` (`amount`, `currency`, `account`, `transaction_reference_id`), `INITIAL_DEPOSIT` (`name`, `amount`, `currency`, `account`).',
+          '',
+          bullets(
+            '`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): a placeholder without a value, or a value the template has no placeholder for. Nothing is queued: a message never goes out with braces in it.',
+            '`404 TEMPLATE_NOT_FOUND`: no such template in the user\'s language nor in en.',
+            `\`422 VALIDATION_ERROR\` naming the field: SPEC's limits (\`title\` and \`body\`, once filled, at most ${PUSH_TEXT_MAX} characters; \`push_data\` string keys and string values only; \`image_url\` https only), or \`template\` together with \`title\`/\`body\`, or neither.`,
+            '`404 USER_NOT_FOUND`: no such user. `503 PUSH_NOT_CONFIGURED`: this service has no push provider (nothing is queued that nobody would send).',
+            'A user with no active device: `queued: 0`. Audited as PUSH_QUEUED (the template\'s name, never the text).',
+          ),
         ].join('\n'),
         body: Type.Object({
           user_id: Type.String({ format: 'uuid', description: 'The user to notify.' }),
-          title: Type.String({ minLength: 1, maxLength: PUSH_TEXT_MAX * 2, examples: ['Money received'] }),
-          body: Type.String({ minLength: 1, maxLength: PUSH_TEXT_MAX * 2, examples: ['Kofi Mensah sent you 1,500.00 KES.'] }),
+          template: Type.Optional(TemplateName),
+          values: Type.Optional(TemplateValues),
+          title: Type.Optional(Type.String({ minLength: 1, maxLength: PUSH_TEXT_MAX * 2, examples: ['Money received'] })),
+          body: Type.Optional(Type.String({ minLength: 1, maxLength: PUSH_TEXT_MAX * 2, examples: ['Kofi Mensah sent you 1,500.00 KES.'] })),
           push_data: Type.Optional(Type.Record(Type.String({ maxLength: 64 }), Type.Unknown(), { maxProperties: 32, examples: [{ kind: 'transfer', reference: 'TRX-20261126-0042' }] })),
           image_url: Type.Optional(Type.String({ maxLength: 2048, examples: ['https://cdn.bank.example/push/transfer.png'] })),
-        }, { additionalProperties: false }),
-        response: { 202: Type.Object({ status: Type.Literal('queued'), queued: Type.Integer({ description: 'Messages queued: one per active device.' }), message_ids: Type.Array(Type.String()) }), ...errors(400, 401, 403, 404, 413, 415, 422, 429, 503) },
+        }, {
+          additionalProperties: false,
+          examples: [
+            { user_id: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', template: 'INTERNAL_TRANSFER', values: { debit_name: 'Amina Otieno', credit_name: 'Kofi Mensah', amount: '1,500.00', currency: 'KES', debit_account: '****4471', credit_account: '****9012', transaction_reference_id: 'TRX-20261126-0042' }, push_data: { kind: 'transfer', reference: 'TRX-20261126-0042' } },
+            { user_id: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', title: 'Branch closed on Friday', body: 'The Westlands branch is closed on 4 December; the app and agents work as usual.' },
+          ],
+        }),
+        response: {
+          202: Type.Object({
+            status: Type.Literal('queued'),
+            queued: Type.Integer({ description: 'Messages queued: one per active device.' }),
+            message_ids: Type.Array(Type.String()),
+            language: Type.Optional(Type.String({ description: 'With a template: the language it was written in.', examples: ['pt'] })),
+          }),
+          ...errors(400, 401, 403, 404, 413, 415, 422, 429, 503),
+        },
       },
       onRequest: s.guard.requirePermission('notifications.send'),
     }, async (request, reply) => {
       const b = request.body;
       if (!s.push) throw PushErrors.PUSH_NOT_CONFIGURED();
-      const problems = contentProblems({ title: b.title, body: b.body, data: b.push_data, imageUrl: b.image_url });
-      if (problems.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: problems.map((p) => ({ location: 'body', ...p })) });
+      const shape = b.template !== undefined
+        ? [...(b.title !== undefined ? ['title'] : []), ...(b.body !== undefined ? ['body'] : [])].map((field) => ({ location: 'body', field, message: 'must not be given with template' }))
+        : [...(b.values !== undefined ? [{ location: 'body', field: 'values', message: 'needs template' }] : []), ...(b.title === undefined && b.body === undefined ? [{ location: 'body', field: 'template', message: 'give template (and values), or title and body' }] : [])];
+      if (shape.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: shape });
       const user = await s.users.findByUuid(b.user_id);
       if (!user) throw AdminErrors.USER_NOT_FOUND();
+      const rendered = b.template === undefined ? undefined : await s.templates.render('push', b.template, await s.preferences.language(user.id), b.values ?? {});
+      const content = { title: rendered?.title ?? b.title, body: rendered?.body ?? b.body, data: b.push_data, imageUrl: b.image_url };
+      const problems = contentProblems(content);
+      if (problems.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: problems.map((p) => ({ location: 'body', ...p, ...(rendered ? { message: `${p.message} once the template is filled` } : {}) })) });
       const actor = await requestActor(request, s.users);
       const ids = await s.db.transaction().execute(async (trx) => {
-        const queued = await s.outbox.enqueue(trx, user.id, { title: b.title, body: b.body, ...(b.push_data === undefined ? {} : { data: b.push_data as Record<string, string> }), ...(b.image_url === undefined ? {} : { imageUrl: b.image_url }) });
-        await s.audit.record({ ...requestAuditContext(request), eventType: 'PUSH_QUEUED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { queued: queued.length, by: actor.username } }, trx);
+        const queued = await s.outbox.enqueue(trx, user.id, { title: content.title!, body: content.body!, ...(b.push_data === undefined ? {} : { data: b.push_data as Record<string, string> }), ...(b.image_url === undefined ? {} : { imageUrl: b.image_url }) });
+        await s.audit.record({ ...requestAuditContext(request), eventType: 'PUSH_QUEUED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { queued: queued.length, by: actor.username, ...(rendered ? { template: b.template, language: rendered.language } : {}) } }, trx);
         return queued;
       });
-      return reply.status(202).send({ status: 'queued' as const, queued: ids.length, message_ids: ids });
+      return reply.status(202).send({ status: 'queued' as const, queued: ids.length, message_ids: ids, ...(rendered ? { language: rendered.language } : {}) });
+    });
+
+    const Preferences = Type.Object({ language: LanguageSchema }, { examples: [{ language: 'pt' }] });
+    app.get('/api/v1/notifications/preferences', {
+      schema: {
+        tags: ['Device tokens'], security: [{ bearer: [] }], summary: 'The language your notifications are written in',
+        description: 'en until you choose another (or the administrator who created your account did).',
+        response: { 200: Preferences, ...errors(401, 429) },
+      },
+      onRequest: s.guard.authenticate,
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
+    }, async (request) => {
+      const user = await signedInUser(request, s.users);
+      return { language: (await s.preferences.language(user.id)) ?? FALLBACK_LANGUAGE };
+    });
+
+    app.put('/api/v1/notifications/preferences', {
+      schema: {
+        tags: ['Device tokens'], security: [{ bearer: [] }], summary: 'Choose the language of your notifications: en, pt or fr',
+        description: 'Templates are written in this language when they exist in it, else in en. Audited as NOTIFICATION_LANGUAGE_CHANGED.',
+        body: Type.Object({ language: LanguageSchema }, { additionalProperties: false }),
+        response: { 200: Preferences, ...errors(400, 401, 413, 415, 422, 429) },
+      },
+      onRequest: s.guard.authenticate,
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
+    }, async (request) => {
+      const user = await signedInUser(request, s.users);
+      const { language } = request.body;
+      await s.db.transaction().execute(async (trx) => {
+        const before = await s.preferences.setLanguage(trx, user.id, language, new Date(s.clock.now()));
+        if (before !== language) {
+          await s.audit.record({ ...requestAuditContext(request), eventType: 'NOTIFICATION_LANGUAGE_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { from: before ?? FALLBACK_LANGUAGE, to: language } }, trx);
+        }
+      });
+      return { language };
     });
   };
 }

@@ -164,7 +164,7 @@ export class UserStore {
 
   async create(
     trx: Db,
-    input: { username: string; email: string | null; phone: string | null; fullName: string | null; isServiceAccount: boolean; mustChangePassword: boolean; now: Date },
+    input: { username: string; email: string | null; phone: string | null; fullName: string | null; language?: 'en' | 'pt' | 'fr' | null; isServiceAccount: boolean; mustChangePassword: boolean; now: Date },
   ): Promise<UserRow> {
     const { sensitive, blindIndex } = this.crypto;
     const row = await trx
@@ -175,7 +175,7 @@ export class UserStore {
         email_bidx: input.email === null ? null : blindIndex.of(input.email),
         phone: input.phone === null ? null : sensitive.protect(input.phone, PHONE_COLUMN),
         phone_bidx: input.phone === null ? null : blindIndex.of(phoneIndexValue(input.phone)),
-        full_name: input.fullName, is_service_account: input.isServiceAccount, must_change_password: input.mustChangePassword,
+        full_name: input.fullName, language: input.language ?? null, is_service_account: input.isServiceAccount, must_change_password: input.mustChangePassword,
         created_at: input.now, updated_at: input.now,
       })
       .returning(USER_COLUMNS)

@@ -1,7 +1,7 @@
 /**
  * The channels a one-time code travels by: email over SMTP (the shared `Mailer`), SMS through the
  * HTTP gateway (`SmsGateway`), or, with neither configured outside production, the development
- * outbox. The choice follows `otpAvailable` (src/mfa/factors.ts), so what sign-in offers and
+ * outbox; push through the notifications capability (`PushCodeChannel`), never the outbox. The choice follows `otpAvailable` (src/mfa/factors.ts), so what sign-in offers and
  * what can be delivered never disagree.
  */
 import type { Logger } from 'pino';
@@ -12,14 +12,17 @@ import type { Clock } from '../../platform/clock.js';
 import type { OtpMethod } from '../../platform/db/schema.js';
 import { otpAvailable } from '../factors.js';
 import { DevOutbox } from './outbox.js';
+import type { PushCodeChannel } from './push-channel.js';
 import { SmsDeliveryError, SmsGateway } from './sms-gateway.js';
 import { codeMail, codeSms, type OtpPurpose } from './templates.js';
 
-export type Via = 'smtp' | 'sms_gateway' | 'dev_outbox';
+export type Via = 'smtp' | 'sms_gateway' | 'push_provider' | 'dev_outbox';
+
 
 export interface CodeDelivery {
   method: OtpMethod;
-  /** The real address: an email address or an E.164 number. */
+  userId: number;
+  /** The real address: an email address or an E.164 number (push: the user's id). */
   to: string;
   /** Its masked form (audit, log). */
   destination: string;
@@ -42,7 +45,7 @@ export class OtpDelivery {
   readonly outbox: DevOutbox;
   private readonly gateway: SmsGateway | null;
 
-  constructor(private readonly deps: { config: Pick<Config, 'mfa' | 'sms'>; mailer: Mailer; log: Logger; clock: Clock }) {
+  constructor(private readonly deps: { config: Pick<Config, 'mfa' | 'sms'>; mailer: Mailer; log: Logger; clock: Clock; pushCodes?: PushCodeChannel }) {
     this.outbox = new DevOutbox(deps.log);
     const sms = deps.config.sms;
     this.gateway = sms.url === undefined ? null : new SmsGateway({ ...sms, url: sms.url }, deps.log);
@@ -51,6 +54,7 @@ export class OtpDelivery {
   /** How a method's codes travel now, or null when it has no way at all (production without a transport). */
   via(method: OtpMethod): Via | null {
     const { config, mailer } = this.deps;
+    if (method === 'push') return this.deps.pushCodes?.configured ? 'push_provider' : null;
     if (!otpAvailable(config, mailer, method)) return null;
     if (method === 'email') return mailer.configured ? 'smtp' : 'dev_outbox';
     return this.gateway ? 'sms_gateway' : 'dev_outbox';
@@ -61,6 +65,11 @@ export class OtpDelivery {
     const via = this.via(d.method);
     if (via === null) throw new DeliveryFailure('dev_outbox', `${d.method} delivery is not configured`);
     const message = { code: d.code, purpose: d.purpose, method: d.method, validityMinutes: Math.round(this.deps.config.mfa.otpValiditySec / 60) };
+    if (via === 'push_provider') {
+      const r = await this.deps.pushCodes!.send({ userId: d.userId, code: d.code, validityMinutes: message.validityMinutes, reference: d.reference });
+      if (!r.ok) throw new DeliveryFailure(via, r.reason);
+      return { via, ref: r.ref };
+    }
     const mail = d.method === 'email' ? codeMail({ to: d.to, ...d.recipient }, message) : null;
     const text = mail?.text ?? codeSms(this.deps.config.sms.sender, message);
     try {

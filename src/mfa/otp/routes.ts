@@ -18,12 +18,12 @@ import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, StepUpResponse, TOKEN_ERR
 const tags = ['MFA and 2FA'];
 const bearer = [{ bearer: [] }];
 
-const Method = Type.Union([Type.Literal('email'), Type.Literal('sms')], { description: 'Where the code goes: the account\'s email address or its phone number.', examples: ['sms'] });
-const Code = Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'The 6-digit code from the email or text message.', examples: ['048213'] });
+const Method = Type.Union([Type.Literal('email'), Type.Literal('sms'), Type.Literal('push')], { description: 'Where the code goes: the account\'s email address, its phone number, or (`push`) a notification to each of the account\'s active mobile devices (the `send2FA` template, in the user\'s language).', examples: ['sms'] });
+const Code = Type.String({ pattern: '^[0-9]{6}$', maxLength: 6, description: 'The 6-digit code from the email, text message or push notification.', examples: ['048213'] });
 
 const Sent = Type.Object({
   method: Method,
-  destination: Type.String({ description: 'Where the code went, masked', examples: ['+2547****12', 'j***@bank.example'] }),
+  destination: Type.String({ description: 'Where the code went, masked (push: which devices)', examples: ['+2547****12', 'j***@bank.example', 'mobile device "Amina\'s Pixel"', '2 mobile devices'] }),
   expires_in: Type.Integer({ description: 'Seconds the code stays valid (`OTP_VALIDITY_MINUTES`)', examples: [300] }),
   resend_after: Type.Integer({ description: 'Seconds before another code may be requested (`OTP_RESEND_SECONDS`)', examples: [60] }),
 });

@@ -1,5 +1,5 @@
 /**
- * One-time codes by email and SMS (SPEC "Second factors": random 6 digits, valid 5 minutes,
+ * One-time codes by email, SMS and push (SPEC "Second factors": random 6 digits, valid 5 minutes,
  * single use, at most 3 attempts, delivery tracked, audit trail masked).
  *
  * A code belongs to a *challenge*: the sign-in behind a 2FA token, a signed-in session asking
@@ -52,7 +52,7 @@ export class OtpService {
 
   constructor(private readonly deps: MfaDeps) {
     this.store = new OtpStore(deps.db);
-    this.delivery = new OtpDelivery({ config: deps.config, mailer: deps.mailer, log: deps.log, clock: deps.clock });
+    this.delivery = new OtpDelivery({ config: deps.config, mailer: deps.mailer, log: deps.log, clock: deps.clock, ...(deps.pushCodes ? { pushCodes: deps.pushCodes } : {}) });
   }
 
   /** The development outbox (used only without a transport, outside production). */
@@ -65,20 +65,20 @@ export class OtpService {
     const { user, claims } = challenge;
     // Still enrolled now: an MFA reset approved since the password step removed the factors.
     const enrolled = claims.methods.includes(method) && (await this.deps.factors.active(user.id)).includes(method);
-    if (!enrolled || !this.deps.factors.deliverable(user, method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    if (!enrolled || !(await this.deps.factors.deliverable(user, method))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
     return this.send({ user, method, purpose: 'signin', challenge: `signin:${claims.jti}` }, ctx);
   }
 
   /** Sends a step-up code for a signed-in session, by an enrolled factor. */
   async requestStepUp(auth: AuthContext, user: UserRow, method: OtpMethod, ctx: MfaContext): Promise<OtpSent> {
     const enrolled = await this.deps.factors.active(user.id);
-    if (!enrolled.includes(method) || !this.deps.factors.deliverable(user, method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    if (!enrolled.includes(method) || !(await this.deps.factors.deliverable(user, method))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
     return this.send({ user, method, purpose: 'stepup', challenge: `stepup:${auth.session.sessionId}` }, ctx);
   }
 
   /** Sends a code to the account's own address, to enrol it as a factor. */
   async requestEnrolment(user: UserRow, method: OtpMethod, ctx: MfaContext): Promise<OtpSent> {
-    if (!this.deps.factors.deliverable(user, method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    if (!(await this.deps.factors.deliverable(user, method))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
     await this.notEnrolled(user, method);
     return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method) }, ctx);
   }
@@ -100,9 +100,10 @@ export class OtpService {
     const d = this.deps;
     await this.notEnrolled(user, method);
     await this.check(user, enrollChallenge(user, method), code, ctx, 'enroll', method);
+    const { destination } = await this.target(user, method);
     await d.db.transaction().execute(async (trx) => {
       await d.factors.activate(trx, user, method, new Date(d.clock.now()));
-      await d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, method, { destination: maskDestination(method, address(user, method)) }, trx);
+      await d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, method, { destination }, trx);
     });
   }
 
@@ -116,8 +117,7 @@ export class OtpService {
     const cfg = d.config.mfa;
     const locked = await d.attempts.retryAfter(t.user.id, 'second_factor');
     if (locked > 0) throw retryAfter(MfaErrors.MFA_LOCKED, locked); // no code could be accepted anyway
-    const to = address(t.user, t.method);
-    const destination = maskDestination(t.method, to);
+    const { to, destination } = await this.target(t.user, t.method);
     const id = randomUUID();
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0'); // CSPRNG, uniform over 000000-999999
     const now = new Date(d.clock.now());
@@ -139,7 +139,7 @@ export class OtpService {
     const audit = { destination, purpose: t.purpose, otp_id: id };
     try {
       const { via, ref } = await this.delivery.deliver({
-        method: t.method, to, destination, code, purpose: t.purpose, reference: id, recipient: { username: t.user.username, fullName: t.user.full_name },
+        method: t.method, userId: t.user.id, to, destination, code, purpose: t.purpose, reference: id, recipient: { username: t.user.username, fullName: t.user.full_name },
       });
       await this.store.markSent(id, ref, new Date(d.clock.now()));
       await d.challenges.audit('OTP_SENT', 'SUCCESS', t.user, ctx, t.method, { ...audit, via, delivery_status: 'sent' });
@@ -193,6 +193,13 @@ export class OtpService {
     return row.method;
   }
 
+  /** Where a method's code goes: the real address and its mask (push: the user's active mobile devices, described). */
+  private async target(user: UserRow, method: OtpMethod): Promise<{ to: string; destination: string }> {
+    if (method === 'push') return { to: user.uuid, destination: (await this.deps.pushCodes?.destination(user.id)) ?? 'no mobile device' };
+    const to = (method === 'email' ? user.email : user.phone) ?? '';
+    return { to, destination: maskDestination(method, to) };
+  }
+
   /** HMAC(code:row id) under the code key: a dump of the table cannot test guesses. */
   private hash(code: string, id: string): string {
     return this.deps.codeHasher.hex(`${code}:${id}`);
@@ -206,9 +213,4 @@ export class OtpService {
 
 function enrollChallenge(user: UserRow, method: OtpMethod): string {
   return `enroll:${user.id}:${method}`;
-}
-
-/** The account's own address for a method (deliverable() has checked it exists). */
-function address(user: UserRow, method: OtpMethod): string {
-  return (method === 'email' ? user.email : user.phone) ?? '';
 }

@@ -16,6 +16,8 @@ export interface UsersTable {
   phone_bidx: string | null;
   phone: string | null;
   full_name: string | null;
+  /** The language of the user's notifications (migration 022); null: en. */
+  language: 'en' | 'pt' | 'fr' | null;
   is_active: Generated<boolean>;
   is_service_account: Generated<boolean>;
   must_change_password: Generated<boolean>;
@@ -228,8 +230,8 @@ export interface TransportKeysTable {
   expires_at: Timestamp;
 }
 
-export type MfaMethod = 'totp' | 'email' | 'sms';
-export type OtpMethod = 'email' | 'sms';
+export type MfaMethod = 'totp' | 'email' | 'sms' | 'push';
+export type OtpMethod = 'email' | 'sms' | 'push';
 
 export interface MfaFactorsTable {
   user_id: number;
@@ -500,6 +502,17 @@ export interface PushMessagesTable {
   sent_at: Timestamp | null;
 }
 
+export interface NotificationTemplatesTable {
+  id: Generated<number>;
+  channel: 'push';
+  language: 'en' | 'pt' | 'fr';
+  name: string;
+  subject: string;
+  message: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -526,6 +539,7 @@ export interface Database {
   mfa_backup_codes: MfaBackupCodesTable;
   mfa_attempts: MfaAttemptsTable;
   mfa_otp_codes: MfaOtpCodesTable;
+  notification_templates: NotificationTemplatesTable;
   security_questions: SecurityQuestionsTable;
   user_security_answers: UserSecurityAnswersTable;
   security_question_challenges: SecurityQuestionChallengesTable;

@@ -42,6 +42,11 @@ export class Metrics {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
+  /** A histogram a module registers (seconds unless the name says otherwise). */
+  histogram(name: string, help: string, buckets: number[]): Histogram {
+    return new Histogram({ name, help, buckets, registers: [this.registry] });
+  }
+
   /** A gauge read when /metrics is scraped (a module registers what it can count). */
   gauge(name: string, help: string, read: () => Promise<number>): void {
     new Gauge({

@@ -20,6 +20,7 @@ import * as faq from './018-faq.js';
 import * as samlBrowserBinding from './019-saml-browser-binding.js';
 import * as deviceTokens from './020-device-tokens.js';
 import * as pushMessages from './021-push-messages.js';
+import * as notificationTemplates from './022-notification-templates.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -44,6 +45,7 @@ export const migrations: Record<string, Migration> = {
   '019-saml-browser-binding': samlBrowserBinding,
   '020-device-tokens': deviceTokens,
   '021-push-messages': pushMessages,
+  '022-notification-templates': notificationTemplates,
 };
 
 export const migrationProvider: MigrationProvider = {
