@@ -10,9 +10,9 @@ import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import { requestAuditContext, signedInAccount, signedInUser, type Guard } from '../sessions/guard.js';
-import type { UserRow, UserStore } from '../users/store.js';
+import { lockUserRow, type UserRow, type UserStore } from '../users/store.js';
 import { DeviceErrors } from './errors.js';
-import { maskToken, type DeviceToken, type DeviceTokenStore, type Registered } from './store.js';
+import { MAX_ACTIVE_DEVICES, MAX_DEVICES, maskToken, type DeviceToken, type DeviceTokenStore, type Registered, type Trimmed } from './store.js';
 
 export interface DeviceRouteDeps {
   deviceTokens: DeviceTokenStore;
@@ -58,6 +58,12 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
   };
   const onRequest = s.guard.authenticate;
 
+  /** The tokens a registration or activation retired to keep the user within the limits. */
+  const auditTrimmed = async (request: FastifyRequest, user: UserRow, t: Trimmed, trx: Db): Promise<void> => {
+    if (t.deactivated.length > 0) await audit(request, user, 'DEVICE_TOKEN_DEACTIVATED', { device_token_ids: t.deactivated, by: 'device_limit', limit: MAX_ACTIVE_DEVICES }, trx);
+    if (t.deleted.length > 0) await audit(request, user, 'DEVICE_TOKEN_DELETED', { device_token_ids: t.deleted, by: 'device_limit', limit: MAX_DEVICES }, trx);
+  };
+
   return async (instance) => {
     const app = instance as unknown as App;
 
@@ -70,6 +76,8 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
           '- A token nobody has: created, `201`.',
           '- A token the user has already: reactivated (and its platform and name updated) instead of duplicated (SPEC), `200`.',
           '- A token another user has (a phone that changed hands): it moves to the signed-in user, `200`; audited as DEVICE_TOKEN_TRANSFERRED naming both users.',
+          '',
+          `Limits per user: ${MAX_ACTIVE_DEVICES} active tokens (each notification and each code by push goes to every one) and ${MAX_DEVICES} in all. Past them the least recently used active token is turned off (audited DEVICE_TOKEN_DEACTIVATED, \`by: device_limit\`), then the least recently used inactive one deleted (DEVICE_TOKEN_DELETED); the token being registered is never the one.`,
           '',
           'The token is stored encrypted (DB_FIELD_ENCRYPTION) and answered masked. `422 VALIDATION_ERROR`: a token of other characters than letters, digits, `:`, `_`, `-`, `.`, or not 20 to 4,096 long; a platform other than `mobile` or `web`; a device name over 100 characters or with control characters.',
         ].join('\n'),
@@ -90,6 +98,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         await audit(request, user, EVENTS[registered.outcome], { device_token_id: registered.device.id, platform, ...(from ? { from_user_id: from.uuid, from_username: from.username } : {}) }, trx);
         // The previous owner's history says it too: their notifications stopped going to that device.
         if (from) await s.audit.record({ ...requestAuditContext(request), eventType: 'DEVICE_TOKEN_TRANSFERRED', status: 'SUCCESS', userId: from.uuid, username: from.username, details: { device_token_id: registered.device.id, platform, to_user_id: user.uuid, to_username: user.username } }, trx);
+        await auditTrimmed(request, user, registered.trimmed, trx);
       });
       return reply.status(r.outcome === 'created' ? 201 : 200).send(present(r.device));
     });
@@ -130,8 +139,10 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
       }, async (request) => {
         const user = await owner(request);
         const device = await s.db.transaction().execute(async (trx) => {
+          await lockUserRow(trx, user.id);
           const d = await s.deviceTokens.setActive(user.id, request.params.id, active, trx);
           if (d) await audit(request, user, event, { device_token_id: d.id }, trx);
+          if (d && active) await auditTrimmed(request, user, await s.deviceTokens.trim(trx, user.id, d.id), trx);
           return d;
         });
         if (!device) throw DeviceErrors.DEVICE_TOKEN_NOT_FOUND();

@@ -4,13 +4,14 @@
  * it unique: a phone registers the same token again, or a phone that changed hands registers it
  * for its new owner, and the one row follows.
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 import type { BlindIndex } from '../platform/crypto/blind-index.js';
 import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { Db } from '../platform/db/database.js';
 import type { DeviceTokensTable } from '../platform/db/schema.js';
+import { lockUserRow } from '../users/store.js';
 
 const COLUMN = ENCRYPTED_COLUMNS.devicePushToken.context;
 
@@ -24,6 +25,23 @@ export type Registered =
   | { outcome: 'created'; device: DeviceToken }
   | { outcome: 'reactivated'; device: DeviceToken }
   | { outcome: 'transferred'; device: DeviceToken; fromUserId: number };
+
+export type RegisteredAndTrimmed = Registered & { trimmed: Trimmed };
+
+/**
+ * Per user: at most this many active tokens (a send fans out to each, so an account with
+ * thousands would turn one notification, or one code request, into thousands of provider calls
+ * and spend the bank's sending quota) ...
+ */
+export const MAX_ACTIVE_DEVICES = 10;
+/** ... and at most this many rows, inactive ones included. */
+export const MAX_DEVICES = 30;
+
+/** What registering or activating retired to keep within the limits: the least recently used first. */
+export interface Trimmed {
+  deactivated: number[];
+  deleted: number[];
+}
 
 const SELECTED = ['id', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'last_used_at', 'created_on', 'updated_on'] as const;
 
@@ -40,12 +58,13 @@ export class DeviceTokenStore {
    * user (the phone changed hands). The blind index's unique key settles parallel registrations.
    * `record` writes the audit entry in the same transaction.
    */
-  async register(userId: number, input: { pushToken: string; platform: Platform; deviceName: string | null }, record: (trx: Db, r: Registered) => Promise<void>): Promise<Registered> {
+  async register(userId: number, input: { pushToken: string; platform: Platform; deviceName: string | null }, record: (trx: Db, r: RegisteredAndTrimmed) => Promise<void>): Promise<RegisteredAndTrimmed> {
     // FCM tokens are case-sensitive: indexed as they are.
     const bidx = this.deps.blindIndex.ofExact(input.pushToken);
     const candidates = this.deps.blindIndex.candidatesExact(input.pushToken);
     const now = new Date(this.deps.clock.now());
     return this.deps.db.transaction().execute(async (trx) => {
+      await lockUserRow(trx, userId); // one registration of a user at a time: the limits count a settled set
       for (let attempt = 0; attempt < 2; attempt++) {
         const existing = await trx.selectFrom('device_tokens').select(['id', 'user_id']).where('push_token_bidx', 'in', candidates).forUpdate().executeTakeFirst();
         if (existing) {
@@ -59,7 +78,8 @@ export class DeviceTokenStore {
             ...(input.deviceName === null && existing.user_id === userId ? {} : { device_name: input.deviceName }),
           }).where('id', '=', existing.id).returning(SELECTED).executeTakeFirstOrThrow();
           const device = this.reveal(row);
-          const r: Registered = existing.user_id === userId ? { outcome: 'reactivated', device } : { outcome: 'transferred', device, fromUserId: existing.user_id };
+          const trimmed = await this.trim(trx, userId, device.id);
+          const r: RegisteredAndTrimmed = existing.user_id === userId ? { outcome: 'reactivated', device, trimmed } : { outcome: 'transferred', device, fromUserId: existing.user_id, trimmed };
           await record(trx, r);
           return r;
         }
@@ -68,7 +88,7 @@ export class DeviceTokenStore {
           platform: input.platform, device_name: input.deviceName, created_on: now, updated_on: now,
         }).onConflict((oc) => oc.column('push_token_bidx').doNothing()).returning(SELECTED).executeTakeFirst();
         if (created) {
-          const r: Registered = { outcome: 'created', device: this.reveal(created) };
+          const r: RegisteredAndTrimmed = { outcome: 'created', device: this.reveal(created), trimmed: await this.trim(trx, userId, created.id) };
           await record(trx, r);
           return r;
         }
@@ -76,6 +96,26 @@ export class DeviceTokenStore {
       }
       throw new Error('device token registration raced twice');
     });
+  }
+
+  /**
+   * Keeps the user within MAX_ACTIVE_DEVICES and MAX_DEVICES, sparing `keep` (the token just
+   * registered or turned on): the least recently used active tokens are turned off, then the
+   * least recently used inactive rows deleted. Called with the user's row locked.
+   */
+  async trim(trx: Db, userId: number, keep: number): Promise<Trimmed> {
+    const rows = await trx.selectFrom('device_tokens').select(['id', 'is_active']).where('user_id', '=', userId).where('id', '!=', keep)
+      .orderBy(sql`coalesce(last_used_at, updated_on)`, 'desc').orderBy('id', 'desc').execute();
+    const active = rows.filter((r) => r.is_active);
+    const deactivated = active.slice(MAX_ACTIVE_DEVICES - 1).map((r) => r.id);
+    if (deactivated.length > 0) {
+      await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) }).where('id', 'in', deactivated).execute();
+    }
+    const excess = rows.length + 1 - MAX_DEVICES;
+    const inactiveOldestFirst = rows.filter((r) => !r.is_active || deactivated.includes(r.id)).reverse();
+    const deleted = excess > 0 ? inactiveOldestFirst.slice(0, excess).map((r) => r.id) : [];
+    if (deleted.length > 0) await trx.deleteFrom('device_tokens').where('id', 'in', deleted).execute();
+    return { deactivated: deactivated.filter((id) => !deleted.includes(id)), deleted };
   }
 
   async list(userId: number, activeOnly: boolean): Promise<DeviceToken[]> {

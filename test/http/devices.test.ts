@@ -174,4 +174,30 @@ describe('device tokens', () => {
     await t.s.db.deleteFrom('users').where('id', '=', row!.id).execute();
     expect(await t.s.db.selectFrom('device_tokens').select('id').where('user_id', '=', row!.id).execute()).toHaveLength(0);
   });
+
+  it('fan-out amplification: at most 10 active tokens and 30 in all per user, the least recently used retired first (audited), even in a parallel burst', async () => {
+    await seedUser(t.s, 'device.hoarder');
+    const who = (await signIn(t.app, 'device.hoarder')).access_token;
+    const ids: number[] = [];
+    for (let n = 100; n < 110; n++) {
+      ids.push((await register(who, { push_token: token(n), platform: 'mobile' })).json().id as number);
+      t.clock.advance(1000);
+    }
+    const eleventh = await register(who, { push_token: token(110), platform: 'mobile' });
+    expect(eleventh.statusCode).toBe(201);
+    const active = async () => ((await call('GET', `${BASE}?active_only=true`, who)).json() as { devices: Device[] }).devices.map((d) => d.id);
+    expect(await active()).toEqual([...ids.slice(1), eleventh.json().id]); // the oldest, ids[0], turned off
+    const retired = await t.s.db.selectFrom('audit_log').select('details').where('event_type', '=', 'DEVICE_TOKEN_DEACTIVATED').where('username', '=', 'device.hoarder').execute();
+    expect(retired.map((r) => r.details)).toEqual([{ device_token_ids: [ids[0]], by: 'device_limit', limit: 10 }]);
+    // Turning the old one back on retires the least recently used of the others instead.
+    expect((await call('PUT', `${BASE}/${ids[0]}/activate`, who)).statusCode).toBe(200);
+    expect((await active()).sort((a, b) => a - b)).toEqual([ids[0]!, ...ids.slice(2), eleventh.json().id].sort((a, b) => a - b));
+    // A burst of 40 registrations at once: 10 active, 30 rows, whatever the interleaving.
+    const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => register(who, { push_token: token(200 + i), platform: 'web' })));
+    expect(burst.every((r) => r.statusCode === 201)).toBe(true);
+    const uid = (await t.s.users.findByUuid((await t.s.db.selectFrom('users').select('uuid').where('username', '=', 'device.hoarder').executeTakeFirstOrThrow()).uuid))!.id;
+    const rows = await t.s.db.selectFrom('device_tokens').select(['is_active']).where('user_id', '=', uid).execute();
+    expect(rows).toHaveLength(30);
+    expect(rows.filter((r) => r.is_active)).toHaveLength(10);
+  });
 });

@@ -229,7 +229,7 @@ export class StrongroomClient {
   }
 
   /** Sends a one-time code by email or SMS for the sign-in behind `twoFactorToken`. */
-  async requestCode(input: { twoFactorToken: string; method: 'email' | 'sms' }): Promise<CodeSent> {
+  async requestCode(input: { twoFactorToken: string; method: 'email' | 'sms' | 'push' }): Promise<CodeSent> {
     return this.request<CodeSent>('POST', PATHS.codeRequest, { two_factor_token: input.twoFactorToken, method: input.method }, { auth: false, autoRefresh: false });
   }
 

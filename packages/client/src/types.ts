@@ -56,7 +56,7 @@ export interface PasswordChangedResponse {
 
 /** A one-time code was sent (`requestCode`). */
 export interface CodeSent {
-  method: 'email' | 'sms';
+  method: 'email' | 'sms' | 'push';
   /** Masked: `j***@bank.example`, `+2547****12`. */
   destination: string;
   /** Seconds the code stays valid. */

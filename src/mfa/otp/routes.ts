@@ -30,11 +30,11 @@ const Sent = Type.Object({
 
 
 const SENDING = [
-  '`400 MFA_METHOD_UNAVAILABLE`: this method cannot be used here (see above), or it has no transport (production without `SMTP_URL` / `SMS_GATEWAY_URL`).',
+  '`400 MFA_METHOD_UNAVAILABLE`: this method cannot be used here (see above), or it has no transport (production without `SMTP_URL` / `SMS_GATEWAY_URL`; push: no push provider configured, or no active mobile device token).',
   '`429 OTP_RESEND_THROTTLED` (with `Retry-After`, `details.retry_after_seconds`): a code for the same purpose was sent less than `OTP_RESEND_SECONDS` (60) ago.',
   '`429 OTP_SEND_LIMIT` (with `Retry-After`): `OTP_MAX_SENDS` (5) codes in the last hour for the same purpose.',
   '`429 MFA_LOCKED` (with `Retry-After`): the second factor is locked after too many wrong codes.',
-  '`503 OTP_DELIVERY_FAILED`: the mail server or SMS gateway did not accept the message; that code is void, ask again.',
+  '`503 OTP_DELIVERY_FAILED`: the mail server or SMS gateway did not accept the message (push: no device accepted it; dead tokens turn inactive); that code is void, ask again.',
 ];
 const CHECKING = [
   '`401 OTP_INVALID`: wrong code (`details.attempts_remaining`), already used, replaced by a newer code, or none was requested.',
@@ -57,9 +57,9 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
 
     app.post('/api/v1/auth/2fa/request', {
       schema: {
-        tags, security: bearer, summary: 'Send a one-time code by email or SMS',
+        tags, security: bearer, summary: 'Send a one-time code by email, SMS or push',
         description: [
-          'Sends a 6-digit code to the account\'s email address or phone number. Two callers:',
+          'Sends a 6-digit code to the account\'s email address or phone number, or (`push`) as the `send2FA` notification, in the user\'s language, to each of their active mobile device tokens. Two callers:',
           '',
           '- **Finishing a sign-in**: `{two_factor_token, method}` with the token of `401 2FA_REQUIRED`, no bearer; `method` must be one of that answer\'s `methods`. Then `POST /api/v1/auth/2fa/validate`.',
           '- **Step-up in a signed-in session**: bearer token and `{method}`; `method` must be an enrolled factor. Then `POST /api/v1/auth/2fa/verify`.',
@@ -121,9 +121,9 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
 
     app.post('/api/v1/2fa/otp/setup', {
       schema: {
-        tags, security: bearer, summary: 'Start enrolling email or SMS codes as a second factor',
+        tags, security: bearer, summary: 'Start enrolling email, SMS or push codes as a second factor',
         description: [
-          'Sends a code to the account\'s own email address (`email`) or phone number (`sms`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. Not a SPEC route: it mirrors `/api/v1/2fa/totp/setup`.',
+          'Sends a code to the account\'s own email address (`email`), phone number (`sms`) or active mobile devices (`push`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. Not a SPEC route: it mirrors `/api/v1/2fa/totp/setup`.',
           '',
           'Caller: a signed-in user (bearer token), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (that answer\'s `two_factor_token` in the body, no bearer).',
           '',
@@ -143,7 +143,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
 
     app.post('/api/v1/2fa/otp/verify', {
       schema: {
-        tags, security: bearer, summary: 'Finish enrolling email or SMS codes with the code received',
+        tags, security: bearer, summary: 'Finish enrolling email, SMS or push codes with the code received',
         description: [
           'Confirms the code sent by `POST /api/v1/2fa/otp/setup` and enrols the method. With a setup `two_factor_token` the sign-in then finishes: `sign_in` carries the tokens and session (`mfa_completed: true`).',
           '',
