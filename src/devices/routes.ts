@@ -34,6 +34,7 @@ const Device = Type.Object({
   platform: Type.Union([Type.Literal('mobile'), Type.Literal('web')]),
   device_name: Type.Union([Type.String(), Type.Null()], { examples: ['Amina\'s Pixel 8'] }),
   is_active: Type.Boolean({ description: 'Whether the token receives notifications; the push provider reporting it unregistered turns it off.' }),
+  receives_codes: Type.Boolean({ description: 'Whether one-time codes by push go to this device (the one confirmed at push enrolment; at most one).' }),
   last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When a notification last went to it.' }),
   created_on: Type.String({ format: 'date-time' }),
   updated_on: Type.String({ format: 'date-time' }),
@@ -44,7 +45,7 @@ const iso = (d: Date | string): string => new Date(d).toISOString();
 
 function present(d: DeviceToken) {
   return {
-    id: d.id, push_token: maskToken(d.push_token), platform: d.platform, device_name: d.device_name, is_active: d.is_active,
+    id: d.id, push_token: maskToken(d.push_token), platform: d.platform, device_name: d.device_name, is_active: d.is_active, receives_codes: d.receives_codes,
     last_used_at: d.last_used_at === null ? null : iso(d.last_used_at), created_on: iso(d.created_on), updated_on: iso(d.updated_on),
   };
 }

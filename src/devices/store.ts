@@ -43,7 +43,7 @@ export interface Trimmed {
   deleted: number[];
 }
 
-const SELECTED = ['id', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'last_used_at', 'created_on', 'updated_on'] as const;
+const SELECTED = ['id', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'receives_codes', 'last_used_at', 'created_on', 'updated_on'] as const;
 
 export class DeviceTokenStore {
   constructor(private readonly deps: { db: Db; clock: Clock; sensitive: SensitiveColumns; blindIndex: BlindIndex }) {}
@@ -72,7 +72,7 @@ export class DeviceTokenStore {
           const row = await trx.updateTable('device_tokens').set({
             user_id: userId, platform: input.platform, is_active: true, updated_on: now,
             // A token that changes hands starts afresh: nothing of the previous owner's use shows.
-            ...(moved ? { created_on: now, last_used_at: null } : {}),
+            ...(moved ? { created_on: now, last_used_at: null, receives_codes: false } : {}),
             // Re-written: under the current key, with the index of the current key.
             push_token: this.deps.sensitive.protect(input.pushToken, COLUMN), push_token_bidx: bidx,
             ...(input.deviceName === null && existing.user_id === userId ? {} : { device_name: input.deviceName }),
@@ -104,18 +104,43 @@ export class DeviceTokenStore {
    * least recently used inactive rows deleted. Called with the user's row locked.
    */
   async trim(trx: Db, userId: number, keep: number): Promise<Trimmed> {
-    const rows = await trx.selectFrom('device_tokens').select(['id', 'is_active']).where('user_id', '=', userId).where('id', '!=', keep)
-      .orderBy(sql`coalesce(last_used_at, updated_on)`, 'desc').orderBy('id', 'desc').execute();
+    // SKIP LOCKED: a row another transaction holds is on its way elsewhere (a transfer to another
+    // user); waiting for it could deadlock two users registering each other's tokens.
+    const rows = await trx.selectFrom('device_tokens').select(['id', 'is_active', 'receives_codes']).where('user_id', '=', userId).where('id', '!=', keep)
+      .orderBy(sql`coalesce(last_used_at, updated_on)`, 'desc').orderBy('id', 'desc').forUpdate().skipLocked().execute();
+    // The device one-time codes go to is never retired by the cap: someone with a stolen session
+    // must not be able to switch off the owner's second factor by registering tokens.
     const active = rows.filter((r) => r.is_active);
-    const deactivated = active.slice(MAX_ACTIVE_DEVICES - 1).map((r) => r.id);
+    const bound = active.filter((r) => r.receives_codes).length;
+    const deactivated = active.filter((r) => !r.receives_codes).slice(Math.max(0, MAX_ACTIVE_DEVICES - 1 - bound)).map((r) => r.id);
     if (deactivated.length > 0) {
-      await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) }).where('id', 'in', deactivated).execute();
+      await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) }).where('user_id', '=', userId).where('id', 'in', deactivated).execute();
     }
     const excess = rows.length + 1 - MAX_DEVICES;
-    const inactiveOldestFirst = rows.filter((r) => !r.is_active || deactivated.includes(r.id)).reverse();
+    const inactiveOldestFirst = rows.filter((r) => !r.receives_codes && (!r.is_active || deactivated.includes(r.id))).reverse();
     const deleted = excess > 0 ? inactiveOldestFirst.slice(0, excess).map((r) => r.id) : [];
-    if (deleted.length > 0) await trx.deleteFrom('device_tokens').where('id', 'in', deleted).execute();
+    if (deleted.length > 0) await trx.deleteFrom('device_tokens').where('user_id', '=', userId).where('id', 'in', deleted).execute();
     return { deactivated: deactivated.filter((id) => !deleted.includes(id)), deleted };
+  }
+
+  /** The device one-time codes by push go to, when it is active. */
+  async codeDevice(userId: number): Promise<DeviceToken | undefined> {
+    const row = await this.deps.db.selectFrom('device_tokens').select(SELECTED).where('user_id', '=', userId).where('receives_codes', '=', true)
+      .where('is_active', '=', true).where('platform', '=', 'mobile').executeTakeFirst();
+    return row && this.reveal(row);
+  }
+
+  /** Makes `id` the user's code device (and no other); false when it is no longer their active mobile token. */
+  async bindCodes(trx: Db, userId: number, id: number): Promise<boolean> {
+    await this.unbindCodes(trx, userId);
+    const row = await trx.updateTable('device_tokens').set({ receives_codes: true, updated_on: new Date(this.deps.clock.now()) })
+      .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).where('platform', '=', 'mobile').returning('id').executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** No device of the user receives codes any more (push re-bound, or the user's factors reset). */
+  async unbindCodes(trx: Db, userId: number): Promise<void> {
+    await trx.updateTable('device_tokens').set({ receives_codes: false }).where('user_id', '=', userId).where('receives_codes', '=', true).execute();
   }
 
   async list(userId: number, activeOnly: boolean): Promise<DeviceToken[]> {

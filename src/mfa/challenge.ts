@@ -132,7 +132,7 @@ export class MfaGate implements SecondFactorGate {
       two_factor_token: issued.token,
       expires_in: expiresIn,
       setup_methods: setupMethods,
-      next_step: 'Set up a second factor with this two_factor_token: POST /api/v1/2fa/totp/setup, then POST /api/v1/2fa/totp/verify with a code from the authenticator app (or POST /api/v1/2fa/otp/setup and /api/v1/2fa/otp/verify for email or SMS). The sign-in finishes when the factor is verified.',
+      next_step: 'Set up a second factor with this two_factor_token: POST /api/v1/2fa/totp/setup, then POST /api/v1/2fa/totp/verify with a code from the authenticator app (or POST /api/v1/2fa/otp/setup and /api/v1/2fa/otp/verify for email, SMS or push). The sign-in finishes when the factor is verified.',
     });
   }
 }

@@ -54,14 +54,20 @@ export class FactorStore {
   /** Factors the user could enrol now (the setup choices MFA_SETUP_INCOMPLETE lists). */
   async enrollable(user: UserRow): Promise<MfaMethod[]> {
     const out: MfaMethod[] = ['totp'];
-    for (const m of ['email', 'sms', 'push'] as const) if (await this.deliverable(user, m)) out.push(m);
+    for (const m of ['email', 'sms', 'push'] as const) if (await this.deliverable(user, m, 'enrol')) out.push(m);
     return out;
   }
 
-  /** Whether a code can reach the user by `method` now: an address (push: an active mobile device) and a way to deliver. */
-  async deliverable(user: UserRow, method: OtpMethod): Promise<boolean> {
+  /**
+   * Whether a code can reach the user by `method` now: an address and a way to deliver. Push,
+   * once enrolled (`use`), needs the bound code device active; to enrol, any active mobile token.
+   */
+  async deliverable(user: UserRow, method: OtpMethod, purpose: 'use' | 'enrol' = 'use'): Promise<boolean> {
     if (!otpAvailable(this.deps.config, this.deps.mailer, method, this.deps.pushCodes)) return false;
-    if (method === 'push') return (await this.deps.pushCodes!.destination(user.id)) !== null;
+    if (method === 'push') {
+      const push = this.deps.pushCodes!;
+      return purpose === 'use' ? (await push.codeDevice(user.id)) !== null : (await push.enrolmentDevice(user.id)) !== null;
+    }
     const address = method === 'email' ? user.email : user.phone;
     return address !== null && address !== '';
   }
@@ -88,6 +94,7 @@ export class FactorStore {
     // A code sent just before must not finish a sign-in with a factor that no longer exists.
     await trx.updateTable('mfa_otp_codes').set({ superseded_at: now }).where('user_id', '=', userId).where('consumed_at', 'is', null).where('superseded_at', 'is', null).execute();
     await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', userId).execute();
+    await this.deps.pushCodes?.unbind(trx, userId); // a lost phone must not come back as the code device
     await trx.deleteFrom('mfa_attempts').where('user_id', '=', userId).where('factor', '=', 'second_factor').execute();
   }
 }

@@ -5,7 +5,7 @@
  * - `secondFactorModule`, before the pipeline: enrolled factors and the gate that decides, after
  *   the password, whether a second factor must follow (`secondFactor`).
  * - `mfaModule`, after it: challenges that finish a sign-in through the pipeline, TOTP with
- *   backup codes, one-time codes by email and SMS, security questions, MFA reset, their routes.
+ *   backup codes, one-time codes by email, SMS and push, security questions, MFA reset, their routes.
  */
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';

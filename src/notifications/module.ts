@@ -76,6 +76,6 @@ export function notificationsModule(deps: NotificationsDeps): Module<Notificatio
       await app.register(templateRoutes({ templates, users: deps.users, guard: deps.guard }));
     },
     // Registered either way (a server without push leaves the queue alone: `deliver` returns at once).
-    jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: () => pushOutbox.drain() }],
+    jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: (stopping) => pushOutbox.drain(stopping) }],
   };
 }

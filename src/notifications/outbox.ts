@@ -18,6 +18,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import type { PushMessagesTable } from '../platform/db/schema.js';
 import { retireDeadToken } from './dead-tokens.js';
+import { textProblem } from './text.js';
 import type { PushProvider, PushResult } from './fcm.js';
 
 export interface PushContent {
@@ -35,14 +36,23 @@ export function contentProblems(c: { title?: unknown; body?: unknown; data?: unk
   const out: Array<{ field: string; message: string }> = [];
   for (const f of ['title', 'body'] as const) {
     const v = c[f];
+    const unsafe = typeof v === 'string' ? textProblem(v, f === 'body') : undefined;
     if (typeof v !== 'string' || v.trim() === '') out.push({ field: f, message: 'is required' });
     else if ([...v].length > PUSH_TEXT_MAX) out.push({ field: f, message: `must be at most ${PUSH_TEXT_MAX} characters` });
+    else if (unsafe) out.push({ field: f, message: unsafe });
   }
   if (c.data !== undefined) {
     if (typeof c.data !== 'object' || c.data === null || Array.isArray(c.data)) out.push({ field: 'push_data', message: 'must be an object of string keys and string values' });
-    else for (const [k, v] of Object.entries(c.data)) if (typeof v !== 'string') out.push({ field: `push_data.${k}`, message: 'must be a string' });
+    else {
+      for (const [k, v] of Object.entries(c.data)) {
+        const field = `push_data.${textProblem(k) ? JSON.stringify(k).slice(0, 80) : k}`;
+        if (textProblem(k)) out.push({ field, message: `key ${textProblem(k)!}` });
+        else if (typeof v !== 'string') out.push({ field, message: 'must be a string' });
+        else if (textProblem(v, true)) out.push({ field, message: textProblem(v, true)! });
+      }
+    }
   }
-  if (c.imageUrl !== undefined && !(typeof c.imageUrl === 'string' && URL.canParse(c.imageUrl) && new URL(c.imageUrl).protocol === 'https:')) {
+  if (c.imageUrl !== undefined && !(typeof c.imageUrl === 'string' && !textProblem(c.imageUrl) && URL.canParse(c.imageUrl) && new URL(c.imageUrl).protocol === 'https:')) {
     out.push({ field: 'image_url', message: 'must be an https:// URL' });
   }
   return out;
@@ -56,8 +66,8 @@ export interface DeliveryOptions {
 
 export const DEFAULT_DELIVERY: DeliveryOptions = { batchSize: 50, leaseMs: 60_000, maxAttempts: 5 };
 
-/** Full batches one worker turn takes at most (then the next tick goes on). */
-export const DRAIN_ROUNDS = 40;
+/** Full batches one worker turn takes at most (10,000 messages; then the next tick goes on). */
+export const DRAIN_ROUNDS = 200;
 
 /** Seconds before attempt `attempts + 1`: 5 s, 10 s, 20 s ... up to 10 minutes, ±20%, never before Retry-After. */
 export function backoffSec(attempts: number, retryAfterSec: number | undefined, random: () => number = Math.random): number {
@@ -167,15 +177,16 @@ export class PushOutbox {
   }
 
   /**
-   * The worker's turn: rounds of `deliver` while each claims a full batch (a backlog drains at
-   * the provider's pace, not one batch per tick), at most `maxRounds` so that a turn ends.
+   * The worker's turn: rounds of `deliver` while each claims a full batch and the provider takes
+   * some of it (a backlog drains at the provider's pace, not one batch per tick; a provider
+   * that fails is not hammered), at most `maxRounds`, and none once the node is stopping.
    */
-  async drain(maxRounds = DRAIN_ROUNDS): Promise<DeliveryReport> {
+  async drain(stopping?: AbortSignal, maxRounds = DRAIN_ROUNDS): Promise<DeliveryReport> {
     const total: DeliveryReport = { claimed: 0, sent: 0, retried: 0, failed: 0 };
-    for (let i = 0; i < maxRounds; i++) {
+    for (let i = 0; i < maxRounds && !stopping?.aborted; i++) {
       const r = await this.deliver();
       for (const k of Object.keys(total) as Array<keyof DeliveryReport>) total[k] += r[k];
-      if (r.claimed < this.options.batchSize) break;
+      if (r.claimed < this.options.batchSize || r.sent === 0) break;
     }
     return total;
   }

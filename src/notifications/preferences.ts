@@ -16,7 +16,7 @@ export class NotificationPreferences {
 
   /** Sets the language; the previous one (for the audit trail). */
   async setLanguage(trx: Db, userId: number, language: Language | null, now: Date): Promise<Language | null> {
-    const before = await trx.selectFrom('users').select('language').where('id', '=', userId).forUpdate().executeTakeFirst();
+    const before = await trx.selectFrom('users').select('language').where('id', '=', userId).forNoKeyUpdate().executeTakeFirst();
     await trx.updateTable('users').set({ language, updated_at: now }).where('id', '=', userId).execute();
     return before?.language ?? null;
   }

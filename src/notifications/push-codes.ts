@@ -1,15 +1,16 @@
 /**
  * One-time codes by push (issue 14 section 3): the MFA work's `push` delivery method. The code
- * goes as the `send2FA` template, in the user's language, to each of their active mobile tokens,
- * at once through the provider, not through the outbox: the code must never rest in the
- * database in clear (only its keyed hash does, src/mfa/otp/service.ts), it is worthless after
- * five minutes, and the user is waiting for the answer. Delivered when at least one device
- * accepted it; dead tokens turn inactive on the way.
+ * goes as the `send2FA` template, in the user's language, to one device: the one confirmed at
+ * enrolment (`device_tokens.receives_codes`), so that a token registered with a stolen session
+ * never receives codes. It is sent at once through the provider, not through the outbox: the
+ * code must never rest in the database in clear (only its keyed hash does,
+ * src/mfa/otp/service.ts), it is worthless after five minutes, and the user is waiting for the
+ * answer. A dead token met on the way turns inactive.
  */
 import type { AuditLog } from '../audit/service.js';
 import type { DeviceToken, DeviceTokenStore } from '../devices/store.js';
 import type { Db } from '../platform/db/database.js';
-import type { PushCodeChannel, PushCodeResult } from '../mfa/otp/push-channel.js';
+import type { CodeDevice, PushCodeChannel, PushCodeResult } from '../mfa/otp/push-channel.js';
 import { retireDeadToken } from './dead-tokens.js';
 import type { PushProvider } from './fcm.js';
 import type { NotificationPreferences } from './preferences.js';
@@ -30,40 +31,52 @@ export class PushCodes implements PushCodeChannel {
     return this.deps.push !== undefined;
   }
 
-  private async devices(userId: number): Promise<DeviceToken[]> {
-    return (await this.deps.deviceTokens.list(userId, true)).filter((d) => d.platform === 'mobile');
+  async codeDevice(userId: number): Promise<CodeDevice | null> {
+    const d = await this.deps.deviceTokens.codeDevice(userId);
+    return d ? { id: d.id, description: describe(d) } : null;
   }
 
-  async destination(userId: number): Promise<string | null> {
-    return describe(await this.devices(userId));
+  async enrolmentDevice(userId: number, deviceId?: number): Promise<CodeDevice | 'choose' | null> {
+    const mobile = (await this.deps.deviceTokens.list(userId, true)).filter((d) => d.platform === 'mobile');
+    const d = deviceId === undefined ? (mobile.length > 1 ? 'choose' : mobile[0]) : mobile.find((m) => m.id === deviceId);
+    if (d === 'choose') return d;
+    return d ? { id: d.id, description: describe(d) } : null;
   }
 
-  async send(m: { userId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult> {
+  bind(trx: Db, userId: number, deviceId: number): Promise<boolean> {
+    return this.deps.deviceTokens.bindCodes(trx, userId, deviceId);
+  }
+
+  unbind(trx: Db, userId: number): Promise<void> {
+    return this.deps.deviceTokens.unbindCodes(trx, userId);
+  }
+
+  async send(m: { userId: number; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult> {
     const push = this.deps.push;
     if (!push) return { ok: false, reason: 'push is not configured' };
-    const devices = await this.devices(m.userId);
-    if (devices.length === 0) return { ok: false, reason: 'no active mobile device' };
+    const device = await this.deps.deviceTokens.get(m.userId, m.deviceId);
+    if (!device || !device.is_active || device.platform !== 'mobile') return { ok: false, reason: 'the device is no longer active' };
     const language = await this.deps.preferences.language(m.userId);
     const text = await this.deps.templates.render('push', SEND_2FA, language, { code: m.code, validity_minutes: String(m.validityMinutes) });
-    const results = await Promise.all(devices.map(async (d) => {
-      const r = await push.send({ token: d.push_token, title: text.title, body: text.body, data: { kind: 'one_time_code', reference: m.reference } });
-      if (r.ok) await this.deps.deviceTokens.markUsed(m.userId, d.id);
-      else if (r.deactivate) await retireDeadToken(this.deps, m.userId, d.id, r.reason, {}, { otp_id: m.reference });
-      return r;
-    }));
-    const accepted = results.flatMap((r) => (r.ok ? [r.messageId] : []));
-    if (accepted.length === 0) {
-      const reasons = [...new Set(results.flatMap((r) => (r.ok ? [] : [r.reason])))];
-      return { ok: false, reason: `no device accepted the code (${reasons.join(', ')})` };
+    // The template is checked when it is saved; this guards the one thing that must never happen.
+    if (!text.body.includes(m.code) && !text.title.includes(m.code)) return { ok: false, reason: 'the send2FA template does not show the code' };
+    const r = await push.send({ token: device.push_token, title: text.title, body: text.body, data: { kind: 'one_time_code', reference: m.reference } });
+    if (r.ok) {
+      await this.deps.deviceTokens.markUsed(m.userId, device.id);
+      return { ok: true, ref: r.messageId };
     }
-    return { ok: true, ref: accepted.length === 1 ? accepted[0]! : `${accepted[0]!} (+${accepted.length - 1} more)`, devices: accepted.length };
+    if (r.deactivate) await retireDeadToken(this.deps, m.userId, device.id, r.reason, {}, { otp_id: m.reference });
+    return { ok: false, reason: r.reason };
   }
 }
 
-/** `mobile device "Amina's Pixel"`, `2 mobile devices`: which devices, never a token. */
-export function describe(devices: readonly Pick<DeviceToken, 'device_name'>[]): string | null {
-  if (devices.length === 0) return null;
-  if (devices.length > 1) return `${devices.length} mobile devices`;
-  const name = devices[0]!.device_name;
-  return name ? `mobile device "${name.slice(0, 40)}"` : 'your mobile device';
+/**
+ * `mobile device "Ami…"`: enough for the owner to recognise the device among theirs, not its
+ * whole name (often the owner's name) to whoever holds only the password. Never the token.
+ */
+export function describe(device: Pick<DeviceToken, 'device_name'>): string {
+  const name = device.device_name?.trim();
+  if (!name) return 'your mobile device';
+  const chars = [...name];
+  return `mobile device "${chars.length <= 3 ? name : `${chars.slice(0, 3).join('')}…`}"`;
 }

@@ -28,7 +28,7 @@ import { PushErrors } from './errors.js';
 import type { PushProvider } from './fcm.js';
 import { contentProblems, PUSH_TEXT_MAX, type PushOutbox } from './outbox.js';
 import type { NotificationPreferences } from './preferences.js';
-import { FALLBACK_LANGUAGE } from './templates/catalogue.js';
+import { FALLBACK_LANGUAGE, SEND_2FA } from './templates/catalogue.js';
 import { LanguageSchema, TemplateName, TemplateValues } from './templates/routes.js';
 import type { TemplateService } from './templates/service.js';
 
@@ -93,11 +93,12 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
         description: [
           'Queues one push notification per active device of the user (`user_id`, their UUID) and answers at once; the delivery worker sends them (at least once, retried with backoff; docs/decisions.md "Push delivery").',
           '',
-          'The text is either a template, `template` and its `values`, written in the user\'s language (en when the template has none in theirs, or the user chose none), or `title` and `body` as given. SPEC\'s named templates: `send2FA` (`code`, `validity_minutes`), `INTERNAL_TRANSFER` (`debit_name`, `credit_name`, `amount`, `currency`, `debit_account`, `credit_account`, `transaction_reference_id`), `DEPOSIT` (`amount`, `currency`, `account`, `transaction_reference_id`), `INITIAL_DEPOSIT` (`name`, `amount`, `currency`, `account`).',
+          'The text is either a template, `template` and its `values`, written in the user\'s language (en when the template has none in theirs, or the user chose none), or `title` and `body` as given. SPEC\'s named templates: `INTERNAL_TRANSFER` (`debit_name`, `credit_name`, `amount`, `currency`, `debit_account`, `credit_account`, `transaction_reference_id`), `DEPOSIT` (`amount`, `currency`, `account`, `transaction_reference_id`), `INITIAL_DEPOSIT` (`name`, `amount`, `currency`, `account`).',
           '',
           bullets(
             '`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): a placeholder without a value, or a value the template has no placeholder for. Nothing is queued: a message never goes out with braces in it.',
             '`404 TEMPLATE_NOT_FOUND`: no such template in the user\'s language nor in en.',
+            '`422 VALIDATION_ERROR`: `send2FA` and `push_data.kind: one_time_code` are reserved for the one-time codes the service sends itself.',
             `\`422 VALIDATION_ERROR\` naming the field: SPEC's limits (\`title\` and \`body\`, once filled, at most ${PUSH_TEXT_MAX} characters; \`push_data\` string keys and string values only; \`image_url\` https only), or \`template\` together with \`title\`/\`body\`, or neither.`,
             '`404 USER_NOT_FOUND`: no such user. `503 PUSH_NOT_CONFIGURED`: this service has no push provider (nothing is queued that nobody would send).',
             'A user with no active device: `queued: 0`. Audited as PUSH_QUEUED (the template\'s name, never the text).',
@@ -135,6 +136,9 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       const shape = b.template !== undefined
         ? [...(b.title !== undefined ? ['title'] : []), ...(b.body !== undefined ? ['body'] : [])].map((field) => ({ location: 'body', field, message: 'must not be given with template' }))
         : [...(b.values !== undefined ? [{ location: 'body', field: 'values', message: 'needs template' }] : []), ...(b.title === undefined && b.body === undefined ? [{ location: 'body', field: 'template', message: 'give template (and values), or title and body' }] : [])];
+      // A one-time code push comes only from the MFA work: nobody else may send what looks like one.
+      if (b.template === SEND_2FA) shape.push({ location: 'body', field: 'template', message: `${SEND_2FA} is reserved for one-time codes (POST /api/v1/auth/2fa/request)` });
+      if (b.push_data?.kind === 'one_time_code') shape.push({ location: 'body', field: 'push_data.kind', message: 'one_time_code is reserved for one-time codes' });
       if (shape.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: shape });
       const user = await s.users.findByUuid(b.user_id);
       if (!user) throw AdminErrors.USER_NOT_FOUND();
@@ -179,7 +183,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       const { language } = request.body;
       await s.db.transaction().execute(async (trx) => {
         const before = await s.preferences.setLanguage(trx, user.id, language, new Date(s.clock.now()));
-        if (before !== language) {
+        if ((before ?? FALLBACK_LANGUAGE) !== language) {
           await s.audit.record({ ...requestAuditContext(request), eventType: 'NOTIFICATION_LANGUAGE_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { from: before ?? FALLBACK_LANGUAGE, to: language } }, trx);
         }
       });

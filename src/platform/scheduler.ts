@@ -19,7 +19,8 @@ export interface Job {
   name: string;
   everyMs: number;
   scope: 'every-node' | 'one-node';
-  run(): Promise<unknown>;
+  /** `stopping` is aborted when the scheduler stops: a long run (a backlog) ends at its next step. */
+  run(stopping: AbortSignal): Promise<unknown>;
 }
 
 
@@ -29,6 +30,7 @@ export class Scheduler {
   private readonly underWay = new Map<string, Promise<boolean>>();
   private timers: NodeJS.Timeout[] = [];
   private stopped = false;
+  private readonly stopping = new AbortController();
   /** One-node jobs run one after another on a node (each holds a pooled connection). */
   private lane: Promise<unknown> = Promise.resolve();
 
@@ -59,6 +61,7 @@ export class Scheduler {
    */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     await Promise.allSettled([...this.underWay.values()]);
@@ -83,7 +86,7 @@ export class Scheduler {
 
   private async run(job: Job): Promise<boolean> {
     if (job.scope === 'every-node' || this.deps.kind === 'pglite') {
-      await job.run();
+      await job.run(this.stopping.signal);
       return true;
     }
     // A session-level lock on one pooled connection, held while the job runs on others. One
@@ -101,7 +104,7 @@ export class Scheduler {
       const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ADVISORY_LOCKS.jobs}::int, hashtext(${name})) AS locked`.execute(conn);
       if (rows[0]?.locked !== true) return false;
       try {
-        await job.run();
+        await job.run(this.stopping.signal);
         return true;
       } finally {
         await sql`SELECT pg_advisory_unlock(${ADVISORY_LOCKS.jobs}::int, hashtext(${name}))`.execute(conn);

@@ -180,16 +180,20 @@ describe('two nodes', () => {
       }
       expect(ids).toHaveLength(300); // six full batches of 50
       const mine = () => fcm.sent.filter((m) => devices.some((n) => m.token === token(n)));
+      a.clock.advance(2_000); // (one clock for both nodes) queued two seconds before they are sent
       const [ra, rb] = await Promise.all([a.s.pushOutbox.drain(), b.s.pushOutbox.drain()]);
       expect(ra!.claimed + rb!.claimed).toBe(300);
+      expect(ra!.claimed).toBeGreaterThan(0); // both workers took part
+      expect(rb!.claimed).toBeGreaterThan(0);
       const seen = mine().map((m) => `${m.token}#${m.data?.seq}`);
       expect(seen).toHaveLength(300);
       expect(new Set(seen).size).toBe(300); // none twice
       const rows = await a.s.db.selectFrom('push_messages').select('status').where('id', 'in', ids).execute();
       expect(rows.every((r) => r.status === 'sent')).toBe(true);
       // The delivery-latency histogram counts what its node sent.
-      const metric = async (app: TestApp) => Number(/^strongroom_push_delivery_seconds_count (\d+)$/m.exec(await app.s.metrics.registry.metrics())?.[1] ?? 0);
-      expect((await metric(a)) + (await metric(b))).toBe(300);
+      const metric = async (app: TestApp, what: 'count' | 'sum') => Number(new RegExp(`^strongroom_push_delivery_seconds_${what} ([0-9.]+)$`, 'm').exec(await app.s.metrics.registry.metrics())?.[1] ?? 0);
+      expect((await metric(a, 'count')) + (await metric(b, 'count'))).toBe(300);
+      expect((await metric(a, 'sum')) + (await metric(b, 'sum'))).toBe(600); // 300 messages, each two seconds
     } finally {
       await close();
     }

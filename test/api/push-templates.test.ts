@@ -117,10 +117,63 @@ describe('template administration', () => {
     expect(rows.find((r) => r.name === 'INTERNAL_TRANSFER')!.allowed_placeholders).toHaveLength(7);
   });
 
-  it('needs notifications.templates: a customer gets 403 PERMISSION_DENIED, nobody 401', async () => {
+  it('every route needs notifications.templates: a customer gets 403 PERMISSION_DENIED, nobody 401; nothing changes', async () => {
     const u = await user('tpl.nosy', 9);
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/admin/notification-templates', headers: bearer(u.access) }), 403, 'PERMISSION_DENIED');
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/admin/notification-templates' })).statusCode).toBe(401);
+    const [one] = (await templates('?name=DEPOSIT&language=en')).json().templates as Array<{ id: number; subject: string }>;
+    const routes = [
+      { method: 'GET', url: '/api/v1/admin/notification-templates' },
+      { method: 'GET', url: `/api/v1/admin/notification-templates/${one!.id}` },
+      { method: 'POST', url: '/api/v1/admin/notification-templates', payload: { name: 'NOSY', language: 'en', subject: 's', message: 'm' } },
+      { method: 'PUT', url: `/api/v1/admin/notification-templates/${one!.id}`, payload: { subject: 'Hacked', message: 'Call +1 555 0100' } },
+      { method: 'DELETE', url: `/api/v1/admin/notification-templates/${one!.id}` },
+      { method: 'POST', url: `/api/v1/admin/notification-templates/${one!.id}/preview`, payload: { values: {} } },
+    ] as const;
+    for (const r of routes) {
+      expectError(await t.app.inject({ ...r, headers: bearer(u.access) }), 403, 'PERMISSION_DENIED');
+      expectError(await t.app.inject(r), 401, 'TOKEN_MISSING');
+    }
+    expect((await t.app.inject({ method: 'GET', url: `/api/v1/admin/notification-templates/${one!.id}`, headers: bearer(admin) })).json()).toMatchObject({ subject: one!.subject });
+    expect((await templates('?name=NOSY')).json()).toEqual({ templates: [] });
+  });
+
+  it('hostile input: names that are Object.prototype keys work like any other; control, bidirectional and NUL characters and lone surrogates are 422, never 500', async () => {
+    const create = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/api/v1/admin/notification-templates', headers: bearer(admin), payload });
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      const res = await create({ name, language: 'en', subject: 'Hello {x}', message: 'A {x} message' });
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json()).toMatchObject({ name, named: false, allowed_placeholders: ['x'] });
+      const preview = await t.app.inject({ method: 'POST', url: `/api/v1/admin/notification-templates/${res.json().id}/preview`, headers: bearer(admin), payload: { values: { x: 'y' } } });
+      expect(preview.json()).toEqual({ language: 'en', title: 'Hello y', body: 'A y message' });
+      expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/notification-templates/${res.json().id}`, headers: bearer(admin) })).statusCode).toBe(200);
+    }
+    expect((await templates()).statusCode).toBe(200);
+    for (const [field, text] of [['subject', 'a\u0000b'], ['subject', 'line\nbreak'], ['message', 'bell\u0007'], ['message', '1,500.00 \u202EKES'], ['subject', 'half \ud800 pair'], ['message', 'C1 \u0085 control']] as const) {
+      const payload = { name: 'HOSTILE', language: 'en', subject: 'ok', message: 'ok', [field]: text };
+      const body = expectError(await create(payload), 422, 'TEMPLATE_INVALID');
+      expect(JSON.stringify(body.details), JSON.stringify(text)).toContain(field);
+    }
+    const u = await user('tpl.hostile', 13);
+    const service = (body: Record<string, unknown>) => send({ user_id: u.uuid, ...body });
+    for (const body of [
+      { title: 'a\u0000b', body: 'x' }, { title: 'x', body: 'RTL \u202Eoverride' }, { title: 'x', body: 'y', push_data: { k: 'half \ud800' } },
+      { title: 'x', body: 'y', push_data: { 'k\u0000': 'v' } }, { title: 'x', body: 'y', image_url: 'https://cdn.bank.example/\u0000.png' },
+      { template: 'DEPOSIT', values: { amount: '\u202E1', currency: 'KES', account: 'a', transaction_reference_id: 'r' } },
+    ]) expectError(await service(body), 422, 'VALIDATION_ERROR');
+    expect((await service({ title: 'Statement', body: 'Line one\nLine two' })).statusCode).toBe(202); // a line break in a body is fine
+    expect(await queuedFor(u.uuid)).toBe(1);
+  });
+
+  it('send2FA must keep {code} in every language (a reworded template can never send a code-less message)', async () => {
+    const [fr] = (await templates('?name=send2FA&language=fr')).json().templates as Array<{ id: number }>;
+    const body = expectError(await t.app.inject({ method: 'PUT', url: `/api/v1/admin/notification-templates/${fr!.id}`, headers: bearer(admin), payload: { subject: 'Votre code', message: 'Appelez le +33 1 23 45 67 89 pour obtenir votre code.' } }), 422, 'TEMPLATE_INVALID');
+    expect(JSON.stringify(body.details)).toContain('{code}');
+    expect((await t.app.inject({ method: 'PUT', url: `/api/v1/admin/notification-templates/${fr!.id}`, headers: bearer(admin), payload: { subject: 'Code {code}', message: 'Valable {validity_minutes} minutes.' } })).statusCode).toBe(200); // in the title is enough
+  });
+
+  it('a language other than en needs the en version first (409 TEMPLATE_FALLBACK_MISSING): no template some users would get 404 for', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/admin/notification-templates', headers: bearer(admin), payload: { name: 'PT_ONLY', language: 'pt', subject: 'Olá', message: 'Mensagem' } });
+    expectError(res, 409, 'TEMPLATE_FALLBACK_MISSING');
+    expect((await templates('?name=PT_ONLY')).json()).toEqual({ templates: [] });
   });
 
   it('rewording: the next send uses the new text; a named template cannot gain a placeholder its callers do not send, nor a stray brace', async () => {
@@ -135,7 +188,7 @@ describe('template administration', () => {
     const u = await user('tpl.new', 10);
     expect((await send({ user_id: u.uuid, template: 'INITIAL_DEPOSIT', values: { name: 'Wanjiru', account: '****0001', amount: '50.00', currency: 'KES' } })).statusCode).toBe(202);
     expect((await delivered(10))?.notification).toEqual({ title: 'Welcome aboard', body: 'Hello Wanjiru: account ****0001 opened with 50.00 KES.' });
-    const audit = await t.s.db.selectFrom('audit_log').select(['event_type', 'username', 'details']).where('event_type', '=', 'NOTIFICATION_TEMPLATE_UPDATED').execute();
+    const audit = (await t.s.db.selectFrom('audit_log').select(['event_type', 'username', 'details']).where('event_type', '=', 'NOTIFICATION_TEMPLATE_UPDATED').execute()).filter((a) => a.details.name === 'INITIAL_DEPOSIT');
     expect(audit).toEqual([{ event_type: 'NOTIFICATION_TEMPLATE_UPDATED', username: 'templates.admin', details: expect.objectContaining({ template_id: en!.id, name: 'INITIAL_DEPOSIT', language: 'en' }) }]);
   });
 
@@ -161,7 +214,7 @@ describe('template administration', () => {
     // The en of a named template is everyone's fallback: never deleted.
     const [named] = (await templates('?name=DEPOSIT&language=en')).json().templates as Array<{ id: number }>;
     expectError(await del(named!.id), 409, 'TEMPLATE_REQUIRED');
-    const events = (await t.s.db.selectFrom('audit_log').select('event_type').where('event_type', 'like', 'NOTIFICATION_TEMPLATE_%').execute()).map((r) => r.event_type);
+    const events = (await t.s.db.selectFrom('audit_log').select(['event_type', 'details']).where('event_type', 'like', 'NOTIFICATION_TEMPLATE_%').execute()).filter((r) => r.details.name === 'LOAN_DUE').map((r) => r.event_type);
     expect(events.filter((e) => e === 'NOTIFICATION_TEMPLATE_CREATED')).toHaveLength(2);
     expect(events.filter((e) => e === 'NOTIFICATION_TEMPLATE_DELETED')).toHaveLength(1);
   });
@@ -172,6 +225,7 @@ describe('the user\'s language', () => {
     const u = await user('tpl.lang', 12);
     const get = () => t.app.inject({ method: 'GET', url: '/api/v1/notifications/preferences', headers: bearer(u.access) });
     expect((await get()).json()).toEqual({ language: 'en' });
+    expect((await t.app.inject({ method: 'PUT', url: '/api/v1/notifications/preferences', headers: bearer(u.access), payload: { language: 'en' } })).json()).toEqual({ language: 'en' }); // no change: not audited
     expect((await t.app.inject({ method: 'PUT', url: '/api/v1/notifications/preferences', headers: bearer(u.access), payload: { language: 'fr' } })).json()).toEqual({ language: 'fr' });
     expect((await get()).json()).toEqual({ language: 'fr' });
     expectError(await t.app.inject({ method: 'PUT', url: '/api/v1/notifications/preferences', headers: bearer(u.access), payload: { language: 'de' } }), 422, 'VALIDATION_ERROR');

@@ -200,4 +200,21 @@ describe('device tokens', () => {
     expect(rows).toHaveLength(30);
     expect(rows.filter((r) => r.is_active)).toHaveLength(10);
   });
+
+  it('the cap holds when a user turns many tokens back on at once', async () => {
+    const { uuid } = await seedUser(t.s, 'device.switcher');
+    const who = (await signIn(t.app, 'device.switcher')).access_token;
+    const ids: number[] = [];
+    for (let n = 300; n < 315; n++) {
+      const id = (await register(who, { push_token: token(n), platform: 'mobile' })).json().id as number;
+      await call('PUT', `${BASE}/${id}/deactivate`, who);
+      ids.push(id);
+    }
+    const results = await Promise.all(ids.map((id) => call('PUT', `${BASE}/${id}/activate`, who)));
+    expect(results.every((r) => r.statusCode === 200)).toBe(true);
+    const uid = (await t.s.users.findByUuid(uuid))!.id;
+    const active = await t.s.db.selectFrom('device_tokens').select('id').where('user_id', '=', uid).where('is_active', '=', true).execute();
+    expect(active).toHaveLength(10);
+  });
 });
+

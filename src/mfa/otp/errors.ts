@@ -1,5 +1,5 @@
 /**
- * One-time code errors (email and SMS). Shared second-factor codes (MFA_LOCKED,
+ * One-time code errors (email, SMS and push). Shared second-factor codes (MFA_LOCKED,
  * MFA_METHOD_UNAVAILABLE) live in ../errors.ts. A wrong code, a spent one and one replaced by a
  * newer code are one answer (`OTP_INVALID`, SPEC: "wrong or already used"); only expiry and the
  * exhausted attempts get their own code, because the client must then request a new one.

@@ -1,15 +1,28 @@
 /** What the MFA work needs of the notifications capability to send a one-time code by push. */
+import type { Db } from '../../platform/db/database.js';
 
-export type PushCodeResult = { ok: true; ref: string; devices: number } | { ok: false; reason: string };
+export type PushCodeResult = { ok: true; ref: string } | { ok: false; reason: string };
+
+/** A device a code can go to, described for the answer and the audit trail (never its token). */
+export interface CodeDevice {
+  id: number;
+  description: string;
+}
 
 /**
  * The push method's way out (src/notifications/push-codes.ts implements it): the `send2FA`
- * notification to the user's active mobile tokens. Never a development outbox: without a
- * provider the method is unavailable.
+ * notification to one device, the user's *code device*, bound when the user entered a code that
+ * went to it (enrolment). Never a development outbox: without a provider the method is unavailable.
  */
 export interface PushCodeChannel {
   readonly configured: boolean;
-  /** The user's active mobile devices, described for the answer and the audit trail; null when there are none. */
-  destination(userId: number): Promise<string | null>;
-  send(m: { userId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult>;
+  /** The user's bound code device, when it is still active. */
+  codeDevice(userId: number): Promise<CodeDevice | null>;
+  /** A device to enrol: `deviceId` if it is the user's active mobile token, else their only one; null when none fits. */
+  enrolmentDevice(userId: number, deviceId?: number): Promise<CodeDevice | 'choose' | null>;
+  send(m: { userId: number; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult>;
+  /** Binds the device an enrolment code went to; false when it is no longer the user's active mobile token. */
+  bind(trx: Db, userId: number, deviceId: number): Promise<boolean>;
+  /** No device of the user receives codes (the user's factors were reset). */
+  unbind(trx: Db, userId: number): Promise<void>;
 }

@@ -52,7 +52,7 @@ export interface OtpRouteDeps extends RouteActorDeps {
 export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
-    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish, limit, requireSetupMethod } = routeActors(s);
+    const { resolve, actorOf, challengeOf, ctxOf, signedInUser, finish, limit, requireSetupMethod, reauthenticate } = routeActors(s);
     const resolveAs = (purpose: ChallengePurpose) => resolve([purpose]);
 
     app.post('/api/v1/auth/2fa/request', {
@@ -123,7 +123,9 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security: bearer, summary: 'Start enrolling email, SMS or push codes as a second factor',
         description: [
-          'Sends a code to the account\'s own email address (`email`), phone number (`sms`) or active mobile devices (`push`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. Not a SPEC route: it mirrors `/api/v1/2fa/totp/setup`.',
+          'Sends a code to the account\'s own email address (`email`), phone number (`sms`) or one of its active mobile devices (`push`, `device_id`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. Not a SPEC route: it mirrors `/api/v1/2fa/totp/setup`.',
+          '',
+          'Push codes go to one device, the one whose code was entered back. With a bearer token push needs `current_password`. With push enrolled already this moves the codes to `device_id` and needs a step-up with the current factor (`POST /api/v1/auth/2fa/request` and `/verify`) in the last 10 minutes: `403 STEP_UP_REQUIRED` otherwise.',
           '',
           'Caller: a signed-in user (bearer token), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (that answer\'s `two_factor_token` in the body, no bearer).',
           '',
@@ -131,14 +133,22 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
           '',
           bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, '`409 OTP_FACTOR_ALREADY_ENROLLED`: this method is already enrolled.', ...SENDING.map((x) => x.replace('(see above)', '(the account has no such address)'))),
         ].join('\n'),
-        body: Type.Object({ method: Method, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
+        body: Type.Object({
+          method: Method,
+          two_factor_token: Type.Optional(TwoFactorToken),
+          device_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Push: which of your active mobile device tokens receives the codes (`GET /api/v1/notifications/devices`); needed when you have more than one.', examples: [17] })),
+          current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Push with a bearer token: your password (a stolen access token alone must not make an attacker\'s phone receive your codes).' })),
+        }, { additionalProperties: false }),
         response: { 200: Sent, ...errors(400, 401, 403, 409, 413, 422, 429, 503) },
       },
       preHandler: resolveAs('setup'),
       config: { rateLimit: limit('second_factor') },
     }, async (request) => {
-      requireSetupMethod(request, request.body.method);
-      return s.otp.requestEnrolment(actorOf(request).user, request.body.method, ctxOf(request));
+      const { method, device_id: deviceId, current_password: password } = request.body;
+      requireSetupMethod(request, method);
+      const actor = actorOf(request);
+      if (method === 'push') await reauthenticate(request, password, 'push_setup');
+      return s.otp.requestEnrolment(actor.user, method, ctxOf(request), { ...(actor.kind === 'session' ? { auth: actor.auth } : {}), ...(deviceId === undefined ? {} : { deviceId }) });
     });
 
     app.post('/api/v1/2fa/otp/verify', {

@@ -12,7 +12,7 @@
  */
 import { randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { OtpMethod } from '../../platform/db/schema.js';
-import { retryLater as retryAfter, type AppError } from '../../platform/errors.js';
+import { CommonErrors, retryLater as retryAfter, type AppError } from '../../platform/errors.js';
 import { secondFactorLimit } from '../attempts.js';
 import type { AuthContext } from '../../sessions/guard.js';
 import type { UserRow } from '../../users/store.js';
@@ -21,8 +21,9 @@ import type { MfaDeps } from '../deps.js';
 import { MfaErrors } from '../errors.js';
 import { DeliveryFailure, OtpDelivery } from './delivery.js';
 import { OtpErrors } from './errors.js';
+import type { CodeDevice } from './push-channel.js';
 import type { DevOutbox } from './outbox.js';
-import { OtpStore } from './store.js';
+import { OtpStore, type CurrentCode } from './store.js';
 import { maskDestination, type OtpPurpose } from './templates.js';
 
 /** The window `OTP_MAX_SENDS` counts in: a long-lived challenge (step-up, enrolment) is never blocked for good. */
@@ -44,7 +45,12 @@ interface Target {
   method: OtpMethod;
   purpose: OtpPurpose;
   challenge: string;
+  /** Push enrolment: the device to send to (and to bind); otherwise push goes to the bound device. */
+  device?: CodeDevice;
 }
+
+/** How recent a step-up must be to move push codes to another device. */
+export const REBIND_STEP_UP_MINUTES = 10;
 
 export class OtpService {
   private readonly store: OtpStore;
@@ -76,34 +82,55 @@ export class OtpService {
     return this.send({ user, method, purpose: 'stepup', challenge: `stepup:${auth.session.sessionId}` }, ctx);
   }
 
-  /** Sends a code to the account's own address, to enrol it as a factor. */
-  async requestEnrolment(user: UserRow, method: OtpMethod, ctx: MfaContext): Promise<OtpSent> {
-    if (!(await this.deps.factors.deliverable(user, method))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
-    await this.notEnrolled(user, method);
-    return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method) }, ctx);
+  /**
+   * Sends a code to the account's own address, to enrol it as a factor. Push: to one active
+   * mobile device (`deviceId`, or the user's only one), which entering the code binds; when push
+   * is enrolled already this moves it to that device, and needs a step-up with the current
+   * factor in the last REBIND_STEP_UP_MINUTES (a stolen session must not move the owner's codes).
+   */
+  async requestEnrolment(user: UserRow, method: OtpMethod, ctx: MfaContext, opts: { auth?: AuthContext; deviceId?: number } = {}): Promise<OtpSent> {
+    if (!(await this.deps.factors.deliverable(user, method, 'enrol'))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    if (method !== 'push') {
+      await this.notEnrolled(user, method);
+      return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method) }, ctx);
+    }
+    const device = await this.deps.pushCodes!.enrolmentDevice(user.id, opts.deviceId);
+    if (device === 'choose') throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'device_id', message: 'is required: the account has several mobile devices (GET /api/v1/notifications/devices)' }] });
+    if (device === null) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method, reason: 'not an active mobile device of this account' });
+    if ((await this.deps.factors.active(user.id)).includes('push')) await this.requireRecentStepUp(opts.auth);
+    return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method), device }, ctx);
+  }
+
+  private async requireRecentStepUp(auth: AuthContext | undefined): Promise<void> {
+    const row = auth && await this.deps.db.selectFrom('sessions').select('mfa_verified_at').where('session_id', '=', auth.session.sessionId).executeTakeFirst();
+    const at = row?.mfa_verified_at ? new Date(row.mfa_verified_at).getTime() : 0;
+    if (this.deps.clock.now() - at > REBIND_STEP_UP_MINUTES * 60_000) throw MfaErrors.STEP_UP_REQUIRED({ within_minutes: REBIND_STEP_UP_MINUTES });
   }
 
   /** Checks a sign-in code; the caller then finishes the sign-in. Resolves with the method used. */
   async verifySignIn(challenge: Challenge, code: string, ctx: MfaContext): Promise<OtpMethod> {
-    const method = await this.check(challenge.user, `signin:${challenge.claims.jti}`, code, ctx, 'signin');
+    const { method } = await this.check(challenge.user, `signin:${challenge.claims.jti}`, code, ctx, 'signin');
     await this.deps.challenges.audit('MFA_VERIFIED', 'SUCCESS', challenge.user, ctx, method, { purpose: 'signin' });
     return method;
   }
 
   /** Checks a step-up code of the caller's session; the caller then records the step-up. */
   async verifyStepUp(auth: AuthContext, user: UserRow, code: string, ctx: MfaContext): Promise<OtpMethod> {
-    return this.check(user, `stepup:${auth.session.sessionId}`, code, ctx, 'stepup');
+    return (await this.check(user, `stepup:${auth.session.sessionId}`, code, ctx, 'stepup')).method;
   }
 
   /** Checks an enrolment code and enrols the factor (audited MFA_ENROLLED). */
   async confirmEnrolment(user: UserRow, method: OtpMethod, code: string, ctx: MfaContext): Promise<void> {
     const d = this.deps;
-    await this.notEnrolled(user, method);
-    await this.check(user, enrollChallenge(user, method), code, ctx, 'enroll', method);
-    const { destination } = await this.target(user, method);
+    if (method !== 'push') await this.notEnrolled(user, method); // push may move to another device (requestEnrolment checked the step-up)
+    const row = await this.check(user, enrollChallenge(user, method), code, ctx, 'enroll', method);
+    const { destination } = method === 'push' ? { destination: row.destination_masked } : await this.target(user, method);
     await d.db.transaction().execute(async (trx) => {
+      if (method === 'push' && !(row.device_token_id !== null && (await d.pushCodes!.bind(trx, user.id, row.device_token_id)))) {
+        throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method, reason: 'the device is no longer an active mobile device of this account' });
+      }
       await d.factors.activate(trx, user, method, new Date(d.clock.now()));
-      await d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, method, { destination }, trx);
+      await d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, method, { destination, ...(method === 'push' ? { device_token_id: row.device_token_id } : {}) }, trx);
     });
   }
 
@@ -117,7 +144,7 @@ export class OtpService {
     const cfg = d.config.mfa;
     const locked = await d.attempts.retryAfter(t.user.id, 'second_factor');
     if (locked > 0) throw retryAfter(MfaErrors.MFA_LOCKED, locked); // no code could be accepted anyway
-    const { to, destination } = await this.target(t.user, t.method);
+    const { to, destination, deviceId } = await this.target(t.user, t.method, t.device);
     const id = randomUUID();
     const code = randomInt(0, 1_000_000).toString().padStart(6, '0'); // CSPRNG, uniform over 000000-999999
     const now = new Date(d.clock.now());
@@ -133,7 +160,7 @@ export class OtpService {
       await this.store.replace(trx, {
         id, user_id: t.user.id, challenge: t.challenge, purpose: t.purpose, method: t.method, code_hash: this.hash(code, id),
         destination_masked: destination, created_at: now, expires_at: new Date(now.getTime() + cfg.otpValiditySec * 1000), delivery_status: 'queued',
-        consumed_at: null, superseded_at: null, delivery_ref: null, delivery_error: null, delivered_at: null,
+        consumed_at: null, superseded_at: null, delivery_ref: null, delivery_error: null, delivered_at: null, device_token_id: deviceId,
       }, now);
     });
     const audit = { destination, purpose: t.purpose, otp_id: id };
@@ -160,7 +187,7 @@ export class OtpService {
    * the limit; the comparison is constant-time; the use is a conditional update only one
    * request can win.
    */
-  private async check(user: UserRow, challenge: string, code: string, ctx: MfaContext, purpose: OtpPurpose, expected?: OtpMethod): Promise<OtpMethod> {
+  private async check(user: UserRow, challenge: string, code: string, ctx: MfaContext, purpose: OtpPurpose, expected?: OtpMethod): Promise<CurrentCode> {
     const d = this.deps;
     const cfg = d.config.mfa;
     const row = await this.store.current(challenge);
@@ -190,14 +217,17 @@ export class OtpService {
     }
     if (!(await this.store.consume(row.id, new Date(d.clock.now())))) return fail(OtpErrors.OTP_INVALID(), 'already_used');
     await d.attempts.clear(user.id, 'second_factor');
-    return row.method;
+    return row;
   }
 
-  /** Where a method's code goes: the real address and its mask (push: the user's active mobile devices, described). */
-  private async target(user: UserRow, method: OtpMethod): Promise<{ to: string; destination: string }> {
-    if (method === 'push') return { to: user.uuid, destination: (await this.deps.pushCodes?.destination(user.id)) ?? 'no mobile device' };
+  /** Where a method's code goes: the real address and its mask (push: the device's id and description). */
+  private async target(user: UserRow, method: OtpMethod, device?: CodeDevice): Promise<{ to: string; destination: string; deviceId: number | null }> {
+    if (method === 'push') {
+      const d = device ?? (await this.deps.pushCodes?.codeDevice(user.id)) ?? null;
+      return d ? { to: String(d.id), destination: d.description, deviceId: d.id } : { to: '', destination: 'no device', deviceId: null };
+    }
     const to = (method === 'email' ? user.email : user.phone) ?? '';
-    return { to, destination: maskDestination(method, to) };
+    return { to, destination: maskDestination(method, to), deviceId: null };
   }
 
   /** HMAC(code:row id) under the code key: a dump of the table cannot test guesses. */

@@ -20,6 +20,9 @@ export interface SentCode {
 export interface CurrentCode {
   id: string;
   method: OtpMethod;
+  /** Push enrolment: the device the code went to, and its description. */
+  device_token_id: number | null;
+  destination_masked: string;
   expires_at: Date;
   consumed_at: Date | null;
 }
@@ -69,7 +72,7 @@ export class OtpStore {
    * replay is told "already used"), or none.
    */
   async current(challenge: string): Promise<CurrentCode | undefined> {
-    return this.db.selectFrom('mfa_otp_codes').select(['id', 'method', 'expires_at', 'consumed_at'])
+    return this.db.selectFrom('mfa_otp_codes').select(['id', 'method', 'device_token_id', 'destination_masked', 'expires_at', 'consumed_at'])
       .where('challenge', '=', challenge).where('superseded_at', 'is', null)
       .orderBy(sql`consumed_at IS NULL`, 'desc').orderBy('created_at', 'desc')
       .limit(1).executeTakeFirst();

@@ -139,7 +139,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'Approve an MFA reset request (permission approve_mfa_reset)',
         description: [
-          'Approves a pending request. In one transaction: every second factor (TOTP, email and SMS codes) and backup code of the user is removed, every session of the user ends, the request becomes `approved`. The user is told by email and signs in with the password only (or gets `403 MFA_SETUP_INCOMPLETE` when their role requires MFA), then enrols again, which completes the request. Two parallel approvals: exactly one succeeds.',
+          'Approves a pending request. In one transaction: every second factor (TOTP, email, SMS and push codes, the push code device unbound) and backup code of the user is removed, every session of the user ends, the request becomes `approved`. The user is told by email and signs in with the password only (or gets `403 MFA_SETUP_INCOMPLETE` when their role requires MFA), then enrols again, which completes the request. Two parallel approvals: exactly one succeeds.',
           '',
           ...DECISION_ERRORS,
         ].join('\n'),

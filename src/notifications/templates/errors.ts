@@ -10,6 +10,8 @@ export const TemplateErrors = defineErrors({
   TEMPLATE_EXISTS: { status: 409, message: 'A template of this name and language already exists.' },
   /** `details.fields`: a brace outside a placeholder, or (a named template) a placeholder its callers do not send. */
   TEMPLATE_INVALID: { status: 422, message: 'The template text cannot be used.' },
+  /** A language other than en for a template that has no en: create the en version first (the fallback of every language). */
+  TEMPLATE_FALLBACK_MISSING: { status: 409, message: 'Create the en version of this template first: it is the fallback of every language.' },
   /** The English version of a named template, or of one that has other languages, is the fallback and cannot be deleted. */
   TEMPLATE_REQUIRED: { status: 409, message: 'This template is the fallback of its name and cannot be deleted.' },
 });

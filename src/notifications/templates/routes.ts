@@ -10,7 +10,8 @@ import { bullets, errors } from '../../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../../sessions/guard.js';
 import type { UserStore } from '../../users/store.js';
 import { PUSH_TEXT_MAX } from '../outbox.js';
-import { NAMED_TEMPLATES } from './catalogue.js';
+import { LINE_PATTERN } from '../text.js';
+import { namedTemplate } from './catalogue.js';
 import { TemplateErrors } from './errors.js';
 import { placeholdersOf } from './render.js';
 import { allowedPlaceholders, type TemplateService, type Who } from './service.js';
@@ -32,8 +33,8 @@ export const TemplateName = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,63}$
 const Text = (what: string, example: string) => Type.String({ minLength: 1, maxLength: PUSH_TEXT_MAX, pattern: '\\S', description: `${what}; placeholders in braces`, examples: [example] });
 const Subject = Text('The push title', 'Transfer completed');
 const Message = Text('The push body', '{debit_name} sent {amount} {currency} to {credit_name}. Reference {transaction_reference_id}.');
-export const TemplateValues = Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }), Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$' }), {
-  maxProperties: 32, description: 'A value for each placeholder, as text (no control characters, at most 200 characters each)',
+export const TemplateValues = Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }), Type.String({ maxLength: 200, pattern: LINE_PATTERN }), {
+  maxProperties: 32, description: 'A value for each placeholder, as text: at most 200 characters each, one line, no control or bidirectional characters',
   examples: [{ debit_name: 'Amina Otieno', credit_name: 'Kofi Mensah', amount: '1,500.00', currency: 'KES', debit_account: '****4471', credit_account: '****9012', transaction_reference_id: 'TRX-20261126-0042' }],
 });
 
@@ -56,7 +57,7 @@ function present(t: TemplateRow, family: readonly TemplateRow[]) {
     id: t.id, channel: t.channel, language: t.language, name: t.name, subject: t.subject, message: t.message,
     placeholders: [...new Set([...placeholdersOf(t.subject), ...placeholdersOf(t.message)])],
     allowed_placeholders: allowedPlaceholders(t.name, family),
-    named: NAMED_TEMPLATES[t.name] !== undefined,
+    named: namedTemplate(t.name) !== undefined,
     created_at: new Date(t.created_at).toISOString(), updated_at: new Date(t.updated_at).toISOString(),
   };
 }

@@ -12,8 +12,9 @@ import type { AuditLog, AuditContext, AuditEvent } from '../../audit/service.js'
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestActor } from '../../sessions/guard.js';
-import { FALLBACK_LANGUAGE, NAMED_TEMPLATES, type Channel, type Language } from './catalogue.js';
+import { FALLBACK_LANGUAGE, namedTemplate, type Channel, type Language } from './catalogue.js';
 import { TemplateErrors } from './errors.js';
+import { textProblem } from '../text.js';
 import { braceProblem, fill, placeholdersOf } from './render.js';
 import { TemplateStore, type TemplateRow } from './store.js';
 
@@ -32,7 +33,7 @@ export interface Who {
 
 /** The placeholders values may name for a template family. */
 export function allowedPlaceholders(name: string, family: readonly Pick<TemplateRow, 'subject' | 'message'>[]): string[] {
-  const named = NAMED_TEMPLATES[name];
+  const named = namedTemplate(name);
   if (named) return [...named.placeholders];
   return [...new Set(family.flatMap((t) => [...placeholdersOf(t.subject), ...placeholdersOf(t.message)]))];
 }
@@ -40,15 +41,18 @@ export function allowedPlaceholders(name: string, family: readonly Pick<Template
 /** What is wrong with a template's text, by field (for a 422 TEMPLATE_INVALID); empty when nothing. */
 export function textProblems(name: string, text: { subject: string; message: string }): Array<{ field: string; message: string }> {
   const out: Array<{ field: string; message: string }> = [];
-  const named = NAMED_TEMPLATES[name];
+  const named = namedTemplate(name);
   for (const field of ['subject', 'message'] as const) {
-    const problem = braceProblem(text[field]);
+    const problem = textProblem(text[field], field === 'message') ?? braceProblem(text[field]);
     if (problem) out.push({ field, message: problem });
     else if (named) {
       const extra = placeholdersOf(text[field]).filter((p) => !named.placeholders.includes(p));
       if (extra.length > 0) out.push({ field, message: `uses ${extra.map((p) => `{${p}}`).join(', ')}, which the callers of ${name} do not send (its placeholders: ${named.placeholders.map((p) => `{${p}}`).join(', ')})` });
     }
   }
+  const shown = new Set([...placeholdersOf(text.subject), ...placeholdersOf(text.message)]);
+  const lost = (named?.required ?? []).filter((p) => !shown.has(p));
+  if (lost.length > 0) out.push({ field: 'message', message: `must show ${lost.map((p) => `{${p}}`).join(', ')}: ${name} exists to carry it` });
   return out;
 }
 
@@ -86,6 +90,7 @@ export class TemplateService {
     if (problems.length > 0) throw TemplateErrors.TEMPLATE_INVALID({ fields: problems });
     const now = new Date(this.deps.clock.now());
     return this.audited(who, 'NOTIFICATION_TEMPLATE_CREATED', async (trx) => {
+      if (input.language !== FALLBACK_LANGUAGE && !(await this.store.lockFallback(trx, input.channel, input.name, 'share'))) throw TemplateErrors.TEMPLATE_FALLBACK_MISSING({ name: input.name });
       const row = await this.store.create(trx, { ...input, created_at: now, updated_at: now });
       if (!row) throw TemplateErrors.TEMPLATE_EXISTS({ id: (await this.store.family(input.channel, input.name, trx)).find((r) => r.language === input.language)?.id ?? null });
       return row;
@@ -110,8 +115,9 @@ export class TemplateService {
       const row = await this.store.get(id, trx);
       if (!row) throw TemplateErrors.TEMPLATE_NOT_FOUND({ id });
       if (row.language === FALLBACK_LANGUAGE) {
+        await this.store.lockFallback(trx, row.channel, row.name, 'update');
         const others = (await this.store.family(row.channel, row.name, trx)).filter((r) => r.id !== row.id);
-        if (NAMED_TEMPLATES[row.name] || others.length > 0) throw TemplateErrors.TEMPLATE_REQUIRED({ name: row.name, languages: others.map((r) => r.language) });
+        if (namedTemplate(row.name) || others.length > 0) throw TemplateErrors.TEMPLATE_REQUIRED({ name: row.name, languages: others.map((r) => r.language) });
       }
       await this.store.delete(trx, id);
       return row;

@@ -26,6 +26,15 @@ export class TemplateStore {
     return trx.selectFrom('notification_templates').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /**
+   * Locks a family's en row until `trx` ends (`share`: adding a language; `update`: deleting
+   * it), so that a language is never added while its fallback is being deleted. Whether it exists.
+   */
+  async lockFallback(trx: Db, channel: Channel, name: string, mode: 'share' | 'update'): Promise<boolean> {
+    const q = trx.selectFrom('notification_templates').select('id').where('channel', '=', channel).where('name', '=', name).where('language', '=', 'en');
+    return (await (mode === 'share' ? q.forShare() : q.forUpdate()).executeTakeFirst()) !== undefined;
+  }
+
   /** Inserts; undefined when the channel, name and language are taken. */
   async create(trx: Db, row: Omit<TemplateRow, 'id'>): Promise<TemplateRow | undefined> {
     return trx.insertInto('notification_templates').values(row)

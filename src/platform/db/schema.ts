@@ -280,6 +280,8 @@ export interface MfaOtpCodesTable {
   delivery_ref: string | null;
   delivery_error: string | null;
   delivered_at: Timestamp | null;
+  /** Push enrolment: the device the code went to, bound when the code is entered (migration 023). */
+  device_token_id: number | null;
 }
 
 export interface SecurityQuestionsTable {
@@ -477,6 +479,8 @@ export interface DeviceTokensTable {
   platform: 'mobile' | 'web';
   device_name: string | null;
   is_active: Generated<boolean>;
+  /** The device one-time codes by push go to (at most one per user; migration 023). */
+  receives_codes: Generated<boolean>;
   last_used_at: Timestamp | null;
   created_on: Timestamp;
   updated_on: Timestamp;

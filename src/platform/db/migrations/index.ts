@@ -21,6 +21,7 @@ import * as samlBrowserBinding from './019-saml-browser-binding.js';
 import * as deviceTokens from './020-device-tokens.js';
 import * as pushMessages from './021-push-messages.js';
 import * as notificationTemplates from './022-notification-templates.js';
+import * as pushCodeDevice from './023-push-code-device.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ export const migrations: Record<string, Migration> = {
   '020-device-tokens': deviceTokens,
   '021-push-messages': pushMessages,
   '022-notification-templates': notificationTemplates,
+  '023-push-code-device': pushCodeDevice,
 };
 
 export const migrationProvider: MigrationProvider = {
