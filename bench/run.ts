@@ -10,20 +10,21 @@ import os from 'node:os';
 import path from 'node:path';
 import bcrypt from 'bcrypt';
 import pg from 'pg';
-import { RATE_GROUPS, rateLimitVar } from '../src/platform/config-rate-limits.js';
 import { freePort, startPostgres, type RunningPostgres } from '../test/harness/postgres.js';
 import type { RunningSlapd } from '../test/harness/slapd.js';
+import { startFakeFcm } from '../test/harness/fcm.js';
 import { createUser, login, type Tokens } from './lib/api.js';
 import { closeIdle, post } from './lib/client.js';
 import { faqSearchBench, FAQ_ARTICLES, FAQ_QUERIES } from './lib/faq.js';
+import { pushBench, PUSH_DEFAULTS } from './lib/push.js';
 import { bareLdapLoad, configureLdap, serviceLdapLoad, startDirectory } from './lib/ldap.js';
 import { awaitQuiet, combineCpu, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
 import { cannon, cannonBodies, closedLoop, combineRates, type Rate } from './lib/load.js';
 import { rssMiB, sleep, startNode, stopAll, type Child } from './lib/proc.js';
+import { ADMIN, strongroomEnv } from './lib/strongroom.js';
 import { checkEncryptedValidate, checkSealedGet, encryptedLogin, opensslRsaSignRate, preAuthJson, preAuthPool, rsaUnwrapRate, rsaUnwrapRateThreads, serverPublicKey } from './lib/transport.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const ADMIN = { username: 'benchadmin', password: 'Vt7#qLm2!xRp9$' };
 const USER = { username: 'benchuser', password: 'Kw4!rTz8#mPq2$vN' };
 /** Load shapes, kept together so the doc can quote them. */
 const LOAD = {
@@ -83,24 +84,6 @@ async function cleanup(): Promise<void> {
   await slapd?.stop().catch((err: unknown) => console.error('stopping slapd:', err));
   slapd = undefined;
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-function strongroomEnv(extra: Record<string, string>): Record<string, string> {
-  return {
-    NODE_ENV: 'development',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    // The config allows at most 100,000 per minute: far above the login rate of this machine.
-    SIGNIN_RATE_LIMIT_PER_MINUTE: '100000',
-    ...Object.fromEntries(RATE_GROUPS.flatMap((g) => [[rateLimitVar(g, 'ip'), '999999/1m'], [rateLimitVar(g, 'account'), '999999/1m']])), // one client, a few accounts
-    SIGNIN_MAX_IN_FLIGHT_PER_IP: '10000', // every bench client is 127.0.0.1
-    MAX_CONCURRENT_SESSIONS: '100',
-    BOOTSTRAP_ADMIN_USERNAME: ADMIN.username,
-    BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-    BCRYPT_COST: '12',
-    DATABASE_URL: '',
-    ...extra,
-  };
 }
 
 /** `extra` may name DATA_DIR (a restart must find its generated secrets again); a new one otherwise. */
@@ -343,6 +326,16 @@ async function main(): Promise<void> {
   await faqClient.end();
   const faq = await faqSearchBench(postgres.url('strongroom_faq_bench'), { rounds: LOAD.abRounds, seconds: LOAD.abSeconds });
 
+  console.log(`Push delivery to the fake FCM: ${fmt(PUSH_DEFAULTS.messages)} messages, ${PUSH_DEFAULTS.users} users x ${PUSH_DEFAULTS.devicesPerUser} devices; then kill -9 mid-run and a restart (waits out the 60 s lease) ...`);
+  const pushClient = new pg.Client({ connectionString: postgres.url('postgres') });
+  await pushClient.connect();
+  await pushClient.query('CREATE DATABASE strongroom_push_bench');
+  await pushClient.end();
+  await awaitQuiet(ourRoots);
+  const fcm = await startFakeFcm();
+  const push = await pushBench({ databaseUrl: postgres.url('strongroom_push_bench'), fcm, ...PUSH_DEFAULTS }).finally(() => fcm.close());
+  const pushCrash = push.crash!;
+
   console.log('Restarting Strongroom on the same database (nothing to bootstrap) ...');
   const restarted = await startStrongroom('strongroom (PostgreSQL, restart)', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir });
   await sleep(LOAD.idleSec * 1000);
@@ -390,6 +383,9 @@ async function main(): Promise<void> {
     // FAQ (issue 13): query latency in this process, one query at a time (no HTTP), p99 of the worst turn.
     row({ key: 'faq_ilike_p99_ms', label: `FAQ naive ILIKE scan, ${fmt(faq.articles)} articles, p99`, figure: `${fmt(faq.ilike.p99Ms, 2)} ms`, ratio: '1.00', target: 'baseline', met: null, value: faq.ilike.p99Ms }),
     row({ key: 'faq_search_p99_ms', label: `FAQ search, ${fmt(faq.articles)} articles, p99`, figure: `${fmt(faq.search.p99Ms, 2)} ms`, ratio: fmt(faq.search.p99Ms / faq.ilike.p99Ms, 2), target: '<= 5 ms', met: faq.search.p99Ms <= 5, value: faq.search.p99Ms }),
+    // Push (issue 14): the drain rate of a full queue on one node (CPU/op: the server's per message); then kill -9 at half sent and a restart.
+    { ...row({ key: 'push_delivered_per_sec', label: 'Push delivered to the fake FCM (1 node)', figure: `${fmt(push.rate.perSec)} /s`, ratio: '', target: '>= 500 /s', met: push.rate.perSec >= 500, value: push.rate.perSec }), cpuPerOp: `${fmt(1000 * push.rate.cpuMsPerMessage.server)} us`, otherLoad: pct(push.rate.foreign) },
+    row({ key: 'push_kill9_lost', label: 'Push, kill -9 at half sent: lost, duplicates', figure: `${pushCrash.lost} lost, ${pushCrash.duplicates} dup. of ${fmt(pushCrash.messages)}`, ratio: '', target: 'none lost', met: pushCrash.lost === 0 && pushCrash.pending === 0, value: pushCrash.lost }),
     row({ key: 'idle_rss_mib', label: 'Idle RSS, first start (PostgreSQL)', figure: `${fmt(idleRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: idleRss <= 150, value: idleRss }),
     row({ key: 'idle_rss_restart_mib', label: 'Idle RSS, restart (PostgreSQL)', figure: `${fmt(restartRss, 1)} MiB`, ratio: '', target: '<= 150 MB', met: restartRss <= 150, value: restartRss }),
     // Transport encryption (issue 3 section 5). Ratios are to the baseline row just above, measured
@@ -413,7 +409,7 @@ async function main(): Promise<void> {
   console.log(`Details: validate p50 ${fmt(validate.rate.p50Ms, 1)} ms, p99 ${fmt(validate.rate.p99Ms, 1)} ms; login p50 ${fmt(loginRate.rate.p50Ms)} ms; ` +
     `during the mixed run login ${fmt(mixedLogin?.perSec ?? 0, 2)} /s (${fmt((mixedLogin?.perSec ?? 0) / bcrypt.rate.perSec, 2)} of bcrypt), validate p50 ${fmt(mixedValidate.rate.p50Ms, 1)} ms; ` +
     `FAQ search p50 ${fmt(faq.search.p50Ms, 2)} ms (${fmt(faq.search.perSec)} queries/s, ${faq.found.search}/${FAQ_QUERIES.length} queries found something), ILIKE p50 ${fmt(faq.ilike.p50Ms, 2)} ms (${faq.found.ilike}/${FAQ_QUERIES.length}); ` +
-    `refresh p50 ${fmt(refresh.rate.p50Ms, 1)} ms, p99 ${fmt(refresh.rate.p99Ms, 1)} ms, PostgreSQL CPU ${fmt((1e6 * refresh.cpu.sec.postgres!) / refresh.rate.all)} us and load generator (this process) CPU ${fmt((1e6 * refresh.cpu.sec.bench!) / refresh.rate.all)} us per refresh; RSS after load ${fmt(loadedRss, 1)} MiB; PGlite idle RSS ${fmt(pgliteIdleRss, 1)} MiB.`);
+    `push: ${fmt(push.rate.drained)} sent in ${fmt(push.rate.drainSec, 1)} s after the queue was full (${fmt(push.rate.idleSec, 1)} s of it between worker turns), ${fmt(push.rate.overallPerSec)} /s from the first enqueue, PostgreSQL CPU ${fmt(1000 * push.rate.cpuMsPerMessage.postgres)} us per message; after kill -9 none pending ${fmt(pushCrash.recoverSec, 1)} s after the kill; refresh p50 ${fmt(refresh.rate.p50Ms, 1)} ms, p99 ${fmt(refresh.rate.p99Ms, 1)} ms, PostgreSQL CPU ${fmt((1e6 * refresh.cpu.sec.postgres!) / refresh.rate.all)} us and load generator (this process) CPU ${fmt((1e6 * refresh.cpu.sec.bench!) / refresh.rate.all)} us per refresh; RSS after load ${fmt(loadedRss, 1)} MiB; PGlite idle RSS ${fmt(pgliteIdleRss, 1)} MiB.`);
   console.log(`Transport: encrypted validate p50 ${fmt(validateEnc.rate.p50Ms, 1)} ms, p99 ${fmt(validateEnc.rate.p99Ms, 1)} ms; admin users p50 ${fmt(listPlain.rate.p50Ms, 1)} ms plaintext, ${fmt(listEnc.rate.p50Ms, 1)} ms sealed; ` +
     `encrypted login p50 ${fmt(loginEnc.rate.p50Ms)} ms.`);
   const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh, ldapBare, ldapService, validatePlain, validateEnc, listPlain, listEnc, loginEnc, rsa1, rsaN, openssl1, opensslN].map((m) => m.cpu.foreign));
@@ -426,7 +422,7 @@ async function main(): Promise<void> {
     load: LOAD,
     rows: rows.map(({ key, label, value, ratio: r, target, met, cpuPerOp: c, otherLoad }) => ({ key, label, value, ratio: r === '' ? null : Number(r), target, met, cpu_per_op: c || null, other_load: otherLoad || null })),
     raw: {
-      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, faq, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss,
+      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, faq, push, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss,
       transport: { validatePlaintext: validatePlain, validateEncrypted: validateEnc, adminUsers: listPlain, adminUsersEncrypted: listEnc, loginEncrypted: loginEnc, rsaUnwrap1: rsa1, rsaUnwrapThreads: rsaN, opensslSign1: openssl1, opensslSignMulti: opensslN, threads },
     },
     seconds: Math.round((Date.now() - started) / 1000),

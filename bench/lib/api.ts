@@ -18,8 +18,8 @@ export async function login(base: string, username: string, password: string): P
   return json as unknown as Tokens;
 }
 
-/** Creates a staff user through the admin API and sets its password (temporary password, then the forced change). */
-export async function createUser(base: string, adminToken: string, username: string, password: string): Promise<void> {
+/** Creates a staff user through the admin API and sets its password (temporary password, then the forced change); its UUID. */
+export async function createUser(base: string, adminToken: string, username: string, password: string): Promise<string> {
   const created = await postJson(`${base}/api/v1/admin/users`, { username, roles: ['staff'] }, adminToken);
   if (created.status !== 201) throw new Error(`create ${username}: ${created.status} ${JSON.stringify(created.json)}`);
   const first = await postJson(`${base}/api/v1/auth/login`, { username, password: created.json.temporary_password });
@@ -27,4 +27,5 @@ export async function createUser(base: string, adminToken: string, username: str
   if (first.status !== 403 || !resetToken) throw new Error(`first sign-in of ${username}: ${first.status} ${JSON.stringify(first.json)}`);
   const changed = await postJson(`${base}/api/v1/auth/reset/password`, { reset_token: resetToken, new_password: password });
   if (changed.status !== 200) throw new Error(`password change of ${username}: ${changed.status} ${JSON.stringify(changed.json)}`);
+  return (created.json.user as { uuid: string }).uuid;
 }
