@@ -32,8 +32,8 @@ async function register(access: string, n: number, platform: 'mobile' | 'web' = 
 }
 
 /** A signed-in user with push enrolled, bound to their device `n`. */
-async function enrolled(name: string, n: number, language?: 'pt' | 'fr'): Promise<{ uuid: string; access: string; device: number }> {
-  const { uuid } = await seedUser(t.s, name);
+async function enrolled(name: string, n: number, language?: 'pt' | 'fr', email?: string): Promise<{ uuid: string; access: string; device: number }> {
+  const { uuid } = await seedUser(t.s, name, email ? { email } : {});
   const access = (await signIn(t.app, name)).access_token;
   if (language) await t.app.inject({ method: 'PUT', url: '/api/v1/notifications/preferences', headers: bearer(access), payload: { language } });
   const device = await register(access, n, 'mobile', 'Amina\'s Pixel');
@@ -235,4 +235,29 @@ describe('one-time codes by push', () => {
       await bare.close();
     }
   });
+
+  it('an access policy may name push among the factors that count on a channel: only push is then offered, and a user with email alone is refused', async () => {
+    const u = await enrolled('codes.policy', 13, undefined, 'policy@bank.example');
+    await seedUser(t.s, 'codes.emailonly', { email: 'emailonly@bank.example' });
+    const emailOnly = (await signIn(t.app, 'codes.emailonly')).access_token;
+    expect((await post('/api/v1/2fa/otp/setup', { method: 'email' }, bearer(emailOnly))).statusCode).toBe(200);
+    const mailed = t.s.otp.outbox.latest('emailonly@bank.example')!.code;
+    expect((await post('/api/v1/2fa/otp/verify', { method: 'email', code: mailed }, bearer(emailOnly))).statusCode).toBe(200);
+    // The first user enrols email too (codes through the development outbox): push and email.
+    expect((await post('/api/v1/2fa/otp/setup', { method: 'email' }, bearer(u.access))).statusCode).toBe(200);
+    expect((await post('/api/v1/2fa/otp/verify', { method: 'email', code: t.s.otp.outbox.latest('policy@bank.example')!.code }, bearer(u.access))).statusCode).toBe(200);
+    const methods = async () => (expectError(await login(t.app, 'codes.policy'), 401, '2FA_REQUIRED').details as { methods: string[] }).methods;
+    expect((await methods()).sort()).toEqual(['email', 'push']);
+
+    const admin = (await signIn(t.app, 'codes.service')).access_token;
+    const created = await post('/api/v1/admin/access-policies', { name: 'codes: push only for customers on the web', channel: 'web', role: 'customer', rules: { second_factor_methods: ['push'] } }, bearer(admin));
+    expect(created.statusCode, created.body).toBe(201);
+    try {
+      expect(await methods()).toEqual(['push']);
+      expectError(await login(t.app, 'codes.emailonly'), 403, 'POLICY_RESTRICTED');
+    } finally {
+      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${(created.json() as { policy: { id: number } }).policy.id}`, headers: bearer(admin) });
+    }
+  });
 });
+
