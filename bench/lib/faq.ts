@@ -85,7 +85,7 @@ export async function faqSearchBench(url: string, opts: { rounds: number; second
     await sql`ANALYZE faqs`.execute(handle.db);
     const found = { search: 0, ilike: 0 };
     for (const q of FAQ_QUERIES) {
-      if ((await searchFaqs(handle.db, { query: q, limit: 10 })).total > 0) found.search++;
+      if ((await searchFaqs(handle.db, { query: q, limit: 10 }, handle.indexScans)).total > 0) found.search++;
       if ((await ilikeSearch(handle.db, q)) > 0) found.ilike++;
     }
     const loop = (step: (q: string) => Promise<unknown>) => closedLoop({
@@ -101,7 +101,7 @@ export async function faqSearchBench(url: string, opts: { rounds: number; second
     const search: Rate[] = [];
     const ilike: Rate[] = [];
     for (let r = 0; r < opts.rounds; r++) {
-      search.push(await loop((q) => searchFaqs(handle.db, { query: q, limit: 10 })));
+      search.push(await loop((q) => searchFaqs(handle.db, { query: q, limit: 10 }, handle.indexScans)));
       ilike.push(await loop((q) => ilikeSearch(handle.db, q)));
     }
     // p99 over the turns: the worst turn's (each turn's p99 is over its own thousands of queries).

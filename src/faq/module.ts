@@ -6,7 +6,7 @@
 import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
-import type { Db } from '../platform/db/database.js';
+import type { DatabaseHandle, Db } from '../platform/db/database.js';
 import { makeAjv } from '../platform/http/app.js';
 import type { Module } from '../platform/module.js';
 import type { Guard } from '../sessions/guard.js';
@@ -20,6 +20,7 @@ import { FaqStore } from './store.js';
 
 export interface FaqDeps {
   db: Db;
+  database: Pick<DatabaseHandle, 'indexScans'>;
   clock: Clock;
   audit: AuditLog;
   guard: Guard;
@@ -35,7 +36,7 @@ export interface FaqProvides {
 
 export function faqModule(deps: FaqDeps): Module<FaqProvides> {
   const faqStore = new FaqStore({ db: deps.db, clock: deps.clock });
-  const faq = new FaqService({ db: deps.db, store: faqStore });
+  const faq = new FaqService({ db: deps.db, indexScans: deps.database.indexScans, store: faqStore });
   const faqAdmin = new FaqAdmin({ db: deps.db, store: faqStore, audit: deps.audit, ajv: makeAjv({ coerceTypes: false, removeAdditional: false }) });
   return {
     name: 'faq',

@@ -175,13 +175,18 @@ async function correct(db: Db, words: string[]): Promise<Map<string, string>> {
 }
 
 /**
- * One search, in one transaction whose planner is told not to scan the table: for a common word
- * the sequential scan looks as cheap as the index to PostgreSQL's cost model, but it must
- * decompress every article's vector to test it (8 ms at 5,000 articles, where the index takes
- * under 1 ms; docs/benchmarks.md).
+ * One search, planned never to scan the table: for a common word the sequential scan looks as
+ * cheap as the index to PostgreSQL's cost model, but it must decompress every article's vector to
+ * test it (8 ms at 5,000 articles, where the index takes under 1 ms; docs/benchmarks.md). On
+ * `indexScans` (a pool whose sessions are set so: DatabaseHandle.indexScans) the statements run
+ * as they are; otherwise (PGlite) in one transaction that sets the planner first.
  */
-export async function searchFaqs(db: Db, opts: { query: string; category?: FaqCategory; limit: number }): Promise<SearchResult> {
-  return db.transaction().execute((trx) => searchIn(trx, opts));
+export async function searchFaqs(db: Db, opts: { query: string; category?: FaqCategory; limit: number }, indexScans: Db | null = null): Promise<SearchResult> {
+  if (indexScans) return searchIn(indexScans, opts);
+  return db.transaction().execute(async (trx) => {
+    await noTableScans(trx);
+    return searchIn(trx, opts);
+  });
 }
 
 /** For the rest of this transaction, the planner takes an index wherever there is one (see `searchFaqs`). */
@@ -190,7 +195,6 @@ async function noTableScans(trx: Db): Promise<void> {
 }
 
 async function searchIn(db: Db, opts: { query: string; category?: FaqCategory; limit: number }): Promise<SearchResult> {
-  await noTableScans(db);
   const exact = await run(db, sql`websearch_to_tsquery('english', ${opts.query})`, opts.query, opts.category, opts.limit);
   if (exact.total > 0) return { ...exact, match: 'exact', didYouMean: null };
 

@@ -15,10 +15,11 @@ export interface CategoryCount {
 }
 
 export class FaqService {
-  constructor(private readonly deps: { db: Db; store: FaqStore }) {}
+  /** `indexScans`: DatabaseHandle.indexScans (null on PGlite). */
+  constructor(private readonly deps: { db: Db; indexScans: Db | null; store: FaqStore }) {}
 
   search(query: string, opts: { category?: FaqCategory; limit: number }): Promise<SearchResult> {
-    return searchFaqs(this.deps.db, { query: query.trim(), category: opts.category, limit: opts.limit });
+    return searchFaqs(this.deps.db, { query: query.trim(), category: opts.category, limit: opts.limit }, this.deps.indexScans);
   }
 
   async categories(): Promise<{ categories: CategoryCount[]; total: number }> {

@@ -4,6 +4,7 @@
  * routes' surroundings: the feedback rate limit, and no transport encryption demanded of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
@@ -216,5 +217,14 @@ describe('FAQ public routes, surroundings', () => {
     expectError(last, 429, 'RATE_LIMITED');
     expect(Number(last.headers['retry-after'])).toBeGreaterThan(0);
     expect((await t.s.faqStore.byId(rows[3]!.id, { activeOnly: true }))!.helpful_count).toBe(0);
+  });
+});
+
+describe('FAQ search on PostgreSQL', () => {
+  it('runs on a pool whose sessions never plan a sequential scan (no transaction per search), while the main pool plans as usual', async () => {
+    const scans = t.s.database.indexScans!;
+    const show = async (db: typeof scans) => (await sql<{ enable_seqscan: string }>`SHOW enable_seqscan`.execute(db)).rows[0]!.enable_seqscan;
+    expect(await show(scans)).toBe('off');
+    expect(await show(t.s.db)).toBe('on');
   });
 });

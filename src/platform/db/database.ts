@@ -23,6 +23,14 @@ export interface DatabaseHandle {
   /** Where the data lives, without credentials: for logs. */
   location: string;
   bus: EventBus;
+  /**
+   * PostgreSQL: a pool of INDEX_SCAN_POOL connections whose sessions never plan a sequential scan
+   * (`enable_seqscan=off`), for the few read queries that must use their indexes even where the
+   * cost model guesses a scan is as cheap (the FAQ search: docs/decisions.md "FAQ"). It saves
+   * those queries the transaction a `SET LOCAL` would need (three round trips). PGlite: null (one
+   * connection; such a caller sets the planner in its own transaction).
+   */
+  indexScans: Db | null;
   migrate(): Promise<string[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -83,8 +91,12 @@ function takeLock(dir: string): () => void {
   return () => rmSync(file, { force: true });
 }
 
+/** Connections of `indexScans` (PostgreSQL), on top of the main pool. */
+export const INDEX_SCAN_POOL = 2;
+
 export async function openDatabase(target: DatabaseTarget, log: Logger): Promise<DatabaseHandle> {
   let db: Db;
+  let indexScans: Db | null = null;
   let bus: EventBus;
   let location: string;
   let release = (): void => undefined;
@@ -98,6 +110,14 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     await pgBus.start();
     bus = pgBus;
     location = describeUrl(target.url);
+    const scanPool = new pg.Pool({ connectionString: target.url, max: INDEX_SCAN_POOL, options: '-c enable_seqscan=off' });
+    scanPool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
+    const scans = new Kysely<Database>({ dialect: new PostgresDialect({ pool: scanPool }) });
+    indexScans = scans;
+    closeDb = async () => {
+      await scans.destroy();
+      await db.destroy();
+    };
   } else {
     let pglite: PGlite;
     if (target.kind === 'pglite') {
@@ -126,6 +146,7 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     kind: target.kind === 'postgres' ? 'postgres' : 'pglite',
     location,
     bus,
+    indexScans,
     async migrate() {
       const migrator = new Migrator({ db, provider: migrationProvider, migrationTableName: 'strongroom_migrations', migrationLockTableName: 'strongroom_migrations_lock' });
       const { error, results } = await migrator.migrateToLatest();
