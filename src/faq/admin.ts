@@ -12,6 +12,7 @@ import type { FaqCategory } from './categories.js';
 import { CsvError, parseCsv, toCsv } from './csv.js';
 import { CommonErrors } from '../platform/errors.js';
 import { FaqErrors } from './errors.js';
+import type { Vocabulary } from './vocabulary.js';
 import { FaqInput } from './schemas.js';
 import type { FaqFields, FaqRow, FaqStore } from './store.js';
 
@@ -62,17 +63,20 @@ function givenFields(item: FaqInputItem): Partial<FaqFields> {
 export class FaqAdmin {
   private readonly validItem: ValidateFunction;
 
-  constructor(private readonly deps: { db: Db; store: FaqStore; audit: AuditLog; ajv: { compile(schema: object): ValidateFunction } }) {
+  /** `vocabulary`: told after each change commits (every node's copy of the typo fallback's words). */
+  constructor(private readonly deps: { db: Db; store: FaqStore; audit: AuditLog; vocabulary: Pick<Vocabulary, 'changed'>; ajv: { compile(schema: object): ValidateFunction } }) {
     this.validItem = deps.ajv.compile(FaqInput);
   }
 
   private async audited<T>(who: Who, eventType: AuditEvent, details: (result: T) => Record<string, unknown>, work: (trx: Db) => Promise<T>): Promise<T> {
-    return this.deps.db.transaction().execute(async (trx) => {
-      const result = await work(trx);
+    const result = await this.deps.db.transaction().execute(async (trx) => {
+      const r = await work(trx);
       await this.deps.store.changed(trx);
-      await this.deps.audit.record({ ...who.context, eventType, status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: details(result) }, trx);
-      return result;
+      await this.deps.audit.record({ ...who.context, eventType, status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: details(r) }, trx);
+      return r;
     });
+    await this.deps.vocabulary.changed();
+    return result;
   }
 
   async create(who: Who, item: FaqInputItem): Promise<FaqRow> {
@@ -92,6 +96,7 @@ export class FaqAdmin {
       return updated;
     });
     if (!row) throw FaqErrors.FAQ_NOT_FOUND();
+    await this.deps.vocabulary.changed();
     return row;
   }
 

@@ -15,12 +15,13 @@ import { FaqAdmin } from './admin.js';
 import { faqAdminRoutes } from './admin-routes.js';
 import { mcpRoutes } from './mcp.js';
 import { faqRoutes } from './routes.js';
+import { Vocabulary } from './vocabulary.js';
 import { FaqService } from './service.js';
 import { FaqStore } from './store.js';
 
 export interface FaqDeps {
   db: Db;
-  database: Pick<DatabaseHandle, 'indexScans'>;
+  database: Pick<DatabaseHandle, 'indexScans' | 'bus'>;
   clock: Clock;
   audit: AuditLog;
   guard: Guard;
@@ -36,8 +37,9 @@ export interface FaqProvides {
 
 export function faqModule(deps: FaqDeps): Module<FaqProvides> {
   const faqStore = new FaqStore({ db: deps.db, clock: deps.clock });
-  const faq = new FaqService({ db: deps.db, indexScans: deps.database.indexScans, store: faqStore });
-  const faqAdmin = new FaqAdmin({ db: deps.db, store: faqStore, audit: deps.audit, ajv: makeAjv({ coerceTypes: false, removeAdditional: false }) });
+  const vocabulary = new Vocabulary({ db: deps.db, clock: deps.clock, bus: deps.database.bus });
+  const faq = new FaqService({ db: deps.db, indexScans: deps.database.indexScans, vocabulary, store: faqStore });
+  const faqAdmin = new FaqAdmin({ db: deps.db, store: faqStore, audit: deps.audit, vocabulary, ajv: makeAjv({ coerceTypes: false, removeAdditional: false }) });
   return {
     name: 'faq',
     provides: { faq, faqAdmin, faqStore },

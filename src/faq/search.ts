@@ -10,7 +10,7 @@
  * 2. Nothing found: each query word of three letters or more that no active article contains is
  *    replaced by its nearest word in the articles' vocabulary (fewest edits, a swap of two letters
  *    counting as one; the most common word on a tie; candidates found by Levenshtein distance
- *    and trigram similarity), and the query is searched again with its words corrected (its
+ *    and trigram similarity in the node's copy of the vocabulary, src/faq/vocabulary.ts), and the query is searched again with its words corrected (its
  *    exclusions and phrases kept), and if that finds nothing, for any of the corrected words it
  *    does not exclude. So "blok my crad" finds the card-blocking article and says
  *    `did_you_mean: "block my card"`.
@@ -22,6 +22,7 @@ import { sql } from 'kysely';
 import type { Db } from '../platform/db/database.js';
 import type { FaqCategory } from './categories.js';
 import { queryLexemes, snippet } from './snippet.js';
+import type { Vocabulary } from './vocabulary.js';
 
 export interface SearchHit {
   id: number;
@@ -146,28 +147,10 @@ export function nearest(input: string, candidates: Array<{ word: string; ndoc: n
 }
 
 /** Each word of three letters or more, mapped to itself when the articles have it, else to its nearest known word (absent when none is near). */
-async function correct(db: Db, words: string[]): Promise<Map<string, string>> {
-  const inputs = words.filter((w) => w.length >= 3);
-  if (inputs.length === 0) return new Map();
-  // Candidates: the word itself; words within an edit distance that grows with the word (two
-  // for a swap), starting with the same letter; or similar by trigrams (pg_trgm's `%`, at least 0.3).
-  const { rows } = await sql<{ input: string; word: string; ndoc: number }>`
-    SELECT w.input, c.word, c.ndoc
-    FROM (SELECT input, CASE WHEN length(input) <= 3 THEN 1 WHEN length(input) <= 7 THEN 2 ELSE 3 END AS max_distance
-          FROM unnest(${inputs}::text[]) AS u(input)) AS w
-    CROSS JOIN LATERAL (
-      SELECT v.word, v.ndoc FROM faq_words v
-      WHERE v.word = w.input
-         OR (left(v.word, 1) = left(w.input, 1)
-             AND length(v.word) BETWEEN length(w.input) - w.max_distance AND length(w.input) + w.max_distance
-             AND levenshtein_less_equal(v.word, w.input, w.max_distance) <= w.max_distance)
-         OR v.word % w.input
-      ORDER BY levenshtein(v.word, w.input), v.ndoc DESC
-      LIMIT 20
-    ) AS c`.execute(db);
+async function correct(db: Db, vocabulary: Vocabulary, words: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const input of inputs) {
-    const best = nearest(input, rows.filter((r) => r.input === input));
+  for (const input of words.filter((w) => w.length >= 3)) {
+    const best = nearest(input, await vocabulary.candidates(input, db));
     // Only plain words (a vocabulary word may hold a hyphen: "top-up"): nothing else reaches the query.
     if (best !== null && /^[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)*$/u.test(best)) out.set(input, best);
   }
@@ -181,11 +164,11 @@ async function correct(db: Db, words: string[]): Promise<Map<string, string>> {
  * `indexScans` (a pool whose sessions are set so: DatabaseHandle.indexScans) the statements run
  * as they are; otherwise (PGlite) in one transaction that sets the planner first.
  */
-export async function searchFaqs(db: Db, opts: { query: string; category?: FaqCategory; limit: number }, indexScans: Db | null = null): Promise<SearchResult> {
-  if (indexScans) return searchIn(indexScans, opts);
+export async function searchFaqs(db: Db, vocabulary: Vocabulary, opts: { query: string; category?: FaqCategory; limit: number }, indexScans: Db | null = null): Promise<SearchResult> {
+  if (indexScans) return searchIn(indexScans, vocabulary, opts);
   return db.transaction().execute(async (trx) => {
     await noTableScans(trx);
-    return searchIn(trx, opts);
+    return searchIn(trx, vocabulary, opts);
   });
 }
 
@@ -194,12 +177,12 @@ async function noTableScans(trx: Db): Promise<void> {
   await sql`SELECT set_config('enable_seqscan', 'off', true)`.execute(trx);
 }
 
-async function searchIn(db: Db, opts: { query: string; category?: FaqCategory; limit: number }): Promise<SearchResult> {
+async function searchIn(db: Db, vocabulary: Vocabulary, opts: { query: string; category?: FaqCategory; limit: number }): Promise<SearchResult> {
   const exact = await run(db, sql`websearch_to_tsquery('english', ${opts.query})`, opts.query, opts.category, opts.limit);
   if (exact.total > 0) return { ...exact, match: 'exact', didYouMean: null };
 
   const words = queryWords(opts.query);
-  const fixes = await correct(db, words);
+  const fixes = await correct(db, vocabulary, words);
   const excluded = excludedWords(opts.query);
   const wanted = words.filter((w) => !excluded.has(w) && fixes.has(w)).map((w) => fixes.get(w)!);
   if (wanted.length === 0) return { total: 0, hits: [], match: 'fuzzy', didYouMean: null };

@@ -7,6 +7,7 @@ import { CATEGORY_LABELS, type FaqCategory } from './categories.js';
 import { FaqErrors } from './errors.js';
 import { searchFaqs, type SearchResult } from './search.js';
 import type { FaqRow, FaqStore, Vote } from './store.js';
+import type { Vocabulary } from './vocabulary.js';
 
 export interface CategoryCount {
   name: FaqCategory;
@@ -16,10 +17,10 @@ export interface CategoryCount {
 
 export class FaqService {
   /** `indexScans`: DatabaseHandle.indexScans (null on PGlite). */
-  constructor(private readonly deps: { db: Db; indexScans: Db | null; store: FaqStore }) {}
+  constructor(private readonly deps: { db: Db; indexScans: Db | null; vocabulary: Vocabulary; store: FaqStore }) {}
 
   search(query: string, opts: { category?: FaqCategory; limit: number }): Promise<SearchResult> {
-    return searchFaqs(this.deps.db, { query: query.trim(), category: opts.category, limit: opts.limit }, this.deps.indexScans);
+    return searchFaqs(this.deps.db, this.deps.vocabulary, { query: query.trim(), category: opts.category, limit: opts.limit }, this.deps.indexScans);
   }
 
   async categories(): Promise<{ categories: CategoryCount[]; total: number }> {

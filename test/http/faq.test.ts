@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { starterArticles } from '../../src/faq/starter.js';
 import type { FaqInputItem } from '../../src/faq/admin.js';
 import type { App } from '../../src/platform/http/app.js';
-import { createTestApp, type TestApp } from '../harness/app.js';
+import { sql } from 'kysely';
+import { Vocabulary } from '../../src/faq/vocabulary.js';
+import { createTestApp, createTwoNodes, type TestApp } from '../harness/app.js';
 import { bearer, botnetAddress, expectError, seedUser, signIn } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -269,3 +271,36 @@ describe('FAQ feedback', () => {
     expect(row.unhelpful_count).toBe(votes.filter((v) => v.vote === 'unhelpful').length);
   });
 });
+
+describe('the typo fallback\'s vocabulary, held by each node', () => {
+  it('offers exactly the words the database\'s own Levenshtein and pg_trgm would (the rule of the SQL it replaced)', async () => {
+    const vocabulary = new Vocabulary({ db: t.s.db, clock: t.clock, bus: t.s.database.bus });
+    for (const input of ['crad', 'blok', 'trasnfer', 'statment', 'pasword', 'acount', 'recieve', 'overdarft', 'morgage', 'xyz', 'qqqqqqqq', 'atm', 'lmit']) {
+      const { rows } = await sql<{ word: string }>`
+        SELECT v.word FROM faq_words v
+        WHERE v.word = ${input}
+           OR (left(v.word, 1) = left(${input}, 1)
+               AND length(v.word) BETWEEN length(${input}::text) - ${input.length <= 3 ? 1 : input.length <= 7 ? 2 : 3}::int AND length(${input}::text) + ${input.length <= 3 ? 1 : input.length <= 7 ? 2 : 3}::int
+               AND levenshtein(v.word, ${input}) <= ${input.length <= 3 ? 1 : input.length <= 7 ? 2 : 3}::int)
+           OR similarity(v.word, ${input}) >= 0.3`.execute(t.s.db);
+      const mine = (await vocabulary.candidates(input)).map((w) => w.word).sort();
+      expect(mine, input).toEqual(rows.map((r) => r.word).sort());
+    }
+  });
+
+  it('a word added on one node is corrected to on another at once (the change crosses by the bus, after it commits)', async () => {
+    const { a, b, close } = await createTwoNodes();
+    try {
+      await a.s.faqAdmin.create(SYSTEM, { question: 'How do I renew my card?', answer: 'In the app, under Cards.', category: 'accounts' });
+      const onB = async (query: string) => (await b.app.inject({ method: 'POST', url: '/api/v1/faq/search', payload: { query } })).json() as Search;
+      expect((await onB('renwe card')).did_you_mean).toBe('renew card'); // b has read its vocabulary now
+      const id = (await a.s.faqAdmin.create(SYSTEM, { question: 'What is a zebrapass?', answer: 'A travel card for the zebrapass network.', category: 'accounts' })).id;
+      const typo = await onB('zebrapas');
+      expect(typo.did_you_mean).toBe('zebrapass');
+      expect(typo.results[0]!.id).toBe(id);
+    } finally {
+      await close();
+    }
+  });
+});
+

@@ -21,7 +21,8 @@ export type BusEvent =
   | { type: 'device-bindings.changed'; userId: number }
   | { type: 'ldap-config.changed' }
   | { type: 'saml-config.changed' }
-  | { type: 'saml-sp-keys.changed' };
+  | { type: 'saml-sp-keys.changed' }
+  | { type: 'faq.changed' };
 
 const CHANNEL = 'strongroom_events';
 
