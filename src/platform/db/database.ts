@@ -92,7 +92,7 @@ function takeLock(dir: string): () => void {
 }
 
 /** Connections of `indexScans` (PostgreSQL), on top of the main pool. */
-export const INDEX_SCAN_POOL = 2;
+export const INDEX_SCAN_POOL = 4;
 
 export async function openDatabase(target: DatabaseTarget, log: Logger): Promise<DatabaseHandle> {
   let db: Db;
