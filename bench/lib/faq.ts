@@ -86,7 +86,7 @@ export async function faqSearchBench(url: string, opts: { rounds: number; second
     await refreshVocabulary(handle.db);
     await sql`ANALYZE faqs`.execute(handle.db);
     // The service's node-wide copy of the vocabulary (src/faq/vocabulary.ts), as a server holds it.
-    const vocabulary = new Vocabulary({ db: handle.db, clock: systemClock, bus: handle.bus });
+    const vocabulary = new Vocabulary({ db: handle.db, clock: systemClock, bus: handle.bus, log: pino({ level: 'warn' }) });
     const found = { search: 0, ilike: 0 };
     for (const q of FAQ_QUERIES) {
       if ((await searchFaqs(handle.db, vocabulary, { query: q, limit: 10 }, handle.indexScans)).total > 0) found.search++;

@@ -105,9 +105,10 @@ export class DeviceTokenStore {
    */
   async trim(trx: Db, userId: number, keep: number): Promise<Trimmed> {
     // SKIP LOCKED: a row another transaction holds is on its way elsewhere (a transfer to another
-    // user); waiting for it could deadlock two users registering each other's tokens.
+    // user); waiting for it could deadlock two users registering each other's tokens. NO KEY: a
+    // message or code being written for the device (a key-share lock) does not hide it.
     const rows = await trx.selectFrom('device_tokens').select(['id', 'is_active', 'receives_codes']).where('user_id', '=', userId).where('id', '!=', keep)
-      .orderBy(sql`coalesce(last_used_at, updated_on)`, 'desc').orderBy('id', 'desc').forUpdate().skipLocked().execute();
+      .orderBy(sql`coalesce(last_used_at, updated_on)`, 'desc').orderBy('id', 'desc').forNoKeyUpdate().skipLocked().execute();
     // The device one-time codes go to is never retired by the cap: someone with a stolen session
     // must not be able to switch off the owner's second factor by registering tokens.
     const active = rows.filter((r) => r.is_active);

@@ -1,8 +1,8 @@
 /**
  * The administrators' side of the FAQ (permission `faq.manage`): create, edit, soft delete and
  * restore, reorder, import and export. Every change runs in one transaction with its audit
- * record and the refresh of the search vocabulary, so a search right after sees it, and a
- * failed import changes nothing.
+ * record and the refresh of the search vocabulary, so a search right after on this node sees it
+ * (other nodes once the bus's notice arrives), and a failed import changes nothing.
  */
 import type { ValidateFunction } from 'ajv';
 import type { AuditContext, AuditEvent, AuditLog } from '../audit/service.js';

@@ -6,6 +6,7 @@
 import type { AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { Logger } from 'pino';
 import type { DatabaseHandle, Db } from '../platform/db/database.js';
 import { makeAjv } from '../platform/http/app.js';
 import type { Module } from '../platform/module.js';
@@ -21,6 +22,7 @@ import { FaqStore } from './store.js';
 
 export interface FaqDeps {
   db: Db;
+  log: Logger;
   database: Pick<DatabaseHandle, 'indexScans' | 'bus'>;
   clock: Clock;
   audit: AuditLog;
@@ -37,8 +39,8 @@ export interface FaqProvides {
 
 export function faqModule(deps: FaqDeps): Module<FaqProvides> {
   const faqStore = new FaqStore({ db: deps.db, clock: deps.clock });
-  const vocabulary = new Vocabulary({ db: deps.db, clock: deps.clock, bus: deps.database.bus });
-  const faq = new FaqService({ db: deps.db, indexScans: deps.database.indexScans, vocabulary, store: faqStore });
+  const vocabulary = new Vocabulary({ db: deps.db, clock: deps.clock, bus: deps.database.bus, log: deps.log });
+  const faq = new FaqService({ db: deps.db, indexScans: deps.database.indexScans, vocabulary, store: faqStore, log: deps.log });
   const faqAdmin = new FaqAdmin({ db: deps.db, store: faqStore, audit: deps.audit, vocabulary, ajv: makeAjv({ coerceTypes: false, removeAdditional: false }) });
   return {
     name: 'faq',

@@ -2,6 +2,7 @@
  * What the FAQ offers its readers, people (REST) and assistants (MCP) alike: search, the
  * categories, a category's articles, one article, and feedback. Only active articles exist here.
  */
+import type { Logger } from 'pino';
 import type { Db } from '../platform/db/database.js';
 import { CATEGORY_LABELS, type FaqCategory } from './categories.js';
 import { FaqErrors } from './errors.js';
@@ -16,11 +17,26 @@ export interface CategoryCount {
 }
 
 export class FaqService {
-  /** `indexScans`: DatabaseHandle.indexScans (null on PGlite). */
-  constructor(private readonly deps: { db: Db; indexScans: Db | null; vocabulary: Vocabulary; store: FaqStore }) {}
+  private indexScans: Db | null;
 
-  search(query: string, opts: { category?: FaqCategory; limit: number }): Promise<SearchResult> {
-    return searchFaqs(this.deps.db, this.deps.vocabulary, { query: query.trim(), category: opts.category, limit: opts.limit }, this.deps.indexScans);
+  /** `indexScans`: DatabaseHandle.indexScans (null on PGlite). */
+  constructor(private readonly deps: { db: Db; indexScans: Db | null; vocabulary: Vocabulary; store: FaqStore; log: Logger }) {
+    this.indexScans = deps.indexScans;
+  }
+
+  async search(query: string, opts: { category?: FaqCategory; limit: number }): Promise<SearchResult> {
+    const q = { query: query.trim(), category: opts.category, limit: opts.limit };
+    if (this.indexScans) {
+      try {
+        return await searchFaqs(this.deps.db, this.deps.vocabulary, q, this.indexScans);
+      } catch (err) {
+        if (!refusedStartupOption(err)) throw err;
+        // A pooler that refuses the connect option (PgBouncer without ignore_startup_parameters).
+        this.indexScans = null;
+        this.deps.log.warn({ err }, 'the FAQ search pool could not connect with enable_seqscan=off (a pooler refusing the startup option?); searching through the main pool, a transaction per search, from now on');
+      }
+    }
+    return searchFaqs(this.deps.db, this.deps.vocabulary, q, null);
   }
 
   async categories(): Promise<{ categories: CategoryCount[]; total: number }> {
@@ -46,4 +62,10 @@ export class FaqService {
     if (!result) throw FaqErrors.FAQ_NOT_FOUND();
     return result;
   }
+}
+
+/** A connection refused for its startup `options`: PgBouncer's protocol violation, or a parameter the server does not know. */
+export function refusedStartupOption(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  return e.code === '08P01' || e.code === '42704' || (typeof e.message === 'string' && /startup parameter/i.test(e.message));
 }

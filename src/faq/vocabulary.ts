@@ -15,6 +15,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import type { EventBus } from '../platform/db/bus.js';
+import type { Logger } from 'pino';
 
 export interface Word {
   word: string;
@@ -97,7 +98,7 @@ export class Vocabulary {
   private loading: Promise<Index> | null = null;
   private generation = 0;
 
-  constructor(private readonly deps: { db: Db; clock: Clock; bus: EventBus }) {
+  constructor(private readonly deps: { db: Db; clock: Clock; bus: EventBus; log: Logger }) {
     deps.bus.subscribe((e) => {
       if (e.type === 'faq.changed') this.drop();
     });
@@ -106,6 +107,7 @@ export class Vocabulary {
 
   private drop(): void {
     this.index = null;
+    this.loading = null; // a load under way read the words before the change: the next caller reads again
     this.generation++;
   }
 
@@ -117,17 +119,25 @@ export class Vocabulary {
     return (await this.current(db)).candidates(input);
   }
 
-  /** Tells every node (this one at once) that the articles changed; call after the change committed. */
+  /**
+   * Tells every node (this one at once) that the articles changed; call after the change
+   * committed. Never fails the change: a notice that cannot be sent is logged, and the other
+   * nodes' copies expire within MAX_AGE_MS all the same.
+   */
   async changed(): Promise<void> {
-    await this.deps.bus.publish({ type: 'faq.changed' });
+    this.drop();
+    await this.deps.bus.publish({ type: 'faq.changed' }).catch((err: unknown) => this.deps.log.warn({ err }, 'could not tell the other nodes that the FAQ changed; their typo fallback catches up within a minute'));
   }
 
   private async current(db: Db): Promise<Index> {
     if (this.index && this.deps.clock.now() - this.loadedAt < MAX_AGE_MS) return this.index;
     // One load at a time; a change announced during a load makes the next caller load again.
-    this.loading ??= this.load(db).finally(() => {
-      this.loading = null;
-    });
+    if (!this.loading) {
+      const loading: Promise<Index> = this.load(db).finally(() => {
+        if (this.loading === loading) this.loading = null;
+      });
+      this.loading = loading;
+    }
     return this.loading;
   }
 

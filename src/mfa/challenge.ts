@@ -153,6 +153,9 @@ export interface ChallengeDeps {
   denylist: Denylist;
 }
 
+/** How recent a step-up must be to add or move a second factor. */
+export const STEP_UP_FRESH_MINUTES = 10;
+
 export class ChallengeService {
   constructor(private readonly deps: ChallengeDeps) {}
 
@@ -218,6 +221,19 @@ export class ChallengeService {
     await d.accessPolicy.check(user, grants, ctx, { secondStep: true });
     if (claims.next === 'password_change') throw await d.pipeline.passwordChangeRequired(user, ctx, claims.next_reason ?? 'temporary_password');
     return d.pipeline.complete(user, grants, ctx, { mfaCompleted: true, method: claims.strategy, mfaMethod: method, origin: claims.origin });
+  }
+
+  /**
+   * Adding or moving a second factor when the user has one already needs that factor first: a
+   * step-up in this session in the last STEP_UP_FRESH_MINUTES (403 STEP_UP_REQUIRED). The
+   * password and a session are not the second factor; without this, a stolen session and the
+   * password would enrol the thief's authenticator or phone.
+   */
+  async requireRecentStepUp(auth: AuthContext, enrolled: readonly string[]): Promise<void> {
+    if (enrolled.length === 0) return;
+    const row = await this.deps.db.selectFrom('sessions').select('mfa_verified_at').where('session_id', '=', auth.session.sessionId).executeTakeFirst();
+    const at = row?.mfa_verified_at ? new Date(row.mfa_verified_at).getTime() : 0;
+    if (this.deps.clock.now() - at > STEP_UP_FRESH_MINUTES * 60_000) throw MfaErrors.STEP_UP_REQUIRED({ within_minutes: STEP_UP_FRESH_MINUTES, enrolled });
   }
 
   /** A signed-in user proved a factor again (step-up): the session records it. */

@@ -160,7 +160,13 @@ export class PushOutbox {
       let outcome: 'sent' | 'retry' | 'failed';
       let reason: string | undefined;
       const device = m.device_token_id === null ? undefined : await this.deps.deviceTokens.get(m.user_id, m.device_token_id);
-      if (!device || !device.is_active) {
+      if (m.attempts > this.options.maxAttempts) {
+        // Claimed once more than the attempts allow: every claim before ended in a node's crash,
+        // not in an answer. Given up, so that a message that kills nodes stops doing so.
+        reason = 'attempts_exhausted';
+        await this.finish(m, { status: 'failed', failure_reason: reason });
+        outcome = 'failed';
+      } else if (!device || !device.is_active) {
         reason = device ? 'token_inactive' : 'token_deleted';
         await this.finish(m, { status: 'failed', failure_reason: reason });
         outcome = 'failed';

@@ -1,11 +1,11 @@
 /**
  * What a push text may hold: printable Unicode. Refused: control characters (a line break only
  * in a body), bidirectional overrides and isolates (they make "1,500.00" read as something else
- * on the lock screen), line and paragraph separators, and lone surrogates (not text; PostgreSQL's
+ * on the lock screen) and marks (LRM, RLM, ALM), line and paragraph separators, and lone surrogates (not text; PostgreSQL's
  * jsonb refuses them). The patterns are for JSON schemas (Ajv compiles them with the `u` flag);
  * `textProblem` is the same rule for fields checked in code.
  */
-const UNSAFE = '\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\p{Cs}';
+const UNSAFE = '\\u061C\\u200E\\u200F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\p{Cs}';
 
 /** One line: no control character at all. */
 export const LINE_PATTERN = `^[^\\p{Cc}${UNSAFE}]*$`;

@@ -4,9 +4,14 @@
  * routes' surroundings: the feedback rate limit, and no transport encryption demanded of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import pino from 'pino';
+import { FaqService } from '../../src/faq/service.js';
+import { Vocabulary } from '../../src/faq/vocabulary.js';
+import type { Database } from '../../src/platform/db/schema.js';
 import type { App } from '../../src/platform/http/app.js';
-import { createTestApp, type TestApp } from '../harness/app.js';
+import { createTestApp, freshPostgresDatabase, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -226,5 +231,22 @@ describe('FAQ search on PostgreSQL', () => {
     const show = async (db: typeof scans) => (await sql<{ enable_seqscan: string }>`SHOW enable_seqscan`.execute(db)).rows[0]!.enable_seqscan;
     expect(await show(scans)).toBe('off');
     expect(await show(t.s.db)).toBe('on');
+  });
+
+  it('a pooler refusing the connect option (here: a server that does not know the parameter) does not break search: it falls back to a transaction per search, with one warning', async () => {
+    const url = new URL(await freshPostgresDatabase());
+    url.searchParams.set('options', '-c strongroom_no_such_setting=1');
+    const refusing = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 1 }) }) });
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    try {
+      const faq = new FaqService({ db: t.s.db, indexScans: refusing, vocabulary: new Vocabulary({ db: t.s.db, clock: t.clock, bus: t.s.database.bus, log }), store: t.s.faqStore, log });
+      const first = await faq.search('lost my card', { limit: 5 });
+      expect(first.total).toBeGreaterThan(0);
+      expect((await faq.search('block card', { limit: 5 })).total).toBeGreaterThan(0);
+      expect(warnings.filter((w) => w.includes('FAQ search pool'))).toHaveLength(1);
+    } finally {
+      await refusing.destroy();
+    }
   });
 });

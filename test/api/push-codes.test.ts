@@ -155,6 +155,17 @@ describe('a stolen session cannot make another phone receive the codes', () => {
     expect(enrolledAudit.details).toMatchObject({ device_token_id: newPhone });
   });
 
+  it('nor add another factor with the password: TOTP or email enrolment for a push user is 403 STEP_UP_REQUIRED until a step-up with push', async () => {
+    await enrolled('codes.adder', 14, undefined, 'adder@bank.example');
+    t.clock.advance(11 * 60_000);
+    const session = await signInWithPush('codes.adder', 14); // a sign-in is not a step-up: the thief may hold such a session
+    expectError(await post('/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD }, bearer(session)), 403, 'STEP_UP_REQUIRED');
+    expectError(await post('/api/v1/2fa/otp/setup', { method: 'email' }, bearer(session)), 403, 'STEP_UP_REQUIRED');
+    t.clock.advance(61_000);
+    await stepUp(session, 14);
+    expect((await post('/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD }, bearer(session))).statusCode).toBe(200);
+  });
+
   it('with several mobile devices the enrolment names one (422 VALIDATION_ERROR device_id otherwise); another user\'s id is refused', async () => {
     await seedUser(t.s, 'codes.two');
     const access = (await signIn(t.app, 'codes.two')).access_token;
@@ -243,7 +254,8 @@ describe('one-time codes by push', () => {
     expect((await post('/api/v1/2fa/otp/setup', { method: 'email' }, bearer(emailOnly))).statusCode).toBe(200);
     const mailed = t.s.otp.outbox.latest('emailonly@bank.example')!.code;
     expect((await post('/api/v1/2fa/otp/verify', { method: 'email', code: mailed }, bearer(emailOnly))).statusCode).toBe(200);
-    // The first user enrols email too (codes through the development outbox): push and email.
+    // The first user enrols email too (codes through the development outbox), after a step-up with push.
+    await stepUp(u.access, 13);
     expect((await post('/api/v1/2fa/otp/setup', { method: 'email' }, bearer(u.access))).statusCode).toBe(200);
     expect((await post('/api/v1/2fa/otp/verify', { method: 'email', code: t.s.otp.outbox.latest('policy@bank.example')!.code }, bearer(u.access))).statusCode).toBe(200);
     const methods = async () => (expectError(await login(t.app, 'codes.policy'), 401, '2FA_REQUIRED').details as { methods: string[] }).methods;

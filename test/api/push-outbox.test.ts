@@ -129,6 +129,35 @@ describe('push outbox', () => {
     expect((await messages(ids)).every((m) => m.status === 'sent')).toBe(true);
   });
 
+  it('a message whose every claim ended in a crash (never an answer) is given up once claimed more than the attempts allow: failed attempts_exhausted, never sent', async () => {
+    const user = await userWithDevices('outbox.poison', [10]);
+    await deliver(); // what earlier tests left
+    const ids = ((await send({ user_id: user, title: 'Poison', body: 'kills nodes' })).json() as { message_ids: string[] }).message_ids;
+    // Five claims, each by a node that died before any answer, their leases over (written as they
+    // would stand; the clock is not moved five minutes: the fake provider checks the service
+    // account's JWT against the real time).
+    await t.s.db.updateTable('push_messages').set({ attempts: 5, lease_until: null }).where('id', 'in', ids).execute();
+    const before = fcm.sent.filter((m) => m.token === token(10)).length;
+    await deliver();
+    expect((await messages(ids)).map((m) => [m.status, m.failure_reason, m.attempts])).toEqual([['failed', 'attempts_exhausted', 6]]);
+    expect(fcm.sent.filter((m) => m.token === token(10)).length).toBe(before);
+  });
+
+  it('the worker\'s turn stops when the node stops, and when a round sent nothing (a failing provider is not hammered)', async () => {
+    const user = await userWithDevices('outbox.turns', [11]);
+    await deliver();
+    for (let i = 0; i < 120; i++) await send({ user_id: user, title: `T${i}`, body: 'x' }); // more than two batches
+    const stopped = new AbortController();
+    stopped.abort();
+    expect(await t.s.pushOutbox.drain(stopped.signal)).toEqual({ claimed: 0, sent: 0, retried: 0, failed: 0 });
+    fcm.fail(token(11), 'UNAVAILABLE');
+    const failing = await t.s.pushOutbox.drain();
+    expect(failing).toMatchObject({ claimed: 50, sent: 0, retried: 50 }); // one full round, nothing taken: the turn ends
+    fcm.clear();
+    const good = await t.s.pushOutbox.drain();
+    expect(good).toMatchObject({ claimed: 70, sent: 70 }); // the other seventy, in full and short batches, in one turn
+  });
+
   it('refuses SPEC\'s limits with 422 naming the field, an unknown user 404, a caller without notifications.send 403; nothing queued', async () => {
     const user = await userWithDevices('outbox.limits', [9]);
     for (const [body, field] of [

@@ -10,6 +10,7 @@ import type { App } from '../../src/platform/http/app.js';
 import { sql } from 'kysely';
 import { Vocabulary } from '../../src/faq/vocabulary.js';
 import { createTestApp, createTwoNodes, type TestApp } from '../harness/app.js';
+import { signal } from '../harness/comparisons.js';
 import { bearer, botnetAddress, expectError, seedUser, signIn } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -274,7 +275,7 @@ describe('FAQ feedback', () => {
 
 describe('the typo fallback\'s vocabulary, held by each node', () => {
   it('offers exactly the words the database\'s own Levenshtein and pg_trgm would (the rule of the SQL it replaced)', async () => {
-    const vocabulary = new Vocabulary({ db: t.s.db, clock: t.clock, bus: t.s.database.bus });
+    const vocabulary = new Vocabulary({ db: t.s.db, clock: t.clock, bus: t.s.database.bus, log: t.s.log });
     for (const input of ['crad', 'blok', 'trasnfer', 'statment', 'pasword', 'acount', 'recieve', 'overdarft', 'morgage', 'xyz', 'qqqqqqqq', 'atm', 'lmit']) {
       const { rows } = await sql<{ word: string }>`
         SELECT v.word FROM faq_words v
@@ -294,7 +295,12 @@ describe('the typo fallback\'s vocabulary, held by each node', () => {
       await a.s.faqAdmin.create(SYSTEM, { question: 'How do I renew my card?', answer: 'In the app, under Cards.', category: 'accounts' });
       const onB = async (query: string) => (await b.app.inject({ method: 'POST', url: '/api/v1/faq/search', payload: { query } })).json() as Search;
       expect((await onB('renwe card')).did_you_mean).toBe('renew card'); // b has read its vocabulary now
+      const heard = signal();
+      b.s.database.bus.subscribe((e) => {
+        if (e.type === 'faq.changed') heard.fire();
+      });
       const id = (await a.s.faqAdmin.create(SYSTEM, { question: 'What is a zebrapass?', answer: 'A travel card for the zebrapass network.', category: 'accounts' })).id;
+      await heard.promise; // (on PostgreSQL the notice crosses by NOTIFY)
       const typo = await onB('zebrapas');
       expect(typo.did_you_mean).toBe('zebrapass');
       expect(typo.results[0]!.id).toBe(id);

@@ -389,6 +389,12 @@ describe('with no transport configured', () => {
       await seedUser(t.s, 'kofi.mensah', { email: 'kofi@bank.example', phone: '+233241234567' });
       const token = (await signIn(t.app, 'kofi.mensah')).access_token;
       for (const [method, to, masked] of [['email', 'kofi@bank.example', 'k***@bank.example'], ['sms', '+233241234567', '+2332****67']] as const) {
+        if (method === 'sms') {
+          // A second factor needs the first one: a stolen session (and the password) must not add one.
+          expectError(await post(t, '/api/v1/2fa/otp/setup', { method }, bearer(token)), 403, 'STEP_UP_REQUIRED');
+          expect((await post(t, '/api/v1/auth/2fa/request', { method: 'email' }, bearer(token))).statusCode).toBe(200);
+          expect((await post(t, '/api/v1/auth/2fa/verify', { code: t.s.otp.outbox.latest('kofi@bank.example')!.code }, bearer(token))).statusCode).toBe(200);
+        }
         const setup = await post(t, '/api/v1/2fa/otp/setup', { method }, bearer(token));
         expect(setup.statusCode, setup.body).toBe(200);
         expect(setup.json()).toMatchObject({ method, destination: masked });
@@ -400,7 +406,7 @@ describe('with no transport configured', () => {
         expect((await post(t, '/api/v1/2fa/otp/verify', { method, code: msg.code }, bearer(token))).statusCode).toBe(200);
       }
       const sent = await t.s.audit.query({ eventType: 'OTP_SENT', limit: 10, offset: 0 });
-      expect(sent.entries.map((e) => e.details.via)).toEqual(['dev_outbox', 'dev_outbox']);
+      expect(sent.entries.map((e) => e.details.via)).toEqual(['dev_outbox', 'dev_outbox', 'dev_outbox']); // email, the step-up, sms
     } finally {
       await t.close();
     }

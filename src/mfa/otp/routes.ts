@@ -125,7 +125,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         description: [
           'Sends a code to the account\'s own email address (`email`), phone number (`sms`) or one of its active mobile devices (`push`, `device_id`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. Not a SPEC route: it mirrors `/api/v1/2fa/totp/setup`.',
           '',
-          'Push codes go to one device, the one whose code was entered back. With a bearer token push needs `current_password`. With push enrolled already this moves the codes to `device_id` and needs a step-up with the current factor (`POST /api/v1/auth/2fa/request` and `/verify`) in the last 10 minutes: `403 STEP_UP_REQUIRED` otherwise.',
+          'Push codes go to one device, the one whose code was entered back; with push enrolled already this moves them to `device_id`. With a bearer token push needs `current_password`. A signed-in user who has a second factor already must have stepped up with it (`POST /api/v1/auth/2fa/request` and `/verify`, or `/api/v1/2fa/totp/...`) in the last 10 minutes: `403 STEP_UP_REQUIRED` otherwise.',
           '',
           'Caller: a signed-in user (bearer token), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` (that answer\'s `two_factor_token` in the body, no bearer).',
           '',

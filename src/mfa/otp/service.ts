@@ -49,8 +49,6 @@ interface Target {
   device?: CodeDevice;
 }
 
-/** How recent a step-up must be to move push codes to another device. */
-export const REBIND_STEP_UP_MINUTES = 10;
 
 export class OtpService {
   private readonly store: OtpStore;
@@ -85,26 +83,19 @@ export class OtpService {
   /**
    * Sends a code to the account's own address, to enrol it as a factor. Push: to one active
    * mobile device (`deviceId`, or the user's only one), which entering the code binds; when push
-   * is enrolled already this moves it to that device, and needs a step-up with the current
-   * factor in the last REBIND_STEP_UP_MINUTES (a stolen session must not move the owner's codes).
+   * is enrolled already this moves it to that device. A signed-in user who has a factor already
+   * must have stepped up with it lately (`requireRecentStepUp`): a stolen session must not add
+   * or move a factor.
    */
   async requestEnrolment(user: UserRow, method: OtpMethod, ctx: MfaContext, opts: { auth?: AuthContext; deviceId?: number } = {}): Promise<OtpSent> {
     if (!(await this.deps.factors.deliverable(user, method, 'enrol'))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
-    if (method !== 'push') {
-      await this.notEnrolled(user, method);
-      return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method) }, ctx);
-    }
+    if (method !== 'push') await this.notEnrolled(user, method);
+    if (opts.auth) await this.deps.challenges.requireRecentStepUp(opts.auth, await this.deps.factors.active(user.id));
+    if (method !== 'push') return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method) }, ctx);
     const device = await this.deps.pushCodes!.enrolmentDevice(user.id, opts.deviceId);
     if (device === 'choose') throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'device_id', message: 'is required: the account has several mobile devices (GET /api/v1/notifications/devices)' }] });
     if (device === null) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method, reason: 'not an active mobile device of this account' });
-    if ((await this.deps.factors.active(user.id)).includes('push')) await this.requireRecentStepUp(opts.auth);
     return this.send({ user, method, purpose: 'enroll', challenge: enrollChallenge(user, method), device }, ctx);
-  }
-
-  private async requireRecentStepUp(auth: AuthContext | undefined): Promise<void> {
-    const row = auth && await this.deps.db.selectFrom('sessions').select('mfa_verified_at').where('session_id', '=', auth.session.sessionId).executeTakeFirst();
-    const at = row?.mfa_verified_at ? new Date(row.mfa_verified_at).getTime() : 0;
-    if (this.deps.clock.now() - at > REBIND_STEP_UP_MINUTES * 60_000) throw MfaErrors.STEP_UP_REQUIRED({ within_minutes: REBIND_STEP_UP_MINUTES });
   }
 
   /** Checks a sign-in code; the caller then finishes the sign-in. Resolves with the method used. */

@@ -8,6 +8,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Guard } from '../../sessions/guard.js';
 import type { TotpService } from './service.js';
+import type { FactorStore } from '../factors.js';
 import type { App } from '../../platform/http/app.js';
 import { bullets, errors } from '../../platform/http/schemas.js';
 import { SignInResponseSchema } from '../../signin/routes.js';
@@ -55,6 +56,7 @@ function requireMethod(challenge: Challenge, method: SignInMethod): void {
 export interface TotpRouteDeps extends RouteActorDeps {
   guard: Guard;
   totp: TotpService;
+  factors: Pick<FactorStore, 'active'>;
 }
 
 export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
@@ -77,6 +79,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
             '`401 INVALID_CREDENTIALS`: wrong `current_password` (counts toward the account lockout: `429 ACCOUNT_LOCKED`).',
             '`409 TOTP_ALREADY_ENROLLED`: an authenticator app is already enrolled.',
             '`422 VALIDATION_ERROR`: a bearer caller without `current_password`.',
+            '`403 STEP_UP_REQUIRED`: the user has a second factor already and this session has not stepped up with it in the last 10 minutes (a stolen session and the password must not add a factor).',
           ),
         ].join('\n'),
         body: Type.Object({
@@ -93,7 +96,13 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
     }, async (request) => {
       requireSetupMethod(request, 'totp');
       await reauthenticate(request, request.body.current_password, 'totp_setup');
-      return s.totp.setup(actorOf(request).user);
+      const actor = actorOf(request);
+      if (actor.kind === 'session') {
+        const enrolled = await s.factors.active(actor.user.id);
+        // (TOTP enrolled already: setup answers 409 TOTP_ALREADY_ENROLLED and changes nothing.)
+        if (!enrolled.includes('totp')) await s.challenges.requireRecentStepUp(actor.auth, enrolled);
+      }
+      return s.totp.setup(actor.user);
     });
 
     app.post('/api/v1/2fa/totp/verify', {

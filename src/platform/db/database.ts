@@ -110,7 +110,11 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     await pgBus.start();
     bus = pgBus;
     location = describeUrl(target.url);
-    const scanPool = new pg.Pool({ connectionString: target.url, max: INDEX_SCAN_POOL, options: '-c enable_seqscan=off' });
+    // In the URL: pg lets the URL's parameters override the config object's, so an `options` the
+    // operator put in DATABASE_URL is kept and this one added to it.
+    const scanUrl = new URL(target.url);
+    scanUrl.searchParams.set('options', [scanUrl.searchParams.get('options'), '-c enable_seqscan=off'].filter(Boolean).join(' '));
+    const scanPool = new pg.Pool({ connectionString: scanUrl.toString(), max: INDEX_SCAN_POOL });
     scanPool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
     const scans = new Kysely<Database>({ dialect: new PostgresDialect({ pool: scanPool }) });
     indexScans = scans;

@@ -22,6 +22,7 @@ import * as deviceTokens from './020-device-tokens.js';
 import * as pushMessages from './021-push-messages.js';
 import * as notificationTemplates from './022-notification-templates.js';
 import * as pushCodeDevice from './023-push-code-device.js';
+import * as otpDeviceIndex from './024-otp-device-index.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ export const migrations: Record<string, Migration> = {
   '021-push-messages': pushMessages,
   '022-notification-templates': notificationTemplates,
   '023-push-code-device': pushCodeDevice,
+  '024-otp-device-index': otpDeviceIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
