@@ -4,7 +4,7 @@
  * routes' surroundings: the feedback rate limit, and no transport encryption demanded of them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type KyselyPlugin } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { FaqService } from '../../src/faq/service.js';
@@ -231,6 +231,21 @@ describe('FAQ search on PostgreSQL', () => {
     const show = async (db: typeof scans) => (await sql<{ enable_seqscan: string }>`SHOW enable_seqscan`.execute(db)).rows[0]!.enable_seqscan;
     expect(await show(scans)).toBe('off');
     expect(await show(t.s.db)).toBe('on');
+    // And the service searches through it, not the main pool: every statement of a search, the
+    // typo fallback's included, counted on each.
+    const counter = () => {
+      const seen = { n: 0 };
+      const plugin: KyselyPlugin = { transformQuery: (a) => (seen.n++, a.node), transformResult: async (a) => a.result };
+      return { seen, plugin };
+    };
+    const main = counter();
+    const pool = counter();
+    const log = pino({ level: 'silent' });
+    const db = t.s.db.withPlugin(main.plugin);
+    const faq = new FaqService({ db, indexScans: scans.withPlugin(pool.plugin), vocabulary: new Vocabulary({ db, clock: t.clock, bus: t.s.database.bus, log }), store: t.s.faqStore, log });
+    expect((await faq.search('blok my crad', { limit: 5 })).total).toBeGreaterThan(0);
+    expect(pool.seen.n).toBeGreaterThanOrEqual(3); // the exact query, the vocabulary, the corrected query
+    expect(main.seen.n).toBe(0);
   });
 
   it('a pooler refusing the connect option (here: a server that does not know the parameter) does not break search: it falls back to a transaction per search, with one warning', async () => {

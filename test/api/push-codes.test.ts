@@ -177,6 +177,17 @@ describe('a stolen session cannot make another phone receive the codes', () => {
     expectError(await post('/api/v1/2fa/otp/setup', { method: 'push', current_password: STRONG_PASSWORD, device_id: someoneElses }, bearer(access)), 400, 'MFA_METHOD_UNAVAILABLE');
   });
 
+  it('a code device that changes hands loses the binding: the new owner gets no codes of the old one, and the old one is offered push no more', async () => {
+    const u = await enrolled('codes.seller', 15);
+    await seedUser(t.s, 'codes.buyer');
+    const buyer = (await signIn(t.app, 'codes.buyer')).access_token;
+    const moved = await post('/api/v1/notifications/devices/register', { push_token: phone(15), platform: 'mobile' }, bearer(buyer));
+    expect(moved.statusCode).toBe(200); // the phone was sold: its token moves to the buyer
+    expect(moved.json()).toMatchObject({ id: u.device, receives_codes: false });
+    const challenge = expectError(await login(t.app, 'codes.seller'), 401, '2FA_REQUIRED').details as { methods: string[] };
+    expect(challenge.methods).not.toContain('push');
+  });
+
   it('the device cap never retires the code device, and an MFA reset unbinds it', async () => {
     const u = await enrolled('codes.cap', 9);
     for (let n = 30; n < 42; n++) await register(u.access, n); // twelve more: past the cap of ten

@@ -49,7 +49,6 @@ interface Target {
   device?: CodeDevice;
 }
 
-
 export class OtpService {
   private readonly store: OtpStore;
   private readonly delivery: OtpDelivery;
