@@ -14,7 +14,6 @@ import type { UserStore } from '../users/store.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { FcmClient, type PushProvider } from './fcm.js';
 import { PushOutbox } from './outbox.js';
-import { NotificationPreferences } from './preferences.js';
 import { PushCodes } from './push-codes.js';
 import { notificationRoutes } from './routes.js';
 import { templateRoutes } from './templates/routes.js';
@@ -39,13 +38,12 @@ export interface NotificationsProvides {
   pushOutbox: PushOutbox;
   /** Push templates in the users' languages. */
   templates: TemplateService;
-  preferences: NotificationPreferences;
   /** One-time codes by push, for the MFA work. */
   pushCodes: PushCodes;
 }
 
 /** How often each node's worker looks for due messages. */
-export const DELIVERY_EVERY_MS = 1000;
+const DELIVERY_EVERY_MS = 1000;
 
 export function notificationsModule(deps: NotificationsDeps): Module<NotificationsProvides> {
   const { projectId, credentials, apiUrl, timeoutMs } = deps.config.push;
@@ -65,14 +63,13 @@ export function notificationsModule(deps: NotificationsDeps): Module<Notificatio
   });
   deps.metrics.gauge('strongroom_push_queue_depth', 'Push messages pending delivery', () => pushOutbox.depth());
   const templates = new TemplateService({ db: deps.db, clock: deps.clock, audit: deps.audit });
-  const preferences = new NotificationPreferences(deps.db);
-  const pushCodes = new PushCodes({ db: deps.db, push, deviceTokens: deps.deviceTokens, templates, preferences, audit: deps.audit });
+  const pushCodes = new PushCodes({ db: deps.db, push, deviceTokens: deps.deviceTokens, templates, audit: deps.audit });
   return {
     name: 'notifications',
-    provides: { push, pushOutbox, templates, preferences, pushCodes },
+    provides: { push, pushOutbox, templates, pushCodes },
     tags: [{ name: 'Notification templates', description: 'The wording of push notifications in en, pt and fr (permission `notifications.templates`).' }],
     routes: async (app) => {
-      await app.register(notificationRoutes({ ...deps, push, outbox: pushOutbox, templates, preferences }));
+      await app.register(notificationRoutes({ ...deps, push, outbox: pushOutbox, templates }));
       await app.register(templateRoutes({ templates, users: deps.users, guard: deps.guard }));
     },
     // Registered either way (a server without push leaves the queue alone: `deliver` returns at once).

@@ -13,8 +13,7 @@ import type { Db } from '../platform/db/database.js';
 import type { CodeDevice, PushCodeChannel, PushCodeResult } from '../mfa/otp/push-channel.js';
 import { retireDeadToken } from './dead-tokens.js';
 import type { PushProvider } from './fcm.js';
-import type { NotificationPreferences } from './preferences.js';
-import { SEND_2FA } from './templates/catalogue.js';
+import { SEND_2FA, type Language } from './templates/catalogue.js';
 import type { TemplateService } from './templates/service.js';
 
 export class PushCodes implements PushCodeChannel {
@@ -23,7 +22,6 @@ export class PushCodes implements PushCodeChannel {
     push: PushProvider | undefined;
     deviceTokens: DeviceTokenStore;
     templates: TemplateService;
-    preferences: NotificationPreferences;
     audit: AuditLog;
   }) {}
 
@@ -51,13 +49,12 @@ export class PushCodes implements PushCodeChannel {
     return this.deps.deviceTokens.unbindCodes(trx, userId);
   }
 
-  async send(m: { userId: number; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult> {
+  async send(m: { userId: number; language: Language | null; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult> {
     const push = this.deps.push;
     if (!push) return { ok: false, reason: 'push is not configured' };
     const device = await this.deps.deviceTokens.get(m.userId, m.deviceId);
     if (!device || !device.is_active || device.platform !== 'mobile') return { ok: false, reason: 'the device is no longer active' };
-    const language = await this.deps.preferences.language(m.userId);
-    const text = await this.deps.templates.render('push', SEND_2FA, language, { code: m.code, validity_minutes: String(m.validityMinutes) });
+    const text = await this.deps.templates.render('push', SEND_2FA, m.language, { code: m.code, validity_minutes: String(m.validityMinutes) });
     // The template is checked when it is saved; this guards the one thing that must never happen.
     if (!text.body.includes(m.code) && !text.title.includes(m.code)) return { ok: false, reason: 'the send2FA template does not show the code' };
     const r = await push.send({ token: device.push_token, title: text.title, body: text.body, data: { kind: 'one_time_code', reference: m.reference } });

@@ -27,7 +27,6 @@ import { retireDeadToken } from './dead-tokens.js';
 import { PushErrors } from './errors.js';
 import type { PushProvider } from './fcm.js';
 import { contentProblems, PUSH_TEXT_MAX, type PushOutbox } from './outbox.js';
-import type { NotificationPreferences } from './preferences.js';
 import { FALLBACK_LANGUAGE, SEND_2FA } from './templates/catalogue.js';
 import { LanguageSchema, TemplateName, TemplateValues } from './templates/routes.js';
 import type { TemplateService } from './templates/service.js';
@@ -42,7 +41,6 @@ export interface NotificationRouteDeps {
   push: PushProvider | undefined;
   outbox: PushOutbox;
   templates: TemplateService;
-  preferences: NotificationPreferences;
   clock: Clock;
 }
 
@@ -142,7 +140,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       if (shape.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: shape });
       const user = await s.users.findByUuid(b.user_id);
       if (!user) throw AdminErrors.USER_NOT_FOUND();
-      const rendered = b.template === undefined ? undefined : await s.templates.render('push', b.template, await s.preferences.language(user.id), b.values ?? {});
+      const rendered = b.template === undefined ? undefined : await s.templates.render('push', b.template, user.language, b.values ?? {});
       const content = { title: rendered?.title ?? b.title, body: rendered?.body ?? b.body, data: b.push_data, imageUrl: b.image_url };
       const problems = contentProblems(content);
       if (problems.length > 0) throw CommonErrors.VALIDATION_ERROR({ fields: problems.map((p) => ({ location: 'body', ...p, ...(rendered ? { message: `${p.message} once the template is filled` } : {}) })) });
@@ -166,7 +164,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const user = await signedInUser(request, s.users);
-      return { language: (await s.preferences.language(user.id)) ?? FALLBACK_LANGUAGE };
+      return { language: user.language ?? FALLBACK_LANGUAGE };
     });
 
     app.put('/api/v1/notifications/preferences', {
@@ -182,7 +180,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       const user = await signedInUser(request, s.users);
       const { language } = request.body;
       await s.db.transaction().execute(async (trx) => {
-        const before = await s.preferences.setLanguage(trx, user.id, language, new Date(s.clock.now()));
+        const before = await s.users.setLanguage(trx, user.id, language, new Date(s.clock.now()));
         if ((before ?? FALLBACK_LANGUAGE) !== language) {
           await s.audit.record({ ...requestAuditContext(request), eventType: 'NOTIFICATION_LANGUAGE_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { from: before ?? FALLBACK_LANGUAGE, to: language } }, trx);
         }

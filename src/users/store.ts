@@ -19,6 +19,8 @@ export interface UserRow {
   email: string | null;
   phone: string | null;
   full_name: string | null;
+  /** The language of the user's notifications (null: en). */
+  language: 'en' | 'pt' | 'fr' | null;
   is_active: boolean;
   is_service_account: boolean;
   must_change_password: boolean;
@@ -27,7 +29,7 @@ export interface UserRow {
 }
 
 const USER_COLUMNS = [
-  'id', 'uuid', 'username', 'email', 'phone', 'full_name', 'is_active', 'is_service_account', 'must_change_password',
+  'id', 'uuid', 'username', 'email', 'phone', 'full_name', 'language', 'is_active', 'is_service_account', 'must_change_password',
   'last_login_at', 'created_at',
 ] as const;
 
@@ -181,6 +183,13 @@ export class UserStore {
       .returning(USER_COLUMNS)
       .executeTakeFirstOrThrow();
     return this.reveal(row);
+  }
+
+  /** Sets the language of the user's notifications (null: en); the one before, read under the row's lock (for the audit trail). */
+  async setLanguage(trx: Db, userId: number, language: UserRow['language'], now: Date): Promise<UserRow['language']> {
+    const before = await trx.selectFrom('users').select('language').where('id', '=', userId).forNoKeyUpdate().executeTakeFirst();
+    await trx.updateTable('users').set({ language, updated_at: now }).where('id', '=', userId).execute();
+    return before?.language ?? null;
   }
 
   async setRoles(trx: Db, userId: number, roles: string[]): Promise<void> {

@@ -23,7 +23,7 @@ const sent: MailMessage[] = [];
 const smtp: Mailer = { configured: true, send: async (m) => (sent.push(m), { messageId: '<m1@bank.example>' }) };
 
 const email = (code: string, i = 0): CodeDelivery => ({
-  method: 'email', userId: 1, to: `amina${i}@bank.example`, destination: 'a***@bank.example', code, purpose: 'signin', reference: `ref-${i}`,
+  method: 'email', userId: 1, language: null, to: `amina${i}@bank.example`, destination: 'a***@bank.example', code, purpose: 'signin', reference: `ref-${i}`,
   recipient: { username: 'amina', fullName: null },
 });
 

@@ -20,7 +20,8 @@ export interface PushCodeChannel {
   codeDevice(userId: number): Promise<CodeDevice | null>;
   /** A device to enrol: `deviceId` if it is the user's active mobile token, else their only one; null when none fits. */
   enrolmentDevice(userId: number, deviceId?: number): Promise<CodeDevice | 'choose' | null>;
-  send(m: { userId: number; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult>;
+  /** `language`: the user's (null: en). */
+  send(m: { userId: number; language: 'en' | 'pt' | 'fr' | null; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult>;
   /** Binds the device an enrolment code went to; false when it is no longer the user's active mobile token. */
   bind(trx: Db, userId: number, deviceId: number): Promise<boolean>;
   /** No device of the user receives codes (the user's factors were reset). */

@@ -156,7 +156,7 @@ export class OtpService {
     const audit = { destination, purpose: t.purpose, otp_id: id };
     try {
       const { via, ref } = await this.delivery.deliver({
-        method: t.method, userId: t.user.id, to, destination, code, purpose: t.purpose, reference: id, recipient: { username: t.user.username, fullName: t.user.full_name },
+        method: t.method, userId: t.user.id, language: t.user.language, to, destination, code, purpose: t.purpose, reference: id, recipient: { username: t.user.username, fullName: t.user.full_name },
       });
       await this.store.markSent(id, ref, new Date(d.clock.now()));
       await d.challenges.audit('OTP_SENT', 'SUCCESS', t.user, ctx, t.method, { ...audit, via, delivery_status: 'sent' });
