@@ -26,7 +26,7 @@ const security = [{ bearer: [] }];
 const BASE = '/api/v1/notifications/devices';
 
 /** FCM registration tokens (Android, iOS through FCM, web push): letters, digits, `:`, `_`, `-`, `.`. */
-export const PUSH_TOKEN_PATTERN = '^[A-Za-z0-9:_.-]+$';
+const PUSH_TOKEN_PATTERN = '^[A-Za-z0-9:_.-]+$';
 
 const Device = Type.Object({
   id: Type.Integer({ examples: [12] }),
@@ -87,7 +87,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
           platform: Type.Union([Type.Literal('mobile'), Type.Literal('web')], { description: 'SPEC: mobile or web.' }),
           device_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^(?=[^]*\\S)[^\\u0000-\\u001F\\u007F]+$', description: 'Some text besides spaces, no control characters; trimmed.', examples: ['Amina\'s Pixel 8'] })),
         }, { additionalProperties: false, examples: [{ push_token: 'dQw4w9WgXcQ:APA91bH2x7k3Lq9Zr0Xc3A', platform: 'mobile', device_name: 'Amina\'s Pixel 8' }] }),
-        response: { 200: Device, 201: Device, ...errors(400, 401, 413, 415, 422, 429) },
+        response: { 200: Device, 201: Device, ...errors(400, 401, 409, 413, 415, 422, 429) },
       },
       onRequest,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
@@ -98,7 +98,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         const from = registered.outcome === 'transferred' ? await s.users.findById(registered.fromUserId, trx) : undefined;
         await audit(request, user, EVENTS[registered.outcome], { device_token_id: registered.device.id, platform, ...(from ? { from_user_id: from.uuid, from_username: from.username } : {}) }, trx);
         // The previous owner's history says it too: their notifications stopped going to that device.
-        if (from) await s.audit.record({ ...requestAuditContext(request), eventType: 'DEVICE_TOKEN_TRANSFERRED', status: 'SUCCESS', userId: from.uuid, username: from.username, details: { device_token_id: registered.device.id, platform, to_user_id: user.uuid, to_username: user.username } }, trx);
+        if (from) await audit(request, from, 'DEVICE_TOKEN_TRANSFERRED', { device_token_id: registered.device.id, platform, to_user_id: user.uuid, to_username: user.username }, trx);
         await auditTrimmed(request, user, registered.trimmed, trx);
       });
       return reply.status(r.outcome === 'created' ? 201 : 200).send(present(r.device));

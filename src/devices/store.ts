@@ -12,6 +12,7 @@ import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { Db } from '../platform/db/database.js';
 import type { DeviceTokensTable } from '../platform/db/schema.js';
 import { lockUserRow } from '../users/store.js';
+import { DeviceErrors } from './errors.js';
 
 const COLUMN = ENCRYPTED_COLUMNS.devicePushToken.context;
 
@@ -75,11 +76,11 @@ export class DeviceTokenStore {
             ...(moved ? { created_on: now, last_used_at: null, receives_codes: false } : {}),
             // Re-written: under the current key, with the index of the current key.
             push_token: this.deps.sensitive.protect(input.pushToken, COLUMN), push_token_bidx: bidx,
-            ...(input.deviceName === null && existing.user_id === userId ? {} : { device_name: input.deviceName }),
+            ...(input.deviceName === null && !moved ? {} : { device_name: input.deviceName }),
           }).where('id', '=', existing.id).returning(SELECTED).executeTakeFirstOrThrow();
           const device = this.reveal(row);
           const trimmed = await this.trim(trx, userId, device.id);
-          const r: RegisteredAndTrimmed = existing.user_id === userId ? { outcome: 'reactivated', device, trimmed } : { outcome: 'transferred', device, fromUserId: existing.user_id, trimmed };
+          const r: RegisteredAndTrimmed = !moved ? { outcome: 'reactivated', device, trimmed } : { outcome: 'transferred', device, fromUserId: existing.user_id, trimmed };
           await record(trx, r);
           return r;
         }
@@ -94,7 +95,9 @@ export class DeviceTokenStore {
         }
         // Another registration of the same token committed in between: it is there now.
       }
-      throw new Error('device token registration raced twice');
+      // The row was inserted and gone again between two looks (deleted at that instant): the
+      // client may simply try again.
+      throw DeviceErrors.DEVICE_TOKEN_BUSY();
     });
   }
 
@@ -164,7 +167,23 @@ export class DeviceTokenStore {
 
   /** A notification went to it (while it is still that user's: it may have changed hands meanwhile). */
   async markUsed(userId: number, id: number): Promise<void> {
-    await this.deps.db.updateTable('device_tokens').set({ last_used_at: new Date(this.deps.clock.now()) }).where('id', '=', id).where('user_id', '=', userId).execute();
+    await this.markUsedMany([{ userId, id }]);
+  }
+
+  /** `markUsed` for several devices, in one statement (the delivery worker's batch). */
+  async markUsedMany(used: ReadonlyArray<{ userId: number; id: number }>): Promise<void> {
+    if (used.length === 0) return;
+    await sql`
+      UPDATE device_tokens d SET last_used_at = ${new Date(this.deps.clock.now())}
+      FROM unnest(${used.map((u) => u.id)}::integer[], ${used.map((u) => u.userId)}::integer[]) AS u(id, user_id)
+      WHERE d.id = u.id AND d.user_id = u.user_id`.execute(this.deps.db);
+  }
+
+  /** Devices by id, in one query, each with its owner (`user_id`): the caller checks the owner it expects. */
+  async getMany(ids: readonly number[]): Promise<Map<number, DeviceToken>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.deps.db.selectFrom('device_tokens').select(SELECTED).where('id', 'in', [...new Set(ids)]).execute();
+    return new Map(rows.map((r) => [r.id, this.reveal(r)]));
   }
 
   /** The provider reports the token dead: inactive, if it is still that user's and active; true when it changed. */

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../platform/clock.js';
 import type { ServiceAccount } from '../platform/config-push.js';
 
-export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
+const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 
 export interface PushMessage {
   token: string;

@@ -45,10 +45,11 @@ export function contentProblems(c: { title?: unknown; body?: unknown; data?: unk
     if (typeof c.data !== 'object' || c.data === null || Array.isArray(c.data)) out.push({ field: 'push_data', message: 'must be an object of string keys and string values' });
     else {
       for (const [k, v] of Object.entries(c.data)) {
-        const field = `push_data.${textProblem(k) ? JSON.stringify(k).slice(0, 80) : k}`;
-        if (textProblem(k)) out.push({ field, message: `key ${textProblem(k)!}` });
-        else if (typeof v !== 'string') out.push({ field, message: 'must be a string' });
-        else if (textProblem(v, true)) out.push({ field, message: textProblem(v, true)! });
+        const badKey = textProblem(k);
+        const field = `push_data.${badKey ? JSON.stringify(k).slice(0, 80) : k}`;
+        const badValue = typeof v === 'string' ? textProblem(v, true) : 'must be a string';
+        if (badKey) out.push({ field, message: `key ${badKey}` });
+        else if (badValue) out.push({ field, message: badValue });
       }
     }
   }
@@ -64,10 +65,10 @@ export interface DeliveryOptions {
   maxAttempts: number;
 }
 
-export const DEFAULT_DELIVERY: DeliveryOptions = { batchSize: 50, leaseMs: 60_000, maxAttempts: 5 };
+const DEFAULT_DELIVERY: DeliveryOptions = { batchSize: 50, leaseMs: 60_000, maxAttempts: 5 };
 
 /** Full batches one worker turn takes at most (10,000 messages; then the next tick goes on). */
-export const DRAIN_ROUNDS = 200;
+const DRAIN_ROUNDS = 200;
 
 /** Seconds before attempt `attempts + 1`: 5 s, 10 s, 20 s ... up to 10 minutes, ±20%, never before Retry-After. */
 export function backoffSec(attempts: number, retryAfterSec: number | undefined, random: () => number = Math.random): number {
@@ -136,7 +137,6 @@ export class PushOutbox {
   private async settle(m: Claimed, result: PushResult): Promise<'sent' | 'retry' | 'failed'> {
     if (result.ok) {
       await this.finish(m, { status: 'sent', provider_message_id: result.messageId, sent_at: new Date(this.deps.clock.now()) });
-      if (m.device_token_id !== null) await this.deps.deviceTokens.markUsed(m.user_id, m.device_token_id);
       return 'sent';
     }
     if (result.deactivate && m.device_token_id !== null) await retireDeadToken(this.deps, m.user_id, m.device_token_id, result.reason, {}, { push_message_id: m.id });
@@ -156,10 +156,14 @@ export class PushOutbox {
     const push = this.deps.push;
     const batch = await this.claim();
     report.claimed = batch.length;
+    // The batch's devices in one query, and their last use in one statement at the end.
+    const devices = await this.deps.deviceTokens.getMany(batch.flatMap((m) => (m.device_token_id === null ? [] : [m.device_token_id])));
+    const used: Array<{ userId: number; id: number }> = [];
     await Promise.all(batch.map(async (m) => {
       let outcome: 'sent' | 'retry' | 'failed';
       let reason: string | undefined;
-      const device = m.device_token_id === null ? undefined : await this.deps.deviceTokens.get(m.user_id, m.device_token_id);
+      const found = m.device_token_id === null ? undefined : devices.get(m.device_token_id);
+      const device = found?.user_id === m.user_id ? found : undefined; // moved to another user since: not theirs to get
       if (m.attempts > this.options.maxAttempts) {
         // Claimed once more than the attempts allow: every claim before ended in a node's crash,
         // not in an answer. Given up, so that a message that kills nodes stops doing so.
@@ -174,10 +178,12 @@ export class PushOutbox {
         const result = await push.send({ token: device.push_token, title: m.title, body: m.body, ...(m.data === null ? {} : { data: m.data }), ...(m.image_url === null ? {} : { imageUrl: m.image_url }) });
         reason = result.ok ? undefined : result.reason;
         outcome = await this.settle(m, result);
+        if (outcome === 'sent') used.push({ userId: m.user_id, id: device.id });
       }
       report[outcome === 'sent' ? 'sent' : outcome === 'retry' ? 'retried' : 'failed']++;
       this.deps.onResult?.(outcome === 'sent' ? { outcome, latencyMs: this.deps.clock.now() - new Date(m.created_at).getTime() } : { outcome, reason: reason ?? 'unknown' });
     }));
+    await this.deps.deviceTokens.markUsedMany(used);
     if (report.claimed > 0) this.deps.log.debug({ push: report }, 'push delivery round');
     return report;
   }

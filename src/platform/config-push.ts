@@ -25,7 +25,7 @@ export interface PushConfig {
   timeoutMs: number;
 }
 
-export const DEFAULT_PUSH_API_URL = 'https://fcm.googleapis.com';
+const DEFAULT_PUSH_API_URL = 'https://fcm.googleapis.com';
 const PROJECT_ID = /^[a-z][a-z0-9-]{4,61}[a-z0-9]$/;
 
 function url(raw: string, name: string, production: boolean, problems: string[]): string | undefined {

@@ -66,6 +66,8 @@ describe('push outbox', () => {
     expect(mine).toHaveLength(2);
     expect(mine.find((m) => m.token === token(1))).toEqual({ token: token(1), notification: { title: 'Money received', body: 'Kofi sent you 1,500.00 KES.', image: 'https://cdn.bank.example/t.png' }, data: { kind: 'transfer', reference: 'TRX-42' } });
     expect(fcm.sent.some((m) => m.token === token(3))).toBe(false); // the inactive device
+    const used = await t.s.db.selectFrom('device_tokens').select(['last_used_at']).where('user_id', '=', (await t.s.users.findByUuid(user))!.id).orderBy('id').execute();
+    expect(used.map((d) => d.last_used_at !== null)).toEqual([true, true, false]); // the batch's last use, written once for both
     await deliver();
     expect(fcm.sent.filter((m) => [token(1), token(2)].includes(m.token))).toHaveLength(2); // nothing sent twice
   });
@@ -127,6 +129,19 @@ describe('push outbox', () => {
     await deliver();
     expect(fcm.sent.filter((m) => m.token === token(8)).length - before).toBe(20); // each sent exactly once
     expect((await messages(ids)).every((m) => m.status === 'sent')).toBe(true);
+  });
+
+  it('a queued message whose device changed hands meanwhile is never sent to the new owner\'s phone: failed token_deleted', async () => {
+    const seller = await userWithDevices('outbox.seller', [12]);
+    await deliver();
+    const ids = ((await send({ user_id: seller, title: 'Your balance', body: 'private to the seller' })).json() as { message_ids: string[] }).message_ids;
+    await seedUser(t.s, 'outbox.buyer');
+    const buyer = (await signIn(t.app, 'outbox.buyer')).access_token;
+    expect((await t.app.inject({ method: 'POST', url: '/api/v1/notifications/devices/register', headers: bearer(buyer), payload: { push_token: token(12), platform: 'mobile' } })).statusCode).toBe(200); // moved
+    const before = fcm.sent.filter((m) => m.token === token(12)).length;
+    await deliver();
+    expect((await messages(ids)).map((m) => [m.status, m.failure_reason])).toEqual([['failed', 'token_deleted']]);
+    expect(fcm.sent.filter((m) => m.token === token(12)).length).toBe(before);
   });
 
   it('a message whose every claim ended in a crash (never an answer) is given up once claimed more than the attempts allow: failed attempts_exhausted, never sent', async () => {
