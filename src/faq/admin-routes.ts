@@ -7,9 +7,9 @@ import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { App } from '../platform/http/app.js';
 import { errors, Pagination } from '../platform/http/schemas.js';
-import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
+import { requestWho, type Guard, type Who } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
-import { IMPORT_MAX_ITEMS, type FaqAdmin, type FaqInputItem, type Who } from './admin.js';
+import { IMPORT_MAX_ITEMS, type FaqAdmin, type FaqInputItem } from './admin.js';
 import { FaqErrors } from './errors.js';
 import { AdminFaq, Category, FaqInput, FaqInputProperties, FaqPatch, presentAdminFaq } from './schemas.js';
 import type { FaqStore } from './store.js';
@@ -30,7 +30,7 @@ const ImportItem = Type.Object({ id: Type.Optional(Type.Integer({ minimum: 1, ma
 
 export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
   const onRequest = s.guard.requirePermission('faq.manage');
-  const who = async (request: FastifyRequest): Promise<Who> => ({ actor: await requestActor(request, s.users), context: requestAuditContext(request) });
+  const who = (request: FastifyRequest): Promise<Who> => requestWho(request, s.users);
 
   return async (instance) => {
     const app = instance as unknown as App;

@@ -5,9 +5,9 @@
  * (other nodes once the bus's notice arrives), and a failed import changes nothing.
  */
 import type { ValidateFunction } from 'ajv';
-import type { AuditContext, AuditEvent, AuditLog } from '../audit/service.js';
+import type { AuditEvent, AuditLog } from '../audit/service.js';
 import type { Db } from '../platform/db/database.js';
-import type { RequestActor } from '../sessions/guard.js';
+import type { Who } from '../sessions/guard.js';
 import type { FaqCategory } from './categories.js';
 import { CsvError, parseCsv, toCsv } from './csv.js';
 import { CommonErrors } from '../platform/errors.js';
@@ -26,11 +26,6 @@ interface Problem {
   row: number;
   field: string;
   message: string;
-}
-
-export interface Who {
-  actor: RequestActor;
-  context: AuditContext;
 }
 
 /** The text fields trimmed; what is blank once trimmed (a question of spaces) named, for a 422. */

@@ -50,7 +50,7 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
         tags, summary: 'Search the FAQ',
         description: 'Full-text search of active articles (question, then keywords, then answer; stemming: "transfers" finds "transfer"), best first, ties by display order. When no article has every word, unknown words are corrected to the nearest word the articles use and any word may match (`match: "fuzzy"`, `did_you_mean`). Public.',
         body: SearchBody,
-        response: { 200: SearchResponse, ...errors(400, 413, 415, 422) },
+        response: { 200: SearchResponse, ...errors(400, 401, 413, 415, 422) },
       },
       config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
       // Before the rate limit, so that a signed-in reader is counted per user too.

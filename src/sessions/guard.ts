@@ -4,6 +4,7 @@
  * `request.auth`. `requirePermission` adds a permission check after it.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditContext } from '../audit/service.js';
 import { CommonErrors } from '../platform/errors.js';
 import type { AccessClaims, TokenService } from '../tokens/service.js';
 import { TokenErrors } from '../tokens/errors.js';
@@ -55,6 +56,17 @@ export interface RequestActor {
 export async function requestActor(request: FastifyRequest, users: { findByUuid(uuid: string): Promise<{ username: string } | undefined> }): Promise<RequestActor> {
   const uuid = request.auth?.claims.user_id ?? null;
   return { uuid, username: uuid ? ((await users.findByUuid(uuid))?.username ?? null) : null };
+}
+
+/** An administrative change's author and request context, as the audit trail records them. */
+export interface Who {
+  actor: RequestActor;
+  context: AuditContext;
+}
+
+/** `Who` of a signed-in request. */
+export async function requestWho(request: FastifyRequest, users: Parameters<typeof requestActor>[1]): Promise<Who> {
+  return { actor: await requestActor(request, users), context: requestAuditContext(request) };
 }
 
 /** The signed-in caller's user row; a token whose user is gone is refused like a revoked one (401 TOKEN_REVOKED). */

@@ -170,6 +170,16 @@ describe('template administration', () => {
     expect((await t.app.inject({ method: 'PUT', url: `/api/v1/admin/notification-templates/${fr!.id}`, headers: bearer(admin), payload: { subject: 'Code {code}', message: 'Valable {validity_minutes} minutes.' } })).statusCode).toBe(200); // in the title is enough
   });
 
+  it('concurrency: twenty parallel creations of one template and language make one row and one audit entry; the rest are 409 TEMPLATE_EXISTS', async () => {
+    const create = () => t.app.inject({ method: 'POST', url: '/api/v1/admin/notification-templates', headers: bearer(admin), payload: { name: 'BURST', language: 'en', subject: 'Burst', message: 'Once {x}' } });
+    const results = await Promise.all(Array.from({ length: 20 }, create));
+    expect(results.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    for (const r of results.filter((x) => x.statusCode !== 201)) expectError(r, 409, 'TEMPLATE_EXISTS');
+    expect((await templates('?name=BURST')).json().templates).toHaveLength(1);
+    const audited = (await t.s.db.selectFrom('audit_log').select('details').where('event_type', '=', 'NOTIFICATION_TEMPLATE_CREATED').execute()).filter((a) => a.details.name === 'BURST');
+    expect(audited).toHaveLength(1);
+  });
+
   it('a language other than en needs the en version first (409 TEMPLATE_FALLBACK_MISSING): no template some users would get 404 for', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/admin/notification-templates', headers: bearer(admin), payload: { name: 'PT_ONLY', language: 'pt', subject: 'Olá', message: 'Mensagem' } });
     expectError(res, 409, 'TEMPLATE_FALLBACK_MISSING');

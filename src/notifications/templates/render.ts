@@ -12,6 +12,11 @@ export function placeholdersOf(text: string): string[] {
   return [...new Set([...text.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }
 
+/** The placeholders a template uses, in its subject or its message, each once. */
+export function templatePlaceholders(t: { subject: string; message: string }): string[] {
+  return [...new Set([...placeholdersOf(t.subject), ...placeholdersOf(t.message)])];
+}
+
 /** Why a template text is unusable, or undefined: a brace that opens or closes no placeholder. */
 export function braceProblem(text: string): string | undefined {
   const rest = text.replace(PLACEHOLDER, '');

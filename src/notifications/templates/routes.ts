@@ -7,14 +7,14 @@ import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/app.js';
 import { bullets, errors } from '../../platform/http/schemas.js';
-import { requestActor, requestAuditContext, type Guard } from '../../sessions/guard.js';
+import { requestWho, type Guard, type Who } from '../../sessions/guard.js';
 import type { UserStore } from '../../users/store.js';
 import { PUSH_TEXT_MAX } from '../outbox.js';
 import { LINE_PATTERN } from '../text.js';
 import { namedTemplate } from './catalogue.js';
 import { TemplateErrors } from './errors.js';
-import { placeholdersOf } from './render.js';
-import { allowedPlaceholders, type TemplateService, type Who } from './service.js';
+import { templatePlaceholders } from './render.js';
+import { allowedPlaceholders, type TemplateService } from './service.js';
 import type { TemplateRow } from './store.js';
 
 export interface TemplateRouteDeps {
@@ -55,7 +55,7 @@ const Template = Type.Object({
 function present(t: TemplateRow, family: readonly TemplateRow[]) {
   return {
     id: t.id, channel: t.channel, language: t.language, name: t.name, subject: t.subject, message: t.message,
-    placeholders: [...new Set([...placeholdersOf(t.subject), ...placeholdersOf(t.message)])],
+    placeholders: templatePlaceholders(t),
     allowed_placeholders: allowedPlaceholders(t.name, family),
     named: namedTemplate(t.name) !== undefined,
     created_at: new Date(t.created_at).toISOString(), updated_at: new Date(t.updated_at).toISOString(),
@@ -66,7 +66,7 @@ const TEXT_ERRORS = '`422 TEMPLATE_INVALID` (`details.fields`): a brace that is 
 
 export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
   const onRequest = s.guard.requirePermission('notifications.templates');
-  const who = async (request: FastifyRequest): Promise<Who> => ({ actor: await requestActor(request, s.users), context: requestAuditContext(request) });
+  const who = (request: FastifyRequest): Promise<Who> => requestWho(request, s.users);
   const presentOne = async (t: TemplateRow) => present(t, await s.templates.store.family(t.channel, t.name));
   const found = async (id: number): Promise<TemplateRow> => {
     const t = await s.templates.store.get(id);

@@ -8,14 +8,14 @@
  * (catalogue.ts) the family's placeholders are the declared ones, so a caller that sends all of
  * them satisfies every language, including one an administrator worded with fewer.
  */
-import type { AuditLog, AuditContext, AuditEvent } from '../../audit/service.js';
+import type { AuditLog, AuditEvent } from '../../audit/service.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import type { RequestActor } from '../../sessions/guard.js';
+import type { Who } from '../../sessions/guard.js';
 import { FALLBACK_LANGUAGE, namedTemplate, type Channel, type Language } from './catalogue.js';
 import { TemplateErrors } from './errors.js';
 import { textProblem } from '../text.js';
-import { braceProblem, fill, placeholdersOf } from './render.js';
+import { braceProblem, fill, placeholdersOf, templatePlaceholders } from './render.js';
 import { TemplateStore, type TemplateRow } from './store.js';
 
 export interface Rendered {
@@ -26,16 +26,11 @@ export interface Rendered {
   templateId: number;
 }
 
-export interface Who {
-  actor: RequestActor;
-  context: AuditContext;
-}
-
 /** The placeholders values may name for a template family. */
 export function allowedPlaceholders(name: string, family: readonly Pick<TemplateRow, 'subject' | 'message'>[]): string[] {
   const named = namedTemplate(name);
   if (named) return [...named.placeholders];
-  return [...new Set(family.flatMap((t) => [...placeholdersOf(t.subject), ...placeholdersOf(t.message)]))];
+  return [...new Set(family.flatMap(templatePlaceholders))];
 }
 
 /** What is wrong with a template's text, by field (for a 422 TEMPLATE_INVALID); empty when nothing. */
@@ -50,7 +45,7 @@ export function textProblems(name: string, text: { subject: string; message: str
       if (extra.length > 0) out.push({ field, message: `uses ${extra.map((p) => `{${p}}`).join(', ')}, which the callers of ${name} do not send (its placeholders: ${named.placeholders.map((p) => `{${p}}`).join(', ')})` });
     }
   }
-  const shown = new Set([...placeholdersOf(text.subject), ...placeholdersOf(text.message)]);
+  const shown = new Set(templatePlaceholders(text));
   const lost = (named?.required ?? []).filter((p) => !shown.has(p));
   if (lost.length > 0) out.push({ field: 'message', message: `must show ${lost.map((p) => `{${p}}`).join(', ')}: ${name} exists to carry it` });
   return out;
@@ -69,7 +64,7 @@ export class TemplateService {
     const wanted = language ?? FALLBACK_LANGUAGE;
     const t = family.find((r) => r.language === wanted) ?? family.find((r) => r.language === FALLBACK_LANGUAGE);
     if (!t) throw TemplateErrors.TEMPLATE_NOT_FOUND({ template: name });
-    const used = [...new Set([...placeholdersOf(t.subject), ...placeholdersOf(t.message)])];
+    const used = templatePlaceholders(t);
     const allowed = allowedPlaceholders(name, family);
     const missing = used.filter((p) => !Object.hasOwn(values, p));
     const unknown = Object.keys(values).filter((k) => !allowed.includes(k));
