@@ -1,8 +1,9 @@
 /**
- * The pipeline's access-policy step (`AccessPolicyCheck`): every enabled policy, compiled once
- * per node and grouped by channel, so a check is a few table lookups and no database work.
- * A change made on any node reaches every node through the event bus (NOTIFY) at once, and a
- * periodic reload (`access policy sync`, every 30 s) covers a lost notification.
+ * The pipeline's access-policy step (`AccessPolicyCheck`) and the bearer guard's
+ * (`SessionPolicy`): who may use each channel and every enabled policy, compiled once per node
+ * and grouped by channel, so a check is a few table lookups and no database work. A change made
+ * on any node reaches every node through the event bus (NOTIFY) at once, and a periodic reload
+ * (`access policy sync`, every 30 s) covers a lost notification.
  */
 import type { Logger } from 'pino';
 import { auditContext, type AuditContext, type AuditLog } from '../audit/service.js';
@@ -11,8 +12,10 @@ import type { AppError } from '../platform/errors.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { AttemptLimits } from '../policy/lockout.js';
 import type { SessionLimits } from '../sessions/service.js';
-import type { AccessPolicyCheck, ClientContext, PolicyCheckOptions, SessionCheck } from '../signin/pipeline.js';
+import type { SessionCheck } from '../sessions/guard.js';
+import type { AccessPolicyCheck, ClientContext, PolicyCheckOptions } from '../signin/pipeline.js';
 import type { Grants, UserRow } from '../users/store.js';
+import { DEFAULT_CHANNEL_ROLES, mayUse, type AllowedRoles, type ChannelAccessStore } from './channels.js';
 import type { DeviceBindings } from './devices.js';
 import { AccessErrors } from './errors.js';
 import { brokenRule, compileRules, refuseAll, type AccessRequest, type Channel, type CompiledPolicy, type FactorMethod, type PolicyRule } from './policy.js';
@@ -29,14 +32,22 @@ export const REFUSAL_AUDIT_EVERY_MS = 60_000;
 /** Sessions whose last audited refusal a node remembers; past this it forgets them all. */
 const REMEMBERED_REFUSALS = 10_000;
 
+/** A refusal: the rule broken, and the policy that has it (none for who may use the channel). */
+interface Broken {
+  rule: PolicyRule;
+  policyId: number | null;
+}
+
 export class AccessPolicyEngine implements AccessPolicyCheck {
   private byChannel = new Map<string, CompiledPolicy[]>();
+  /** Who may use each channel (src/access/channels.ts); a channel not listed: anyone. */
+  private channelRoles: ReadonlyMap<string, AllowedRoles> = new Map(Object.entries(DEFAULT_CHANNEL_ROLES));
   /** `${sessionId}:${rule}` -> when a validate refusal of it was last audited on this node. */
   private readonly refusalsAudited = new Map<string, number>();
   private reloading: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly deps: { store: PolicyStore; devices: DeviceBindings; clock: Clock; audit: AuditLog; bus: EventBus; log: Logger }) {
+  constructor(private readonly deps: { store: PolicyStore; channels: ChannelAccessStore; devices: DeviceBindings; clock: Clock; audit: AuditLog; bus: EventBus; log: Logger }) {
     deps.bus.subscribe((e) => {
       if (e.type === 'access-policies.changed') this.reloadInBackground();
     });
@@ -67,7 +78,9 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
           }
           next.set(row.channel, [...(next.get(row.channel) ?? []), compiled]);
         }
+        const channelRoles = new Map((await this.deps.channels.list()).map((c) => [c.channel, c.allowedRoles] as const));
         this.byChannel = next;
+        this.channelRoles = channelRoles;
       } while (this.again);
     })().finally(() => {
       this.reloading = null;
@@ -92,11 +105,19 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
     return all.filter((p) => p.role === null || roles.includes(p.role));
   }
 
+  /** Whether what `channel` allows depends on the user's roles: who may use it, or a policy narrowed to a role. */
+  rolesMatter(channel: string): boolean {
+    return (this.channelRoles.get(channel) ?? null) !== null || (this.byChannel.get(channel) ?? []).some((p) => p.role !== null);
+  }
+
   /**
-   * The first rule broken, with its policy, or null. The device is looked up (a cached set per
-   * user) only when a policy covering the request requires a bound one.
+   * The first rule broken, with its policy, or null: who may use the channel first, then each
+   * policy. The device is looked up (a cached set per user) only when a policy covering the
+   * request requires a bound one.
    */
-  private async evaluate(policies: CompiledPolicy[], userId: number, fingerprint: string, request: Omit<AccessRequest, 'deviceBound'>): Promise<{ rule: PolicyRule; policyId: number } | null> {
+  private async evaluate(channel: string, roles: readonly string[], userId: number, fingerprint: string, request: Omit<AccessRequest, 'deviceBound'>): Promise<Broken | null> {
+    if (!mayUse(this.channelRoles.get(channel) ?? null, roles)) return { rule: 'channel', policyId: null };
+    const policies = this.applicable(channel, roles);
     if (policies.length === 0) return null;
     const deviceBound = policies.some((p) => p.requireBoundDevice) ? await this.deps.devices.isApproved(userId, fingerprint) : true;
     for (const p of policies) {
@@ -162,23 +183,22 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
    */
   async check(user: UserRow, grants: Grants, ctx: ClientContext, opts: PolicyCheckOptions = {}): Promise<void> {
     const location = opts.secondStep ? 'not_checked' as const : ctx.location;
-    const broken = await this.evaluate(this.applicable(ctx.channel, grants.roles), user.id, ctx.fingerprint, { ip: ctx.ip, now: this.deps.clock.now(), location });
+    const broken = await this.evaluate(ctx.channel, grants.roles, user.id, ctx.fingerprint, { ip: ctx.ip, now: this.deps.clock.now(), location });
     if (!broken) return;
     if (broken.rule === 'device') await this.deps.devices.request(user, ctx.fingerprint, ctx.channel, ctx.userAgent, auditContext(ctx));
     await this.refuse(broken, { ...auditContext(ctx), userId: user.uuid, username: user.username });
   }
 
   /**
-   * A validate's check of a live session: its channel's IP, schedule and device rules, and its
-   * geofences when the request reports a location (`POST /auth/agent/validate`); a validate
-   * without one does not look at geofences. Nothing is read from the database unless a policy
-   * requires a bound device (then a cached set).
+   * The check of every request of a live session (the bearer guard, refresh, validate): who may
+   * use its channel, its channel's IP, schedule and device rules, and its geofences when the
+   * request reports a location (`POST /auth/agent/validate`); a request without one is not
+   * held to geofences. Nothing is read from the database unless a policy requires a bound
+   * device (then a cached set).
    */
   async checkSession(s: SessionCheck): Promise<void> {
-    const policies = this.applicable(s.channel, s.roles);
-    if (policies.length === 0) return;
     const now = this.deps.clock.now();
-    const broken = await this.evaluate(policies, s.userId, s.fingerprint, { ip: s.ip, now, location: s.location ?? 'not_checked' });
+    const broken = await this.evaluate(s.channel, s.roles, s.userId, s.fingerprint, { ip: s.ip, now, location: s.location ?? 'not_checked' });
     if (!broken) return;
     // A session refused after hours would otherwise write an audit row for every request the
     // services behind it validate: once a minute per session and rule is the record.
@@ -192,7 +212,7 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
     await this.refuse(broken, { ip: s.ip, deviceFingerprint: s.fingerprint || null, userAgent: s.userAgent, channel: s.channel, userId: s.userUuid, username: null }, audit);
   }
 
-  private async refuse(broken: { rule: PolicyRule; policyId: number }, who: AuditContext & { userId: string; username: string | null }, audit = true): Promise<never> {
+  private async refuse(broken: Broken, who: AuditContext & { userId: string; username: string | null }, audit = true): Promise<never> {
     if (audit) await this.deps.audit.record({ ...who, eventType: 'POLICY_VIOLATION', status: 'FAILURE', details: { rule: broken.rule, policy_id: broken.policyId } });
     // Only the rule: which policy, which blocks or hours would help an attacker more than the user.
     throw AccessErrors.POLICY_RESTRICTED({ rule: broken.rule });

@@ -11,6 +11,8 @@ import type { UserStore } from '../users/store.js';
 import { CHANNELS, DEFAULT_MAX_ACCURACY_M, FACTOR_METHODS } from './policy.js';
 import { MAX_POLYGON_POINTS, MAX_RADIUS_M } from './rules/geo.js';
 import { WEEKDAYS } from './rules/schedule.js';
+import { registerChannelRoutes } from './channel-routes.js';
+import type { ChannelAccessStore } from './channels.js';
 import { registerDeviceBindingRoutes } from './device-routes.js';
 import type { DeviceBindings } from './devices.js';
 import type { AccessPolicyAdmin } from './service.js';
@@ -86,6 +88,7 @@ function present(p: PolicyRow) {
 export interface AccessRouteDeps {
   accessAdmin: AccessPolicyAdmin;
   policyStore: { list(): Promise<PolicyRow[]> };
+  channels: ChannelAccessStore;
   deviceBindings: DeviceBindings;
   users: UserStore;
   guard: Guard;
@@ -102,7 +105,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
     const tags = ['Access policy'];
     const security = [{ bearer: [] }];
     const onRequest = s.guard.requirePermission('policies.manage');
-    const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `device`, `geofence`, or `factor`: the user holds no second factor the channel accepts) and is audited as `POLICY_VIOLATION`. Validate checks a live session against the same policies (IP, schedule, device; geofences on `POST /auth/agent/validate`, which carries a location). Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
+    const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `device`, `geofence`, or `factor`: the user holds no second factor the channel accepts) and is audited as `POLICY_VIOLATION`. Every request of a live session (validate, refresh and every authenticated route) is checked against the same policies (IP, schedule, device; geofences on `POST /auth/agent/validate`, which carries a location), and refused alike. Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
 
     app.get('/api/v1/admin/access-policies', {
       schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }), ...errors(401, 403) } },
@@ -144,5 +147,6 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
     });
 
     registerDeviceBindingRoutes(instance, s);
+    registerChannelRoutes(instance, s);
   };
 }

@@ -9,18 +9,24 @@ import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors } from '../platform/errors.js';
 import type { RequestActor } from '../sessions/guard.js';
+import { mayUse, type AllowedRoles, type ChannelAccess, type ChannelAccessStore } from './channels.js';
 import type { AccessPolicyEngine } from './engine.js';
 import { AccessErrors } from './errors.js';
 import { compileRules, type Channel } from './policy.js';
-
-/** The channels whose sign-in can report a location (the app's: `POST /auth/login/mobile`). */
-const LOCATED_CHANNELS: readonly Channel[] = ['mobile', 'agent'];
 import { InvalidRuleError } from './rules/errors.js';
 import type { PolicyInput, PolicyRow, PolicyStore } from './store.js';
 
+/** The channels whose sign-in can report a location (the app's: `POST /auth/login/mobile`). */
+const LOCATED_CHANNELS: readonly Channel[] = ['mobile', 'agent'];
+
+/** The administrator making a change, as their own session shows them: a change must not shut them out. */
+export interface Caller {
+  roles: readonly string[];
+  channel: string;
+}
 
 export class AccessPolicyAdmin {
-  constructor(private readonly deps: { db: Db; store: PolicyStore; engine: AccessPolicyEngine; audit: AuditLog; bus: EventBus; clock: Clock }) {}
+  constructor(private readonly deps: { db: Db; store: PolicyStore; channels: ChannelAccessStore; engine: AccessPolicyEngine; audit: AuditLog; bus: EventBus; clock: Clock }) {}
 
   async create(input: PolicyInput, actor: RequestActor, ctx: AuditContext): Promise<PolicyRow> {
     await this.validate(input);
@@ -63,6 +69,31 @@ export class AccessPolicyAdmin {
     const row = await this.deps.store.get(id);
     if (!row) throw AccessErrors.ACCESS_POLICY_NOT_FOUND();
     return row;
+  }
+
+  /**
+   * Sets who may use `channel` (null: anyone), audited with what it replaced. Sessions of users
+   * it leaves out are refused from their next request. An administrator cannot shut out the
+   * session they make the change from (422): another administrator, or another channel, must.
+   */
+  async setChannelRoles(channel: Channel, allowedRoles: AllowedRoles, caller: Caller, actor: RequestActor, ctx: AuditContext): Promise<ChannelAccess> {
+    const field = (message: string) => CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'allowed_roles', message }] });
+    const unknown = [];
+    for (const role of allowedRoles ?? []) if (!(await this.deps.store.roleExists(role))) unknown.push(role);
+    if (unknown.length > 0) throw field(`no role is named ${unknown.map((r) => JSON.stringify(r)).join(', ')}`);
+    if (channel === caller.channel && !mayUse(allowedRoles, caller.roles)) throw field(`would refuse your own ${channel} session; keep one of your roles (${caller.roles.join(', ')}) or make the change from another channel`);
+    const d = this.deps;
+    const after = await d.db.transaction().execute(async (trx) => {
+      const before = await d.channels.lock(trx, channel);
+      const row = await d.channels.set(trx, channel, allowedRoles, actor.uuid, new Date(d.clock.now()));
+      await d.audit.record({
+        ...ctx, eventType: 'CHANNEL_ACCESS_CHANGED', status: 'SUCCESS', userId: actor.uuid, username: actor.username,
+        details: { channel, allowed_roles: allowedRoles, before: before.allowedRoles, before_was_default: !before.configured },
+      }, trx);
+      return row;
+    });
+    await this.announce();
+    return after;
   }
 
   /** 422 VALIDATION_ERROR naming the field, for rules that do not compile or a role that does not exist. */

@@ -1,7 +1,10 @@
 /**
  * The bearer-token guard every authenticated route uses (SPEC Authentication 3 and 5): verify
- * the access token, then the session, then the device binding. Puts the caller on
- * `request.auth`. `requirePermission` adds a permission check after it.
+ * the access token, then the session, then the device binding, then the access policy of the
+ * session's channel for this request (IP, schedule, bound device), and only then record the
+ * session's activity. Puts the caller on `request.auth`. `requirePermission` adds a permission
+ * check after it. A rule that guards sign-in guards every request that rides on the session:
+ * a token is worth nothing outside the policy that governs its session.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditContext } from '../audit/service.js';
@@ -9,6 +12,32 @@ import { CommonErrors } from '../platform/errors.js';
 import type { AccessClaims, TokenService } from '../tokens/service.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { Session, SessionService } from './service.js';
+
+/** A location as a device reports it (the access policy checks each field at run time). */
+export interface ReportedLocation {
+  readonly latitude?: unknown;
+  readonly longitude?: unknown;
+  readonly accuracy_m?: unknown;
+}
+
+/** What the access policy knows of a live session and its request. */
+export interface SessionCheck {
+  sessionId: string;
+  userId: number;
+  userUuid: string;
+  roles: readonly string[];
+  channel: string;
+  fingerprint: string;
+  ip: string;
+  userAgent: string;
+  /** Where the device says it is (`POST /auth/agent/validate`); absent: geofences are not looked at. */
+  location?: ReportedLocation;
+}
+
+/** Ends with 403 POLICY_RESTRICTED when the session's channel policy refuses this request. */
+export interface SessionPolicy {
+  checkSession(session: SessionCheck): Promise<void>;
+}
 
 export interface AuthContext {
   claims: AccessClaims;
@@ -81,14 +110,39 @@ export function signedInAccount(request: FastifyRequest): string | undefined {
   return request.auth?.claims.user_id;
 }
 
+/** The access-policy check of a signed-in request; `location` only where the route carries one. */
+export function sessionCheck(request: FastifyRequest, auth: AuthContext, location?: ReportedLocation): SessionCheck {
+  return {
+    sessionId: auth.session.sessionId, userId: auth.session.userId, userUuid: auth.claims.user_id, roles: auth.claims.roles, channel: auth.session.channel,
+    fingerprint: auth.session.deviceFingerprint, ip: request.ip, userAgent: userAgentOf(request), location,
+  };
+}
+
 export interface Guard {
+  /** Token, session, device, access policy; then the session's activity. Every authenticated route. */
   authenticate(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
+  /**
+   * Token, session and device only: who is calling, for what may be done outside the policy
+   * (ending one's own session; opening an encrypted body before the route's own guard runs).
+   * Records no activity: a refused request must not keep a session alive.
+   */
+  identify(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
   requirePermission(permission: string): (request: FastifyRequest, reply?: FastifyReply) => Promise<void>;
 }
 
-export function createGuard(deps: { tokens: TokenService; sessions: SessionService; ipHash: (ip: string) => string }): Guard {
-  /** Idempotent: a request authenticated by an earlier hook (transport, route) is not checked twice. */
-  const authenticate = async (request: FastifyRequest): Promise<void> => {
+export interface GuardDeps {
+  tokens: TokenService;
+  sessions: SessionService;
+  policy: SessionPolicy;
+  ipHash: (ip: string) => string;
+}
+
+export function createGuard(deps: GuardDeps): Guard {
+  /** Requests that passed the whole guard: later hooks of the same request do not check again. */
+  const admitted = new WeakSet<FastifyRequest>();
+
+  /** Idempotent: a request identified by an earlier hook (transport, route) is not verified twice. */
+  const identify = async (request: FastifyRequest): Promise<void> => {
     if (request.auth) return;
     const token = bearerToken(request);
     const claims = await deps.tokens.verify(token, 'access');
@@ -97,8 +151,19 @@ export function createGuard(deps: { tokens: TokenService; sessions: SessionServi
     const session = await deps.sessions.validate(claims.session_id, fingerprint);
     request.auth = { claims, session, token };
   };
+
+  const authenticate = async (request: FastifyRequest): Promise<void> => {
+    if (admitted.has(request)) return;
+    await identify(request);
+    const auth = request.auth!;
+    await deps.policy.checkSession(sessionCheck(request, auth));
+    await deps.sessions.recordActivity(auth.session);
+    admitted.add(request);
+  };
+
   return {
     authenticate,
+    identify,
     requirePermission(permission: string) {
       return async (request: FastifyRequest) => {
         await authenticate(request);

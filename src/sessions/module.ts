@@ -1,17 +1,15 @@
 /**
- * Sessions (SPEC Authentication 5 and 6): creation, inactivity, the concurrency limit, and the
- * bearer guard every authenticated route uses (`request.auth`).
+ * Sessions (SPEC Authentication 5 and 6): creation, inactivity, the concurrency limit. The
+ * bearer guard that checks them on every request (`request.auth`, src/sessions/guard.ts) is
+ * built by the access module, whose policy it applies too.
  */
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
-import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { Metrics } from '../platform/observability/metrics.js';
-import type { TokenService } from '../tokens/service.js';
-import { createGuard, type Guard } from './guard.js';
 import { SessionService } from './service.js';
 
 export interface SessionsDeps {
@@ -20,14 +18,11 @@ export interface SessionsDeps {
   clock: Clock;
   config: Pick<Config, 'sessions' | 'tokens' | 'transport'>;
   sensitive: SensitiveColumns;
-  tokens: TokenService;
-  ipHasher: Hasher;
   metrics: Metrics;
 }
 
 export interface SessionsProvides {
   sessions: SessionService;
-  guard: Guard;
 }
 
 export function sessionsModule(deps: SessionsDeps): Module<SessionsProvides> {
@@ -36,12 +31,10 @@ export function sessionsModule(deps: SessionsDeps): Module<SessionsProvides> {
     db: deps.db, clock: deps.clock, bus: deps.bus, config: config.sessions, maxLifetimeSec: config.tokens.refreshTtlSec,
     sessionKeyTtlSec: config.transport.sessionKeyTtlSec, sensitive: deps.sensitive,
   });
-  const guard = createGuard({ tokens: deps.tokens, sessions, ipHash: (ip) => deps.ipHasher.hex(ip) });
   deps.metrics.gauge('strongroom_active_sessions', 'Sessions currently active', () => sessions.countActive());
   return {
     name: 'sessions',
-    provides: { sessions, guard },
-    setup: (app) => app.decorateRequest('auth', null),
+    provides: { sessions },
     jobs: [
       // The safety net under LISTEN/NOTIFY: bounds a missed notification to CACHE_SYNC_MS.
       { name: 'session sync', everyMs: config.sessions.cacheSyncMs, scope: 'every-node', run: () => sessions.sync() },

@@ -160,11 +160,11 @@ export class SessionService {
   }
 
   /**
-   * SPEC Authentication 5: look up, not expired, not inactive, same device; then record
-   * activity (at most once per `activityWriteSec`), unless the caller writes the session row
-   * itself (`recordActivity: false`, refresh) and records it there.
+   * SPEC Authentication 5: look up, not expired, not inactive, same device. Records no
+   * activity: the caller does (`recordActivity`) once the request is allowed, or writes the
+   * session row itself (refresh).
    */
-  async validate(sessionId: string, fingerprint: string, opts: { recordActivity?: boolean } = {}): Promise<Session> {
+  async validate(sessionId: string, fingerprint: string): Promise<Session> {
     const now = this.deps.clock.now();
     let entry = this.cache.get(sessionId);
     if (!entry || now - entry.fetchedAt > CACHE_TTL_MS) entry = await this.load(sessionId, entry);
@@ -186,15 +186,24 @@ export class SessionService {
     if (entry.session.deviceFingerprint !== '' && !safeEqual(entry.session.deviceFingerprint, fingerprint)) {
       throw TokenErrors.FINGERPRINT_MISMATCH();
     }
-    entry.session.lastActivity = now;
-    // Written at most every SESSION_ACTIVITY_WRITE_SECONDS, and at least twice per idle timeout,
-    // so a short channel timeout sees the activity other nodes (and this one, after a reload) had.
-    const writeEveryMs = Math.min(this.deps.config.activityWriteSec * 1000, this.idleMs(entry.session.idleTimeoutSec) / 2);
-    if (opts.recordActivity !== false && now - entry.dbLastActivity >= writeEveryMs) {
-      entry.dbLastActivity = now;
-      await this.deps.db.updateTable('sessions').set({ last_activity: new Date(now) }).where('session_id', '=', sessionId).where('is_active', '=', true).execute();
-    }
     return entry.session;
+  }
+
+  /**
+   * A request of `session` was allowed: its activity, written at most every
+   * SESSION_ACTIVITY_WRITE_SECONDS and at least twice per idle timeout, so a short channel
+   * timeout sees the activity other nodes (and this one, after a reload) had.
+   */
+  async recordActivity(session: Session): Promise<void> {
+    const now = this.deps.clock.now();
+    session.lastActivity = now;
+    const entry = this.cache.get(session.sessionId);
+    if (!entry) return; // ended meanwhile
+    entry.session.lastActivity = now; // the same object, or a copy reloaded meanwhile
+    const writeEveryMs = Math.min(this.deps.config.activityWriteSec * 1000, this.idleMs(session.idleTimeoutSec) / 2);
+    if (now - entry.dbLastActivity < writeEveryMs) return;
+    entry.dbLastActivity = now;
+    await this.deps.db.updateTable('sessions').set({ last_activity: new Date(now) }).where('session_id', '=', session.sessionId).where('is_active', '=', true).execute();
   }
 
   /** Reads the row; activity this node saw and has not written yet (`seen`) is kept. */
@@ -242,6 +251,7 @@ export class SessionService {
   rekeyed(session: Session, key: Buffer, expiresAt: number, activityAt: number): void {
     session.aesKey = key;
     session.aesKeyExpiresAt = expiresAt;
+    session.lastActivity = activityAt;
     const entry = this.cache.get(session.sessionId);
     if (entry?.session === session) entry.dbLastActivity = activityAt; // the cached copy is this one: current
     else this.cache.delete(session.sessionId);

@@ -11,11 +11,10 @@ import { CommonErrors } from '../platform/errors.js';
 import { bodyField } from '../policy/route-limits.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
-import type { AuthContext } from '../sessions/guard.js';
+import { sessionCheck, type AuthContext, type ReportedLocation } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
 import { SignInErrors } from './errors.js';
-import type { ReportedLocation } from './pipeline.js';
-import { clientContext, SignInResponseSchema, sessionCheck, validated, ValidateResponse, type SigninRouteDeps } from './routes.js';
+import { clientContext, SignInResponseSchema, validated, ValidateResponse, type SigninRouteDeps } from './routes.js';
 
 const Latitude = Type.Number({ minimum: -90, maximum: 90, description: 'WGS 84 degrees.', examples: [-1.28638] });
 const Longitude = Type.Number({ minimum: -180, maximum: 180, description: 'WGS 84 degrees.', examples: [36.81723] });
@@ -93,11 +92,7 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
       },
       preHandler: [s.guard.authenticate, async (request: FastifyRequest) => requireChannel(request.auth!, ['mobile'])],
-    }, async (request) => {
-      const auth = request.auth!;
-      await s.accessPolicy.checkSession(sessionCheck(request, auth));
-      return validated(auth);
-    });
+    }, async (request) => validated(request.auth!));
 
     app.post('/api/v1/auth/agent/validate', {
       schema: {

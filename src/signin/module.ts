@@ -28,7 +28,7 @@ export function signinModule(deps: SigninDeps): Module<SigninProvides> {
   const { db, clock } = deps;
   const pipeline = new SignInPipeline({ ...deps, subCipher: deps.keys.cipher('token-sub') });
   const local = new LocalStrategy(deps);
-  const refresh = new RefreshService({ db, clock, tokens: deps.tokens, sessions: deps.sessions, users: deps.users, audit: deps.audit, pipeline });
+  const refresh = new RefreshService({ db, clock, tokens: deps.tokens, sessions: deps.sessions, users: deps.users, audit: deps.audit, pipeline, accessPolicy: deps.accessPolicy });
   return {
     name: 'signin',
     provides: { pipeline, local, refresh },

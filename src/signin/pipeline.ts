@@ -20,19 +20,13 @@ import type { AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { ipInFlightKey, type InFlightLimit } from '../policy/in-flight.js';
 import type { AttemptLimits, LoginAttempts } from '../policy/lockout.js';
+import type { ReportedLocation, SessionPolicy } from '../sessions/guard.js';
 import type { Session, SessionLimits, SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import type { PasswordState } from '../credentials/service.js';
 import { SignInErrors } from './errors.js';
 import type { SignInStrategy, StrategyName } from './strategy.js';
-
-/** A location as a device reports it (the access policy checks each field at run time). */
-export interface ReportedLocation {
-  readonly latitude?: unknown;
-  readonly longitude?: unknown;
-  readonly accuracy_m?: unknown;
-}
 
 export interface ClientContext {
   ip: string;
@@ -51,23 +45,11 @@ export interface PolicyCheckOptions {
   secondStep?: boolean;
 }
 
-/** What a validate knows of a live session and its request. */
-export interface SessionCheck {
-  sessionId: string;
-  userId: number;
-  userUuid: string;
-  roles: readonly string[];
-  channel: string;
-  fingerprint: string;
-  ip: string;
-  userAgent: string;
-  location?: ReportedLocation;
-}
-
 /** Ends with a 403 when the user may not sign in (or go on) on this channel, from this place, now. */
-export interface AccessPolicyCheck {
+export interface AccessPolicyCheck extends SessionPolicy {
   check(user: UserRow, grants: Grants, ctx: ClientContext, opts?: PolicyCheckOptions): Promise<void>;
-  checkSession(session: SessionCheck): Promise<void>;
+  /** Whether what the channel allows depends on the user's roles (else a check may pass none). */
+  rolesMatter(channel: string): boolean;
   /** The channel's failed-attempt limit and lock length (what it leaves unset: the server's). */
   attemptLimits(channel: string): AttemptLimits;
   /** A new session's inactivity timeout and per-channel session limit for a holder of `roles`. */

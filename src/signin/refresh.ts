@@ -9,7 +9,7 @@ import { auditContext, type AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
-import type { SessionService } from '../sessions/service.js';
+import type { Session, SessionService } from '../sessions/service.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { TokenService } from '../tokens/service.js';
 import { grantsOf, userColumnsOf, type UserRow, type UserStore } from '../users/store.js';
@@ -22,11 +22,11 @@ type SpentRow = UserRow & {
   permissions: string[];
   password_expires_at: Date | string | null;
 };
-import type { ClientContext, SignInPipeline, SignInResult } from './pipeline.js';
+import type { AccessPolicyCheck, ClientContext, SignInPipeline, SignInResult } from './pipeline.js';
 
 export class RefreshService {
   constructor(
-    private readonly deps: { db: Db; clock: Clock; tokens: TokenService; sessions: SessionService; users: UserStore; audit: AuditLog; pipeline: SignInPipeline },
+    private readonly deps: { db: Db; clock: Clock; tokens: TokenService; sessions: SessionService; users: UserStore; audit: AuditLog; pipeline: SignInPipeline; accessPolicy: AccessPolicyCheck },
   ) {}
 
   /** A new token pair, and a new transport key for the session (the old one stops at once). */
@@ -35,9 +35,11 @@ export class RefreshService {
     const claims = await d.tokens.verify(refreshToken, 'refresh');
     const now = new Date(d.clock.now());
 
-    // Refused before it is spent: a copy presented without the device cannot burn the owner's session.
+    // Refused before it is spent: a copy presented without the device, or from where the
+    // session's channel policy does not allow it, cannot burn the owner's session.
     const bound = await d.sessions.current(claims.session_id);
     if (bound && bound.deviceFingerprint !== '' && !safeEqual(bound.deviceFingerprint, ctx.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
+    if (bound?.isActive) await this.checkPolicy(bound, claims.user_id, ctx);
 
     // One round trip: spend the token atomically (of two parallel uses exactly one wins) and
     // read, in the same statement, its family, the user, their grants and password expiry.
@@ -59,7 +61,7 @@ export class RefreshService {
     }
     if (spent.revoked_at !== null || spent.session_id !== claims.session_id) throw TokenErrors.TOKEN_REVOKED();
 
-    const session = await d.sessions.validate(claims.session_id, ctx.fingerprint, { recordActivity: false }); // written below
+    const session = await d.sessions.validate(claims.session_id, ctx.fingerprint); // its activity is written below
     const { family_id: familyId, roles, permissions, password_expires_at: passwordExpiresAt, ...row } = spent;
     const user = d.users.reveal(row as UserRow);
     if (!user.is_active || user.uuid !== claims.user_id) throw TokenErrors.TOKEN_REVOKED();
@@ -81,6 +83,19 @@ export class RefreshService {
     const lastLogin = user.last_login_at ? new Date(user.last_login_at) : null;
     const body = await d.pipeline.response(user, grants, session, pair, lastLogin, passwordExpiresAt === null ? null : new Date(passwordExpiresAt).getTime());
     return { body, sessionKey: rekey.key };
+  }
+
+  /**
+   * The session's channel policy for this request, as the bearer guard checks it: the user's
+   * roles are read only when a policy of the channel depends on them (most refreshes: no read).
+   */
+  private async checkPolicy(session: Session, userUuid: string, ctx: ClientContext): Promise<void> {
+    const d = this.deps;
+    const roles = d.accessPolicy.rolesMatter(session.channel) ? (await d.users.grants(session.userId)).roles : [];
+    await d.accessPolicy.checkSession({
+      sessionId: session.sessionId, userId: session.userId, userUuid, roles, channel: session.channel,
+      fingerprint: session.deviceFingerprint, ip: ctx.ip, userAgent: ctx.userAgent,
+    });
   }
 
   /** `channel`: the session's, not the refresh request's placeholder. */

@@ -19,7 +19,7 @@ import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { AuthContext } from '../sessions/guard.js';
-import type { AccessPolicyCheck, ClientContext, ReportedLocation, SessionCheck } from './pipeline.js';
+import type { AccessPolicyCheck, ClientContext } from './pipeline.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -79,14 +79,6 @@ export function validated(auth: AuthContext) {
     permissions: claims.permissions,
     expires_at: new Date(claims.exp * 1000).toISOString(),
     channel: session.channel,
-  };
-}
-
-/** The access-policy check of a live session, for the validate routes. */
-export function sessionCheck(request: FastifyRequest, auth: AuthContext, location?: ReportedLocation): SessionCheck {
-  return {
-    sessionId: auth.session.sessionId, userId: auth.session.userId, userUuid: auth.claims.user_id, roles: auth.claims.roles, channel: auth.session.channel,
-    fingerprint: auth.session.deviceFingerprint, ip: request.ip, userAgent: userAgentOf(request), location,
   };
 }
 
@@ -162,7 +154,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/auth/logout', {
       schema: {
         tags, security: bearer, summary: 'End the session',
-        description: 'Revokes the access token (its id is denylisted until it expires), ends the session and its refresh tokens. With `all_sessions: true`, every session of the user ends.',
+        description: 'Revokes the access token (its id is denylisted until it expires), ends the session and its refresh tokens. With `all_sessions: true`, every session of the user ends. The one authenticated route the access policy does not refuse: ending a session is never a privilege, so a session refused where it is now can still be ended.',
         body: Type.Object({ all_sessions: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
         response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 422, 429) },
       },
@@ -170,7 +162,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
       preValidation: async (request) => {
         request.body ??= {}; // no body at all is a plain logout
       },
-      onRequest: s.guard.authenticate,
+      onRequest: s.guard.identify,
     }, async (request) => {
       const auth = request.auth!;
       const ctx = clientContext(request, s.ipHasher, auth.session.channel);
@@ -192,16 +184,12 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/auth/validate', {
       schema: {
         tags, security: bearer, summary: 'Validate an access token and its session',
-        description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`), then the access policy of the session\'s channel for this request (IP, schedule, bound device; geofences only on `POST /api/v1/auth/agent/validate`, which carries a location). 200 with the caller, 401 with the reason in `error_code`, or `403 POLICY_RESTRICTED` with `details.rule`. A pre-auth route of transport encryption: `400 DECRYPTION_FAILED` for an envelope that does not open, `422 ENCRYPTION_REQUIRED` for a plaintext call when enforcement is on.',
+        description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`), then the access policy of the session\'s channel for this request (IP, schedule, bound device; geofences only on `POST /api/v1/auth/agent/validate`, which carries a location), as every authenticated route does. 200 with the caller, 401 with the reason in `error_code`, or `403 POLICY_RESTRICTED` with `details.rule`. A pre-auth route of transport encryption: `400 DECRYPTION_FAILED` for an envelope that does not open, `422 ENCRYPTION_REQUIRED` for a plaintext call when enforcement is on.',
         response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
       },
       // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
       preHandler: s.guard.authenticate,
-    }, async (request) => {
-      const auth = request.auth!;
-      await s.accessPolicy.checkSession(sessionCheck(request, auth));
-      return validated(auth);
-    });
+    }, async (request) => validated(request.auth!));
 
   };
 }

@@ -57,7 +57,8 @@ export function transportModule(deps: TransportDeps): Module<TransportProvides> 
     },
     preAuthRoutes: config.transport.preAuthRoutes,
     async sessionKey(request) {
-      await deps.guard.authenticate(request);
+      // Who is calling, for the key; the route's own guard then applies the access policy.
+      await deps.guard.identify(request);
       return deps.sessions.sessionKey(request.auth!.session);
     },
   });

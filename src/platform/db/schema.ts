@@ -204,6 +204,15 @@ export interface AccessPoliciesTable {
   updated_at: Timestamp;
 }
 
+/** Who may use a channel, where an administrator set it (migration 025; src/access/channels.ts). */
+export interface ChannelAccessTable {
+  channel: string;
+  /** jsonb array of role names; null: anyone. */
+  allowed_roles: Json<string[] | null> | null;
+  updated_at: Timestamp;
+  updated_by: string | null;
+}
+
 export interface DeviceBindingsTable {
   id: Generated<number>;
   user_id: number;
@@ -341,6 +350,8 @@ export interface LdapConfigTable {
   ca_cert: string | null;
   /** Directory group (DN or CN) -> role names. */
   group_roles: ColumnType<Record<string, string[]>, string, string>;
+  /** Where groups named by their short name live (migration 025); null: short names map nothing. */
+  groups_base_dn: string | null;
   updated_at: Timestamp;
   updated_by: string | null;
 }
@@ -538,6 +549,7 @@ export interface Database {
   transport_keys: TransportKeysTable;
   transport_replay: TransportReplayTable;
   access_policies: AccessPoliciesTable;
+  channel_access: ChannelAccessTable;
   device_bindings: DeviceBindingsTable;
   mfa_factors: MfaFactorsTable;
   mfa_backup_codes: MfaBackupCodesTable;

@@ -23,6 +23,7 @@ import * as pushMessages from './021-push-messages.js';
 import * as notificationTemplates from './022-notification-templates.js';
 import * as pushCodeDevice from './023-push-code-device.js';
 import * as otpDeviceIndex from './024-otp-device-index.js';
+import * as channelAccess from './025-channel-access.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ export const migrations: Record<string, Migration> = {
   '022-notification-templates': notificationTemplates,
   '023-push-code-device': pushCodeDevice,
   '024-otp-device-index': otpDeviceIndex,
+  '025-channel-access': channelAccess,
 };
 
 export const migrationProvider: MigrationProvider = {
