@@ -19,7 +19,7 @@ import { buildUserFilter, validateUserFilterTemplate } from './filter.js';
 import type { LdapSettings } from './settings.js';
 
 /** The directory's part of the settings (src/ldap/settings.ts, fields documented there), with the CA and the time limit. */
-export type LdapDirectoryConfig = Omit<LdapSettings, 'groupRoles' | 'caCert' | 'startTls'> & {
+export type LdapDirectoryConfig = Omit<LdapSettings, 'groupRoles' | 'groupsBaseDn' | 'caCert' | 'startTls'> & {
   /** Upgrade an ldap:// connection with StartTLS before the first bind. Not with ldaps://. */
   startTls?: boolean;
   /** PEM CA certificate(s) to trust instead of the system store. Verification is always on. */

@@ -20,6 +20,7 @@ import type { LoginAttempts } from '../policy/lockout.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SignInPipeline } from '../signin/pipeline.js';
 import type { UserStore } from '../users/store.js';
+import { groupRoleProblems } from './groups.js';
 import { LdapProvisioning } from './provision.js';
 import { ldapRoutes } from './routes.js';
 import { LdapSettingsStore } from './settings.js';
@@ -58,14 +59,23 @@ export function ldapModule(deps: LdapDeps): Module<LdapProvides> {
     provides: { ldapSettings, ldapStrategy },
     tags: [{ name: 'LDAP', description: 'Sign-in with the bank\'s directory, and its configuration.' }],
     routes: ldapRoutes({ ...deps, ldapSettings, ldapStrategy, production: deps.config.env === 'production' }),
-    // A CA file that cannot be read stops the start, naming it, rather than failing every sign-in.
     init: async () => {
+      // A CA file that cannot be read stops the start, naming it, rather than failing every sign-in.
       const caFile = deps.config.ldap.env?.caFile;
-      if (caFile === undefined) return;
-      try {
-        readFileSync(caFile, 'utf8');
-      } catch (err) {
-        throw new Error(`LDAP_CA_FILE ${caFile} cannot be read: ${(err as Error).message}`);
+      if (caFile !== undefined) {
+        try {
+          readFileSync(caFile, 'utf8');
+        } catch (err) {
+          throw new Error(`LDAP_CA_FILE ${caFile} cannot be read: ${(err as Error).message}`);
+        }
+      }
+      // A group map written before short names needed a groups base keeps working for full DNs;
+      // the rest grants nothing until fixed, and says so.
+      const current = await ldapSettings.current();
+      if (!current) return;
+      const where = current.source === 'database' ? 'the stored LDAP configuration (POST /api/v1/auth/ldap/config)' : 'LDAP_GROUP_ROLES / LDAP_GROUPS_BASE_DN';
+      for (const p of groupRoleProblems(current.settings.groupRoles, current.settings.groupsBaseDn)) {
+        deps.log.warn({ field: p.field }, `In ${where}, ${p.field}: ${p.message}. Until then those groups grant no role.`);
       }
     },
   };

@@ -21,6 +21,8 @@ import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import { SignInErrors } from '../signin/errors.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { mapRoles, nextRoles, refreshFromProvider, sameRoles } from '../users/provisioned.js';
+import { ldapGroupKeys } from './groups.js';
+import type { LdapSettings } from './settings.js';
 
 export interface DirectoryIdentity {
   dn: string;
@@ -66,11 +68,11 @@ export class LdapProvisioning {
    * the account already holds what the directory says, that is the answer, with no lock and no
    * write (most sign-ins).
    */
-  async userFor(identity: DirectoryIdentity, groupRoles: Record<string, string[]>, ctx: AuditContext, known?: Linked): Promise<{ user: UserRow; grants?: Grants }> {
+  async userFor(identity: DirectoryIdentity, groups: Pick<LdapSettings, 'groupRoles' | 'groupsBaseDn'>, ctx: AuditContext, known?: Linked): Promise<{ user: UserRow; grants?: Grants }> {
     const d = this.deps;
     const subject = subjectOf(identity.dn);
     const now = new Date(d.clock.now());
-    const roles = mapRoles(identity.groups, groupRoles);
+    const roles = mapRoles(identity.groups, groups.groupRoles, ldapGroupKeys(groups.groupsBaseDn));
     const email = identity.mail?.trim() || null;
     const fullName = identity.name?.trim() || null;
     if (known?.active && known.user.full_name === fullName && (known.user.email ?? null) === email) {

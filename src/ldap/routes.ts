@@ -21,7 +21,8 @@ import { useResponseKey } from '../transport/plugin.js';
 import type { UserStore } from '../users/store.js';
 import { LdapErrors } from './errors.js';
 import { UserFilterTemplateError, validateUserFilterTemplate } from './filter.js';
-import type { LdapSettingsStore } from './settings.js';
+import { groupRoleProblems } from './groups.js';
+import { endpointChanges, type LdapEndpoint, type LdapSettingsStore } from './settings.js';
 import type { LdapStrategy } from './strategy.js';
 
 export interface LdapRouteDeps {
@@ -52,7 +53,7 @@ const Dn = (description: string, example: string) => Type.String({ minLength: 1,
 const ConfigBody = Type.Object({
   uri: Type.String({ minLength: 1, maxLength: 512, description: '`ldaps://host[:port]`, or `ldap://host[:port]` with `start_tls` (plain `ldap://` is refused in production: the bind password would travel in clear).', examples: ['ldaps://ldap.bank.example:636'] }),
   bind_dn: Dn('The service account\'s DN.', 'cn=strongroom,ou=services,dc=bank,dc=example'),
-  bind_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The service account\'s password: stored encrypted, never returned or logged. Required the first time; left out, the stored one stays.' })),
+  bind_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'The service account\'s password: stored encrypted, never returned or logged. Required the first time, and whenever the URI\'s scheme, host or port, `bind_dn`, `start_tls` or `ca_cert` change (the stored password is never sent anywhere but where it was given for); left out otherwise, the stored one stays.' })),
   base_dn: Dn('Where users are searched (subtree).', 'ou=people,dc=bank,dc=example'),
   user_filter: Type.String({ minLength: 1, maxLength: 1024, pattern: NO_NUL, description: 'An LDAP filter with `{username}`, which is replaced by the escaped username (RFC 4515).', examples: ['(&(objectClass=inetOrgPerson)(uid={username}))'] }),
   attr_mail: Type.Optional(Attribute('The attribute holding the email (default `mail`).', 'mail')),
@@ -61,7 +62,8 @@ const ConfigBody = Type.Object({
   // No schema default: `{}` must stay empty (it reads the configuration).
   start_tls: Type.Optional(Type.Boolean({ description: 'Upgrade an `ldap://` connection with StartTLS before any bind (default false).' })),
   ca_cert: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 65_536, description: 'PEM of the CA certificate(s) the directory\'s certificate must chain to; absent or null: the system store. Certificates are always verified.' }), Type.Null()])),
-  group_roles: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 1024 }), Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 }), { description: 'Directory group (its DN, or the value of its first RDN such as `tellers`) to role names. On every sign-in the roles this map names are set from the user\'s groups; other roles are kept.', examples: [{ 'cn=tellers,ou=groups,dc=bank,dc=example': ['staff'], 'branch-agents': ['agent'] }] })),
+  group_roles: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 1024 }), Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 20 }), { description: 'Directory group to role names. A key is a group\'s full DN (matched in any spelling: case, spaces and escapes as RFC 4514 allows), or a short name such as `tellers` that matches the first RDN value of a group under `groups_base_dn` only (a short name needs it). On every sign-in the roles this map names are set from the user\'s groups; other roles are kept.', examples: [{ 'cn=tellers,ou=groups,dc=bank,dc=example': ['staff'], 'branch-agents': ['agent'] }] })),
+  groups_base_dn: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 1024, pattern: NO_NUL, description: 'The subtree of the groups that short names in `group_roles` stand for: a group elsewhere with the same name (one made in an OU its owner manages, say) grants nothing.', examples: ['ou=groups,dc=bank,dc=example'] }), Type.Null()])),
 }, { additionalProperties: false });
 type ConfigInput = Static<typeof ConfigBody>;
 
@@ -78,12 +80,23 @@ const ConfigView = Type.Object({
   start_tls: Type.Boolean(),
   ca_cert: Type.Union([Type.String(), Type.Null()]),
   group_roles: Type.Record(Type.String(), Type.Array(Type.String())),
+  groups_base_dn: Type.Union([Type.String(), Type.Null()]),
   bind_password_set: Type.Boolean({ description: 'A bind password is stored or configured; the password itself is never returned.' }),
-}, { examples: [{ configured: true, source: 'database', uri: 'ldaps://ldap.bank.example:636', bind_dn: 'cn=strongroom,ou=services,dc=bank,dc=example', base_dn: 'ou=people,dc=bank,dc=example', user_filter: '(uid={username})', attr_mail: 'mail', attr_name: 'cn', group_member_attr: 'memberOf', start_tls: false, ca_cert: null, group_roles: { tellers: ['staff'] }, bind_password_set: true }] });
+}, { examples: [{ configured: true, source: 'database', uri: 'ldaps://ldap.bank.example:636', bind_dn: 'cn=strongroom,ou=services,dc=bank,dc=example', base_dn: 'ou=people,dc=bank,dc=example', user_filter: '(uid={username})', attr_mail: 'mail', attr_name: 'cn', group_member_attr: 'memberOf', start_tls: false, ca_cert: null, group_roles: { tellers: ['staff'] }, groups_base_dn: 'ou=groups,dc=bank,dc=example', bind_password_set: true }] });
+
+/** What a configuration body's problems are, and whether one is an attempt to send the stored password elsewhere. */
+interface ConfigProblems {
+  fields: Array<{ field: string; message: string }>;
+  /** The endpoint settings changed without a new bind password. */
+  redirected: string[];
+}
+
+/** The settings the bind password is given for, as a body states them. */
+const endpointOf = (b: ConfigInput): LdapEndpoint => ({ uri: b.uri, bindDn: b.bind_dn, startTls: b.start_tls ?? false, caCert: b.ca_cert ?? undefined });
 
 export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
-  /** 400 LDAP_CONFIG_INVALID naming each field that is wrong (beyond the schema's shape). */
-  const check = async (trx: Db, b: ConfigInput, hasStored: boolean): Promise<void> => {
+  /** Each field that is wrong (beyond the schema's shape). */
+  const check = async (trx: Db, b: ConfigInput, stored: LdapEndpoint | undefined): Promise<ConfigProblems> => {
     const fields: Array<{ field: string; message: string }> = [...ldapUriProblems(b.uri, b.start_tls ?? false, s.production)];
     try {
       validateUserFilterTemplate(b.user_filter);
@@ -98,11 +111,17 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
         fields.push({ field: 'ca_cert', message: 'is not a PEM certificate' });
       }
     }
-    if (b.bind_password === undefined && !hasStored) fields.push({ field: 'bind_password', message: 'is required the first time' });
+    // The stored password stays only with the server, account and TLS settings it was given for:
+    // re-pointing any of them without it would send it, in clear on a plain connection, to
+    // whoever listens there.
+    const redirected = b.bind_password !== undefined || stored === undefined ? [] : endpointChanges(stored, endpointOf(b));
+    if (b.bind_password === undefined && stored === undefined) fields.push({ field: 'bind_password', message: 'is required the first time' });
+    if (redirected.length > 0) fields.push({ field: 'bind_password', message: `is required when ${redirected.join(', ')} change: the stored password is kept only for the server, account and TLS settings it was given for` });
+    fields.push(...groupRoleProblems(b.group_roles ?? {}, b.groups_base_dn ?? undefined));
     const known = await s.users.knownRoles(trx);
     const unknownRoles = [...new Set(Object.values(b.group_roles ?? {}).flat())].filter((r) => !known.includes(r));
     if (unknownRoles.length > 0) fields.push({ field: 'group_roles', message: `no role is named ${unknownRoles.map((r) => JSON.stringify(r)).join(', ')}` });
-    if (fields.length > 0) throw LdapErrors.LDAP_CONFIG_INVALID({ fields });
+    return { fields, redirected };
   };
 
   return async (instance) => {
@@ -144,7 +163,7 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
         configured: current !== null, source: current?.source ?? null,
         uri: st?.uri ?? null, bind_dn: st?.bindDn ?? null, base_dn: st?.baseDn ?? null, user_filter: st?.userFilter ?? null,
         attr_mail: st?.attrMail ?? null, attr_name: st?.attrName ?? null, group_member_attr: st?.groupMemberAttr ?? null,
-        start_tls: st?.startTls ?? false, ca_cert: st?.caCert ?? null, group_roles: st?.groupRoles ?? {}, bind_password_set: (st?.bindPassword ?? '') !== '',
+        start_tls: st?.startTls ?? false, ca_cert: st?.caCert ?? null, group_roles: st?.groupRoles ?? {}, groups_base_dn: st?.groupsBaseDn ?? null, bind_password_set: (st?.bindPassword ?? '') !== '',
       };
     };
 
@@ -154,7 +173,7 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
         description: [
           'With no body (or `{}`): the configuration in force and where it comes from, never the bind password. With a body: validates it, creates or replaces the stored configuration (which then wins over the LDAP_* variables), audits the change (`LDAP_CONFIG_CHANGED`, without secrets) and tells every node; answers `{"status": "success"}`.',
           '',
-          '- `400 LDAP_CONFIG_INVALID` (`details.fields`): a URI that is not `ldap(s)://host[:port]`, a `user_filter` without `{username}` or that does not parse, a CA that is not a PEM certificate, a role that does not exist, no `bind_password` the first time, plain `ldap://` in production; `400 VALIDATION_ERROR`-shaped problems (an unknown field, a wrong type) are `400 LDAP_CONFIG_INVALID` too.',
+          '- `400 LDAP_CONFIG_INVALID` (`details.fields`): a URI that is not `ldap(s)://host[:port]`, a `user_filter` without `{username}` or that does not parse, a CA that is not a PEM certificate, a role that does not exist, a group DN that does not parse, short group names without `groups_base_dn`, no `bind_password` the first time or with a changed server (scheme, host or port), `bind_dn`, `start_tls` or `ca_cert` (the attempt is audited as a failed `LDAP_CONFIG_CHANGED`), plain `ldap://` in production; `400 VALIDATION_ERROR`-shaped problems (an unknown field, a wrong type) are `400 LDAP_CONFIG_INVALID` too.',
           '- `401`, `403 PERMISSION_DENIED`: not an administrator with `config.manage`.',
         ].join('\n'),
         body: ConfigBody,
@@ -166,20 +185,33 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
       const body = configBody<ConfigInput>(request, LdapErrors.LDAP_CONFIG_INVALID);
       if (!body) return view();
       const actor = await requestActor(request, s.users);
-      await s.db.transaction().execute(async (trx) => {
-        const stored = await s.ldapSettings.stored(trx);
-        await check(trx, body, stored);
+      const summary = { uri: body.uri, bind_dn: body.bind_dn, base_dn: body.base_dn, groups_base_dn: body.groups_base_dn ?? null };
+      const problems = await s.db.transaction().execute(async (trx) => {
+        const stored = await s.ldapSettings.storedEndpoint(trx);
+        const found = await check(trx, body, stored);
+        if (found.fields.length > 0) return found;
         await s.ldapSettings.save(trx, {
-          uri: body.uri, bindDn: body.bind_dn, bindPassword: body.bind_password, baseDn: body.base_dn, userFilter: body.user_filter,
+          ...endpointOf(body), bindPassword: body.bind_password, baseDn: body.base_dn, userFilter: body.user_filter,
           attrMail: body.attr_mail ?? LDAP_DEFAULTS.attrMail, attrName: body.attr_name ?? LDAP_DEFAULTS.attrName,
-          groupMemberAttr: body.group_member_attr ?? LDAP_DEFAULTS.groupMemberAttr, startTls: body.start_tls ?? false,
-          caCert: body.ca_cert ?? undefined, groupRoles: body.group_roles ?? {},
+          groupMemberAttr: body.group_member_attr ?? LDAP_DEFAULTS.groupMemberAttr,
+          groupRoles: body.group_roles ?? {}, groupsBaseDn: body.groups_base_dn ?? undefined,
         }, actor.uuid);
         await s.audit.record({
           ...requestAuditContext(request), eventType: 'LDAP_CONFIG_CHANGED', status: 'SUCCESS', userId: actor.uuid, username: actor.username,
-          details: { created: !stored, uri: body.uri, bind_dn: body.bind_dn, base_dn: body.base_dn, bind_password_changed: body.bind_password !== undefined, group_roles: Object.keys(body.group_roles ?? {}).length },
+          details: { created: !stored, ...summary, bind_password_changed: body.bind_password !== undefined, endpoint_changed: stored !== undefined && endpointChanges(stored, endpointOf(body)), group_roles: Object.keys(body.group_roles ?? {}).length },
         }, trx);
+        return null;
       });
+      if (problems) {
+        // An attempt to send the stored password elsewhere is worth a record of its own.
+        if (problems.redirected.length > 0) {
+          await s.audit.record({
+            ...requestAuditContext(request), eventType: 'LDAP_CONFIG_CHANGED', status: 'FAILURE', userId: actor.uuid, username: actor.username,
+            details: { reason: 'bind_password_required', changed: problems.redirected, ...summary },
+          });
+        }
+        throw LdapErrors.LDAP_CONFIG_INVALID({ fields: problems.fields });
+      }
       await s.ldapSettings.announce();
       return { status: 'success' as const };
     });

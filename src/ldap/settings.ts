@@ -12,13 +12,14 @@ import type { FieldCipher } from '../platform/crypto/field-cipher.js';
 import { AnnouncedCache } from '../platform/db/announced-cache.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
+import { normalizeDn } from '../users/dn.js';
 
 const BIND_PASSWORD = ENCRYPTED_COLUMNS.ldapBindPassword.context;
 
 /**
  * The settings in force: the variables' fields, with the CA as PEM (read from LDAP_CA_FILE, or
- * stored); `groupRoles` maps a directory group (its DN, or the value of its first RDN such as
- * `tellers`) to role names.
+ * stored); `groupRoles` maps a directory group (its full DN, or the value of its first RDN such
+ * as `tellers` for a group under `groupsBaseDn`) to role names (src/ldap/groups.ts).
  */
 export type LdapSettings = Omit<LdapEnvSettings, 'caFile'> & {
   /** PEM of the CA(s) to trust instead of the system store; undefined: the system store. */
@@ -26,6 +27,38 @@ export type LdapSettings = Omit<LdapEnvSettings, 'caFile'> & {
 };
 
 export type LdapSource = 'database' | 'environment';
+
+/** What the bind password is given for: the server, the account, and how the connection is secured. */
+export interface LdapEndpoint {
+  uri: string;
+  bindDn: string;
+  startTls: boolean;
+  caCert: string | undefined;
+}
+
+/**
+ * The parts of `next` that differ from `stored` as far as the bind password is concerned: the
+ * URI's scheme, host or port, the bind DN (in canonical form), StartTLS, the CA. A change of any
+ * would send the stored password somewhere it was not given for.
+ */
+export function endpointChanges(stored: LdapEndpoint, next: LdapEndpoint): Array<'uri' | 'bind_dn' | 'start_tls' | 'ca_cert'> {
+  const server = (uri: string) => {
+    try {
+      const u = new URL(uri);
+      return `${u.protocol}//${u.hostname.toLowerCase()}:${u.port || (u.protocol === 'ldaps:' ? '636' : '389')}`;
+    } catch {
+      return uri; // not a URI: refused on its own account, and differs from any stored one
+    }
+  };
+  const dn = (text: string) => normalizeDn(text) ?? text;
+  const pem = (text: string | undefined) => text?.replace(/\r\n/g, '\n').trim() ?? '';
+  return [
+    ...(server(stored.uri) !== server(next.uri) ? ['uri' as const] : []),
+    ...(dn(stored.bindDn) !== dn(next.bindDn) ? ['bind_dn' as const] : []),
+    ...(stored.startTls !== next.startTls ? ['start_tls' as const] : []),
+    ...(pem(stored.caCert) !== pem(next.caCert) ? ['ca_cert' as const] : []),
+  ];
+}
 
 /** What an administrator writes: every setting; `bind_password` may be left out to keep the stored one. */
 export type LdapSettingsInput = Omit<LdapSettings, 'bindPassword'> & { bindPassword: string | undefined };
@@ -61,6 +94,7 @@ export class LdapSettingsStore {
           userFilter: row.user_filter, attrMail: row.attr_mail, attrName: row.attr_name, groupMemberAttr: row.group_member_attr,
           startTls: row.start_tls, caCert: row.ca_cert ?? undefined,
           groupRoles: (typeof row.group_roles === 'string' ? JSON.parse(row.group_roles) : row.group_roles) as Record<string, string[]>,
+          groupsBaseDn: row.groups_base_dn ?? undefined,
         },
       };
     }
@@ -70,9 +104,13 @@ export class LdapSettingsStore {
     return { source: 'environment', settings: { ...rest, caCert: caFile === undefined ? undefined : readFileSync(caFile, 'utf8') } };
   }
 
-  /** Whether a stored record exists (an update may then keep its bind password). */
-  async stored(trx: Db): Promise<boolean> {
-    return (await trx.selectFrom('ldap_config').select('singleton_key').where('singleton_key', '=', 'SINGLETON').forUpdate().executeTakeFirst()) !== undefined;
+  /**
+   * Where the stored bind password may be sent (locked until `trx` ends), or undefined when
+   * nothing is stored: an update may keep the password only while this stays the same.
+   */
+  async storedEndpoint(trx: Db): Promise<LdapEndpoint | undefined> {
+    const row = await trx.selectFrom('ldap_config').select(['uri', 'bind_dn', 'start_tls', 'ca_cert']).where('singleton_key', '=', 'SINGLETON').forUpdate().executeTakeFirst();
+    return row && { uri: row.uri, bindDn: row.bind_dn, startTls: row.start_tls, caCert: row.ca_cert ?? undefined };
   }
 
   /** Creates or replaces the record in `trx`; without `bindPassword` the stored one stays (there must be one). */
@@ -81,7 +119,7 @@ export class LdapSettingsStore {
     const values = {
       uri: input.uri, bind_dn: input.bindDn, base_dn: input.baseDn, user_filter: input.userFilter, attr_mail: input.attrMail,
       attr_name: input.attrName, group_member_attr: input.groupMemberAttr, start_tls: input.startTls, ca_cert: input.caCert ?? null,
-      group_roles: JSON.stringify(input.groupRoles), updated_at: now, updated_by: actor,
+      group_roles: JSON.stringify(input.groupRoles), groups_base_dn: input.groupsBaseDn ?? null, updated_at: now, updated_by: actor,
     };
     if (input.bindPassword === undefined) {
       await trx.updateTable('ldap_config').set(values).where('singleton_key', '=', 'SINGLETON').execute();

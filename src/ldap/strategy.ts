@@ -80,7 +80,7 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
       return null;
     }
     if (!(await this.ask(settings, () => client.verify(entry.dn, input.password, budget)))) return null;
-    return this.deps.provisioning.userFor({ ...entry, username: input.username.trim() }, settings.groupRoles, input.audit, linked);
+    return this.deps.provisioning.userFor({ ...entry, username: input.username.trim() }, settings, input.audit, linked);
   }
 
   /**

@@ -25,8 +25,10 @@ export interface LdapEnvSettings {
   startTls: boolean;
   /** LDAP_CA_FILE: a PEM file of the CA(s) to trust instead of the system store. */
   caFile: string | undefined;
-  /** LDAP_GROUP_ROLES: a JSON object from directory group (DN or CN) to role names. */
+  /** LDAP_GROUP_ROLES: a JSON object from directory group (its full DN, or a short name under the groups base) to role names. */
   groupRoles: Record<string, string[]>;
+  /** LDAP_GROUPS_BASE_DN: where the groups that short names in the map stand for live (src/ldap/groups.ts). */
+  groupsBaseDn: string | undefined;
 }
 
 export const LDAP_DEFAULTS = {
@@ -96,5 +98,6 @@ export function readLdapEnv(opt: Opt, problems: string[], production: boolean): 
     startTls,
     caFile: opt('LDAP_CA_FILE'),
     groupRoles,
+    groupsBaseDn: opt('LDAP_GROUPS_BASE_DN'),
   };
 }

@@ -24,7 +24,8 @@ import { SAML_ROLE_KEYS, type SamlAttributeMap, type SamlSettings } from '../pla
 import type { Db } from '../platform/db/database.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import { SignInErrors } from '../signin/errors.js';
-import { mapRoles, refreshFromProvider } from '../users/provisioned.js';
+import { normalizeDn } from '../users/dn.js';
+import { mapRoles, refreshFromProvider, type GroupKeys } from '../users/provisioned.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { SamlErrors } from './errors.js';
 import type { SamlAssertion } from './response.js';
@@ -64,10 +65,20 @@ export function groupRoleMap(groupRoles: SamlSettings['groupRoles']): Record<str
   const out: Record<string, string[]> = {};
   for (const [key, groups] of Object.entries(groupRoles)) {
     const role = SAML_ROLE_KEYS[key as keyof typeof SAML_ROLE_KEYS];
-    for (const g of groups ?? []) (out[g.trim().toLowerCase()] ??= []).push(role);
+    for (const g of groups ?? []) (out[g] ??= []).push(role);
   }
   return out;
 }
+
+/** A group value as compared: a DN in canonical form (RFC 4514), any other name case-folded. */
+const groupKey = (v: string): string => (v.includes('=') ? normalizeDn(v) : null) ?? v.trim().toLowerCase();
+
+/**
+ * An assertion's group values match the map's names exactly (without regard to case, a DN in
+ * any spelling); a DN is never matched by its first RDN alone, as a directory's short names
+ * are not (src/ldap/groups.ts).
+ */
+export const SAML_GROUP_KEYS: GroupKeys = { key: groupKey, of: (g) => [groupKey(g)] };
 
 export interface SamlLinked {
   user: UserRow;
@@ -97,7 +108,7 @@ export class SamlProvisioning {
   async userFor(identity: SamlIdentity, settings: SamlSettings, ctx: AuditContext): Promise<{ user: UserRow; grants?: Grants }> {
     const d = this.deps;
     const now = new Date(d.clock.now());
-    const roles = mapRoles(identity.groups, groupRoleMap(settings.groupRoles));
+    const roles = mapRoles(identity.groups, groupRoleMap(settings.groupRoles), SAML_GROUP_KEYS);
     const outcome = await d.db.transaction().execute(async (trx): Promise<Outcome> => {
       // Two first sign-ins of one person at once: the second waits here and then finds the link.
       await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.userCreate}::int, hashtext(${`saml:${identity.issuer}\n${identity.nameId}`}))`.execute(trx);

@@ -8,19 +8,26 @@
 import type { Db } from '../platform/db/database.js';
 import type { UserRow, UserStore } from './store.js';
 
-/** A group's keys in the map: its DN, and the value of its first RDN (`cn=Tellers,ou=…` -> `tellers`). */
-function groupKeys(dn: string): string[] {
-  const lower = dn.trim().toLowerCase();
-  const first = /^[^=]+=((?:\\.|[^,\\])*)/.exec(lower)?.[1];
-  return first === undefined ? [lower] : [lower, first];
+/**
+ * How an identity provider's groups meet the keys of its group-role map: `key` puts a map key in
+ * the form groups are compared in (null: a key that can never match), `of` gives the keys a
+ * group answers to.
+ */
+export interface GroupKeys {
+  key(mapKey: string): string | null;
+  of(group: string): readonly string[];
 }
 
 /** The roles `groups` map to, and every role the map manages. */
-export function mapRoles(groups: readonly string[], groupRoles: Record<string, string[]>): { mapped: string[]; managed: string[] } {
-  const map = new Map(Object.entries(groupRoles).map(([k, v]) => [k.trim().toLowerCase(), v]));
+export function mapRoles(groups: readonly string[], groupRoles: Record<string, string[]>, keys: GroupKeys): { mapped: string[]; managed: string[] } {
+  const map = new Map<string, string[]>();
+  for (const [k, roles] of Object.entries(groupRoles)) {
+    const key = keys.key(k);
+    if (key !== null) map.set(key, [...(map.get(key) ?? []), ...roles]);
+  }
   const mapped = new Set<string>();
-  for (const g of groups) for (const key of groupKeys(g)) for (const role of map.get(key) ?? []) mapped.add(role);
-  return { mapped: [...mapped].sort(), managed: [...new Set([...map.values()].flat())].sort() };
+  for (const g of groups) for (const key of keys.of(g)) for (const role of map.get(key) ?? []) mapped.add(role);
+  return { mapped: [...mapped].sort(), managed: [...new Set(Object.values(groupRoles).flat())].sort() };
 }
 
 /** The roles an account holds after a sign-in: those the map does not manage kept, the mapped ones set. */

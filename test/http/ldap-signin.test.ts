@@ -7,24 +7,26 @@
  * every answer and log line, and the second factor a policy requires. The clock is frozen.
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Attribute, Change, Client } from 'ldapts';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import { Authenticator } from '../harness/authenticator.js';
-import { createTestApp, type TestApp } from '../harness/app.js';
+import { createTestApp, testSecrets, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
 import { startSlapd, type RunningSlapd } from '../harness/slapd.js';
 
 let dir: RunningSlapd;
 let t: TestApp;
 const logged: string[] = [];
+const secrets = testSecrets();
 
 beforeAll(async () => {
   dir = await startSlapd();
   const log = pino({ level: 'debug' }, new Writable({ write(chunk, _enc, done) { logged.push(String(chunk)); done(); } }));
-  t = await createTestApp({ env: { LDAP_TIMEOUT_MS: '400' }, log, clock: new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0)) });
+  t = await createTestApp({ env: { LDAP_TIMEOUT_MS: '400' }, log, secrets, clock: new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0)) });
   await seedUser(t.s, 'ldap.admin', { roles: ['admin'] });
   await seedUser(t.s, 'ldap.clerk', { roles: ['customer'] });
 });
@@ -46,7 +48,7 @@ function ldapLogin(username: string, password: string, extra: Record<string, unk
 const settings = () => ({
   uri: dir.uri, bind_dn: dir.bindDn, bind_password: dir.bindPassword, base_dn: dir.baseDn,
   user_filter: '(&(objectClass=inetOrgPerson)(uid={username}))', attr_mail: 'mail', attr_name: 'cn', group_member_attr: 'memberOf',
-  group_roles: { [dir.groups.tellers]: ['staff'], auditors: ['operator'] },
+  group_roles: { [dir.groups.tellers]: ['staff'], auditors: ['operator'] }, groups_base_dn: `ou=groups,${dir.baseDn}`,
 });
 
 async function userByName(username: string) {
@@ -71,6 +73,9 @@ describe('configuration (POST /api/v1/auth/ldap/config)', () => {
       [{ ...settings(), bind_password: undefined }, 'bind_password'],
       [{ ...settings(), surprise: true }, 'surprise'],
       [{ ...settings(), start_tls: 'yes' }, 'start_tls'],
+      [{ ...settings(), groups_base_dn: undefined }, 'groups_base_dn'], // a short name ("auditors") needs a groups base
+      [{ ...settings(), groups_base_dn: 'groups' }, 'groups_base_dn'],
+      [{ ...settings(), group_roles: { 'cn=tellers,ou=groups,': ['staff'] } }, 'cn=tellers,ou=groups,'],
     ];
     for (const [body, field] of cases) {
       const res = await config(body, token);
@@ -254,6 +259,89 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     expectError(await ldapLogin('fence-after-burst', 'Wrong#Passw0rd!'), 401, 'INVALID_CREDENTIALS');
     await dir.waitForLog(/uid=fence-after-burst/, fence);
     expect(binds()).toBe(5);
+  });
+});
+
+describe('threat: the directory\'s bind password sent to another host', () => {
+  it('re-pointing the server (host, port, scheme), the bind DN, StartTLS or the CA without the password is 400 LDAP_CONFIG_INVALID naming bind_password, audited; the stored password never leaves for the listener', async () => {
+    const token = await admin();
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    try {
+      const { bind_password: _kept, ...keep } = settings();
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ ...keep, uri: `ldap://127.0.0.1:${port}` }, 'uri'],
+        [{ ...keep, uri: `ldap://localhost:${new URL(dir.uri).port}` }, 'uri'],
+        [{ ...keep, uri: dir.ldapsUri }, 'uri'],
+        [{ ...keep, bind_dn: dir.adminDn }, 'bind_dn'],
+        [{ ...keep, start_tls: true }, 'start_tls'],
+        [{ ...keep, ca_cert: readFileSync(dir.untrustedCaFile, 'utf8') }, 'ca_cert'],
+      ];
+      const failuresBefore = (await t.s.audit.query({ eventType: 'LDAP_CONFIG_CHANGED', limit: 100, offset: 0 })).entries.filter((e) => e.status === 'FAILURE').length;
+      for (const [body, changed] of cases) {
+        const error = expectError(await config(body, token), 400, 'LDAP_CONFIG_INVALID');
+        const fields = (error.details as { fields: Array<{ field: string; message: string }> }).fields;
+        expect(fields.find((f) => f.field === 'bind_password')?.message, JSON.stringify(body)).toContain(changed);
+      }
+      const failures = (await t.s.audit.query({ eventType: 'LDAP_CONFIG_CHANGED', limit: 100, offset: 0 })).entries.filter((e) => e.status === 'FAILURE');
+      expect(failures).toHaveLength(failuresBefore + cases.length);
+      expect(failures.map((e) => (e.details as { changed: string[] }).changed.join()).sort()).toEqual(['bind_dn', 'ca_cert', 'start_tls', 'uri', 'uri', 'uri']);
+      expect(failures.find((e) => (e.details as { uri: string }).uri === `ldap://127.0.0.1:${port}`)).toMatchObject({ username: 'ldap.admin', details: { reason: 'bind_password_required', changed: ['uri'] } });
+      expect((await config(undefined, token)).json()).toMatchObject({ uri: dir.uri, bind_dn: dir.bindDn, start_tls: false, ca_cert: null });
+      expect((await ldapLogin('alice', dir.users.alice.password)).statusCode).toBe(200);
+      expect(connections).toBe(0);
+
+      // The same server, account and TLS in another spelling keep the password.
+      const respelled = await config({ ...keep, uri: `${dir.uri.toUpperCase().replace('LDAP://', 'ldap://')}/`, bind_dn: dir.bindDn.toUpperCase() }, token);
+      expect(respelled.json(), respelled.body).toEqual({ status: 'success' });
+      expect((await ldapLogin('alice', dir.users.alice.password)).statusCode).toBe(200);
+    } finally {
+      listener.close();
+      expect((await config(settings(), token)).json()).toEqual({ status: 'success' });
+    }
+  });
+});
+
+describe('threat: a role by a group\'s short name, from a group outside the groups base', () => {
+  it('bob makes cn=auditors in an OU he manages and joins it: no operator role; the real cn=auditors still grants it; a full DN key matches in any spelling', async () => {
+    const token = await admin();
+    const rogue = `cn=auditors,ou=contractors,${dir.baseDn}`;
+    const directory = new Client({ url: dir.uri });
+    await directory.bind(dir.adminDn, dir.adminPassword);
+    await directory.add(rogue, { objectClass: 'groupOfNames', cn: 'auditors', member: [dir.users.bob.dn] });
+    try {
+      const respelled = dir.groups.tellers.toUpperCase().replace(/,/g, ', ');
+      expect((await config({ ...settings(), group_roles: { [respelled]: ['staff'], auditors: ['operator'] } }, token)).json()).toEqual({ status: 'success' });
+      expect((await ldapLogin('bob', dir.users.bob.password)).statusCode).toBe(200);
+      expect((await t.s.users.grants((await userByName('bob'))!.id)).roles).toEqual(['staff']);
+      expect((await ldapLogin('alice', dir.users.alice.password)).statusCode).toBe(200);
+      expect((await t.s.users.grants((await userByName('alice'))!.id)).roles).toEqual(['operator', 'staff']);
+    } finally {
+      await directory.del(rogue);
+      await directory.unbind();
+      expect((await config(settings(), token)).json()).toEqual({ status: 'success' });
+    }
+  });
+
+  it('a map stored before short names needed a groups base: start-up warns naming the keys, and they grant nothing', async () => {
+    await t.s.database.db.updateTable('ldap_config').set({ groups_base_dn: null }).execute();
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
+    const restarted = await createTestApp({ database: t.s.database, log, secrets, clock: t.clock });
+    try {
+      expect(lines.join('')).toMatch(/short group names \\"auditors\\" map roles only under groups_base_dn/);
+      await t.s.ldapSettings.announce();
+      expect((await ldapLogin('alice', dir.users.alice.password)).statusCode).toBe(200);
+      expect((await t.s.users.grants((await userByName('alice'))!.id)).roles).toEqual(['staff']);
+    } finally {
+      await restarted.closeApp();
+      expect((await config(settings(), await admin())).json()).toEqual({ status: 'success' });
+    }
   });
 });
 

@@ -44,7 +44,7 @@ describe('LDAP configuration across nodes', () => {
     const token = (await signIn(a.app, 'ldap.operator')).access_token;
     const posted = await a.app.inject({
       method: 'POST', url: '/api/v1/auth/ldap/config', headers: bearer(token),
-      payload: { uri: dir.uri, bind_dn: dir.bindDn, bind_password: dir.bindPassword, base_dn: dir.baseDn, user_filter: '(uid={username})', group_roles: { tellers: ['staff'] } },
+      payload: { uri: dir.uri, bind_dn: dir.bindDn, bind_password: dir.bindPassword, base_dn: dir.baseDn, user_filter: '(uid={username})', group_roles: { tellers: ['staff'] }, groups_base_dn: `ou=groups,${dir.baseDn}` },
     });
     expect(posted.json()).toEqual({ status: 'success' });
     await arrived;
