@@ -172,6 +172,13 @@ describe('empty password', () => {
     expect(connections).toEqual([]);
   });
 
+  it('threat: a future caller of verify that forgets the check: verify itself refuses an empty password for a real DN, without connecting (the unauthenticated bind above would succeed)', async () => {
+    const connections = await serverSide(async () => {
+      expect(await directory().verify(ldap.users.alice.dn, '')).toBe(false);
+    });
+    expect(connections).toEqual([]);
+  });
+
   it('a password of spaces is a password: it goes to the directory and is rejected', async () => {
     const conn = (await serverSide(async () => {
       expect(await directory().authenticate('alice', '   ')).toEqual({ kind: 'invalid' });

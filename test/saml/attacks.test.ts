@@ -237,6 +237,16 @@ describe('threat: replay', () => {
     await refused(signBoth(responseXml(await spec({ inResponseTo: id })), key(idpKey)), 401, 'SAML_VALIDATION_FAILED', { reason: 'in_response_to' });
   });
 
+  it('ten different signed responses to one AuthnRequest, posted in parallel across two nodes: exactly one signs in, one session; the rest 401 SAML_VALIDATION_FAILED (in_response_to, or rejected when the library\'s own look-up is the one that finds the request spent)', async () => {
+    const id = await requestId();
+    const responses = await Promise.all(Array.from({ length: 10 }, async () => encode(signBoth(responseXml(await spec({ inResponseTo: id })), key(idpKey)))));
+    const before = await counts();
+    const all = await Promise.all(responses.map((r, i) => post(r, i % 2 === 0 ? nodes.a : nodes.b)));
+    expect(all.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    for (const r of all.filter((x) => x.statusCode !== 200)) expect(['in_response_to', 'rejected']).toContain((expectError(r, 401, 'SAML_VALIDATION_FAILED').details as { reason: string }).reason);
+    expect(await counts()).toEqual({ users: before.users + 1, sessions: before.sessions + 1 });
+  });
+
   it('an unsolicited response while IdP-initiated sign-in is off: 401 SAML_VALIDATION_FAILED unsolicited', async () => {
     const s = await spec();
     delete s.inResponseTo;
@@ -263,6 +273,17 @@ describe('threat: replay', () => {
     } finally {
       await configure();
     }
+  });
+});
+
+describe('threat: naming a channel that is not one\'s own', () => {
+  it('a SAML sign-in started on the agent channel by someone who is no agent: 403 POLICY_RESTRICTED rule channel after the assertion, no session', async () => {
+    const start = await a.app.inject({ method: 'POST', url: '/api/v1/auth/saml/login', payload: { channel: 'agent' } });
+    expect(start.statusCode, start.body).toBe(200);
+    const before = await counts();
+    const res = await post(encode(signBoth(responseXml(await spec({ inResponseTo: start.json().request_id, attributes: { email: [`not.an.agent.${newId()}@bank.test`] } })), key(idpKey))));
+    expect(expectError(res, 403, 'POLICY_RESTRICTED').details).toEqual({ rule: 'channel' });
+    expect((await counts()).sessions).toBe(before.sessions);
   });
 });
 

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
@@ -83,6 +83,9 @@ beforeAll(async () => {
   idp.setSpMetadata((await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' })).body);
   browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }, 180_000);
+
+// The IdP signs with the real time: the service's clock follows it, however slow the run.
+beforeEach(() => t.clock.set(Date.now()));
 
 async function configure(extra: Record<string, unknown> = {}): Promise<void> {
   const configured = await t.app.inject({

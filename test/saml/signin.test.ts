@@ -6,10 +6,11 @@
  * by email, IdP-initiated sign-in (off, then on: bounced back to the IdP as a bound sign-in), two
  * parallel first sign-ins creating one user, and the browser binding of the browser flow (the
  * cookie `saml/login` sets, without which the ACS gives no code). The service's clock is the
- * real time here (the IdP signs with it).
+ * real time here (the IdP signs with it): set to it before each test, so that a slow run (the
+ * suite under load) never leaves it behind the IdP's by more than the clock skew.
  */
 import { createHash, createVerify, X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { Authenticator } from '../harness/authenticator.js';
 import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
@@ -61,6 +62,8 @@ beforeAll(async () => {
   const db = t.s.database.db;
   await db.insertInto('entities').values([{ code: 'NBO-001', name: 'Nairobi Moi Avenue', is_active: true, created_at: new Date(), updated_at: new Date() }, { code: 'CLOSED-9', name: 'Closed branch', is_active: false, created_at: new Date(), updated_at: new Date() }]).execute();
 }, 180_000);
+
+beforeEach(() => t.clock.set(Date.now()));
 
 afterAll(async () => {
   await idp?.stop();
