@@ -5,7 +5,7 @@
 import Type from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../platform/http/app.js';
-import { errors } from '../platform/http/schemas.js';
+import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import { DEFAULT_CHANNEL_ROLES, type ChannelAccess, type ChannelAccessStore } from './channels.js';
@@ -14,7 +14,7 @@ import type { AccessPolicyAdmin } from './service.js';
 const ISO = { format: 'date-time' } as const;
 const ChannelName = Type.Union([Type.Literal('web'), Type.Literal('mobile'), Type.Literal('ussd'), Type.Literal('agent')], { examples: ['agent'] });
 const AllowedRoles = Type.Union([
-  Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 50, uniqueItems: true }),
+  Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }), { minItems: 1, maxItems: 50, uniqueItems: true }),
   Type.Null(),
 ], { description: 'Holders of any of these roles may sign in and keep sessions on the channel; `null`: anyone.', examples: [['agent']] });
 
@@ -47,7 +47,7 @@ export function registerChannelRoutes(instance: FastifyInstance, s: ChannelRoute
   const tags = ['Access policy'];
   const security = [{ bearer: [] }];
   const onRequest = s.guard.requirePermission('policies.manage');
-  const HOW = 'Who may use a channel: its sign-ins (any route or identity provider that names the channel) and every request of its sessions. Anyone else is `403 POLICY_RESTRICTED` with `details.rule` `channel`, after the password and before any session is opened, and a session whose user no longer qualifies is refused from its next request. By default the web, mobile and USSD channels are open to anyone and the agent channel to holders of `agent` only, so that nobody can sign in on the agent channel to escape the policies of their own. Access policies then narrow each channel further.';
+  const HOW = 'Who may use a channel: its sign-ins (any route or identity provider that names the channel) and every request of its sessions. Anyone else is `403 POLICY_RESTRICTED` with `details.rule` `channel`, after the password and before any session is opened; after a change here, sessions whose users no longer qualify are refused from their next request. Requests are judged by the roles in their access token, refresh by the user\'s roles now: a user who loses a role is refused at the latest when their access token expires (`ACCESS_TOKEN_EXPIRE_MINUTES`). By default the web, mobile and USSD channels are open to anyone and the agent channel to holders of `agent` only, so that nobody can sign in on the agent channel to escape the policies of their own. Access policies then narrow each channel further.';
 
   app.get('/api/v1/admin/channels', {
     schema: {

@@ -11,7 +11,9 @@
  * by mistake; an administrator's setting (table `channel_access`, audited) replaces a channel's
  * default until set back.
  */
+import { sql } from 'kysely';
 import type { Db } from '../platform/db/database.js';
+import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import { CHANNELS, type Channel } from './policy.js';
 
 /** null: anyone may use the channel. */
@@ -55,9 +57,13 @@ export class ChannelAccessStore {
     return CHANNELS.map((channel) => toAccess(channel, rows.get(channel)));
   }
 
-  /** One channel's setting, its row locked until `trx` ends (two changes at once: one after the other). */
+  /**
+   * One channel's setting, held until `trx` ends: two changes at once go one after the other,
+   * each seeing what the other left. An advisory lock, since the first change has no row to lock.
+   */
   async lock(trx: Db, channel: Channel): Promise<ChannelAccess> {
-    return toAccess(channel, await trx.selectFrom('channel_access').selectAll().where('channel', '=', channel).forUpdate().executeTakeFirst());
+    await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.channelAccess}::int, hashtext(${channel}))`.execute(trx);
+    return toAccess(channel, await trx.selectFrom('channel_access').selectAll().where('channel', '=', channel).executeTakeFirst());
   }
 
   async set(trx: Db, channel: Channel, allowedRoles: AllowedRoles, actor: string | null, now: Date): Promise<ChannelAccess> {

@@ -50,7 +50,7 @@ const Rules = Type.Object({
 const PolicyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL, examples: ['Agents: bound phone, branch area, working hours'] }),
   channel: Type.Union(CHANNELS.map((c) => Type.Literal(c)), { examples: ['agent'] }),
-  role: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'Only users holding this role are covered; null or absent: every user on the channel.', examples: ['agent'] })),
+  role: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }), Type.Null()], { description: 'Only users holding this role are covered; null or absent: every user on the channel.', examples: ['agent'] })),
   enabled: Type.Optional(Type.Boolean({ default: true })),
   rules: Rules,
 }, { additionalProperties: false });

@@ -23,6 +23,13 @@ describe('roles from directory groups', () => {
     expect(roles(['cn=admins+ou=x,ou=groups,dc=bank,dc=example'])).toEqual([]); // a multi-valued first RDN has no short name
   });
 
+  it('threat: a group under the base whose first RDN value is itself a DN does not answer to that DN\'s full-DN key', () => {
+    const map = { 'cn=domain admins,ou=it,dc=bank,dc=example': ['admin'] };
+    const forged = 'cn=cn\\=domain admins\\,ou\\=it\\,dc\\=bank\\,dc\\=example,ou=branch-7,ou=groups,dc=bank,dc=example';
+    expect(mapRoles([forged], map, ldapGroupKeys(BASE)).mapped).toEqual([]);
+    expect(mapRoles(['cn=Domain Admins,ou=IT,dc=bank,dc=example'], map, ldapGroupKeys(BASE)).mapped).toEqual(['admin']);
+  });
+
   it('without a groups base a short name matches nothing, and roles it names are still the map\'s to remove', () => {
     const r = mapRoles(['cn=auditors,ou=groups,dc=bank,dc=example'], MAP, ldapGroupKeys(undefined));
     expect(r.mapped).toEqual([]);

@@ -6,8 +6,8 @@
  * would give the role to whoever can create `cn=tellers` in an OU they manage and join it;
  * without a groups base a short name matches nothing (and start-up warns).
  */
-import { DnSyntaxError, isUnder, normalizeDn, parseDn, type Dn } from '../users/dn.js';
-import type { GroupKeys } from '../users/provisioned.js';
+import { DnSyntaxError, formatDn, isUnder, normalizeDn, parseDn, type Dn } from '../users/dn.js';
+import { dnKey, nameKey, type GroupKeys } from '../users/provisioned.js';
 
 /** A map key written as a DN (it has an `=`); anything else is a short name. */
 const isDnKey = (key: string): boolean => key.includes('=');
@@ -23,7 +23,11 @@ export function ldapGroupKeys(groupsBaseDn: string | undefined): GroupKeys {
     }
   }
   return {
-    key: (k) => (isDnKey(k) ? normalizeDn(k) : k.trim().toLowerCase()),
+    key(k) {
+      if (!isDnKey(k)) return nameKey(k);
+      const canonical = normalizeDn(k);
+      return canonical === null ? null : dnKey(canonical);
+    },
     of(group) {
       let dn: Dn;
       try {
@@ -32,9 +36,10 @@ export function ldapGroupKeys(groupsBaseDn: string | undefined): GroupKeys {
         if (err instanceof DnSyntaxError) return []; // a value that is not a DN names no group
         throw err;
       }
-      const keys = [normalizeDn(group)!];
-      const first = dn[0];
-      if (base !== null && base.length > 0 && first?.length === 1 && !first[0]!.ber && isUnder(dn, base)) keys.push(first[0]!.value);
+      if (dn.length === 0) return [];
+      const keys = [dnKey(formatDn(dn))];
+      const first = dn[0]!;
+      if (base !== null && base.length > 0 && first.length === 1 && !first[0]!.ber && isUnder(dn, base)) keys.push(nameKey(first[0]!.value));
       return keys;
     },
   };
@@ -49,7 +54,9 @@ export function groupRoleProblems(groupRoles: Record<string, string[]>, groupsBa
   const problems: Array<{ field: 'group_roles' | 'groups_base_dn'; message: string }> = [];
   if (groupsBaseDn !== undefined && (normalizeDn(groupsBaseDn) ?? '') === '') problems.push({ field: 'groups_base_dn', message: 'is not a distinguished name' });
   const keys = Object.keys(groupRoles);
-  const badDns = keys.filter((k) => isDnKey(k) && normalizeDn(k) === null);
+  const withNul = keys.filter((k) => k.includes('\0'));
+  if (withNul.length > 0) problems.push({ field: 'group_roles', message: 'a group name or DN holds a NUL character' });
+  const badDns = keys.filter((k) => isDnKey(k) && !k.includes('\0') && normalizeDn(k) === null);
   if (badDns.length > 0) problems.push({ field: 'group_roles', message: `${badDns.map((k) => JSON.stringify(k)).join(', ')} is not a distinguished name` });
   const short = keys.filter((k) => !isDnKey(k));
   if (short.length > 0 && groupsBaseDn === undefined) {

@@ -198,7 +198,7 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
         }, actor.uuid);
         await s.audit.record({
           ...requestAuditContext(request), eventType: 'LDAP_CONFIG_CHANGED', status: 'SUCCESS', userId: actor.uuid, username: actor.username,
-          details: { created: !stored, ...summary, bind_password_changed: body.bind_password !== undefined, endpoint_changed: stored !== undefined && endpointChanges(stored, endpointOf(body)), group_roles: Object.keys(body.group_roles ?? {}).length },
+          details: { created: !stored, ...summary, bind_password_changed: body.bind_password !== undefined, endpoint_changed: stored === undefined ? [] : endpointChanges(stored, endpointOf(body)), group_roles: Object.keys(body.group_roles ?? {}).length },
         }, trx);
         return null;
       });

@@ -52,7 +52,7 @@ export function ldapUriProblems(uri: string, startTls: boolean, production: bool
     return [{ field: 'uri', message: 'is not a URI' }];
   }
   if (url.protocol !== 'ldap:' && url.protocol !== 'ldaps:') return [{ field: 'uri', message: 'must be ldap:// or ldaps://' }];
-  if (url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.hash !== '' || url.username !== '') return [{ field: 'uri', message: 'must be ldap(s)://host[:port] and nothing more' }];
+  if (url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') return [{ field: 'uri', message: 'must be ldap(s)://host[:port] and nothing more (the bind password goes in bind_password, never in the URI)' }];
   if (url.protocol === 'ldaps:' && startTls) return [{ field: 'start_tls', message: 'is for ldap:// (ldaps:// is TLS already)' }];
   if (url.protocol === 'ldap:' && !startTls && production) return [{ field: 'uri', message: 'plain ldap:// would send the bind password in clear: use ldaps:// or start TLS' }];
   return [];

@@ -25,7 +25,7 @@ import type { Db } from '../platform/db/database.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import { SignInErrors } from '../signin/errors.js';
 import { normalizeDn } from '../users/dn.js';
-import { mapRoles, refreshFromProvider, type GroupKeys } from '../users/provisioned.js';
+import { dnKey, mapRoles, nameKey, refreshFromProvider, type GroupKeys } from '../users/provisioned.js';
 import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { SamlErrors } from './errors.js';
 import type { SamlAssertion } from './response.js';
@@ -70,8 +70,11 @@ export function groupRoleMap(groupRoles: SamlSettings['groupRoles']): Record<str
   return out;
 }
 
-/** A group value as compared: a DN in canonical form (RFC 4514), any other name case-folded. */
-const groupKey = (v: string): string => (v.includes('=') ? normalizeDn(v) : null) ?? v.trim().toLowerCase();
+/** A group value as compared: a DN in canonical form (RFC 4514), any other name case-folded; the two kinds never meet. */
+const groupKey = (v: string): string => {
+  const canonical = v.includes('=') ? normalizeDn(v) : null;
+  return canonical === null ? nameKey(v) : dnKey(canonical);
+};
 
 /**
  * An assertion's group values match the map's names exactly (without regard to case, a DN in

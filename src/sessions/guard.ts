@@ -121,6 +121,8 @@ export function sessionCheck(request: FastifyRequest, auth: AuthContext, locatio
 export interface Guard {
   /** Token, session, device, access policy; then the session's activity. Every authenticated route. */
   authenticate(request: FastifyRequest, reply?: FastifyReply): Promise<void>;
+  /** `authenticate` for a route whose request reports where the device is: its geofences are checked too. */
+  authenticateAt(locate: (request: FastifyRequest) => ReportedLocation | undefined): (request: FastifyRequest, reply?: FastifyReply) => Promise<void>;
   /**
    * Token, session and device only: who is calling, for what may be done outside the policy
    * (ending one's own session; opening an encrypted body before the route's own guard runs).
@@ -152,17 +154,20 @@ export function createGuard(deps: GuardDeps): Guard {
     request.auth = { claims, session, token };
   };
 
-  const authenticate = async (request: FastifyRequest): Promise<void> => {
+  /** The whole guard once per request; activity is recorded only for a request the policy allows. */
+  const admit = async (request: FastifyRequest, location?: ReportedLocation): Promise<void> => {
     if (admitted.has(request)) return;
     await identify(request);
     const auth = request.auth!;
-    await deps.policy.checkSession(sessionCheck(request, auth));
+    await deps.policy.checkSession(sessionCheck(request, auth, location));
     await deps.sessions.recordActivity(auth.session);
     admitted.add(request);
   };
+  const authenticate = (request: FastifyRequest): Promise<void> => admit(request);
 
   return {
     authenticate,
+    authenticateAt: (locate) => (request) => admit(request, locate(request)),
     identify,
     requirePermission(permission: string) {
       return async (request: FastifyRequest) => {

@@ -5,13 +5,13 @@
  * is the app (as a customer on `mobile`, or as an agent on `agent`), and USSD has its gateway's
  * route. Bodies are docs/decisions.md "Access policy".
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CommonErrors } from '../platform/errors.js';
 import { bodyField } from '../policy/route-limits.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
-import { sessionCheck, type AuthContext, type ReportedLocation } from '../sessions/guard.js';
+import type { AuthContext, ReportedLocation } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
 import { SignInErrors } from './errors.js';
 import { clientContext, SignInResponseSchema, validated, ValidateResponse, type SigninRouteDeps } from './routes.js';
@@ -101,11 +101,8 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         body: { ...AgentValidateBody, examples: [{ latitude: -1.28638, longitude: 36.81723, accuracy_m: 12 }] },
         response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
       },
-      preHandler: [s.guard.authenticate, async (request: FastifyRequest) => requireChannel(request.auth!, ['agent'])],
-    }, async (request) => {
-      const auth = request.auth!;
-      await s.accessPolicy.checkSession(sessionCheck(request, auth, locationOf(request.body)));
-      return validated(auth);
-    });
+      // The body is read before the guard (a pre-auth route): its location goes to the policy check.
+      preHandler: [s.guard.authenticateAt((request) => locationOf(request.body as Static<typeof AgentValidateBody>)), async (request: FastifyRequest) => requireChannel(request.auth!, ['agent'])],
+    }, async (request) => validated(request.auth!));
   };
 }

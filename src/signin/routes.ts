@@ -19,7 +19,7 @@ import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { AuthContext } from '../sessions/guard.js';
-import type { AccessPolicyCheck, ClientContext } from './pipeline.js';
+import type { ClientContext } from './pipeline.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -95,7 +95,6 @@ export function clientContext(request: FastifyRequest, ipHasher: Hasher, channel
 
 export interface SigninRouteDeps {
   db: Db;
-  accessPolicy: AccessPolicyCheck;
   ipHasher: Hasher;
   pipeline: SignInPipeline;
   local: LocalStrategy;

@@ -24,6 +24,16 @@ describe('distinguished names (RFC 4514)', () => {
     expect(normalizeDn('cn=\\#1,dc=x')).not.toBe(normalizeDn('cn=#31,dc=x')); // a string "#1" is not the BER value 0x31
   });
 
+  it('threat: characters outside the Basic Multilingual Plane keep DNs apart (read by code point), and match their hex-pair spelling', () => {
+    expect(normalizeDn('cn=😀,dc=x')).not.toBe(normalizeDn('cn=🔥,dc=x'));
+    expect(normalizeDn('cn=😀,dc=x')).toBe(normalizeDn('cn=\\F0\\9F\\98\\80,dc=x'));
+    expect(normalizeDn('cn=\ud83d,dc=x')).toBeNull(); // a lone surrogate
+  });
+
+  it('no compatibility folding: full-width letters are not the ASCII ones (stricter than a directory only fails closed)', () => {
+    expect(normalizeDn('ou=ｇｒｏｕｐｓ,dc=x')).not.toBe(normalizeDn('ou=groups,dc=x'));
+  });
+
   it('what is not a DN is refused: no type, no =, a bad escape, an empty value, a raw quote, bad UTF-8', () => {
     for (const bad of ['tellers', '=x,dc=x', 'cn', 'cn=a\\z,dc=x', 'cn=,dc=x', 'cn="a",dc=x', 'cn=\\ff\\fe,dc=x', 'cn=a,,dc=x', 'cn=a,dc=x,', 'cn=#zz']) {
       expect(normalizeDn(bad), bad).toBeNull();

@@ -5,6 +5,11 @@
  * caseIgnoreMatch of `cn`, `ou`, `dc`, `o`, `uid`; RFC 4518 2.6.1), the values of a
  * multi-valued RDN sorted, spaces around `,` `+` `=` ignored. A value given as `#hex` (BER) is
  * kept as hex: it is compared as written, never decoded.
+ *
+ * Where the canonical form could be looser than a directory's own matching, two DNs the
+ * directory keeps apart would compare equal here, and one could stand in for the other: so no
+ * Unicode compatibility folding (NFKC would make a full-width `ｇｒｏｕｐｓ` equal `groups`, which
+ * some directories keep apart); stricter only fails closed (a group that matches nothing).
  */
 
 /** One attribute type and value of an RDN, normalised. */
@@ -21,6 +26,11 @@ export type Dn = ReadonlyArray<readonly Ava[]>;
 export class DnSyntaxError extends Error {}
 
 const SPECIAL = '"+,;<>\\=#';
+
+/** A value as caseIgnoreMatch compares it: case-folded, runs of spaces one space, none at either end. */
+export function foldValue(value: string): string {
+  return value.toLowerCase().replace(/\s+/g, ' ').trim();
+}
 
 /** Parses `text`; throws `DnSyntaxError` saying what is wrong. The empty string is the empty DN. */
 export function parseDn(text: string): Dn {
@@ -63,8 +73,12 @@ export function parseDn(text: string): Dn {
         continue;
       }
       if (c === '"' || c === '<' || c === '>' || c === '\0') fail(`${JSON.stringify(c)} must be escaped`);
-      for (const b of Buffer.from(c, 'utf8')) bytes.push(b);
-      i += c.length;
+      // One code point, two UTF-16 units outside the BMP: a lone surrogate has no UTF-8 form.
+      const cp = text.codePointAt(i)!;
+      if (cp >= 0xd800 && cp <= 0xdfff) fail('a value is not UTF-8');
+      const char = String.fromCodePoint(cp);
+      for (const b of Buffer.from(char, 'utf8')) bytes.push(b);
+      i += char.length;
       if (c !== ' ') significantEnd = bytes.length;
     }
     try {
@@ -89,7 +103,7 @@ export function parseDn(text: string): Dn {
       const ber = text[i] === '#';
       const raw = ber ? readBer() : readString();
       if (raw === '') fail('a value is expected');
-      const value = ber ? raw : raw.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+      const value = ber ? raw : foldValue(raw);
       rdn.push({ type, value, ber });
       skipSpaces();
       if (text[i] !== '+') break;

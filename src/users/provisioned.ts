@@ -6,6 +6,7 @@
  * exceptions that keep an account safe before its second factor.
  */
 import type { Db } from '../platform/db/database.js';
+import { foldValue } from './dn.js';
 import type { UserRow, UserStore } from './store.js';
 
 /**
@@ -17,6 +18,15 @@ export interface GroupKeys {
   key(mapKey: string): string | null;
   of(group: string): readonly string[];
 }
+
+/**
+ * The two kinds of group key never meet: a DN is `dn:` and its canonical form (src/users/dn.ts),
+ * a name `name:` and the name case-folded. Otherwise a name that is itself a DN (the first RDN
+ * value of `cn=cn\=domain admins\,ou\=it\,...,ou=groups,...`) would answer to the key of
+ * another group's full DN.
+ */
+export const dnKey = (canonical: string): string => `dn:${canonical}`;
+export const nameKey = (name: string): string => `name:${foldValue(name)}`;
 
 /** The roles `groups` map to, and every role the map manages. */
 export function mapRoles(groups: readonly string[], groupRoles: Record<string, string[]>, keys: GroupKeys): { mapped: string[]; managed: string[] } {

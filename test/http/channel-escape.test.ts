@@ -4,8 +4,8 @@
  * outside the allow list) must not get in by naming `agent`, whose policies narrowed to the
  * `agent` role do not cover them. The agent channel is open only to holders of a role allowed
  * on it (default `agent`; set by administrators, audited): anyone else is 403
- * POLICY_RESTRICTED rule `channel` before any session is opened, and a session whose user no
- * longer qualifies is refused from its next request.
+ * POLICY_RESTRICTED rule `channel` before any session is opened, and after a change of who may
+ * use the channel a session whose user no longer qualifies is refused from its next request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/platform/http/app.js';

@@ -66,6 +66,7 @@ describe('configuration (POST /api/v1/auth/ldap/config)', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ ...settings(), uri: 'http://ldap.bank.example' }, 'uri'],
       [{ ...settings(), uri: 'not a uri' }, 'uri'],
+      [{ ...settings(), uri: 'ldaps://:secret@ldap.bank.example' }, 'uri'], // a password in the URI would be shown and audited
       [{ ...settings(), user_filter: '(uid=alice)' }, 'user_filter'],
       [{ ...settings(), user_filter: '(uid={username}' }, 'user_filter'],
       [{ ...settings(), group_roles: { tellers: ['astronaut'] } }, 'group_roles'],

@@ -13,6 +13,7 @@ import type { App } from '../../src/platform/http/app.js';
 import { signal } from '../harness/comparisons.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
+import { ENCRYPTED, fetchServerPem, openPreAuth, openSession, preAuthBody, sessionBody } from '../harness/transport-client.js';
 
 const OFFICE = '10.20.1.5';
 const ELSEWHERE = '192.0.2.44';
@@ -139,6 +140,41 @@ describe('threat: a session outlives the access policy that now governs it', () 
     await deletePolicy(t.app, await admin(), id);
   });
 
+  it('an encrypted request of a refused session is refused by the route\'s guard before its body is opened, as a token refusal is (plaintext 403), and changes nothing', async () => {
+    await seedUser(t.s, 'guard.sealed', { roles: ['staff'] });
+    const serverPem = await fetchServerPem(t.app);
+    const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: ENCRYPTED, payload: preAuthBody(serverPem, { username: 'guard.sealed', password: STRONG_PASSWORD }), remoteAddress: OFFICE });
+    const opened = openPreAuth(login.json());
+    const token = String(opened.body.access_token);
+    const id = await createPolicy(t.app, await admin(), { name: 'staff: office only (sealed)', channel: 'web', role: 'staff', rules: { ip: { allow: ['10.0.0.0/8'] } } });
+    const put = (from: string) => t.app.inject({ method: 'PUT', url: '/api/v1/notifications/preferences', headers: { ...ENCRYPTED, ...bearer(token) }, payload: sessionBody(opened.key, { language: 'fr' }), remoteAddress: from });
+    const refused = await put(ELSEWHERE);
+    expectRestricted(refused, 'ip');
+    expect(refused.headers['x-encrypted']).toBeUndefined();
+    expect((await t.s.users.findByLogin('guard.sealed'))!.language).toBeNull(); // nothing was changed
+    const allowed = await put(OFFICE);
+    expect(allowed.statusCode).toBe(200);
+    expect(openSession(opened.key, allowed.json())).toMatchObject({ language: 'fr' });
+    await deletePolicy(t.app, await admin(), id);
+  });
+
+  it('an agent\'s validate refused by the geofence records no activity either: the session still ends 15 minutes after its last allowed request', async () => {
+    await seedUser(t.s, 'guard.field.agent', { roles: ['agent'] });
+    const fp = 'fp-guard-field-agent';
+    const here = { latitude: -1.2864, longitude: 36.8172, accuracy_m: 10 };
+    const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login/mobile', payload: { username: 'guard.field.agent', password: STRONG_PASSWORD, device_fingerprint: fp, channel: 'agent', ...here }, remoteAddress: OFFICE });
+    expect(login.statusCode, login.body).toBe(200);
+    const token = login.json<SignedIn>().access_token;
+    const id = await createPolicy(t.app, await admin(), { name: 'agents: the branch area', channel: 'agent', role: 'agent', rules: { geofences: [{ type: 'circle', lat: -1.2864, lon: 36.8172, radius_m: 250 }] } });
+    const validate = (at: typeof here) => t.app.inject({ method: 'POST', url: '/api/v1/auth/agent/validate', headers: bearer(token, { 'x-device-fingerprint': fp }), payload: at, remoteAddress: OFFICE });
+    expect((await validate(here)).statusCode).toBe(200);
+    clock.advance(10 * 60_000);
+    expectRestricted(await validate({ latitude: -1.3, longitude: 36.9, accuracy_m: 10 }), 'geofence');
+    clock.advance(6 * 60_000);
+    expectError(await validate(here), 401, 'SESSION_EXPIRED');
+    await deletePolicy(t.app, await admin(), id);
+  });
+
   it('a refused session can still end itself: logout answers 200 and the session is over', async () => {
     await seedUser(t.s, 'guard.leaver', { roles: ['staff'] });
     const s = await signInFrom(t.app, 'guard.leaver', OFFICE);
@@ -186,5 +222,26 @@ describe('threat: a session on another node outlives the policy written on this 
     await changed;
     expectRestricted(await users(ELSEWHERE), 'ip');
     expect((await users(OFFICE)).statusCode).toBe(200);
+  });
+
+  it('who may use a channel, changed on node a, refuses the next request of an agent session cached on node b', async () => {
+    const { a, b } = nodes;
+    await seedUser(a.s, 'nodes.admin3', { roles: ['admin'] });
+    await seedUser(a.s, 'nodes.agent', { roles: ['agent'] });
+    const writer = (await signInFrom(a.app, 'nodes.admin3', OFFICE)).access_token;
+    const fp = 'fp-nodes-agent';
+    const login = await b.app.inject({ method: 'POST', url: '/api/v1/auth/login/mobile', payload: { username: 'nodes.agent', password: STRONG_PASSWORD, device_fingerprint: fp, channel: 'agent' }, remoteAddress: OFFICE });
+    expect(login.statusCode, login.body).toBe(200);
+    const preferences = () => b.app.inject({ method: 'GET', url: '/api/v1/notifications/preferences', headers: bearer(login.json<SignedIn>().access_token, { 'x-device-fingerprint': fp }), remoteAddress: OFFICE });
+    expect((await preferences()).statusCode).toBe(200);
+    const put = (allowed: string[]) => a.app.inject({ method: 'PUT', url: '/api/v1/admin/channels/agent', headers: bearer(writer), payload: { allowed_roles: allowed }, remoteAddress: OFFICE });
+    let changed = nextChange(b);
+    expect((await put(['operator'])).statusCode).toBe(200);
+    await changed;
+    expectRestricted(await preferences(), 'channel');
+    changed = nextChange(b);
+    expect((await put(['agent'])).statusCode).toBe(200);
+    await changed;
+    expect((await preferences()).statusCode).toBe(200);
   });
 });

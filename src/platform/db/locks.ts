@@ -17,4 +17,6 @@ export const ADVISORY_LOCKS = {
   transportKeys: 8_675_310,
   /** Creating or rotating the SAML service provider's signing key (src/saml/sp-keys.ts); single-key form. */
   samlSpKeys: 8_675_311,
+  /** Setting who may use a channel, one per channel (src/access/channels.ts): its row may not exist yet to lock. */
+  channelAccess: 8_675_312,
 } as const;
