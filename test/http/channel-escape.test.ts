@@ -115,6 +115,7 @@ describe('threat: a customer names the agent channel to escape the mobile policy
     expect(field(await put('agent', ['agent', 'no_such_role']))).toEqual(['allowed_roles']);
     expect(field(await put('web', ['staff']))).toEqual(['allowed_roles']); // the administrator's own web session
     expectError(await put('web', []), 422, 'VALIDATION_ERROR');
+    expectError(await put('agent', ['age\u0000nt']), 422, 'VALIDATION_ERROR'); // a NUL never reaches the database
     expectError(await put('sms', null), 422, 'VALIDATION_ERROR');
     await seedUser(t.s, 'escape.curious');
     expectError(await put('agent', null, (await signIn(t.app, 'escape.curious')).access_token), 403, 'PERMISSION_DENIED');
