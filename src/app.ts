@@ -104,7 +104,10 @@ export function createStrongroom(opts: StrongroomOptions): Strongroom {
       for (const m of modules) await m.init?.();
     },
     async buildApp() {
-      const app = createHttpApp({ config: registry.config, log: registry.log, metrics: registry.metrics, envelope: modules.find((m) => m.envelope)?.envelope });
+      const app = createHttpApp({
+        config: registry.config, log: registry.log, metrics: registry.metrics, envelope: modules.find((m) => m.envelope)?.envelope,
+        requestUser: (request) => request.auth?.claims.user_id,
+      });
       await app.register(swagger, {
         openapi: {
           openapi: '3.1.0',

@@ -10,14 +10,14 @@ export function databaseTarget(config: Config): DatabaseTarget {
   return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
 }
 
-export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<{ strongroom: Strongroom; generated: string[]; migrated: string[] }> {
+export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<{ strongroom: Strongroom; generated: string[]; fromDataDir: string[]; migrated: string[] }> {
   const secrets = resolveSecrets(config);
   const database = await openDatabase(databaseTarget(config), log);
   try {
     const migrated = await database.migrate();
     const strongroom = createStrongroom({ config, secrets, database, clock: opts.clock ?? systemClock, log, defaultMetrics: opts.defaultMetrics });
     await strongroom.init();
-    return { strongroom, generated: secrets.generated, migrated };
+    return { strongroom, generated: secrets.generated, fromDataDir: secrets.fromDataDir, migrated };
   } catch (err) {
     await database.close().catch(() => undefined);
     throw err;

@@ -1,7 +1,8 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
 import { bootstrapAdmin, seedFaqOnFirstStart } from './bootstrap.js';
 import { describeSmtp, smtpMayBeClear } from './mail/mailer.js';
-import { ConfigError, loadConfig, PRODUCTION_MFA_ROLES, type TrustProxy } from './platform/config.js';
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, PRODUCTION_MFA_ROLES, type Config, type TrustProxy } from './platform/config.js';
 import { DatabaseLockedError } from './platform/db/database.js';
 import type { App } from './platform/http/app.js';
 import { metricsExposure } from './platform/http/ops-routes.js';
@@ -12,6 +13,34 @@ function describeTrust(trust: TrustProxy): string {
   if (trust === false) return 'the connecting peer (TRUST_PROXY=0; X-Forwarded-For is ignored)';
   if (typeof trust === 'number') return `X-Forwarded-For after ${trust} proxy hop${trust === 1 ? '' : 's'} (TRUST_PROXY=${trust}; safe only if the port is reachable through the proxies alone)`;
   return `X-Forwarded-For as written by the proxies at ${trust.join(', ')} (TRUST_PROXY)`;
+}
+
+/** Fields of a request's line worth reading on a terminal, in this order. */
+const LINE_FIELDS = ['error_code', 'status', 'method', 'route', 'ip', 'user_id'] as const;
+
+/** A log line for a person: the message, a request's essentials, and an error's stack below it. */
+function readableLine(line: Record<string, unknown>, messageKey: string): string {
+  const fields = LINE_FIELDS.filter((k) => line[k] !== undefined && line[k] !== null).map((k) => `${k}=${String(line[k])}`);
+  const cause = line.cause as { message?: unknown } | undefined;
+  if (cause?.message !== undefined) fields.push(`cause=${JSON.stringify(cause.message)}`);
+  const stack = (line.err as { stack?: unknown } | undefined)?.stack;
+  return `${String(line[messageKey] ?? '')}${fields.length > 0 ? `  (${fields.join(' ')})` : ''}${typeof stack === 'string' ? `\n${stack}` : ''}`;
+}
+
+/**
+ * The process's logger: coloured lines for a person at a terminal outside production (LOG_FORMAT
+ * `auto`), JSON for a collector. pino-pretty is a development dependency: where it is not
+ * installed (a production image) the lines stay JSON, and the log says so.
+ */
+async function processLogger(config: Config): Promise<{ log: Logger; note?: string }> {
+  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true && config.env !== 'production');
+  if (!pretty) return { log: createLogger(config.logLevel) };
+  try {
+    const { default: pinoPretty } = await import('pino-pretty');
+    return { log: createLogger(config.logLevel, pinoPretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss', hideObject: true, messageFormat: readableLine })) };
+  } catch {
+    return { log: createLogger(config.logLevel), note: 'LOG_FORMAT: pino-pretty is not installed here (a production install?): logging JSON' };
+  }
 }
 
 async function main(): Promise<void> {
@@ -25,8 +54,9 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger(config.logLevel);
-  const { strongroom, generated, migrated } = await openRuntime(config, log, { defaultMetrics: true }).catch((err: unknown) => {
+  const { log, note } = await processLogger(config);
+  if (note) log.warn(note);
+  const { strongroom, generated, fromDataDir, migrated } = await openRuntime(config, log, { defaultMetrics: true }).catch((err: unknown) => {
     if (err instanceof DatabaseLockedError) {
       console.error(`Strongroom cannot start: ${err.message}`);
       process.exit(75); // EX_TEMPFAIL
@@ -54,6 +84,8 @@ async function main(): Promise<void> {
   if (config.env !== 'production') {
     log.warn({ env: config.env }, `Development mode (NODE_ENV=${config.env}): not for production.`);
     if (generated.length > 0) log.warn({ generated }, `Generated development secrets in ${config.dataDir}/secrets: ${generated.join(', ')}. Production requires them explicitly.`);
+    if (fromDataDir.length > 0) log.warn({ from_data_dir: fromDataDir }, `Using development secrets from ${config.dataDir}/secrets: ${fromDataDir.join(', ')}. Production requires them explicitly.`);
+    if (!config.transport.enforce) log.warn({ enforce_transport_encryption: false }, 'Transport encryption is not enforced (ENFORCE_TRANSPORT_ENCRYPTION=0, the development default): clients may send plaintext bodies. Production enforces it.');
     if (config.passwords.bcryptCost < 12) log.warn(`BCRYPT_COST=${config.passwords.bcryptCost} is below 12: for tests only.`);
   }
   log.info({ trust_proxy: config.trustProxy }, `Client addresses: ${describeTrust(config.trustProxy)}`);
@@ -84,6 +116,10 @@ async function main(): Promise<void> {
   }
   if (exposure.on !== 'nowhere' && exposure.token !== undefined) metricsAt += ' (METRICS_TOKEN required)';
   log.info({ address, metrics: metricsAt }, `Strongroom listening on ${address}  ·  API docs ${address}/api/docs  ·  health ${address}/health  ·  metrics ${metricsAt}`);
+  // The service speaks HTTP; its answers tell browsers to use HTTPS only (HSTS).
+  const plainHttp = 'Plain HTTP: terminate TLS in front of this port (a load balancer or proxy). Every answer carries Strict-Transport-Security, so browsers will insist on HTTPS for this host name.';
+  if (config.env === 'production') log.info({ tls: 'in front' }, plainHttp);
+  else log.warn({ tls: 'in front' }, plainHttp);
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {

@@ -31,6 +31,12 @@ describe('loadConfig', () => {
     expect(c.secrets.fieldKey).toEqual(Buffer.alloc(32, 7));
   });
 
+  it('LOG_FORMAT: auto by default, json or pretty when set, anything else refused naming it', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(() => loadConfig({ LOG_FORMAT: 'colour' })).toThrow(/LOG_FORMAT must be one of auto, json, pretty/);
+  });
+
   it('refuses a lowered bcrypt cost in production only', () => {
     expect(loadConfig({ BCRYPT_COST: '4' }).passwords.bcryptCost).toBe(4);
     expect(() => loadConfig({ ...production, BCRYPT_COST: '4' })).toThrow(/BCRYPT_COST/);

@@ -33,6 +33,11 @@ export interface Config {
   databaseUrl: string | undefined;
   logLevel: string;
   /**
+   * LOG_FORMAT: `json` (one object a line, for a collector), `pretty` (coloured lines for a
+   * person), or `auto` (the default): pretty on a terminal outside production, JSON otherwise.
+   */
+  logFormat: 'auto' | 'json' | 'pretty';
+  /**
    * TRUST_PROXY: which peers may tell us the client's address in X-Forwarded-For. `false`
    * believes no one (the socket's address is the client); a number believes that many hops
    * nearest to us; a list believes only peers inside those addresses or CIDRs. Never "every hop".
@@ -431,6 +436,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(r.str('DATA_DIR', './data')),
     databaseUrl,
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    logFormat: r.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     trustProxy: trustProxy(r),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),

@@ -104,16 +104,16 @@ export class Keyring {
       await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.jwtKeys})`.execute(trx);
       const newest = await trx.selectFrom('jwt_signing_keys').select('created_at').orderBy('version', 'desc').limit(1).executeTakeFirst();
       const ageMs = newest ? this.deps.clock.now() - new Date(newest.created_at).getTime() : Infinity;
-      if (ageMs < this.deps.rotationDays * 86_400_000) return false;
+      if (ageMs < this.deps.rotationDays * 86_400_000) return null;
       await this.insertKey(trx);
-      return true;
+      return newest ? 'rotated' : 'created';
     });
     if (rotated) {
       await this.reload();
       await this.deps.bus.publish({ type: 'keyring.changed' });
-      this.deps.log.info('JWT signing key rotated');
+      this.deps.log.info(rotated === 'created' ? 'JWT signing key created (a new database)' : 'JWT signing key rotated (tokens signed with the previous key stay valid until they expire)');
     }
-    return rotated;
+    return rotated !== null;
   }
 
   private async insertKey(trx: Db): Promise<string> {

@@ -20,7 +20,7 @@ let transportPem: string | undefined;
 
 export function testSecrets(): Secrets {
   transportPem ??= generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  return { fieldKey: randomBytes(32), ipHashKey: randomBytes(32), transportPrivateKeyPem: transportPem, generated: [] };
+  return { fieldKey: randomBytes(32), ipHashKey: randomBytes(32), transportPrivateKeyPem: transportPem, generated: [], fromDataDir: [] };
 }
 
 export type DbKind = 'pglite' | 'postgres';

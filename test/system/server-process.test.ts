@@ -1,9 +1,10 @@
 /**
- * The real server process: configuration refusal in production, graceful SIGTERM, and the
- * embedded PGlite database surviving `kill -9` in the middle of writes.
+ * The real server process: configuration refusal in production, what the start-up log says
+ * (and on a restart), graceful SIGTERM, and the embedded PGlite database surviving `kill -9` in
+ * the middle of writes.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,6 +98,40 @@ describe('server process', { timeout: 180_000 }, () => {
     srv.child.kill('SIGTERM');
     expect(await srv.exited).toBe(0);
     expect(srv.output()).toContain('Stopped cleanly');
+  });
+
+  it('restarts say which development secrets come from DATA_DIR, and the first administrator\'s password file goes once its password is changed', async () => {
+    const dataDir = tempDir();
+    const file = path.join(dataDir, 'bootstrap-admin-password.txt');
+    const restart = async (): Promise<string> => {
+      const srv = await startServer({ DATA_DIR: dataDir });
+      srv.child.kill('SIGTERM');
+      expect(await srv.exited).toBe(0);
+      return srv.output();
+    };
+    const first = await startServer({ DATA_DIR: dataDir });
+    expect(first.output()).toContain('Transport encryption is not enforced');
+    expect(first.output()).toContain('Plain HTTP: terminate TLS in front');
+    expect(first.output()).toContain('JWT signing key created');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const second = await restart();
+    expect(second).toContain('Using development secrets from');
+    expect(second).not.toContain('Generated development secrets');
+    expect(second).toContain('still has the temporary password');
+    expect(existsSync(file)).toBe(true);
+
+    const srv = await startServer({ DATA_DIR: dataDir });
+    const forced = await request(srv.port, 'POST', '/api/v1/auth/login', { username: 'admin', password: readFileSync(file, 'utf8').trim() });
+    expect(forced.status).toBe(403);
+    const changed = await request(srv.port, 'POST', '/api/v1/auth/reset/password', { reset_token: (forced.json.details as { reset_token: string }).reset_token, new_password: ADMIN_PASSWORD });
+    expect(changed.status).toBe(200);
+    srv.child.kill('SIGTERM');
+    expect(await srv.exited).toBe(0);
+
+    expect(await restart()).toContain('Deleted');
+    expect(existsSync(file)).toBe(false);
   });
 
   it('drains an in-flight sign-in on SIGTERM', async () => {

@@ -17,6 +17,8 @@ export interface Secrets {
   transportPrivateKeyPem: string;
   /** Names of the secrets that were generated for development, for the startup warning. */
   generated: string[];
+  /** Names of the development secrets read from `DATA_DIR/secrets` (made by an earlier start). */
+  fromDataDir: string[];
 }
 
 function readOrCreate(file: string, create: () => string | Buffer): { value: Buffer; created: boolean } {
@@ -31,10 +33,11 @@ function readOrCreate(file: string, create: () => string | Buffer): { value: Buf
 export function resolveSecrets(config: Config): Secrets {
   const dir = path.join(config.dataDir, 'secrets');
   const generated: string[] = [];
+  const fromDataDir: string[] = [];
   const pick = (given: Buffer | undefined, name: string, file: string): Buffer => {
     if (given) return given;
     const r = readOrCreate(path.join(dir, file), () => randomBytes(32).toString('base64'));
-    if (r.created) generated.push(name);
+    (r.created ? generated : fromDataDir).push(name);
     return Buffer.from(r.value.toString('utf8').trim(), 'base64');
   };
   const fieldKey = pick(config.secrets.fieldKey, 'FIELD_ENCRYPTION_KEY', 'field-encryption.key');
@@ -46,10 +49,10 @@ export function resolveSecrets(config: Config): Secrets {
     const r = readOrCreate(path.join(dir, 'transport-private.pem'), () =>
       generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
     );
-    if (r.created) generated.push('TRANSPORT_PRIVATE_KEY');
+    (r.created ? generated : fromDataDir).push('TRANSPORT_PRIVATE_KEY');
     pem = r.value.toString('utf8');
   }
-  return { fieldKey, previousFieldKeys: config.secrets.previousFieldKeys, ipHashKey, transportPrivateKeyPem: pem, generated };
+  return { fieldKey, previousFieldKeys: config.secrets.previousFieldKeys, ipHashKey, transportPrivateKeyPem: pem, generated, fromDataDir };
 }
 
 /** The field-encryption master keys, current first: what every FieldCipher and BlindIndex takes. */

@@ -120,8 +120,16 @@ export function fastifyTrust(trust: TrustProxy): false | string[] | ((address: s
   return [...trust];
 }
 
-/** `envelope`: wraps bodies (transport encryption), when a module supplies one. */
-export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics; envelope?: BodyEnvelope }): App {
+/** What an expected failure's cause says, without its stack (a gateway's answer, a timeout). */
+function causeOf(cause: unknown): { type: string; message: string } {
+  return cause instanceof Error ? { type: cause.name, message: cause.message.slice(0, 300) } : { type: typeof cause, message: String(cause).slice(0, 300) };
+}
+
+/**
+ * `envelope`: wraps bodies (transport encryption), when a module supplies one. `requestUser`:
+ * the signed-in user of a request, for the log lines of refusals.
+ */
+export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics; envelope?: BodyEnvelope; requestUser?: (request: FastifyRequest) => string | undefined }): App {
   const { config, metrics } = deps;
   const app = Fastify({
     loggerInstance: deps.log,
@@ -190,10 +198,18 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
     histogram.observe(Number(process.hrtime.bigint() - request.startedAt) / 1e9);
   });
 
+  // An error the code did not mean to raise (INTERNAL_ERROR) is an operator's problem: its stack.
+  // A refusal (4xx) or a service that cannot be given now (a deliberate 5xx such as
+  // PUSH_NOT_CONFIGURED or OTP_DELIVERY_FAILED) is expected: one line, what and who, no stack.
   app.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(err);
-    if (appError.statusCode >= 500) request.log.error({ err, reqId: request.id }, 'request failed');
-    else request.log.info({ error_code: appError.code, status: appError.statusCode, url: request.routeOptions.url }, 'request refused');
+    const what = {
+      error_code: appError.code, status: appError.statusCode, method: request.method, route: request.routeOptions.url ?? 'unmatched',
+      ip: request.ip, user_id: deps.requestUser?.(request) ?? null,
+    };
+    if (appError.code === 'INTERNAL_ERROR') request.log.error({ ...what, err }, 'request failed');
+    else if (appError.statusCode >= 500) request.log.warn({ ...what, ...(appError.cause ? { cause: causeOf(appError.cause) } : {}) }, 'request not served');
+    else request.log.info(what, 'request refused');
     for (const [k, v] of Object.entries(appError.headers)) reply.header(k, v);
     return reply.status(appError.statusCode).send(errorBody(appError));
   });
