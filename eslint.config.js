@@ -24,4 +24,9 @@ export default tseslint.config(
     files: ['src/cli.ts', 'bench/**', 'test/**', 'packages/*/test/**'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // Plain Node.js scripts that run before the TypeScript is compiled (npm start's build check).
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
 );
