@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/compare.ts [--before <git ref>] [--rounds N]`: the hot authenticated paths of
+ * `npx tsx bench/compare.ts [--before <git ref>] [--rounds N] [--env A=1,B=2]`: the hot authenticated paths of
  * two builds side by side in one run, for a change that touches them: the working tree against
  * `--before` (default `HEAD`), each built the same way (`tsc -p tsconfig.build.json`; the older
  * one in a temporary git worktree sharing this tree's node_modules), each on its own database of
@@ -26,6 +26,8 @@ const arg = (name: string, fallback: string): string => {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 };
 const BEFORE = arg('before', 'HEAD');
+/** `--env A=1,B=2`: set for both servers (LOG_LEVEL=info to weigh what logging costs, say). */
+const ENV = Object.fromEntries(arg('env', '').split(',').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const ROUNDS = Number(arg('rounds', '4'));
 const SECONDS = 2;
 const CONNECTIONS = 50;
@@ -55,7 +57,7 @@ function buildBefore(): string {
 async function startSide(name: string, root: string, databaseUrl: string): Promise<Side> {
   const data = mkdtempSync(path.join(os.tmpdir(), 'strongroom-compare-'));
   cleanups.push(() => rmSync(data, { recursive: true, force: true }));
-  const server = await startNode(name, [path.join(root, 'dist/src/server.js')], strongroomEnv({ DATABASE_URL: databaseUrl, DATA_DIR: data }), await freePort());
+  const server = await startNode(name, [path.join(root, 'dist/src/server.js')], strongroomEnv({ DATABASE_URL: databaseUrl, DATA_DIR: data, ...ENV }), await freePort());
   const admin = await login(server.url, ADMIN.username, ADMIN.password);
   await createUser(server.url, admin.access_token, USER.username, USER.password);
   const user = await login(server.url, USER.username, USER.password);

@@ -1,7 +1,7 @@
 /** `npm start`: the HTTP API and its background workers in one process. */
 import { bootstrapAdmin, seedFaqOnFirstStart } from './bootstrap.js';
 import { describeSmtp, smtpMayBeClear } from './mail/mailer.js';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig, PRODUCTION_MFA_ROLES, type Config, type TrustProxy } from './platform/config.js';
 import { DatabaseLockedError } from './platform/db/database.js';
 import type { App } from './platform/http/app.js';
@@ -18,13 +18,15 @@ function describeTrust(trust: TrustProxy): string {
 /** Fields of a request's line worth reading on a terminal, in this order. */
 const LINE_FIELDS = ['error_code', 'status', 'method', 'route', 'ip', 'user_id'] as const;
 
-/** A log line for a person: the message, a request's essentials, and an error's stack below it. */
+/** A log line for a person: the message (an access line as `GET /route 200 1.2 ms`), a request's essentials, and an error's stack below it. */
 function readableLine(line: Record<string, unknown>, messageKey: string): string {
-  const fields = LINE_FIELDS.filter((k) => line[k] !== undefined && line[k] !== null).map((k) => `${k}=${String(line[k])}`);
+  const access = line[messageKey] === 'request' && line.route !== undefined;
+  const message = access ? `${String(line.method)} ${String(line.route)} ${String(line.status)} ${String(line.ms)} ms` : String(line[messageKey] ?? '');
+  const fields = LINE_FIELDS.filter((k) => line[k] !== undefined && line[k] !== null && !(access && ['status', 'method', 'route'].includes(k))).map((k) => `${k}=${String(line[k])}`);
   const cause = line.cause as { message?: unknown } | undefined;
   if (cause?.message !== undefined) fields.push(`cause=${JSON.stringify(cause.message)}`);
   const stack = (line.err as { stack?: unknown } | undefined)?.stack;
-  return `${String(line[messageKey] ?? '')}${fields.length > 0 ? `  (${fields.join(' ')})` : ''}${typeof stack === 'string' ? `\n${stack}` : ''}`;
+  return `${message}${fields.length > 0 ? `  (${fields.join(' ')})` : ''}${typeof stack === 'string' ? `\n${stack}` : ''}`;
 }
 
 /**
@@ -34,7 +36,10 @@ function readableLine(line: Record<string, unknown>, messageKey: string): string
  */
 async function processLogger(config: Config): Promise<{ log: Logger; note?: string }> {
   const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true && config.env !== 'production');
-  if (!pretty) return { log: createLogger(config.logLevel) };
+  // Lines are written in blocks of 4 KiB, or every 250 ms, rather than one system call each (an
+  // access line per request would otherwise halve the request rate, docs/benchmarks.md);
+  // flushed before exit.
+  if (!pretty) return { log: createLogger(config.logLevel, pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 })) };
   try {
     const { default: pinoPretty } = await import('pino-pretty');
     return { log: createLogger(config.logLevel, pinoPretty({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss', hideObject: true, messageFormat: readableLine })) };
@@ -55,6 +60,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const { log, note } = await processLogger(config);
+  processLog = log;
   if (note) log.warn(note);
   const { strongroom, generated, fromDataDir, migrated } = await openRuntime(config, log, { defaultMetrics: true }).catch((err: unknown) => {
     if (err instanceof DatabaseLockedError) {
@@ -128,6 +134,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'Shutting down: draining in-flight requests');
     const force = setTimeout(() => {
       log.error('Shutdown took too long; exiting');
+      log.flush();
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
@@ -136,13 +143,17 @@ async function main(): Promise<void> {
     await strongroom.close(); // the password-strength worker, the SMTP pool
     await registry.database.close(); // PGlite checkpoints and releases its lock
     log.info('Stopped cleanly');
-    process.exit(0);
+    log.flush(() => process.exit(0));
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
+/** The logger once made, so that a failure after it still writes the lines it holds. */
+let processLog: Logger | undefined;
+
 main().catch((err: unknown) => {
   console.error('Strongroom failed to start:', err);
-  process.exit(1);
+  if (processLog) processLog.flush(() => process.exit(1));
+  else process.exit(1);
 });

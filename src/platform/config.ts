@@ -37,6 +37,8 @@ export interface Config {
    * person), or `auto` (the default): pretty on a terminal outside production, JSON otherwise.
    */
   logFormat: 'auto' | 'json' | 'pretty';
+  /** ACCESS_LOG: one info line per request (method, route, status, time, address, user; never a token or body). */
+  accessLog: boolean;
   /**
    * TRUST_PROXY: which peers may tell us the client's address in X-Forwarded-For. `false`
    * believes no one (the socket's address is the client); a number believes that many hops
@@ -437,6 +439,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     logFormat: r.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
+    accessLog: r.bool('ACCESS_LOG', true),
     trustProxy: trustProxy(r),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),

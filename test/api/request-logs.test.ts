@@ -1,8 +1,9 @@
 /**
- * What the log says about a request that did not succeed, as an operator reads it: a refusal is
- * one info line with the code, method, route, client address and user; a service that cannot be
- * given now (a deliberate 5xx such as 503 PUSH_NOT_CONFIGURED) one warn line without a stack; only
- * an error the code did not mean to raise is logged as an error, with its stack. No token in any.
+ * What the log says about requests, as an operator reads it: one access line per request
+ * (method, route, status, time, client address, user, request id; a refusal's error_code), never
+ * a token or a body; a service that cannot be given now (a deliberate 5xx such as 503
+ * PUSH_NOT_CONFIGURED) one warn line more, without a stack; only an error the code did not mean
+ * to raise an error line, with its stack. With ACCESS_LOG=0, a refusal keeps a line of its own.
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -31,15 +32,36 @@ async function logged(run: () => Promise<unknown>): Promise<Array<Record<string,
 }
 
 describe('the log lines of requests that do not succeed', () => {
-  it('a refusal: one info line with error_code, status, method, route, address and user, no stack, no token', async () => {
+  it('a success: one access line with method, route, status, time, address, user and request id; no token, no body', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/notifications/preferences', headers: bearer(admin), remoteAddress: '192.0.2.8' });
+    expect(res.statusCode).toBe(200);
+    const out = lines.filter((l) => l.req_id === res.headers['x-request-id']);
+    expect(out).toEqual([expect.objectContaining({ level: 30, msg: 'request', method: 'GET', route: '/api/v1/notifications/preferences', status: 200, ip: '192.0.2.8', user_id: adminUuid, ms: expect.any(Number) })]);
+    expect(JSON.stringify(out)).not.toContain(admin);
+    expect(JSON.stringify(out)).not.toContain('language');
+  });
+
+  it('a refusal: its access line carries the error_code; no stack, no token', async () => {
     await seedUser(t.s, 'logs.customer');
     const customer = await signIn(t.app, 'logs.customer');
     const out = await logged(async () => expectError(await t.app.inject({ method: 'GET', url: '/api/v1/admin/users', headers: bearer(customer.access_token), remoteAddress: '192.0.2.7' }), 403, 'PERMISSION_DENIED'));
-    const refused = out.filter((l) => l.msg === 'request refused');
-    expect(refused).toHaveLength(1);
-    expect(refused[0]).toMatchObject({ level: 30, error_code: 'PERMISSION_DENIED', status: 403, method: 'GET', route: '/api/v1/admin/users', ip: '192.0.2.7', user_id: (await t.s.users.findByLogin('logs.customer'))!.uuid });
+    expect(out).toEqual([expect.objectContaining({ level: 30, msg: 'request', error_code: 'PERMISSION_DENIED', status: 403, method: 'GET', route: '/api/v1/admin/users', ip: '192.0.2.7', user_id: (await t.s.users.findByLogin('logs.customer'))!.uuid })]);
     expect(JSON.stringify(out)).not.toContain(customer.access_token);
     expect(JSON.stringify(out)).not.toContain('"stack"');
+  });
+
+  it('with ACCESS_LOG=0: no access lines, and a refusal is one info line of its own', async () => {
+    const quiet: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info' }, new Writable({ write(chunk, _enc, done) { quiet.push(JSON.parse(String(chunk)) as Record<string, unknown>); done(); } }));
+    const q = await createTestApp({ log, env: { ACCESS_LOG: '0' } });
+    try {
+      expect((await q.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+      expectError(await q.app.inject({ method: 'GET', url: '/api/v1/admin/users' }), 401, 'TOKEN_MISSING');
+      const requests = quiet.filter((l) => l.method !== undefined);
+      expect(requests).toEqual([expect.objectContaining({ msg: 'request refused', error_code: 'TOKEN_MISSING', status: 401, route: '/api/v1/admin/users' })]);
+    } finally {
+      await q.close();
+    }
   });
 
   it('a service that is not configured (503 PUSH_NOT_CONFIGURED): one warn line, no stack', async () => {
