@@ -81,12 +81,16 @@ describe('server process', { timeout: 180_000 }, () => {
     expect(r.stderr).toContain('PORT must be a whole number');
   });
 
-  it('starts on PGlite with no configuration, logs where it listens, creates the first admin, loads the FAQ starter set, and stops cleanly on SIGTERM', async () => {
+  it('starts on PGlite with no configuration, logs where it listens and every development relaxation, creates the first admin, loads the FAQ starter set, and stops cleanly on SIGTERM; a restart says which secrets come from DATA_DIR, and the admin\'s password file goes once that password is changed', async () => {
     const dataDir = tempDir();
+    const file = path.join(dataDir, 'bootstrap-admin-password.txt');
     const srv = await startServer({ DATA_DIR: dataDir });
     expect(srv.output()).toContain('PGlite (embedded)');
     expect(srv.output()).toContain('/api/docs');
     expect(srv.output()).toContain('Generated development secrets');
+    expect(srv.output()).toContain('Transport encryption is not enforced');
+    expect(srv.output()).toContain('Plain HTTP: terminate TLS in front');
+    expect(srv.output()).toContain('JWT signing key created');
     expect(srv.output()).toContain('bootstrap-admin-password.txt');
     expect(srv.output()).toMatch(/Loaded the FAQ starter set: 1\d\d articles/);
     expect((await request(srv.port, 'GET', '/health')).json).toMatchObject({ status: 'ok', database: { status: 'ok', kind: 'pglite' } });
@@ -98,39 +102,23 @@ describe('server process', { timeout: 180_000 }, () => {
     srv.child.kill('SIGTERM');
     expect(await srv.exited).toBe(0);
     expect(srv.output()).toContain('Stopped cleanly');
-  });
 
-  it('restarts say which development secrets come from DATA_DIR, and the first administrator\'s password file goes once its password is changed', async () => {
-    const dataDir = tempDir();
-    const file = path.join(dataDir, 'bootstrap-admin-password.txt');
-    const restart = async (): Promise<string> => {
-      const srv = await startServer({ DATA_DIR: dataDir });
-      srv.child.kill('SIGTERM');
-      expect(await srv.exited).toBe(0);
-      return srv.output();
-    };
-    const first = await startServer({ DATA_DIR: dataDir });
-    expect(first.output()).toContain('Transport encryption is not enforced');
-    expect(first.output()).toContain('Plain HTTP: terminate TLS in front');
-    expect(first.output()).toContain('JWT signing key created');
-    first.child.kill('SIGTERM');
-    expect(await first.exited).toBe(0);
-
-    const second = await restart();
-    expect(second).toContain('Using development secrets from');
-    expect(second).not.toContain('Generated development secrets');
-    expect(second).toContain('still has the temporary password');
+    const again = await startServer({ DATA_DIR: dataDir });
+    expect(again.output()).toContain('Using development secrets from');
+    expect(again.output()).not.toContain('Generated development secrets');
+    expect(again.output()).toContain('still has the temporary password');
+    const forced = await request(again.port, 'POST', '/api/v1/auth/login', { username: 'admin', password: readFileSync(file, 'utf8').trim() });
+    expect(forced.status).toBe(403);
+    const changed = await request(again.port, 'POST', '/api/v1/auth/reset/password', { reset_token: (forced.json.details as { reset_token: string }).reset_token, new_password: ADMIN_PASSWORD });
+    expect(changed.status).toBe(200);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
     expect(existsSync(file)).toBe(true);
 
-    const srv = await startServer({ DATA_DIR: dataDir });
-    const forced = await request(srv.port, 'POST', '/api/v1/auth/login', { username: 'admin', password: readFileSync(file, 'utf8').trim() });
-    expect(forced.status).toBe(403);
-    const changed = await request(srv.port, 'POST', '/api/v1/auth/reset/password', { reset_token: (forced.json.details as { reset_token: string }).reset_token, new_password: ADMIN_PASSWORD });
-    expect(changed.status).toBe(200);
-    srv.child.kill('SIGTERM');
-    expect(await srv.exited).toBe(0);
-
-    expect(await restart()).toContain('Deleted');
+    const third = await startServer({ DATA_DIR: dataDir });
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+    expect(third.output()).toContain('Deleted');
     expect(existsSync(file)).toBe(false);
   });
 
