@@ -20,6 +20,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import type { AppError } from '../platform/errors.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import { clientNetwork } from '../policy/network.js';
 import type { AuthContext, Guard } from '../sessions/guard.js';
@@ -151,6 +152,8 @@ export interface ChallengeDeps {
   guard: Guard;
   ipHasher: Hasher;
   denylist: Denylist;
+  /** Counts each audited factor event (`strongroom_mfa_events_total`). */
+  metrics?: Pick<Metrics, 'mfaEvents'>;
 }
 
 /** How recent a step-up must be to add or move a second factor. */
@@ -254,5 +257,6 @@ export class ChallengeService {
     await this.deps.audit.record({
       eventType, status, userId: user.uuid, username: user.username, ...auditContext(ctx), mfaMethod: method, details,
     }, trx);
+    this.deps.metrics?.mfaEvents.inc({ event: eventType, method: method ?? 'none' });
   }
 }

@@ -19,6 +19,7 @@ import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { InFlightLimit } from '../policy/in-flight.js';
 import type { RateLimiter } from '../policy/rate-limit.js';
@@ -89,6 +90,7 @@ export interface MfaModuleDeps {
   pipeline: SignInPipeline;
   accessPolicy: AccessPolicyCheck;
   pushCodes: PushCodeChannel;
+  metrics: Metrics;
 }
 
 export interface MfaProvides {
@@ -108,7 +110,7 @@ export function mfaModule(deps: MfaModuleDeps): Module<MfaProvides> {
   const mfaAttempts = new MfaAttempts({ db, clock });
   const challenges = new ChallengeService({
     db, clock, tokens: deps.tokens, users: deps.users, pipeline: deps.pipeline, accessPolicy: deps.accessPolicy, loginAttempts: deps.attempts, sessions: deps.sessions,
-    audit: deps.audit, guard: deps.guard, ipHasher: deps.ipHasher, denylist: deps.denylist,
+    audit: deps.audit, guard: deps.guard, ipHasher: deps.ipHasher, denylist: deps.denylist, metrics: deps.metrics,
   });
   const services: MfaDeps = {
     db, clock, config: deps.config, log: deps.log, users: deps.users, tokens: deps.tokens, denylist: deps.denylist, sessions: deps.sessions,

@@ -23,6 +23,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import { CommonErrors, retryLater, type AppError } from '../platform/errors.js';
 import { PolicyErrors } from './errors.js';
 
@@ -64,8 +65,11 @@ export class LoginAttempts {
 
   private readonly slotWaitMs: number;
 
-  /** `slotWaitMs`: how long an attempt waits for a slot (SLOT_WAIT_MS; shorter in tests). */
-  constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; audit: AuditLog; config: Config['signin']; slotWaitMs?: number }) {
+  /**
+   * `slotWaitMs`: how long an attempt waits for a slot (SLOT_WAIT_MS; shorter in tests).
+   * `metrics`: counts each lock (`strongroom_account_locks_total`).
+   */
+  constructor(private readonly deps: { db: Db; clock: Clock; hasher: Hasher; audit: AuditLog; config: Config['signin']; slotWaitMs?: number; metrics?: Pick<Metrics, 'accountLocks'> }) {
     this.slotWaitMs = deps.slotWaitMs ?? SLOT_WAIT_MS;
   }
 
@@ -265,6 +269,7 @@ export class LoginAttempts {
     await audit.record({ ...who, eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', details: { ...details, failed_count: outcome.failedCount } });
     if (outcome.lockedUntil === null) return null;
     await audit.record({ ...who, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { locked_until: new Date(outcome.lockedUntil).toISOString() } });
+    this.deps.metrics?.accountLocks.inc({ channel: who.channel ?? 'unknown', reason: details.reason });
     return this.lockedError(outcome.lockedUntil);
   }
 

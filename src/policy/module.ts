@@ -35,7 +35,7 @@ export interface PolicyProvides {
 
 export function policyModule(deps: PolicyDeps): Module<PolicyProvides> {
   const { db, clock } = deps;
-  const attempts = new LoginAttempts({ db, clock, audit: deps.audit, hasher: deps.keys.hasher('field', 'login-subject'), config: deps.config.signin });
+  const attempts = new LoginAttempts({ db, clock, audit: deps.audit, hasher: deps.keys.hasher('field', 'login-subject'), config: deps.config.signin, metrics: deps.metrics });
   const rateLimiter = new RateLimiter({ db, clock });
   const inFlight = new InFlightLimit(deps.config.signin.maxInFlightPerIp);
   return {

@@ -166,7 +166,7 @@ export class SignInPipeline {
    */
   async identify<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<Identified> {
     const d = this.deps;
-    const outcome = this.outcome(strategy.name);
+    const outcome = this.outcome(strategy.name, ctx.channel);
     const auditBase = auditContext(ctx);
 
     const subject = await strategy.subject(input);
@@ -198,7 +198,7 @@ export class SignInPipeline {
    */
   async finish(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, ctx: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
     const d = this.deps;
-    const outcome = this.outcome(strategy.name);
+    const outcome = this.outcome(strategy.name, ctx.channel);
     const { user, grants, password } = identified;
     // Read once, reused by the response (null: never expires, as a password kept elsewhere).
     let passwordExpiresAt: number | null | undefined = identified.passwordElsewhere ? null : undefined;
@@ -235,8 +235,8 @@ export class SignInPipeline {
     return this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name, undefined, opts.origin);
   }
 
-  private outcome(strategy: string): (o: string) => void {
-    return (o) => this.deps.metrics.signins.inc({ strategy, outcome: o });
+  private outcome(strategy: string, channel: string): (o: string) => void {
+    return (o) => this.deps.metrics.signins.inc({ channel, strategy, outcome: o });
   }
 
   /**

@@ -3,6 +3,7 @@
  * /metrics.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PoolStats } from '../db/database.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -21,8 +22,24 @@ export class Metrics {
   });
   readonly signins = new Counter({
     name: 'strongroom_signins_total',
-    help: 'Sign-in attempts by strategy and outcome',
-    labelNames: ['strategy', 'outcome'] as const,
+    help: 'Sign-in attempts by channel, strategy and outcome',
+    labelNames: ['channel', 'strategy', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** An account (or PIN, or other counted secret) locked by this failure: one per lock, not per refused attempt. */
+  readonly accountLocks = new Counter({
+    name: 'strongroom_account_locks_total',
+    help: 'Accounts locked by failed attempts, by channel and by what was guessed (the audit trail\'s ACCOUNT_LOCKED)',
+    labelNames: ['channel', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Second-factor events as the audit trail records them (`event` is its event type). */
+  readonly mfaEvents = new Counter({
+    name: 'strongroom_mfa_events_total',
+    help: 'Second-factor events by audit event type (MFA_VERIFIED, MFA_FAILED, OTP_SENT, OTP_DELIVERY_FAILED, ...) and method',
+    labelNames: ['event', 'method'] as const,
     registers: [this.registry],
   });
 
@@ -35,6 +52,39 @@ export class Metrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'strongroom_' });
+  }
+
+  /**
+   * The database's connection pools, read at each scrape: `strongroom_db_pool_max`,
+   * `strongroom_db_pool_connections{state="active"|"idle"}` and `strongroom_db_pool_waiting`
+   * (queries waiting for a connection), each by `pool`. PGlite has no pool: no samples.
+   */
+  databasePools(read: () => readonly PoolStats[]): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'strongroom_db_pool_max', help: 'Connections a database pool may open', labelNames: ['pool'] as const, registers,
+      collect() {
+        this.reset();
+        for (const p of read()) this.set({ pool: p.name }, p.max);
+      },
+    });
+    new Gauge({
+      name: 'strongroom_db_pool_connections', help: 'Open connections of a database pool, in use (active) or idle', labelNames: ['pool', 'state'] as const, registers,
+      collect() {
+        this.reset();
+        for (const p of read()) {
+          this.set({ pool: p.name, state: 'active' }, p.total - p.idle);
+          this.set({ pool: p.name, state: 'idle' }, p.idle);
+        }
+      },
+    });
+    new Gauge({
+      name: 'strongroom_db_pool_waiting', help: 'Queries waiting for a connection of a database pool (the pool is saturated)', labelNames: ['pool'] as const, registers,
+      collect() {
+        this.reset();
+        for (const p of read()) this.set({ pool: p.name }, p.waiting);
+      },
+    });
   }
 
   /** A counter a module registers (no labels unless named). */
