@@ -89,7 +89,7 @@ export interface Strongroom {
   buildApp(): Promise<App>;
   /** The management listener's app (MANAGEMENT_PORT): every module's `managementRoutes`, nothing else. */
   buildManagementApp(): Promise<App>;
-  /** Stops the jobs and releases what the modules hold, in reverse order (not the database). */
+  /** Stops the jobs and releases what the modules hold, in reverse order (not the database); sends the last spans. */
   close(): Promise<void>;
 }
 
@@ -106,7 +106,7 @@ export function createStrongroom(opts: StrongroomOptions): Strongroom {
     async buildApp() {
       const app = createHttpApp({
         config: registry.config, log: registry.log, metrics: registry.metrics, envelope: modules.find((m) => m.envelope)?.envelope,
-        requestUser: (request) => request.auth?.claims.user_id,
+        requestUser: (request) => request.auth?.claims.user_id, tracer: await registry.tracing.start(),
       });
       await app.register(swagger, {
         openapi: {
@@ -132,6 +132,7 @@ export function createStrongroom(opts: StrongroomOptions): Strongroom {
     async close() {
       await scheduler.stop(); // waits for the runs under way
       for (const m of [...modules].reverse()) await m.close?.();
+      await registry.tracing.shutdown(); // the last spans, once the requests that made them are over
     },
   };
 }

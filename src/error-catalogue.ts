@@ -54,7 +54,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Operations: OpsErrors.definitions,
 };
 
-const INTRO = 'Every error answers with `{status_code, error_code, message, details}`. `error_code` is stable: match on it, never on `message`. Generated from the catalogues in `src/**/errors.ts` by `npm run docs:errors`; `src/error-catalogue.test.ts` keeps this page in step. Why each status was chosen: docs/decisions.md.';
+const INTRO = 'Every error answers with `{status_code, error_code, message, details}`. `error_code` is stable: match on it, never on `message`. `details` holds what the code documents and always `request_id`: the request\'s id (a UUID, also in the `X-Request-ID` header), which finds its access line and its trace (docs/operations.md); quote it when asking for support. Generated from the catalogues in `src/**/errors.ts` by `npm run docs:errors`; `src/error-catalogue.test.ts` keeps this page in step. Why each status was chosen: docs/decisions.md.';
 
 /** docs/errors.md, exactly: one table per catalogue. */
 export function renderErrorsDoc(): string {

@@ -3,6 +3,7 @@ import { bootstrapAdmin, seedFaqOnFirstStart } from './bootstrap.js';
 import { describeSmtp, smtpMayBeClear } from './mail/mailer.js';
 import pino, { type Logger } from 'pino';
 import { ConfigError, loadConfig, PRODUCTION_MFA_ROLES, type Config, type TrustProxy } from './platform/config.js';
+import type { TracingConfig } from './platform/config-tracing.js';
 import { DatabaseLockedError } from './platform/db/database.js';
 import type { App } from './platform/http/app.js';
 import { metricsExposure } from './platform/http/ops-routes.js';
@@ -13,6 +14,16 @@ function describeTrust(trust: TrustProxy): string {
   if (trust === false) return 'the connecting peer (TRUST_PROXY=0; X-Forwarded-For is ignored)';
   if (typeof trust === 'number') return `X-Forwarded-For after ${trust} proxy hop${trust === 1 ? '' : 's'} (TRUST_PROXY=${trust}; safe only if the port is reachable through the proxies alone)`;
   return `X-Forwarded-For as written by the proxies at ${trust.join(', ')} (TRUST_PROXY)`;
+}
+
+/** Where spans go, without the endpoint's query or credentials and never the headers (they may hold a collector's key). */
+function describeTraces(tracing: TracingConfig): { fields: Record<string, unknown>; text: string } {
+  if (tracing.exporter === undefined) return { fields: { traces: 'off' }, text: 'Traces: off (OTEL_EXPORTER_OTLP_ENDPOINT names the collector to send them to)' };
+  const u = new URL(tracing.exporter.url);
+  const endpoint = `${u.origin}${u.pathname}`;
+  const sampler = tracing.sampler.endsWith('traceidratio') ? `${tracing.sampler} ${tracing.samplerRatio}` : tracing.sampler;
+  const parent = tracing.acceptTraceparent ? 'an incoming traceparent continues the caller\'s trace' : 'incoming traceparent ignored (OTEL_PROPAGATORS=none)';
+  return { fields: { traces: { endpoint, service: tracing.serviceName, sampler } }, text: `Traces: OTLP/HTTP to ${endpoint} as service ${tracing.serviceName}, sampler ${sampler}; ${parent}` };
 }
 
 /** Fields of a request's line worth reading on a terminal, in this order. */
@@ -95,6 +106,8 @@ async function main(): Promise<void> {
     if (config.passwords.bcryptCost < 12) log.warn(`BCRYPT_COST=${config.passwords.bcryptCost} is below 12: for tests only.`);
   }
   log.info({ trust_proxy: config.trustProxy }, `Client addresses: ${describeTrust(config.trustProxy)}`);
+  const traces = describeTraces(config.tracing);
+  log.info(traces.fields, traces.text);
   if (config.push.projectId !== undefined) log.info({ push: { project: config.push.projectId, api: new URL(config.push.apiUrl).origin } }, `Push: Firebase Cloud Messaging project ${config.push.projectId} at ${new URL(config.push.apiUrl).origin} (PUSH_PROJECT_ID, PUSH_CREDENTIALS_PATH)`);
   else log.info({ push: 'not configured' }, 'Push: not configured (PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH unset): device tokens are registered, test notifications answer 503 PUSH_NOT_CONFIGURED');
   const gateways = config.ussd.gateways.map((g) => g.name); // names only: the keys are never logged
@@ -140,7 +153,7 @@ async function main(): Promise<void> {
     force.unref();
     // No new background runs while requests drain; those under way finish before the database closes.
     await Promise.all([strongroom.scheduler.stop(), app.close(), management?.close()]); // stops accepting, waits for in-flight requests
-    await strongroom.close(); // the password-strength worker, the SMTP pool
+    await strongroom.close(); // the password-strength worker, the SMTP pool, the last spans
     await registry.database.close(); // PGlite checkpoints and releases its lock
     log.info('Stopped cleanly');
     log.flush(() => process.exit(0));

@@ -15,6 +15,7 @@
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, InvalidCredentialsError, ResultCodeError } from 'ldapts';
+import { inSpan } from '../platform/observability/tracing.js';
 import { buildUserFilter, validateUserFilterTemplate } from './filter.js';
 import type { LdapSettings } from './settings.js';
 
@@ -71,9 +72,12 @@ const INVALID: LdapAuthResult = Object.freeze({ kind: 'invalid' });
 
 export class LdapDirectory {
   private readonly url: URL;
+  /** The directory's address for spans: never a DN, a filter or a value. */
+  private readonly server: { 'server.address': string; 'server.port': number };
 
   constructor(private readonly config: LdapDirectoryConfig) {
     this.url = new URL(config.uri);
+    this.server = { 'server.address': this.url.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': Number(this.url.port || (this.url.protocol === 'ldaps:' ? 636 : 389)) };
     if (this.url.protocol !== 'ldap:' && this.url.protocol !== 'ldaps:') throw new TypeError(`LDAP uri must be ldap:// or ldaps://, not ${this.url.protocol}`);
     if (config.startTls && this.url.protocol === 'ldaps:') throw new TypeError('StartTLS is for ldap:// URIs; ldaps:// is already TLS');
     if (!(config.timeoutMs > 0)) throw new TypeError('LDAP timeoutMs must be positive');
@@ -87,9 +91,9 @@ export class LdapDirectory {
     if (username === '' || /\p{Cs}/u.test(username)) return null;
     const { config } = this;
     return this.connected(budget, async (client) => {
-      await step('service-bind', () => stillConnected(client, config.startTls === true).bind(config.bindDn, config.bindPassword));
+      await this.step('service-bind', () => stillConnected(client, config.startTls === true).bind(config.bindDn, config.bindPassword));
       const attributes = [...new Set([config.attrMail, config.attrName, config.groupMemberAttr].filter((a) => a !== ''))];
-      const { searchEntries } = await step('search', () => stillBound(client).search(config.baseDn, {
+      const { searchEntries } = await this.step('search', () => stillBound(client).search(config.baseDn, {
         scope: 'sub',
         filter: buildUserFilter(config.userFilter, username),
         attributes,
@@ -114,7 +118,7 @@ export class LdapDirectory {
     if (password === '') return false;
     return this.connected(budget, async (client) => {
       try {
-        await stillConnected(client, this.config.startTls === true).bind(dn, password);
+        await this.traced('user-bind', () => stillConnected(client, this.config.startTls === true).bind(dn, password));
         return true;
       } catch (err) {
         // 49 covers wrong password, and locked or expired accounts on most servers. Anything else
@@ -161,7 +165,7 @@ export class LdapDirectory {
     });
     const run = async (): Promise<T> => {
       if (config.startTls) {
-        await step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, () => new Error(`StartTLS handshake timed out after ${config.timeoutMs} ms`)));
+        await this.step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, () => new Error(`StartTLS handshake timed out after ${config.timeoutMs} ms`)));
       }
       return work(client);
     };
@@ -173,6 +177,20 @@ export class LdapDirectory {
       // also ends an operation the budget cut short).
       await client.unbind().catch(() => undefined);
     }
+  }
+
+  /** One directory operation, as an LDAP_UNAVAILABLE of its phase when it fails. */
+  private async step<T>(phase: Phase, run: () => Promise<T>): Promise<T> {
+    try {
+      return await this.traced(phase, run);
+    } catch (err) {
+      throw unavailable(phase, err);
+    }
+  }
+
+  /** One directory operation in a span of its own (the first one connects too): the server and the phase, never a DN, a filter or a value. */
+  private traced<T>(phase: Phase, run: () => Promise<T>): Promise<T> {
+    return inSpan(`LDAP ${phase}`, { ...this.server, 'strongroom.ldap.phase': phase }, run);
   }
 }
 
@@ -193,14 +211,6 @@ function stillBound(client: Client): Client {
 }
 
 type Phase = 'tls' | 'service-bind' | 'search' | 'user-bind';
-
-async function step<T>(phase: Phase, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    throw unavailable(phase, err);
-  }
-}
 
 function unavailable(phase: Phase, err: unknown): DirectoryUnavailableError {
   if (err instanceof DirectoryUnavailableError) return err;

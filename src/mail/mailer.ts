@@ -7,6 +7,7 @@
 import { createTransport } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../platform/config.js';
+import { inSpan } from '../platform/observability/tracing.js';
 
 export interface MailMessage {
   to: string;
@@ -71,6 +72,8 @@ export class SmtpMailer implements Mailer {
   readonly configured = true;
   private readonly transport;
   private readonly where: string;
+  /** The relay's address for spans: never a recipient, a subject or a body. */
+  private readonly server: { 'server.address': string; 'server.port': number };
 
   /**
    * `requireTls` with smtp://: STARTTLS or nothing. nodemailer then issues STARTTLS whether or
@@ -82,6 +85,7 @@ export class SmtpMailer implements Mailer {
     const u = new URL(mail.url);
     const secure = u.protocol === 'smtps:';
     this.where = describeSmtp(mail.url, mail.requireTls);
+    this.server = { 'server.address': u.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': Number(u.port || (secure ? 465 : 587)) };
     this.transport = createTransport({
       host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: u.port ? Number(u.port) : undefined,
@@ -97,9 +101,11 @@ export class SmtpMailer implements Mailer {
 
   async send(msg: MailMessage): Promise<{ messageId: string }> {
     try {
-      const info = await this.transport.sendMail({ to: msg.to, subject: msg.subject, text: msg.text });
-      if (info.rejected.length > 0) throw Object.assign(new Error('recipient rejected'), { code: 'EENVELOPE' });
-      return { messageId: info.messageId };
+      return await inSpan('SMTP send', this.server, async () => {
+        const info = await this.transport.sendMail({ to: msg.to, subject: msg.subject, text: msg.text });
+        if (info.rejected.length > 0) throw Object.assign(new Error('recipient rejected'), { code: 'EENVELOPE' });
+        return { messageId: info.messageId };
+      });
     } catch (err) {
       const reason = reasonOf(err);
       this.log.warn({ smtp: this.where, reason }, `Email delivery through ${this.where} failed: ${reason}`);

@@ -16,6 +16,7 @@ import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../platform/clock.js';
 import type { ServiceAccount } from '../platform/config-push.js';
+import { inSpan } from '../platform/observability/tracing.js';
 
 const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 
@@ -49,6 +50,17 @@ export interface FcmOptions {
 }
 
 const b64url = (v: Buffer | string): string => Buffer.from(v).toString('base64url');
+
+/** A POST to the provider in a span of its own: the server and the status, never the URL's path (the project), a token or the message. */
+async function post(name: string, url: string, init: RequestInit): Promise<Response> {
+  const u = new URL(url);
+  const server = { 'http.request.method': 'POST', 'server.address': u.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': Number(u.port || (u.protocol === 'https:' ? 443 : 80)) };
+  return inSpan(name, server, async (span) => {
+    const res = await fetch(url, { ...init, method: 'POST' });
+    span.setAttribute('http.response.status_code', res.status);
+    return res;
+  });
+}
 
 /** Seconds from a Retry-After header (delta-seconds or an HTTP date), if any. */
 function retryAfter(header: string | null, now: number): number | undefined {
@@ -98,8 +110,7 @@ export class FcmClient implements PushProvider {
 
   private async fetchToken(): Promise<string> {
     if (this.refused && this.refused.until > this.o.clock.now()) throw new TokenGrantError(this.refused.status, this.refused.error);
-    const res = await fetch(this.o.credentials.tokenUri, {
-      method: 'POST',
+    const res = await post('FCM token', this.o.credentials.tokenUri, {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: this.assertion() }).toString(),
       signal: AbortSignal.timeout(this.o.timeoutMs),
@@ -132,8 +143,7 @@ export class FcmClient implements PushProvider {
       let res: Response;
       try {
         const token = await this.accessToken();
-        res = await fetch(`${this.o.apiUrl}/v1/projects/${encodeURIComponent(this.o.projectId)}/messages:send`, {
-          method: 'POST',
+        res = await post('FCM send', `${this.o.apiUrl}/v1/projects/${encodeURIComponent(this.o.projectId)}/messages:send`, {
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: JSON.stringify({
             message: {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { readLdapEnv, type LdapEnvSettings } from './config-ldap.js';
 import { readPushEnv, type PushConfig } from './config-push.js';
 import { readSamlEnv, type SamlSettings } from './config-saml.js';
+import { readTracingEnv, type TracingConfig } from './config-tracing.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 
 /**
@@ -39,6 +40,8 @@ export interface Config {
   logFormat: 'auto' | 'json' | 'pretty';
   /** ACCESS_LOG: one info line per request (method, route, status, time, address, user; never a token or body). */
   accessLog: boolean;
+  /** The OTEL_* variables: OpenTelemetry traces, off unless an exporter is configured (src/platform/config-tracing.ts). */
+  tracing: TracingConfig;
   /**
    * TRUST_PROXY: which peers may tell us the client's address in X-Forwarded-For. `false`
    * believes no one (the socket's address is the client); a number believes that many hops
@@ -440,6 +443,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     logFormat: r.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     accessLog: r.bool('ACCESS_LOG', true),
+    tracing: readTracingEnv((name) => r.opt(name), r.problems),
     trustProxy: trustProxy(r),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),

@@ -12,6 +12,7 @@ import type { Secrets } from './crypto/secrets.js';
 import type { Db, DatabaseHandle } from './db/database.js';
 import type { EventBus } from './db/bus.js';
 import { Metrics } from './observability/metrics.js';
+import { createTracing, type Tracing } from './observability/tracing.js';
 
 export interface Platform {
   config: Config;
@@ -26,10 +27,14 @@ export interface Platform {
   keys: KeyMaterial;
   /** HMAC-SHA256 of client IPs (SPEC: `ip_address` is hashed), keyed by the IP-hash secret. */
   ipHasher: Hasher;
+  /** OpenTelemetry traces (OTEL_*): started with the HTTP app, flushed on close. */
+  tracing: Tracing;
 }
 
 export function createPlatform(deps: { config: Config; secrets: Secrets; database: DatabaseHandle; clock: Clock; log: Logger; defaultMetrics?: boolean }): Platform {
   const keys = new KeyMaterial(deps.secrets);
+  const metrics = new Metrics({ defaultMetrics: deps.defaultMetrics ?? false });
+  metrics.databasePools(() => deps.database.pools());
   return {
     config: deps.config,
     clock: deps.clock,
@@ -37,8 +42,9 @@ export function createPlatform(deps: { config: Config; secrets: Secrets; databas
     database: deps.database,
     db: deps.database.db,
     bus: deps.database.bus,
-    metrics: new Metrics({ defaultMetrics: deps.defaultMetrics ?? false }),
+    metrics,
     keys,
     ipHasher: keys.hasher('ip', 'ip-hash'),
+    tracing: createTracing(deps.config.tracing, deps.log),
   };
 }

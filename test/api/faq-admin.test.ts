@@ -13,6 +13,7 @@ import type { Database } from '../../src/platform/db/schema.js';
 import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, freshPostgresDatabase, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 let t: TestApp;
 let adminToken: string;
@@ -101,9 +102,9 @@ describe('FAQ administration', () => {
     expect(mine.map((f) => [f.id, f.order])).toEqual([[c.id, 10], [a.id, 20], [b.id, 30]]);
 
     const wrong = expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, other.id] }), 422, 'FAQ_REORDER_INVALID');
-    expect(wrong.details).toEqual({ other_category_ids: [other.id] });
-    expect((expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, 999_999] }), 422, 'FAQ_REORDER_INVALID')).details).toEqual({ unknown_ids: [999_999] });
-    expect((expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, a.id] }), 422, 'FAQ_REORDER_INVALID')).details).toEqual({ repeated_ids: [a.id] });
+    expect(withoutRequestId(wrong.details)).toEqual({ other_category_ids: [other.id] });
+    expect(withoutRequestId((expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, 999_999] }), 422, 'FAQ_REORDER_INVALID')).details)).toEqual({ unknown_ids: [999_999] });
+    expect(withoutRequestId((expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, a.id] }), 422, 'FAQ_REORDER_INVALID')).details)).toEqual({ repeated_ids: [a.id] });
     expect(((await call(t.app, 'GET', `/api/v1/admin/faqs/${a.id}`)).json() as AdminFaq).order).toBe(20); // unchanged by the refusals
   });
 
@@ -120,7 +121,7 @@ describe('FAQ administration', () => {
       { question: 'Imported three?', answer: 'x', category: 'general' },
       { id: 999_999, question: 'Imported four?', answer: 'x', category: 'general' },
     ] }), 422, 'FAQ_IMPORT_INVALID');
-    expect(unknown.details).toEqual({ problems: [{ row: 2, field: 'id', message: 'no article has id 999999' }], problem_count: 1 });
+    expect(withoutRequestId(unknown.details)).toEqual({ problems: [{ row: 2, field: 'id', message: 'no article has id 999999' }], problem_count: 1 });
     expect(await total()).toBe(n);
 
     const res = await call(t.app, 'POST', '/api/v1/admin/faqs/import', { faqs: [

@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { starterArticles } from '../../src/faq/starter.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { expectError, seedUser, signIn } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 let t: TestApp;
 let base: URL;
@@ -143,7 +144,7 @@ describe('FAQ assistant tools over MCP', () => {
       payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_faqs', arguments: { query: 'card' } } },
     });
     const body = expectError(res, 403, 'PERMISSION_DENIED');
-    expect(body.details).toEqual({ required_permission: 'access_ai_chat' });
+    expect(withoutRequestId(body.details)).toEqual({ required_permission: 'access_ai_chat' });
     expect(res.headers['www-authenticate']).toBe('Bearer realm="strongroom", error="insufficient_scope", scope="access_ai_chat"');
   });
 

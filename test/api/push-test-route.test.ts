@@ -10,6 +10,7 @@ import type { App } from '../../src/platform/http/app.js';
 import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 let fcm: FakeFcm;
 let t: TestApp;
@@ -65,18 +66,18 @@ describe('test notification (FCM HTTP v1)', () => {
     const id = await device(t.app, who, 3);
     fcm.fail(token(3), 'UNREGISTERED');
     const res = await test(t.app, who, id);
-    expect(expectError(res, 410, 'PUSH_TOKEN_GONE').details).toEqual({ reason: 'unregistered' });
+    expect(withoutRequestId(expectError(res, 410, 'PUSH_TOKEN_GONE').details)).toEqual({ reason: 'unregistered' });
     expect(await activeOf(id)).toBe(false);
     expect(await auditTotal(t.s, uuid, 'DEVICE_TOKEN_DEACTIVATED')).toBe(1);
     const sentBefore = fcm.sent.length;
-    expect(expectError(await test(t.app, who, id), 410, 'PUSH_TOKEN_GONE').details).toEqual({ reason: 'inactive' });
+    expect(withoutRequestId(expectError(await test(t.app, who, id), 410, 'PUSH_TOKEN_GONE').details)).toEqual({ reason: 'inactive' });
     expect(fcm.sent.length).toBe(sentBefore);
   });
 
   it('SENDER_ID_MISMATCH: 410 and inactive; INVALID_ARGUMENT on the token (FCM\'s message naming the registration token): 400 PUSH_TOKEN_INVALID and inactive', async () => {
     const a = await device(t.app, who, 4);
     fcm.fail(token(4), 'SENDER_ID_MISMATCH');
-    expect(expectError(await test(t.app, who, a), 410, 'PUSH_TOKEN_GONE').details).toEqual({ reason: 'sender_id_mismatch' });
+    expect(withoutRequestId(expectError(await test(t.app, who, a), 410, 'PUSH_TOKEN_GONE').details)).toEqual({ reason: 'sender_id_mismatch' });
     expect(await activeOf(a)).toBe(false);
     const b = await device(t.app, who, 5);
     fcm.fail(token(5), 'INVALID_ARGUMENT');
@@ -88,7 +89,7 @@ describe('test notification (FCM HTTP v1)', () => {
     for (const [n, code, reason] of [[6, 'INTERNAL', 'internal'], [7, 'UNAVAILABLE', 'unavailable'], [8, 'QUOTA_EXCEEDED', 'quota_exceeded'], [9, 'THIRD_PARTY_AUTH_ERROR', 'third_party_auth']] as const) {
       const id = await device(t.app, who, n);
       fcm.fail(token(n), code, 30);
-      expect(expectError(await test(t.app, who, id), 500, 'PUSH_PROVIDER_FAILED').details, code).toEqual({ reason });
+      expect(withoutRequestId(expectError(await test(t.app, who, id), 500, 'PUSH_PROVIDER_FAILED').details), code).toEqual({ reason });
       expect(await activeOf(id), code).toBe(true);
     }
   });
@@ -96,7 +97,7 @@ describe('test notification (FCM HTTP v1)', () => {
   it('a provider that hangs: 500 PUSH_PROVIDER_FAILED timeout after PUSH_TIMEOUT_MS, the token left active', async () => {
     const id = await device(t.app, who, 10);
     fcm.hang(token(10));
-    expect(expectError(await test(t.app, who, id), 500, 'PUSH_PROVIDER_FAILED').details).toEqual({ reason: 'timeout' });
+    expect(withoutRequestId(expectError(await test(t.app, who, id), 500, 'PUSH_PROVIDER_FAILED').details)).toEqual({ reason: 'timeout' });
     expect(await activeOf(id)).toBe(true);
   });
 
@@ -115,11 +116,11 @@ describe('test notification (FCM HTTP v1)', () => {
       const bearerToken = (await signIn(forged.app, 'push.forged')).access_token;
       const id = await device(forged.app, bearerToken, 12);
       const sentBefore = fcm.sent.length;
-      expect(expectError(await test(forged.app, bearerToken, id), 500, 'PUSH_PROVIDER_FAILED').details).toEqual({ reason: 'auth' });
+      expect(withoutRequestId(expectError(await test(forged.app, bearerToken, id), 500, 'PUSH_PROVIDER_FAILED').details)).toEqual({ reason: 'auth' });
       expect(fcm.grants.refused).toContain('bad signature');
       expect(fcm.sent.length).toBe(sentBefore);
       const refusals = fcm.grants.refused.length;
-      expect(expectError(await test(forged.app, bearerToken, id), 500, 'PUSH_PROVIDER_FAILED').details).toEqual({ reason: 'auth' });
+      expect(withoutRequestId(expectError(await test(forged.app, bearerToken, id), 500, 'PUSH_PROVIDER_FAILED').details)).toEqual({ reason: 'auth' });
       expect(fcm.grants.refused.length).toBe(refusals); // a refused key is not presented again at once
     } finally {
       await forged.close();

@@ -4,6 +4,7 @@
  * a token or a body; a service that cannot be given now (a deliberate 5xx such as 503
  * PUSH_NOT_CONFIGURED) one warn line more, without a stack; only an error the code did not mean
  * to raise an error line, with its stack. With ACCESS_LOG=0, a refusal keeps a line of its own.
+ * An error body's `details.request_id` is its access line's `req_id`.
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -44,8 +45,11 @@ describe('the log lines of requests that do not succeed', () => {
   it('a refusal: its access line carries the error_code; no stack, no token', async () => {
     await seedUser(t.s, 'logs.customer');
     const customer = await signIn(t.app, 'logs.customer');
-    const out = await logged(async () => expectError(await t.app.inject({ method: 'GET', url: '/api/v1/admin/users', headers: bearer(customer.access_token), remoteAddress: '192.0.2.7' }), 403, 'PERMISSION_DENIED'));
+    let body: Record<string, unknown> = {};
+    const out = await logged(async () => (body = expectError(await t.app.inject({ method: 'GET', url: '/api/v1/admin/users', headers: bearer(customer.access_token), remoteAddress: '192.0.2.7' }), 403, 'PERMISSION_DENIED')));
     expect(out).toEqual([expect.objectContaining({ level: 30, msg: 'request', error_code: 'PERMISSION_DENIED', status: 403, method: 'GET', route: '/api/v1/admin/users', ip: '192.0.2.7', user_id: (await t.s.users.findByLogin('logs.customer'))!.uuid })]);
+    expect(out[0]!.req_id).toBe((body.details as { request_id: string }).request_id); // the id the client can quote finds the line
+    expect(out[0]).not.toHaveProperty('trace_id'); // tracing is off
     expect(JSON.stringify(out)).not.toContain(customer.access_token);
     expect(JSON.stringify(out)).not.toContain('"stack"');
   });

@@ -13,6 +13,7 @@ import { enrolTotp } from '../harness/authenticator.js';
 import { signal } from '../harness/comparisons.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
 import { bearer, expectError, loginFrom, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 const OFFICE_V4 = '10.20.1.5';
 const OFFICE_V6 = '2001:db8:40::7';
@@ -40,7 +41,7 @@ async function deletePolicy(app: App, token: string, id: number): Promise<void> 
 
 function expectRestricted(res: Awaited<ReturnType<typeof loginFrom>>, rule: string): void {
   expectError(res, 403, 'POLICY_RESTRICTED');
-  expect(res.json().details).toEqual({ rule });
+  expect(withoutRequestId(res.json().details)).toEqual({ rule });
 }
 
 async function sessionsOf(t: TestApp, userId: number): Promise<number> {

@@ -7,6 +7,7 @@ import type { AuditEntry } from '../../src/audit/service.js';
 import type { UserRow } from '../../src/users/store.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 const MINUTE = 60_000;
 
@@ -94,10 +95,10 @@ describe('POST /api/v1/admin/users', () => {
   it('threat: a username that shadows another account\'s email is refused with 409 IDENTIFIER_CONFLICT, and sign-in by that email still reaches its owner', async () => {
     await createUser({ username: 'victim.owner', email: 'victim@bank.example', roles: ['customer'] });
     const shadow = expectError(await createUser({ username: 'Victim@Bank.example', roles: ['customer'] }), 409, 'IDENTIFIER_CONFLICT');
-    expect(shadow.details).toEqual({ fields: ['username'] });
+    expect(withoutRequestId(shadow.details)).toEqual({ fields: ['username'] });
     // The other way round: an email that is another account's username.
     await createUser({ username: 'ops@bank.example', roles: ['customer'] });
-    expect(expectError(await createUser({ username: 'ops.second', email: 'OPS@bank.example', roles: ['customer'] }), 409, 'IDENTIFIER_CONFLICT').details).toEqual({ fields: ['email'] });
+    expect(withoutRequestId(expectError(await createUser({ username: 'ops.second', email: 'OPS@bank.example', roles: ['customer'] }), 409, 'IDENTIFIER_CONFLICT').details)).toEqual({ fields: ['email'] });
     const list = (await get('/api/v1/admin/users?search=victim')).json() as UserList;
     expect(list.users.map((u) => u.username)).toEqual(['victim.owner']);
     expect((await t.s.users.findByLogin('victim@bank.example'))?.username).toBe('victim.owner');

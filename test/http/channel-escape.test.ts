@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 const OFFICE = '10.20.1.5';
 const ELSEWHERE = '192.0.2.44';
@@ -18,7 +19,7 @@ const PHONE = 'fp-channel-escape-phone';
 
 function expectRestricted(res: { statusCode: number; json(): unknown; body: string }, rule: string): void {
   const body = expectError(res, 403, 'POLICY_RESTRICTED');
-  expect(body.details).toEqual({ rule });
+  expect(withoutRequestId(body.details)).toEqual({ rule });
 }
 
 function appLogin(app: App, username: string, channel: 'mobile' | 'agent', remoteAddress = OFFICE) {

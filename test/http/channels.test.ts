@@ -12,6 +12,7 @@ import { enrolTotp } from '../harness/authenticator.js';
 import { signal } from '../harness/comparisons.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 const BRANCH = { latitude: -1.28638, longitude: 36.81723, accuracy_m: 12 };
 const OUTSIDE = { latitude: -1.2950, longitude: 36.81723, accuracy_m: 12 }; // about 960 m south
@@ -44,7 +45,7 @@ function agentValidate(app: App, token: string, phone: string, location: Locatio
 
 function expectRestricted(res: Awaited<ReturnType<typeof agentLogin>>, rule: string): void {
   expectError(res, 403, 'POLICY_RESTRICTED');
-  expect(res.json().details).toEqual({ rule });
+  expect(withoutRequestId(res.json().details)).toEqual({ rule });
 }
 
 async function adminToken(t: TestApp, name: string): Promise<string> {

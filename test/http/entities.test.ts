@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 let t: TestApp;
 let token: string;
@@ -39,7 +40,7 @@ describe('/api/v1/admin/entities', () => {
     expect((await t.app.inject({ method: 'GET', url: `/api/v1/admin/entities/${branch.id}`, headers: bearer(token) })).json()).toEqual(branch);
     const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/admin/entities', headers: bearer(token) })).json();
     expect(listed.entities).toContainEqual(branch);
-    expect(expectError(await create({ code: 'nbo-001', name: 'Copy' }), 409, 'ENTITY_EXISTS').details).toEqual({ code: 'nbo-001' });
+    expect(withoutRequestId(expectError(await create({ code: 'nbo-001', name: 'Copy' }), 409, 'ENTITY_EXISTS').details)).toEqual({ code: 'nbo-001' });
     expect(await auditTotal(t.s, adminUuid, 'ENTITY_CREATED')).toBe(1);
   });
 

@@ -12,6 +12,7 @@ import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn, WRONG_PASSWORD } from '../harness/fixtures.js';
 import { startSlapd, type RunningSlapd } from '../harness/slapd.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 let dir: RunningSlapd;
 let t: TestApp;
@@ -121,7 +122,7 @@ describe('threat: a local account created at the same moment as a first director
     const exists = vi.spyOn(t.s.users, 'exists').mockResolvedValue({ username: false, email: false, phone: false, crossed: [] });
     try {
       const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/ldap/login', payload: { username: dir.users.hostile.uid, password: dir.users.hostile.password } });
-      expect(expectError(res, 409, 'IDENTITY_CONFLICT').details).toEqual({ fields: ['email'] });
+      expect(withoutRequestId(expectError(res, 409, 'IDENTITY_CONFLICT').details)).toEqual({ fields: ['email'] });
       expect(exists).toHaveBeenCalled();
     } finally {
       exists.mockRestore();
@@ -139,7 +140,7 @@ describe('an account whose identity provider keeps no password this service can 
     const user = await seedUser(t.s, 'sso.only', { roles: ['staff'] });
     const token = (await signIn(t.app, 'sso.only')).access_token;
     await t.s.database.db.insertInto('user_identity_providers').values({ user_id: user.id, idp_type: 'SAML', idp_subject: 'sso-only-nameid', idp_issuer: 'https://idp.bank.test', created_at: new Date(t.clock.now()) }).execute();
-    for (let i = 0; i < 6; i++) expect(expectError(await totpSetup(token, WRONG_PASSWORD), 409, 'PASSWORD_MANAGED_EXTERNALLY').details).toEqual({ idp_type: 'SAML' });
+    for (let i = 0; i < 6; i++) expect(withoutRequestId(expectError(await totpSetup(token, WRONG_PASSWORD), 409, 'PASSWORD_MANAGED_EXTERNALLY').details)).toEqual({ idp_type: 'SAML' });
     expect(await failures(user.uuid)).toBe(0);
     const row = await t.s.database.db.selectFrom('login_attempts').select(['failed_count', 'pending']).where('subject_key', '=', t.s.attempts.userKey(user.id)).executeTakeFirst();
     expect(row ?? { failed_count: 0, pending: 0 }).toMatchObject({ failed_count: 0, pending: 0 });
@@ -150,7 +151,7 @@ describe('threat: a local password outliving the directory account', () => {
   it('changing the password is 409 PASSWORD_MANAGED_EXTERNALLY before anything is checked or counted', async () => {
     const { token, user } = await ldapSignIn('jürgen', dir.users.unicode.password);
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/password', headers: bearer(token), payload: { current_password: WRONG_PASSWORD, new_password: 'Local#Shadow-2026!' } });
-    expect(expectError(res, 409, 'PASSWORD_MANAGED_EXTERNALLY').details).toEqual({ idp_type: 'LDAP' });
+    expect(withoutRequestId(expectError(res, 409, 'PASSWORD_MANAGED_EXTERNALLY').details)).toEqual({ idp_type: 'LDAP' });
     expect(await failures(user.uuid)).toBe(0);
     expect((await t.s.credentials.state(user.id))?.hash).toBeNull();
   });

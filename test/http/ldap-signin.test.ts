@@ -17,6 +17,7 @@ import { Authenticator } from '../harness/authenticator.js';
 import { createTestApp, testSecrets, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
 import { startSlapd, type RunningSlapd } from '../harness/slapd.js';
+import { answerWithoutRequestId, withoutRequestId } from '../harness/request-id.js';
 
 let dir: RunningSlapd;
 let t: TestApp;
@@ -153,7 +154,7 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     const unknown = await ldapLogin('nobody.here', 'Wrong#Passw0rd!');
     expectError(wrong, 401, 'INVALID_CREDENTIALS');
     expectError(unknown, 401, 'INVALID_CREDENTIALS');
-    expect(unknown.json()).toEqual(wrong.json());
+    expect(answerWithoutRequestId(unknown)).toEqual(answerWithoutRequestId(wrong));
     expect(await userByName('bob')).toBeUndefined();
     expect(await userByName('nobody.here')).toBeUndefined();
   });
@@ -207,7 +208,7 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     for (const [uid, fields] of [['dana', ['username']], ['erin', ['email']]] as const) {
       const res = await ldapLogin(uid, 'Dir#Passw0rd-2026');
       expectError(res, 409, 'IDENTITY_CONFLICT');
-      expect(res.json().details).toEqual({ fields });
+      expect(withoutRequestId(res.json().details)).toEqual({ fields });
     }
     const audits = await t.s.database.db.selectFrom('audit_log').select('username').where('event_type', '=', 'IDENTITY_CONFLICT').orderBy('username').execute();
     expect(audits.map((a) => a.username)).toEqual(['dana', 'erin']);

@@ -14,6 +14,7 @@ import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
 import { startSmsGateway, type TestSmsGateway } from '../harness/sms-gateway.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 type Res = Awaited<ReturnType<typeof login>>;
 type LoggedApp = TestApp & { lines: string[] };
@@ -262,7 +263,7 @@ describe('with SMTP and the SMS gateway configured', () => {
     for (let i = 0; i < 2; i++) expectError(await verify(wrongFor(second)), 401, 'OTP_INVALID'); // the 5th wrong code locks
 
     const locked = await verify(second);
-    expect(expectError(locked, 429, 'MFA_LOCKED').details).toEqual({ retry_after_seconds: 900 });
+    expect(withoutRequestId(expectError(locked, 429, 'MFA_LOCKED').details)).toEqual({ retry_after_seconds: 900 });
     expect(locked.headers['retry-after']).toBe('900');
     t.clock.advance(60_000);
     expectError(await post(t, '/api/v1/auth/2fa/request', { method: 'email' }, bearer(session.access_token)), 429, 'MFA_LOCKED'); // no code is sent in vain
@@ -280,11 +281,11 @@ describe('with SMTP and the SMS gateway configured', () => {
     expect((await request()).statusCode).toBe(200);
     const first = mailCode('imani@bank.example');
     let res = await request();
-    expect(expectError(res, 429, 'OTP_RESEND_THROTTLED').details).toEqual({ retry_after_seconds: 60 });
+    expect(withoutRequestId(expectError(res, 429, 'OTP_RESEND_THROTTLED').details)).toEqual({ retry_after_seconds: 60 });
     expect(res.headers['retry-after']).toBe('60');
     t.clock.advance(59_000);
     res = await request();
-    expect(expectError(res, 429, 'OTP_RESEND_THROTTLED').details).toEqual({ retry_after_seconds: 1 });
+    expect(withoutRequestId(expectError(res, 429, 'OTP_RESEND_THROTTLED').details)).toEqual({ retry_after_seconds: 1 });
     expect(res.headers['retry-after']).toBe('1');
     t.clock.advance(1_000);
     expect((await request()).statusCode).toBe(200);
@@ -301,7 +302,7 @@ describe('with SMTP and the SMS gateway configured', () => {
     t.clock.advance(60_000);
     res = await request();
     // Five sends at 0, 60, 120, 180 and 240 s; now is 300 s: the first leaves the hour at 3600 s.
-    expect(expectError(res, 429, 'OTP_SEND_LIMIT').details).toEqual({ retry_after_seconds: 3300 });
+    expect(withoutRequestId(expectError(res, 429, 'OTP_SEND_LIMIT').details)).toEqual({ retry_after_seconds: 3300 });
     expect(res.headers['retry-after']).toBe('3300');
     expect(smtp.to('imani@bank.example')).toHaveLength(6); // enrolment and five codes: the refused request sent nothing
   });

@@ -16,6 +16,7 @@ import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
 import { closedPort, startSmtp, type TestSmtp } from '../harness/smtp.js';
 import { ENCRYPTED, openPreAuth, preAuthBody, fetchServerPem } from '../harness/transport-client.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 type Res = Awaited<ReturnType<typeof login>>;
 interface View { request_id: string; status: string; user: { uuid: string; username: string }; decided_by: string | null; decision_note: string | null; proof: string; completed_at: string | null }
@@ -256,7 +257,7 @@ describe('MFA reset with administrator approval', () => {
       const both = await Promise.all([admin(t, 'approve', root, { request_id: id }), admin(t, 'approve', approver, { request_id: id })]);
       expect(both.map((r) => r.statusCode).sort()).toEqual([200, 409]);
       const lost = expectError(both.find((r) => r.statusCode === 409)!, 409, 'MFA_RESET_NOT_PENDING');
-      expect(lost.details).toEqual({ status: 'approved' });
+      expect(withoutRequestId(lost.details)).toEqual({ status: 'approved' });
       expect(transition(await auditOf(t, user, 'MFA_RESET_APPROVED'))).toHaveLength(1);
     });
 
@@ -285,7 +286,7 @@ describe('MFA reset with administrator approval', () => {
       const b = await openRequest(t, await newUser());
       expect((await admin(t, 'pending', approver, {})).statusCode).toBe(200);
       const denied = expectError(await admin(t, 'reject', approver, { request_id: a, reason: 'no' }), 403, 'PERMISSION_DENIED');
-      expect(denied.details).toEqual({ required_permission: 'reject_mfa_reset' });
+      expect(withoutRequestId(denied.details)).toEqual({ required_permission: 'reject_mfa_reset' });
       expect((await admin(t, 'approve', approver, { request_id: b })).statusCode).toBe(200);
     });
 
@@ -338,7 +339,7 @@ describe('MFA reset with administrator approval', () => {
       expect(expired.requests.find((r) => r.request_id === id)).toMatchObject({ status: 'expired' });
 
       const refused = expectError(await admin(t, 'approve', root, { request_id: id }), 409, 'MFA_RESET_NOT_PENDING');
-      expect(refused.details).toEqual({ status: 'expired' });
+      expect(withoutRequestId(refused.details)).toEqual({ status: 'expired' });
       expect(transition(await auditOf(t, user, 'MFA_RESET_EXPIRED'))).toHaveLength(1);
       expect(mailsTo(user, 'Your second-factor reset request has lapsed')).toHaveLength(1);
       await openRequest(t, user); // a lapsed request no longer blocks a new one

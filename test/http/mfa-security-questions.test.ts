@@ -10,6 +10,7 @@ import { MFA_RESET_PROOF_PURPOSE } from '../../src/mfa/challenge.js';
 import type { UserRow } from '../../src/users/store.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 const MINUTE = 60_000;
 const BASE = '/api/v1/auth/security-questions';
@@ -243,7 +244,7 @@ describe('verification (bearer: step-up)', () => {
     const ch = await startChallenge(token);
     expect((await verify(token, ch, reply(ch, typedLater()))).statusCode).toBe(200);
     const body = expectError(await verify(token, ch, reply(ch, typedLater())), 409, 'SECURITY_CHALLENGE_INVALID');
-    expect(body.details).toEqual({ reason: 'unknown' }); // answered challenges are forgotten
+    expect(withoutRequestId(body.details)).toEqual({ reason: 'unknown' }); // answered challenges are forgotten
   });
 
   it('a wrong answer is refused (401 SECURITY_ANSWERS_INVALID) and spends the challenge', async () => {
@@ -251,9 +252,9 @@ describe('verification (bearer: step-up)', () => {
     const wrong = reply(ch, typedLater());
     wrong[wrong.length - 1]!.answer = 'not this';
     const body = expectError(await verify(token, ch, wrong), 401, 'SECURITY_ANSWERS_INVALID');
-    expect(body.details).toEqual({ attempts_remaining: 2 });
+    expect(withoutRequestId(body.details)).toEqual({ attempts_remaining: 2 });
     expect(JSON.stringify(body)).not.toMatch(/nairobi|simba|wanjiru|not this/i);
-    expect(expectError(await verify(token, ch, reply(ch, typedLater())), 409, 'SECURITY_CHALLENGE_INVALID').details).toEqual({ reason: 'used' });
+    expect(withoutRequestId(expectError(await verify(token, ch, reply(ch, typedLater())), 409, 'SECURITY_CHALLENGE_INVALID').details)).toEqual({ reason: 'used' });
     // The failure is counted; the right answers on a new challenge clear the count (the row goes).
     const attemptsRow = () => t.s.database.db.selectFrom('mfa_attempts').select(['failed_count', 'locked_until']).where('user_id', '=', user.id).where('factor', '=', 'security_questions').executeTakeFirst();
     expect(await attemptsRow()).toEqual({ failed_count: 1, locked_until: null });
@@ -277,7 +278,7 @@ describe('verification (bearer: step-up)', () => {
     const ch = await startChallenge(token);
     t.clock.advance(5 * MINUTE + 1000);
     const fresh = (await signIn(t.app, 'vera.verify')).access_token; // sessions idle out too
-    expect(expectError(await verify(fresh, ch, reply(ch, typedLater())), 409, 'SECURITY_CHALLENGE_INVALID').details).toEqual({ reason: 'expired' });
+    expect(withoutRequestId(expectError(await verify(fresh, ch, reply(ch, typedLater())), 409, 'SECURITY_CHALLENGE_INVALID').details)).toEqual({ reason: 'expired' });
     token = fresh;
   });
 
@@ -302,10 +303,10 @@ describe('lockout after 3 failures', () => {
     const challenges = [];
     for (let i = 0; i < 4; i++) challenges.push(await startChallenge(token));
     const wrong = (ch: Challenge) => ch.questions.map((q) => ({ question_id: q.id, answer: 'wrong guess' }));
-    expect(expectError(await verify(token, challenges[0]!, wrong(challenges[0]!)), 401, 'SECURITY_ANSWERS_INVALID').details).toEqual({ attempts_remaining: 2 });
-    expect(expectError(await verify(token, challenges[1]!, wrong(challenges[1]!)), 401, 'SECURITY_ANSWERS_INVALID').details).toEqual({ attempts_remaining: 1 });
+    expect(withoutRequestId(expectError(await verify(token, challenges[0]!, wrong(challenges[0]!)), 401, 'SECURITY_ANSWERS_INVALID').details)).toEqual({ attempts_remaining: 2 });
+    expect(withoutRequestId(expectError(await verify(token, challenges[1]!, wrong(challenges[1]!)), 401, 'SECURITY_ANSWERS_INVALID').details)).toEqual({ attempts_remaining: 1 });
     const third = await verify(token, challenges[2]!, wrong(challenges[2]!));
-    expect(expectError(third, 429, 'SECURITY_QUESTIONS_LOCKED').details).toEqual({ retry_after_seconds: 1800 });
+    expect(withoutRequestId(expectError(third, 429, 'SECURITY_QUESTIONS_LOCKED').details)).toEqual({ retry_after_seconds: 1800 });
     expect(third.headers['retry-after']).toBe('1800');
 
     const right = await verify(token, challenges[3]!, reply(challenges[3]!, answers()));
@@ -425,7 +426,7 @@ describe('POST /api/v1/auth/security-questions/delete', () => {
 
   it('needs delete_security_question (403 PERMISSION_DENIED for a customer)', async () => {
     const body = expectError(await del({ user_id: target.uuid }, customerToken), 403, 'PERMISSION_DENIED');
-    expect(body.details).toEqual({ required_permission: 'delete_security_question' });
+    expect(withoutRequestId(body.details)).toEqual({ required_permission: 'delete_security_question' });
     expectError(await del({ user_id: target.uuid }, ''), 401, 'TOKEN_MISSING');
   });
 

@@ -11,6 +11,7 @@ import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../h
 import { Authenticator, decodeQr, enrolTotp } from '../harness/authenticator.js';
 import { admin, auditTotal, bearer, expectError, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
 import { ENCRYPTED, openPreAuth, preAuthBody, fetchServerPem, sessionBody } from '../harness/transport-client.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 type Res = Awaited<ReturnType<typeof login>>;
 interface Challenge { two_factor_token: string; methods: string[]; expires_in: number }
@@ -326,7 +327,7 @@ describe('attempt cap', () => {
     for (const r of locked) {
       const body = expectError(r, 429, 'MFA_LOCKED');
       expect(r.headers['retry-after']).toBe('900'); // MFA_LOCKOUT_MINUTES=15 on the frozen clock
-      expect(body.details).toEqual({ retry_after_seconds: 900 });
+      expect(withoutRequestId(body.details)).toEqual({ retry_after_seconds: 900 });
     }
     expectError(await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now())), 429, 'MFA_LOCKED');
     expect(await audits(user.uuid, 'MFA_LOCKED')).toMatchObject([{ username, details: { locked_minutes: 15 } }]);

@@ -14,6 +14,7 @@ import { signal } from '../harness/comparisons.js';
 import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, STRONG_PASSWORD, type SignedIn } from '../harness/fixtures.js';
 import { ENCRYPTED, fetchServerPem, openPreAuth, openSession, preAuthBody, sessionBody } from '../harness/transport-client.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 const OFFICE = '10.20.1.5';
 const ELSEWHERE = '192.0.2.44';
@@ -22,7 +23,7 @@ const MCP_INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protoc
 
 function expectRestricted(res: { statusCode: number; json(): unknown; body: string }, rule: string): void {
   const body = expectError(res, 403, 'POLICY_RESTRICTED');
-  expect(body.details).toEqual({ rule });
+  expect(withoutRequestId(body.details)).toEqual({ rule });
 }
 
 async function createPolicy(app: App, token: string, body: Record<string, unknown>): Promise<number> {

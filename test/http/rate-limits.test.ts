@@ -14,6 +14,7 @@ import { enrolTotp } from '../harness/authenticator.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { watchComparisons } from '../harness/comparisons.js';
 import { auditTotal, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 type Res = Awaited<ReturnType<App['inject']>>;
 const MINUTE = 60_000;
@@ -53,7 +54,7 @@ function headersOf(res: Res): { limit: string; remaining: string; reset: string 
 function expectRateLimited(res: Res, retryAfter: number, limit: number): void {
   const body = expectError(res, 429, 'RATE_LIMITED');
   expect(res.headers['retry-after']).toBe(String(retryAfter));
-  expect(body.details).toEqual({ retry_after_seconds: retryAfter });
+  expect(withoutRequestId(body.details)).toEqual({ retry_after_seconds: retryAfter });
   expect(headersOf(res)).toEqual({ limit: String(limit), remaining: '0', reset: String(retryAfter) });
 }
 

@@ -10,6 +10,7 @@ import { TOKEN_TYPES, type TokenType } from '../../src/tokens/keyring.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
 import { bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
 
 type Res = Awaited<ReturnType<typeof login>>;
 
@@ -113,7 +114,7 @@ describe('one-time code and TOTP guessing, one try at a time', () => {
     const attempt = (c: string) => post('/api/v1/auth/2fa/validate', { two_factor_token: gate.two_factor_token, code: c });
 
     for (const left of [2, 1, 0]) {
-      expect(expectError(await attempt(wrongFor(code)), 401, 'OTP_INVALID').details).toEqual({ attempts_remaining: left });
+      expect(withoutRequestId(expectError(await attempt(wrongFor(code)), 401, 'OTP_INVALID').details)).toEqual({ attempts_remaining: left });
     }
     expectError(await attempt(code), 429, 'OTP_ATTEMPTS_EXCEEDED');
   });
@@ -143,7 +144,7 @@ describe('one-time code and TOTP guessing, one try at a time', () => {
 
     for (let i = 0; i < max; i++) expectError(await attempt(authenticator.wrongCode(t.clock.now())), 401, 'TOTP_INVALID');
     const locked = await attempt(authenticator.code(t.clock.now()));
-    expect(expectError(locked, 429, 'MFA_LOCKED').details).toEqual({ retry_after_seconds: 900 });
+    expect(withoutRequestId(expectError(locked, 429, 'MFA_LOCKED').details)).toEqual({ retry_after_seconds: 900 });
     expect(locked.headers['retry-after']).toBe('900');
   });
 });

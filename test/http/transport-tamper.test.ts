@@ -22,7 +22,8 @@ interface Attempt {
 }
 
 const USER = 'tamper.user';
-const EXPECTED_BODY = JSON.stringify({ status_code: 400, error_code: 'DECRYPTION_FAILED', message: TransportErrors.DECRYPTION_FAILED().message, details: {} });
+/** The one refusal's bytes; only the request's own id (`details.request_id`, its X-Request-ID) differs from one to the next. */
+const expectedBody = (requestId: unknown): string => JSON.stringify({ status_code: 400, error_code: 'DECRYPTION_FAILED', message: TransportErrors.DECRYPTION_FAILED().message, details: { request_id: requestId } });
 
 let t: TestApp;
 let serverPem: string;
@@ -50,14 +51,15 @@ beforeAll(async () => {
 });
 afterAll(async () => t.close());
 
-/** Asserts the one refusal: plaintext, 400, DECRYPTION_FAILED, the same bytes every time. */
+/** Asserts the one refusal: plaintext, 400, DECRYPTION_FAILED, the same bytes every time but for the request's id. */
 function refused(res: Res): void {
   expect(res.statusCode, res.body).toBe(400);
   expect(res.headers['x-encrypted']).toBeUndefined();
   expect(res.headers['content-type']).toMatch(/^application\/json/);
-  expect(res.body).toBe(EXPECTED_BODY);
+  expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  expect(res.body).toBe(expectedBody(res.headers['x-request-id']));
   expect(res.headers['x-content-sha256']).toBe(createHash('sha256').update(res.rawPayload).digest('hex'));
-  bodies.add(res.body);
+  bodies.add(res.body.replace(String(res.headers['x-request-id']), '<request id>'));
 }
 
 function send(a: Attempt, url: string, extraHeaders: Record<string, string> = {}): Promise<Res> {

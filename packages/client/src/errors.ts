@@ -36,6 +36,11 @@ export class StrongroomError extends Error {
     this.details = details;
   }
 
+  /** The server's id of the request that failed (`details.request_id`, its `X-Request-ID`): quote it to the bank's support, who find the request's log line and trace by it. Undefined for a failure on the client's side. */
+  get requestId(): string | undefined {
+    return typeof this.details.request_id === 'string' ? this.details.request_id : undefined;
+  }
+
   static fromBody(status: number, body: unknown): StrongroomError {
     if (isErrorBody(body)) return new StrongroomError(status, body.error_code, body.message, body.details ?? {});
     return new StrongroomError(status, 'INVALID_RESPONSE', `HTTP ${status} without an error body`, { body });

@@ -127,6 +127,8 @@ describe('encrypted sign-in', () => {
     expect(err).toMatchObject({ status: 401, errorCode: 'INVALID_CREDENTIALS', name: 'StrongroomError' });
     expect(typeof err.message).toBe('string');
     expect(err.details).toEqual(expect.any(Object));
+    expect(err.requestId).toBe(wire.at(-1)!.responseHeaders['x-request-id']); // the server's request id, from the sealed body
+    expect(err.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(wire.at(-1)!.responseHeaders['x-encrypted']).toBe('true');
     expect(c.signedIn).toBe(false);
   });

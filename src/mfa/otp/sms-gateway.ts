@@ -34,6 +34,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../platform/config.js';
+import { inSpan } from '../../platform/observability/tracing.js';
 
 export interface SmsRequest {
   to: string;
@@ -73,12 +74,18 @@ function accepted(body: unknown): SmsAccepted | null {
 }
 
 export class SmsGateway {
-  constructor(private readonly sms: Config['sms'] & { url: string }, private readonly log: Logger) {}
+  /** The gateway's address for spans: never its URL's path or query, the number, the message or the token. */
+  private readonly server: { 'http.request.method': 'POST'; 'server.address': string; 'server.port': number };
+
+  constructor(private readonly sms: Config['sms'] & { url: string }, private readonly log: Logger) {
+    const u = new URL(sms.url);
+    this.server = { 'http.request.method': 'POST', 'server.address': u.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': Number(u.port || (u.protocol === 'https:' ? 443 : 80)) };
+  }
 
   /** Resolves once the gateway accepted the message; rejects with `SmsDeliveryError` otherwise. */
   async send(req: SmsRequest): Promise<SmsAccepted> {
     try {
-      return await this.post(req);
+      return await inSpan('SMS gateway send', this.server, (span) => this.post(req, (status) => span.setAttribute('http.response.status_code', status)));
     } catch (err) {
       const reason = err instanceof SmsDeliveryError ? err.reason : reasonOf(err);
       this.log.warn({ reference: req.reference, reason }, `SMS delivery through the gateway failed: ${reason}`);
@@ -86,7 +93,7 @@ export class SmsGateway {
     }
   }
 
-  private async post(req: SmsRequest): Promise<SmsAccepted> {
+  private async post(req: SmsRequest, answered: (status: number) => void): Promise<SmsAccepted> {
     const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': req.reference };
     if (this.sms.token !== undefined) headers.authorization = `Bearer ${this.sms.token}`;
     // One signal for the whole exchange: a gateway that stalls while sending the body times out too.
@@ -95,6 +102,7 @@ export class SmsGateway {
       method: 'POST', headers, signal, redirect: 'manual',
       body: JSON.stringify({ to: req.to, from: this.sms.sender, message: req.message, reference: req.reference }),
     });
+    answered(res.status);
     if (res.status < 200 || res.status > 299) {
       await res.body?.cancel().catch(() => undefined);
       throw new SmsDeliveryError(`HTTP ${res.status}`);

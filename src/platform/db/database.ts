@@ -7,15 +7,28 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { fuzzystrmatch } from '@electric-sql/pglite/contrib/fuzzystrmatch';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { LocalBus, PgBus, type EventBus } from './bus.js';
-import { migrationProvider } from './migrations/index.js';
+import { runMigrations } from './migrate.js';
 import type { Database } from './schema.js';
+import { tracedDialect } from './traced-dialect.js';
 
 export type Db = Kysely<Database>;
+
+/** A connection pool's use now (PostgreSQL): what /metrics reports as pool saturation. */
+export interface PoolStats {
+  /** `main`, or `index_scans` (INDEX_SCAN_POOL). */
+  name: string;
+  max: number;
+  /** Open connections, in use or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
 
 export interface DatabaseHandle {
   db: Db;
@@ -32,14 +45,21 @@ export interface DatabaseHandle {
    */
   indexScans: Db | null;
   migrate(): Promise<string[]>;
+  /**
+   * PGlite: the whole data directory as an uncompressed tarball, which `pglite-memory`'s `image`
+   * opens again in well under a second (a fresh one runs initdb: seconds). PostgreSQL: refused.
+   */
+  snapshot(): Promise<Blob>;
   ping(): Promise<void>;
+  /** PostgreSQL: each connection pool's use now (`main`, `index_scans`). PGlite: none. */
+  pools(): PoolStats[];
   close(): Promise<void>;
 }
 
 export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolSize?: number }
   | { kind: 'pglite'; dataDir: string }
-  | { kind: 'pglite-memory' };
+  | { kind: 'pglite-memory'; image?: Blob };
 
 export class DatabaseLockedError extends Error {}
 
@@ -101,11 +121,15 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
   let location: string;
   let release = (): void => undefined;
   let closeDb = async (): Promise<void> => db.destroy();
+  let pools = (): PoolStats[] => [];
+  let snapshot = async (): Promise<Blob> => {
+    throw new Error('only an embedded PGlite database can be snapshotted');
+  };
 
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 });
     pool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    db = new Kysely<Database>({ dialect: tracedDialect(new PostgresDialect({ pool }), target.url) });
     const pgBus = new PgBus(pool, target.url, log);
     await pgBus.start();
     bus = pgBus;
@@ -116,8 +140,10 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     scanUrl.searchParams.set('options', [scanUrl.searchParams.get('options'), '-c enable_seqscan=off'].filter(Boolean).join(' '));
     const scanPool = new pg.Pool({ connectionString: scanUrl.toString(), max: INDEX_SCAN_POOL });
     scanPool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
-    const scans = new Kysely<Database>({ dialect: new PostgresDialect({ pool: scanPool }) });
+    const scans = new Kysely<Database>({ dialect: tracedDialect(new PostgresDialect({ pool: scanPool }), target.url) });
     indexScans = scans;
+    const use = (name: string, p: pg.Pool, max: number): PoolStats => ({ name, max, total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
+    pools = () => [use('main', pool, target.poolSize ?? 10), use('index_scans', scanPool, INDEX_SCAN_POOL)];
     closeDb = async () => {
       await scans.destroy();
       await db.destroy();
@@ -130,16 +156,17 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
       pglite = new PGlite(path.join(target.dataDir, 'pglite'), { postgresqlconf: PGLITE_CONF, extensions: PGLITE_EXTENSIONS });
       location = `PGlite (embedded) at ${path.join(target.dataDir, 'pglite')}`;
     } else {
-      pglite = new PGlite({ postgresqlconf: PGLITE_CONF, extensions: PGLITE_EXTENSIONS });
+      pglite = new PGlite({ postgresqlconf: PGLITE_CONF, extensions: PGLITE_EXTENSIONS, loadDataDir: target.image });
       location = 'PGlite (embedded, in memory)';
     }
     await pglite.waitReady;
-    db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    db = new Kysely<Database>({ dialect: tracedDialect(new PGliteDialect(pglite)) });
     bus = new LocalBus();
     // PGlite (0.4) hangs for good, spinning, when closed while a query runs (a worker's sync, a
     // keyring reload after a NOTIFY). Take the one connection the dialect hands out, so what was
     // queued first finishes, and close while holding it, so nothing starts in between; a later
     // query fails with "PGlite is closed" instead. (Kysely's destroy would only close PGlite.)
+    snapshot = async () => pglite.dumpDataDir('none');
     closeDb = async () => {
       if (!pglite.closed) await db.connection().execute(() => pglite.close());
     };
@@ -151,15 +178,12 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     location,
     bus,
     indexScans,
-    async migrate() {
-      const migrator = new Migrator({ db, provider: migrationProvider, migrationTableName: 'strongroom_migrations', migrationLockTableName: 'strongroom_migrations_lock' });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error;
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    },
+    migrate: () => runMigrations(db, log),
+    snapshot: () => snapshot(),
     async ping() {
       await sql`SELECT 1`.execute(db);
     },
+    pools: () => pools(),
     async close() {
       await bus.close();
       await closeDb();

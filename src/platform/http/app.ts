@@ -9,6 +9,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormats from 'ajv-formats';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Config, TrustProxy } from '../config.js';
 import { AppError, CommonErrors } from '../errors.js';
@@ -17,6 +18,7 @@ import { accessLogger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { BodyEnvelope } from './envelope.js';
 import { lazyChildLogger } from './lazy-logger.js';
+import { requestTraceFields, traceRequests } from './request-spans.js';
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -44,7 +46,7 @@ const COMMON_ENTRIES = Object.entries(COMMON_HEADERS);
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Routes without an access line: health probes and metrics scrapes. */
+/** Routes without an access line or a span: health probes and metrics scrapes. */
 const QUIET_ROUTES = new Set(['/health', '/api/health', '/metrics']);
 
 declare module 'fastify' {
@@ -64,8 +66,13 @@ export function makeAjv(options: AjvOptions): Ajv {
   return ajv;
 }
 
-export function errorBody(err: AppError): { status_code: number; error_code: string; message: string; details: Record<string, unknown> } {
-  return { status_code: err.statusCode, error_code: err.code, message: err.message, details: err.details };
+/**
+ * The error body. `details.request_id` is the request's id (the `X-Request-ID` header, the
+ * `req_id` of its log lines, the `strongroom.request_id` of its span): what a client quotes to
+ * support, and what finds the request's access line and trace.
+ */
+export function errorBody(err: AppError, requestId: string): { status_code: number; error_code: string; message: string; details: Record<string, unknown> } {
+  return { status_code: err.statusCode, error_code: err.code, message: err.message, details: { ...err.details, request_id: requestId } };
 }
 
 /** Turns anything thrown into an AppError: bad input is never a 500. */
@@ -133,9 +140,10 @@ function causeOf(cause: unknown): { type: string; message: string } {
 
 /**
  * `envelope`: wraps bodies (transport encryption), when a module supplies one. `requestUser`:
- * the signed-in user of a request, for the log lines of refusals.
+ * the signed-in user of a request, for the log lines of refusals. `tracer`: a span per request
+ * (src/platform/http/request-spans.ts), when tracing is on.
  */
-export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics; envelope?: BodyEnvelope; requestUser?: (request: FastifyRequest) => string | undefined }): App {
+export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metrics; envelope?: BodyEnvelope; requestUser?: (request: FastifyRequest) => string | undefined; tracer?: Tracer }): App {
   const { config, metrics } = deps;
   const app = Fastify({
     loggerInstance: deps.log,
@@ -157,7 +165,7 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
       begin(request);
       const appError = toAppError(err);
       request.errorCode = appError.code;
-      const body = JSON.stringify(errorBody(appError));
+      const body = JSON.stringify(errorBody(appError, request.id));
       commonHeaders(request, reply, body);
       void reply.status(appError.statusCode).send(body);
     },
@@ -173,6 +181,9 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
   app.decorateRequest('errorCode', null);
   app.decorateRequest('correlationId', '');
   app.addHook('onRequest', async (request) => begin(request));
+  // Before the envelope's hooks, so that decryption and every hook after it are in the request's span.
+  if (deps.tracer) traceRequests(app, deps.tracer, { acceptTraceparent: config.tracing.acceptTraceparent, untraced: QUIET_ROUTES });
+  else app.decorateRequest('traceScope', null);
   const envelope = deps.envelope;
   if (envelope) {
     app.decorateRequest(envelope.requestDecorator, null);
@@ -212,6 +223,7 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
       access.info({
         req_id: request.id, method: request.method, route, status: reply.statusCode, ms: Math.round(seconds * 1e5) / 100,
         ip: request.ip, user_id: deps.requestUser?.(request) ?? null, ...(request.errorCode ? { error_code: request.errorCode } : {}),
+        ...requestTraceFields(request),
       }, 'request');
     }
   });
@@ -231,13 +243,13 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
     else if (appError.statusCode >= 500) request.log.warn({ ...what, ...(appError.cause ? { cause: causeOf(appError.cause) } : {}) }, 'request not served');
     else if (!config.accessLog) request.log.info(what, 'request refused'); // else the access line says it
     for (const [k, v] of Object.entries(appError.headers)) reply.header(k, v);
-    return reply.status(appError.statusCode).send(errorBody(appError));
+    return reply.status(appError.statusCode).send(errorBody(appError, request.id));
   });
 
   app.setNotFoundHandler(async (request, reply) => {
     const e = CommonErrors.NOT_FOUND({ method: request.method, path: request.url.split('?')[0]!.slice(0, 200) });
     request.errorCode = e.code;
-    return reply.status(404).send(errorBody(e));
+    return reply.status(404).send(errorBody(e, request.id));
   });
 
   return app as unknown as App;

@@ -6,9 +6,12 @@ export const ErrorBody = Type.Object(
     status_code: Type.Integer({ examples: [401] }),
     error_code: Type.String({ examples: ['INVALID_CREDENTIALS'] }),
     message: Type.String({ examples: ['The username or password is incorrect.'] }),
-    details: Type.Record(Type.String(), Type.Unknown()),
+    details: Type.Object(
+      { request_id: Type.String({ format: 'uuid', description: 'This request\'s id, also in the `X-Request-ID` header: quote it to support; it finds the request\'s log line and trace.' }) },
+      { additionalProperties: true, description: 'What the error code documents, and always `request_id`.' },
+    ),
   },
-  { description: 'SPEC error body. `error_code` is stable; `message` is for people.' },
+  { description: 'SPEC error body. `error_code` is stable; `message` is for people; `details.request_id` names the request.' },
 );
 
 /** Error responses for a route, keyed by status, for its `response` schema. */
