@@ -13,10 +13,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
-      { extends: true, test: { name: 'http-pglite', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
+      { extends: true, test: { name: 'http-pglite', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'pglite' }, globalSetup: ['test/harness/global-pglite.ts'] } },
       { extends: true, test: { name: 'http-postgres', include: ['test/http/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
       { extends: true, test: { name: 'api', include: ['test/api/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
-      { extends: true, test: { name: 'client', include: ['packages/client/test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'client', include: ['packages/client/test/**/*.test.ts'], globalSetup: ['test/harness/global-pglite.ts'] } },
       { extends: true, test: { name: 'ldap', include: ['test/ldap/**/*.test.ts'] } },
       { extends: true, test: { name: 'saml', include: ['test/saml/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
       { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false } },

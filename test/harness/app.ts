@@ -3,6 +3,7 @@
  * fresh PostgreSQL database cloned from the migrated template, with a frozen clock.
  */
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -40,10 +41,19 @@ export async function freshPostgresDatabase(): Promise<string> {
   return adminUrl.replace(/\/postgres$/, `/${name}`);
 }
 
+let pgliteImage: Blob | undefined;
+
+/** The migrated data directory test/harness/global-pglite.ts wrote, when the project has it. */
+function migratedPgliteImage(): Blob | undefined {
+  const file = inject('pgliteImage');
+  if (file) pgliteImage ??= new Blob([readFileSync(file)]);
+  return pgliteImage;
+}
+
 export async function openTestDatabase(kind: DbKind = dbKind(), url?: string): Promise<DatabaseHandle> {
   const log = pino({ level: 'silent' });
   if (kind === 'postgres') return openDatabase({ kind: 'postgres', url: url ?? (await freshPostgresDatabase()), poolSize: 5 }, log);
-  const handle = await openDatabase({ kind: 'pglite-memory' }, log);
+  const handle = await openDatabase({ kind: 'pglite-memory', image: migratedPgliteImage() }, log);
   await handle.migrate();
   return handle;
 }
