@@ -50,6 +50,17 @@ function migratedPgliteImage(): Blob | undefined {
   return pgliteImage;
 }
 
+/** An empty PostgreSQL database (no migrations) named `<prefix>_<random>`; returns its URL. */
+export async function emptyPostgresDatabase(prefix = 'empty'): Promise<string> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `${prefix}_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return adminUrl.replace(/\/postgres$/, `/${name}`);
+}
+
 export async function openTestDatabase(kind: DbKind = dbKind(), url?: string): Promise<DatabaseHandle> {
   const log = pino({ level: 'silent' });
   if (kind === 'postgres') return openDatabase({ kind: 'postgres', url: url ?? (await freshPostgresDatabase()), poolSize: 5 }, log);

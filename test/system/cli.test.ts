@@ -4,30 +4,17 @@
  * PGlite). What it did is checked in the database and by signing in through an app built on the
  * same database with the same secrets.
  */
-import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeProtectedHeader } from 'jose';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../src/platform/db/migrations/index.js';
 import { cliEnv, runCli, type CliResult } from '../harness/cli.js';
-import { createTestApp, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
+import { createTestApp, emptyPostgresDatabase, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, OTHER_PASSWORD } from '../harness/fixtures.js';
 
 const ALL_MIGRATIONS = Object.keys(migrations);
-
-/** An empty database (no migrations), to watch `migrate` do its work. */
-async function emptyPostgresDatabase(): Promise<string> {
-  const adminUrl = inject('pgAdminUrl');
-  const name = `cli_${randomUUID().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return adminUrl.replace(/\/postgres$/, `/${name}`);
-}
 
 /** The password the CLI prints once, on its own indented line. */
 function printedPassword(stdout: string): string {

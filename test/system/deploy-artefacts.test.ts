@@ -7,18 +7,17 @@
  * for real against this suite's PostgreSQL.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { parseCommand } from '../../src/cli/args.js';
 import { ConfigError, loadConfig, type Config } from '../../src/platform/config.js';
 import { RATE_GROUPS, rateLimitVar } from '../../src/platform/config-rate-limits.js';
 import { migrations } from '../../src/platform/db/migrations/index.js';
 import type { App } from '../../src/platform/http/app.js';
-import { createTestApp, type TestApp } from '../harness/app.js';
+import { createTestApp, emptyPostgresDatabase, type TestApp } from '../harness/app.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const K8S = path.join(ROOT, 'deploy/kubernetes');
@@ -629,17 +628,12 @@ describe('deployment artefacts', () => {
   });
 
   it('scripts/container-steps.sh builds, installs production dependencies, migrates a fresh PostgreSQL database, starts the server as a non-root user, passes the HEALTHCHECK and exits 0 on SIGTERM', { timeout: 240_000 }, async () => {
-    const adminUrl = inject('pgAdminUrl');
-    const name = `deploy_${randomUUID().replace(/-/g, '')}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
+    const databaseUrl = await emptyPostgresDatabase('deploy');
     const started = Date.now();
     const result = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
       const child = spawn('bash', [path.join(ROOT, 'scripts/container-steps.sh')], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), DATABASE_URL: adminUrl.replace(/\/postgres$/, `/${name}`) },
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), DATABASE_URL: databaseUrl },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -6,17 +6,15 @@
  * database migrated by another line of releases is refused. Released migrations are never edited.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrationsAhead, runMigrations } from '../../src/platform/db/migrate.js';
 import { migrations } from '../../src/platform/db/migrations/index.js';
-import { createTestApp, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
+import { createTestApp, emptyPostgresDatabase, freshPostgresDatabase, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { cliEnv } from '../harness/cli.js';
 import { bearer, seedUser, signIn, OTHER_PASSWORD } from '../harness/fixtures.js';
 import { freePort } from '../harness/postgres.js';
@@ -34,16 +32,6 @@ function previousRelease(): string {
   const added = git('log', '--format=%H', '--diff-filter=A', '--', `${MIGRATIONS_DIR}/${NEWEST}.ts`).split('\n').at(-1);
   if (!added) throw new Error(`no commit adds ${MIGRATIONS_DIR}/${NEWEST}.ts: the upgrade test needs the repository's history (a full clone)`);
   return git('rev-parse', `${added}^`);
-}
-
-async function emptyDatabase(): Promise<string> {
-  const adminUrl = inject('pgAdminUrl');
-  const name = `up_${randomUUID().replace(/-/g, '')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  return adminUrl.replace(/\/postgres$/, `/${name}`);
 }
 
 /** Runs a command of a checkout (`src/cli.ts` or `src/server.ts`) as an operator would. */
@@ -87,7 +75,7 @@ describe(`upgrade to the release that adds ${NEWEST}`, () => {
     dirs.push(checkout);
     execFileSync('sh', ['-c', `git archive ${previous} | tar -x -C "${checkout}"`], { cwd: ROOT });
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(checkout, 'node_modules'));
-    url = await emptyDatabase();
+    url = await emptyPostgresDatabase('up');
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'strongroom-previous-data-'));
     dirs.push(dataDir);
     env = cliEnv(secrets, dataDir, { DATABASE_URL: url, NODE_ENV: 'development', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000' });
