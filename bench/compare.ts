@@ -15,9 +15,10 @@ import path from 'node:path';
 import pg from 'pg';
 import { freePort, startPostgres, type RunningPostgres } from '../test/harness/postgres.js';
 import { createUser, login, postJson, type Tokens } from './lib/api.js';
-import { closeIdle, post } from './lib/client.js';
+import { post } from './lib/client.js';
+import { finishBench } from './lib/finish.js';
 import { cannon, closedLoop, combineRates, type Rate } from './lib/load.js';
-import { startNode, stopAll, type Child } from './lib/proc.js';
+import { startNode, type Child } from './lib/proc.js';
 import { ADMIN, strongroomEnv } from './lib/strongroom.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -135,19 +136,4 @@ main()
     console.error(err);
     process.exitCode = 1;
   })
-  .finally(async () => {
-    closeIdle();
-    await stopAll();
-    try {
-      postgres?.stop();
-    } catch (err) {
-      console.error(err);
-    }
-    for (const c of cleanups.reverse()) {
-      try {
-        c();
-      } catch (err) {
-        console.error(err);
-      }
-    }
-  });
+  .finally(() => finishBench(() => postgres?.stop(), ...cleanups.reverse()));

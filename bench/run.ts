@@ -14,13 +14,14 @@ import { freePort, startPostgres, type RunningPostgres } from '../test/harness/p
 import type { RunningSlapd } from '../test/harness/slapd.js';
 import { startFakeFcm } from '../test/harness/fcm.js';
 import { createUser, login, type Tokens } from './lib/api.js';
-import { closeIdle, post } from './lib/client.js';
+import { post } from './lib/client.js';
+import { finishBench } from './lib/finish.js';
 import { faqSearchBench, FAQ_ARTICLES, FAQ_QUERIES } from './lib/faq.js';
 import { pushBench, PUSH_DEFAULTS } from './lib/push.js';
 import { bareLdapLoad, configureLdap, serviceLdapLoad, startDirectory } from './lib/ldap.js';
 import { awaitQuiet, combineCpu, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
 import { cannon, cannonBodies, closedLoop, combineRates, type Rate } from './lib/load.js';
-import { rssMiB, sleep, startNode, stopAll, type Child } from './lib/proc.js';
+import { rssMiB, sleep, startNode, type Child } from './lib/proc.js';
 import { ADMIN, strongroomEnv } from './lib/strongroom.js';
 import { checkEncryptedValidate, checkSealedGet, encryptedLogin, opensslRsaSignRate, preAuthJson, preAuthPool, rsaUnwrapRate, rsaUnwrapRateThreads, serverPublicKey } from './lib/transport.js';
 
@@ -73,17 +74,13 @@ function tempDir(prefix: string): string {
 }
 
 async function cleanup(): Promise<void> {
-  closeIdle();
-  await stopAll();
-  try {
-    postgres?.stop();
-  } catch (err) {
-    console.error('stopping PostgreSQL:', err);
-  }
+  await finishBench(
+    () => postgres?.stop(),
+    () => slapd?.stop(),
+    () => { for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true }); },
+  );
   postgres = undefined;
-  await slapd?.stop().catch((err: unknown) => console.error('stopping slapd:', err));
   slapd = undefined;
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** `extra` may name DATA_DIR (a restart must find its generated secrets again); a new one otherwise. */

@@ -18,9 +18,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { freePort, startPostgres, type RunningPostgres } from '../test/harness/postgres.js';
 import { login } from './lib/api.js';
-import { closeIdle } from './lib/client.js';
+import { finishBench } from './lib/finish.js';
 import { cannon, combineRates, type Rate } from './lib/load.js';
-import { startNode, stopAll, type Child } from './lib/proc.js';
+import { startNode, type Child } from './lib/proc.js';
 import { ADMIN, SERVER_JS, strongroomEnv } from './lib/strongroom.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -96,14 +96,4 @@ main()
     console.error(err);
     process.exitCode = 1;
   })
-  .finally(async () => {
-    closeIdle();
-    await stopAll();
-    collector?.close();
-    try {
-      postgres?.stop();
-    } catch (err) {
-      console.error(err);
-    }
-    for (const c of cleanups.reverse()) c();
-  });
+  .finally(() => finishBench(() => collector?.close(), () => postgres?.stop(), ...cleanups.reverse()));

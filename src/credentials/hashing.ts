@@ -96,7 +96,7 @@ export class PasswordHasher {
   /** `lane`: the account the work is for (see `FairGate`). */
   async hash(password: string, lane = SYSTEM_LANE): Promise<string> {
     if (!bcryptSafe(password)) throw new Error('password not bcrypt-safe; the policy must refuse it first');
-    return this.timed('hash', this.cost, lane, () => bcryptHash(password, this.cost));
+    return this.timed('hash', lane, () => bcryptHash(password, this.cost));
   }
 
   /** Constant-time bcrypt comparison; false for anything bcrypt cannot hold whole. */
@@ -106,7 +106,7 @@ export class PasswordHasher {
       return false;
     }
     try {
-      return await this.timed('compare', costOf(hash) ?? this.cost, lane, () => bcryptVerify(password, hash));
+      return await this.timed('compare', lane, () => bcryptVerify(password, hash));
     } catch {
       return false;
     }
@@ -117,19 +117,20 @@ export class PasswordHasher {
    * time does not tell whether an account exists (ruling 6).
    */
   async dummyVerify(password: string, lane = SYSTEM_LANE): Promise<void> {
-    this.dummy ??= this.timed('hash', this.cost, SYSTEM_LANE, () => bcryptHash('strongroom-dummy-password', this.cost));
+    this.dummy ??= this.timed('hash', SYSTEM_LANE, () => bcryptHash('strongroom-dummy-password', this.cost));
     const safe = bcryptSafe(password) ? password : password.replace(/\0/g, '').slice(0, 32);
     const dummy = await this.dummy;
-    await this.timed('compare', this.cost, lane, () => bcryptVerify(safe, dummy)).catch(() => false);
+    await this.timed('compare', lane, () => bcryptVerify(safe, dummy)).catch(() => false);
   }
 
   /**
    * `task` through the gate, in a span `bcrypt hash` or `bcrypt compare` (the same for a dummy
-   * comparison as for a real one) with the cost and the time it waited for a slot
+   * comparison as for a real one) with the configured cost (never the stored hash's, which would
+   * tell an old account from an unknown one) and the time it waited for a slot
    * (`strongroom.bcrypt.wait_ms`): where a slow sign-in queued and where it computed.
    */
-  private timed<T>(operation: 'hash' | 'compare', cost: number, lane: string, task: () => Promise<T>): Promise<T> {
-    return inSpan(`bcrypt ${operation}`, { 'strongroom.bcrypt.cost': cost }, (span) => {
+  private timed<T>(operation: 'hash' | 'compare', lane: string, task: () => Promise<T>): Promise<T> {
+    return inSpan(`bcrypt ${operation}`, { 'strongroom.bcrypt.cost': this.cost }, (span) => {
       const queued = performance.now();
       return this.gate.run(lane, () => {
         span.setAttribute('strongroom.bcrypt.wait_ms', Math.round((performance.now() - queued) * 100) / 100);
@@ -137,10 +138,4 @@ export class PasswordHasher {
       });
     }, SpanKind.INTERNAL);
   }
-}
-
-/** The cost factor a bcrypt hash was made with (`$2b$12$...`). */
-function costOf(hash: string): number | undefined {
-  const m = /^\$2[abxy]\$(\d\d)\$/.exec(hash);
-  return m === null ? undefined : Number(m[1]);
 }
