@@ -45,10 +45,17 @@ if (installedMajor() !== major) {
 const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
 const args = process.argv.length > 2 ? process.argv.slice(2) : DEFAULT_ARGS;
 console.log(`\nSecond pass on Node.js ${version} (the suite above ran on ${process.version}): vitest run ${args.join(' ')}\n`);
+// npm finds its global configuration (a CA file, a proxy, the registry) beside the Node.js that
+// runs it: run by this one, it would look in .cache/, so it is told where the machine's is.
+const globalconfig = spawnSync('npm', ['config', 'get', 'globalconfig'], { encoding: 'utf8' }).stdout.trim();
 const run = spawnSync(bin, [path.join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args], {
   cwd: ROOT,
   stdio: 'inherit',
   // Whatever the suites start with `node` (or process.execPath) is this Node.js too.
-  env: { ...process.env, PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}` },
+  env: {
+    ...process.env,
+    PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}`,
+    ...(globalconfig !== '' && process.env.npm_config_globalconfig === undefined ? { npm_config_globalconfig: globalconfig } : {}),
+  },
 });
 process.exit(run.status ?? 1);

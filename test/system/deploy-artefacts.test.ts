@@ -627,13 +627,17 @@ describe('deployment artefacts', () => {
     for (const never of ['.env', 'data', 'node_modules', 'dist', '.git']) expect(admitted).not.toContain(never);
   });
 
+  /** How this machine's npm reaches its registry (CA file, proxy, where its global configuration is): the image build has its own. */
+  const npmSettings = (): Record<string, string> =>
+    Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && /^(npm_config_(globalconfig|cafile|registry|proxy|https_proxy|noproxy|strict_ssl)|NODE_EXTRA_CA_CERTS|HTTPS?_PROXY|NO_PROXY)$/i.test(e[0])));
+
   it('scripts/container-steps.sh builds, installs production dependencies, migrates a fresh PostgreSQL database, starts the server as a non-root user, passes the HEALTHCHECK and exits 0 on SIGTERM', { timeout: 240_000 }, async () => {
     const databaseUrl = await emptyPostgresDatabase('deploy');
     const started = Date.now();
     const result = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
       const child = spawn('bash', [path.join(ROOT, 'scripts/container-steps.sh')], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), DATABASE_URL: databaseUrl },
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), ...npmSettings(), DATABASE_URL: databaseUrl },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
