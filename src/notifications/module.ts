@@ -1,6 +1,7 @@
 /**
- * Push notifications (issue 14): the provider client (Firebase Cloud Messaging HTTP v1) when
- * PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH are set, and the test-notification route.
+ * Push notifications: the provider client (Firebase Cloud Messaging HTTP v1) when
+ * PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH are set, the development outbox (the log) when they
+ * are not and PUSH_DEV_OUTBOX is on (outside production), the queue and its worker, templates.
  */
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
@@ -12,6 +13,7 @@ import type { Module } from '../platform/module.js';
 import type { Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import type { Metrics } from '../platform/observability/metrics.js';
+import { DevPushOutbox } from './dev-outbox.js';
 import { FcmClient, type PushProvider } from './fcm.js';
 import { PushOutbox } from './outbox.js';
 import { PushCodes } from './push-codes.js';
@@ -32,7 +34,7 @@ export interface NotificationsDeps {
 }
 
 export interface NotificationsProvides {
-  /** Undefined when push is not configured. */
+  /** Undefined when push is not configured (and the development outbox is off). */
   push: PushProvider | undefined;
   /** Where notifications are queued (in the caller's transaction) and delivered from. */
   pushOutbox: PushOutbox;
@@ -46,8 +48,10 @@ export interface NotificationsProvides {
 const DELIVERY_EVERY_MS = 1000;
 
 export function notificationsModule(deps: NotificationsDeps): Module<NotificationsProvides> {
-  const { projectId, credentials, apiUrl, timeoutMs } = deps.config.push;
-  const push = projectId !== undefined && credentials !== undefined ? new FcmClient({ projectId, credentials, apiUrl, timeoutMs, clock: deps.clock, log: deps.log }) : undefined;
+  const { projectId, credentials, apiUrl, timeoutMs, devOutbox } = deps.config.push;
+  const push = projectId !== undefined && credentials !== undefined
+    ? new FcmClient({ projectId, credentials, apiUrl, timeoutMs, clock: deps.clock, log: deps.log })
+    : devOutbox ? new DevPushOutbox(deps.log) : undefined;
   const sent = deps.metrics.counter('strongroom_push_sent_total', 'Push messages the provider accepted');
   const failed = deps.metrics.counter('strongroom_push_failed_total', 'Push messages given up on, by reason', ['reason']);
   const retried = deps.metrics.counter('strongroom_push_retried_total', 'Push sends to be tried again, by reason', ['reason']);

@@ -15,10 +15,17 @@ function read(env: Record<string, string>, file = account(), production = false)
 
 describe('push configuration', () => {
   it('is off with neither variable, on with both and a good key file (the public FCM endpoint by default)', () => {
-    expect(read({})).toEqual({ config: { apiUrl: 'https://fcm.googleapis.com', timeoutMs: 10_000 }, problems: [] });
+    expect(read({})).toEqual({ config: { apiUrl: 'https://fcm.googleapis.com', timeoutMs: 10_000, devOutbox: true }, problems: [] });
     const on = read({ PUSH_PROJECT_ID: 'bank-app', PUSH_CREDENTIALS_PATH: '/etc/strongroom/push.json' });
     expect(on.problems).toEqual([]);
     expect(on.config.credentials).toMatchObject({ clientEmail: 'push@bank-app.iam.gserviceaccount.com', privateKeyId: 'k1', tokenUri: 'https://oauth2.googleapis.com/token' });
+  });
+
+  it('the development outbox: on by default outside production, off by default in production, where PUSH_DEV_OUTBOX=1 is refused', () => {
+    expect(read({ PUSH_DEV_OUTBOX: '0' }).config.devOutbox).toBe(false);
+    expect(read({}, account(), true)).toMatchObject({ config: { devOutbox: false }, problems: [] });
+    expect(read({ PUSH_DEV_OUTBOX: '1' }, account(), true).problems).toEqual(['PUSH_DEV_OUTBOX=1 writes push messages to the log instead of sending them: never in production (configure PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH, or unset it)']);
+    expect(read({ PUSH_DEV_OUTBOX: 'yes' }).problems).toEqual(['PUSH_DEV_OUTBOX must be 1 or 0 (got "yes")']);
   });
 
   it('names what is wrong, never the key: one variable without the other, a bad project id, an unreadable file', () => {

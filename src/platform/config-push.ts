@@ -23,6 +23,12 @@ export interface PushConfig {
   apiUrl: string;
   /** How long one call to the provider (token or send) may take. */
   timeoutMs: number;
+  /**
+   * PUSH_DEV_OUTBOX: with no provider configured, messages are "sent" to the log (the
+   * development outbox, as one-time codes are without SMTP or an SMS gateway). On by default
+   * outside production; refused in production.
+   */
+  devOutbox: boolean;
 }
 
 const DEFAULT_PUSH_API_URL = 'https://fcm.googleapis.com';
@@ -76,11 +82,11 @@ export function readPushEnv(opt: (name: string) => string | undefined, readFile:
   const projectId = opt('PUSH_PROJECT_ID');
   const path = opt('PUSH_CREDENTIALS_PATH');
   const apiUrl = url(opt('PUSH_API_URL') ?? DEFAULT_PUSH_API_URL, 'PUSH_API_URL', production, problems) ?? DEFAULT_PUSH_API_URL;
-  const timeoutMs = int('PUSH_TIMEOUT_MS', 10_000, 100, 60_000);
-  if (projectId === undefined && path === undefined) return { apiUrl, timeoutMs };
+  const base = { apiUrl, timeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 60_000), devOutbox: devOutboxSetting(opt('PUSH_DEV_OUTBOX'), production, problems) };
+  if (projectId === undefined && path === undefined) return base;
   if (projectId === undefined || path === undefined) {
     problems.push(`push needs both PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH (${projectId === undefined ? 'PUSH_PROJECT_ID' : 'PUSH_CREDENTIALS_PATH'} is unset)`);
-    return { apiUrl, timeoutMs };
+    return base;
   }
   if (!PROJECT_ID.test(projectId)) problems.push('PUSH_PROJECT_ID must be a project id: 6 to 63 lower-case letters, digits and hyphens, starting with a letter');
   let text: string;
@@ -88,10 +94,23 @@ export function readPushEnv(opt: (name: string) => string | undefined, readFile:
     text = readFile(path);
   } catch (err) {
     problems.push(`PUSH_CREDENTIALS_PATH: ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    return { apiUrl, timeoutMs };
+    return base;
   }
   const credentials = parseServiceAccount(text, `PUSH_CREDENTIALS_PATH (${path})`, production, problems);
   // A key of another project would be refused at the first send; say so now.
   if (credentials?.projectId !== undefined && credentials.projectId !== projectId) problems.push(`PUSH_PROJECT_ID (${projectId}) is not the key file's project_id (${credentials.projectId}): use the key of that project, or its id`);
-  return credentials ? { projectId, credentials, apiUrl, timeoutMs } : { apiUrl, timeoutMs };
+  return credentials ? { ...base, projectId, credentials } : base;
+}
+
+function devOutboxSetting(raw: string | undefined, production: boolean, problems: string[]): boolean {
+  if (raw === undefined) return !production;
+  if (raw !== '1' && raw !== '0') {
+    problems.push(`PUSH_DEV_OUTBOX must be 1 or 0 (got "${raw}")`);
+    return false;
+  }
+  if (raw === '1' && production) {
+    problems.push('PUSH_DEV_OUTBOX=1 writes push messages to the log instead of sending them: never in production (configure PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH, or unset it)');
+    return false;
+  }
+  return raw === '1';
 }

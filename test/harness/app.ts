@@ -98,7 +98,8 @@ export const UNLIMITED_ROUTES: Record<string, string> = Object.fromEntries(
  * reach (such as production's behaviour without production's secrets).
  */
 export async function createTestApp(opts: { env?: Record<string, string>; database?: DatabaseHandle; secrets?: Secrets; clock?: ManualClock; mailer?: Mailer; log?: Logger; configure?: (config: Config) => Config } = {}): Promise<TestApp> {
-  const loaded = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', ...UNLIMITED_ROUTES, ...opts.env });
+  // PUSH_DEV_OUTBOX=0: a test without a push provider meets what production does (503 PUSH_NOT_CONFIGURED) unless it asks for the outbox.
+  const loaded = loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', SIGNIN_RATE_LIMIT_PER_MINUTE: '1000', PUSH_DEV_OUTBOX: '0', ...UNLIMITED_ROUTES, ...opts.env });
   const config = opts.configure ? opts.configure(loaded) : loaded;
   const database = opts.database ?? (await openTestDatabase());
   const clock = opts.clock ?? new ManualClock(Date.now());
