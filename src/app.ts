@@ -24,10 +24,12 @@ import { Composition } from './platform/module.js';
 import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
+import { rolesModule } from './roles/module.js';
 import { entitiesModule } from './entities/module.js';
 import { devicesModule } from './devices/module.js';
 import { faqModule } from './faq/module.js';
 import { notificationsModule } from './notifications/module.js';
+import { openapiOptions } from './openapi.js';
 import { ldapModule } from './ldap/module.js';
 import { samlModule } from './saml/module.js';
 import { thirdPartyModule } from './third-party/module.js';
@@ -72,6 +74,7 @@ function compose(opts: StrongroomOptions) {
     .use(thirdPartyModule)
     .use(mfaModule)
     .use(adminModule)
+    .use(rolesModule)
     .use(faqModule)
     .use(opsModule);
 }
@@ -108,18 +111,7 @@ export function createStrongroom(opts: StrongroomOptions): Strongroom {
         config: registry.config, log: registry.log, metrics: registry.metrics, envelope: modules.find((m) => m.envelope)?.envelope,
         requestUser: (request) => request.auth?.claims.user_id, tracer: await registry.tracing.start(),
       });
-      await app.register(swagger, {
-        openapi: {
-          openapi: '3.1.0',
-          info: {
-            title: 'Strongroom',
-            version: '1.0',
-            description: 'Authentication service of a banking platform. Every error has the body `{status_code, error_code, message, details}`; `error_code` is stable. Send `X-Device-Fingerprint` on every request when the token was issued with a device fingerprint.',
-          },
-          components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-          tags: modules.flatMap((m) => m.tags ?? []),
-        },
-      });
+      await app.register(swagger, openapiOptions(modules.flatMap((m) => m.tags ?? [])));
       for (const m of modules) m.setup?.(app);
       for (const m of modules) if (m.routes) await app.register(m.routes);
       return app;

@@ -22,6 +22,7 @@ import { FaqErrors } from './faq/errors.js';
 import { PushErrors } from './notifications/errors.js';
 import { TemplateErrors } from './notifications/templates/errors.js';
 import { PolicyErrors } from './policy/errors.js';
+import { RoleErrors } from './roles/errors.js';
 import { SessionErrors } from './sessions/errors.js';
 import { SignInErrors } from './signin/errors.js';
 import { TokenErrors } from './tokens/errors.js';
@@ -45,6 +46,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Policy: PolicyErrors.definitions,
   'Access policy': AccessErrors.definitions,
   Administration: AdminErrors.definitions,
+  Roles: RoleErrors.definitions,
   'Transport encryption': TransportErrors.definitions,
   'Second factors': MfaErrors.definitions,
   TOTP: TotpErrors.definitions,

@@ -26,8 +26,8 @@ function describeTraces(tracing: TracingConfig): { fields: Record<string, unknow
   return { fields: { traces: { endpoint, service: tracing.serviceName, sampler } }, text: `Traces: OTLP/HTTP to ${endpoint} as service ${tracing.serviceName}, sampler ${sampler}; ${parent}` };
 }
 
-/** Fields of a request's line worth reading on a terminal, in this order. */
-const LINE_FIELDS = ['error_code', 'status', 'method', 'route', 'ip', 'user_id'] as const;
+/** Fields of a request's line worth reading on a terminal, in this order (req_id is the error body's details.request_id; trace_id is there when tracing is on). */
+const LINE_FIELDS = ['error_code', 'status', 'method', 'route', 'ip', 'user_id', 'req_id', 'trace_id'] as const;
 
 /** A log line for a person: the message (an access line as `GET /route 200 1.2 ms`), a request's essentials, and an error's stack below it. */
 function readableLine(line: Record<string, unknown>, messageKey: string): string {
@@ -109,10 +109,11 @@ async function main(): Promise<void> {
   const traces = describeTraces(config.tracing);
   log.info(traces.fields, traces.text);
   if (config.push.projectId !== undefined) log.info({ push: { project: config.push.projectId, api: new URL(config.push.apiUrl).origin } }, `Push: Firebase Cloud Messaging project ${config.push.projectId} at ${new URL(config.push.apiUrl).origin} (PUSH_PROJECT_ID, PUSH_CREDENTIALS_PATH)`);
-  else log.info({ push: 'not configured' }, 'Push: not configured (PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH unset): device tokens are registered, test notifications answer 503 PUSH_NOT_CONFIGURED');
+  else if (config.push.devOutbox) log.warn({ push: 'development outbox' }, 'DEVELOPMENT OUTBOX: push messages are printed in this log instead of being sent (PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH unset; PUSH_DEV_OUTBOX=0 turns it off). Never in production.');
+  else log.info({ push: 'not configured' }, 'Push: not configured (PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH unset): device tokens are registered, sending answers 503 PUSH_NOT_CONFIGURED');
   const gateways = config.ussd.gateways.map((g) => g.name); // names only: the keys are never logged
   if (gateways.length > 0) log.info({ ussd_gateways: gateways }, `USSD: gateways ${gateways.join(', ')} (USSD_GATEWAY_KEYS)`);
-  else log.info({ ussd_gateways: [] }, 'USSD: no gateway configured (USSD_GATEWAY_KEYS unset): /api/v1/auth/login/ussd and /api/v1/auth/password/ussd answer 401 GATEWAY_UNAUTHORIZED to every call');
+  else log.info({ ussd_gateways: [] }, 'USSD: no gateway configured (USSD_GATEWAY_KEYS unset): /api/v1/auth/login/ussd and /api/v1/auth/password/ussd answer 503 USSD_NOT_CONFIGURED to every call');
   await bootstrapAdmin(registry);
   await seedFaqOnFirstStart(registry);
 

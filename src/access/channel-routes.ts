@@ -52,7 +52,7 @@ export function registerChannelRoutes(instance: FastifyInstance, s: ChannelRoute
   app.get('/api/v1/admin/channels', {
     schema: {
       tags, security, summary: 'Who may use each channel (permission policies.manage)', description: HOW,
-      response: { 200: Type.Object({ channels: Type.Array(ChannelView) }), ...errors(401, 403) },
+      response: { 200: Type.Object({ channels: Type.Array(ChannelView) }), ...errors() },
     },
     onRequest,
   }, async () => ({ channels: (await s.channels.list()).map(present) }));
@@ -63,7 +63,7 @@ export function registerChannelRoutes(instance: FastifyInstance, s: ChannelRoute
       description: `${HOW} The change is audited (\`CHANNEL_ACCESS_CHANGED\`, with what it replaced) and reaches every node at once. \`422 VALIDATION_ERROR\` (field \`allowed_roles\`): a role that does not exist, or a setting that would refuse the session you make it from. To go back to the default, set the default's value.`,
       params: Type.Object({ channel: ChannelName }),
       body: Type.Object({ allowed_roles: AllowedRoles }, { additionalProperties: false, examples: [{ allowed_roles: ['agent', 'operator'] }, { allowed_roles: null }] }),
-      response: { 200: Type.Object({ channel: ChannelView }), ...errors(400, 401, 403, 422) },
+      response: { 200: Type.Object({ channel: ChannelView }), ...errors() },
     },
     onRequest,
   }, async (request) => {

@@ -9,6 +9,7 @@ import { errors } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import { MAX_PENDING_PER_USER, type DeviceBinding, type DeviceBindings } from './devices.js';
+import { AccessErrors } from './errors.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -53,7 +54,7 @@ export function registerDeviceBindingRoutes(instance: FastifyInstance, s: Device
         page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
         page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
       }, { additionalProperties: false }),
-      response: { 200: Type.Object({ bindings: Type.Array(Binding), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors(401, 403, 422) },
+      response: { 200: Type.Object({ bindings: Type.Array(Binding), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors() },
     },
     onRequest,
   }, async (request) => {
@@ -64,12 +65,12 @@ export function registerDeviceBindingRoutes(instance: FastifyInstance, s: Device
   });
 
   app.post('/api/v1/admin/device-bindings/:id/approve', {
-    schema: { tags, security, summary: 'Approve a device binding (permission devices.manage)', description: `${HOW} Audited as \`DEVICE_BINDING_APPROVED\`; every node accepts the device at once. \`409 DEVICE_BINDING_UNCHANGED\` when it is approved already.`, params: IdParams, response: { 200: Type.Object({ binding: Binding }), ...errors(401, 403, 404, 409, 422) } },
+    schema: { tags, security, summary: 'Approve a device binding (permission devices.manage)', description: `${HOW} Audited as \`DEVICE_BINDING_APPROVED\`; every node accepts the device at once. \`409 DEVICE_BINDING_UNCHANGED\` when it is approved already.`, params: IdParams, response: { 200: Type.Object({ binding: Binding }), ...errors(AccessErrors.DEVICE_BINDING_NOT_FOUND, AccessErrors.DEVICE_BINDING_SELF_APPROVAL, AccessErrors.DEVICE_BINDING_UNCHANGED) } },
     onRequest,
   }, async (request) => ({ binding: present(await s.deviceBindings.approve(request.params.id, await actorOf(request), requestAuditContext(request))) }));
 
   app.post('/api/v1/admin/device-bindings/:id/revoke', {
-    schema: { tags, security, summary: 'Revoke a device binding, or refuse a pending one (permission devices.manage)', description: `${HOW} Audited as \`DEVICE_BINDING_REVOKED\`; the user's sessions on that device end and every node refuses it at once. \`409 DEVICE_BINDING_UNCHANGED\` when it is revoked already.`, params: IdParams, response: { 200: Type.Object({ binding: Binding }), ...errors(401, 403, 404, 409, 422) } },
+    schema: { tags, security, summary: 'Revoke a device binding, or refuse a pending one (permission devices.manage)', description: `${HOW} Audited as \`DEVICE_BINDING_REVOKED\`; the user's sessions on that device end and every node refuses it at once. \`409 DEVICE_BINDING_UNCHANGED\` when it is revoked already.`, params: IdParams, response: { 200: Type.Object({ binding: Binding }), ...errors(AccessErrors.DEVICE_BINDING_NOT_FOUND, AccessErrors.DEVICE_BINDING_SELF_APPROVAL, AccessErrors.DEVICE_BINDING_UNCHANGED) } },
     onRequest,
   }, async (request) => ({ binding: present(await s.deviceBindings.revoke(request.params.id, await actorOf(request), requestAuditContext(request))) }));
 }

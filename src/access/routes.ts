@@ -17,6 +17,7 @@ import { registerDeviceBindingRoutes } from './device-routes.js';
 import type { DeviceBindings } from './devices.js';
 import type { AccessPolicyAdmin } from './service.js';
 import type { PolicyInput, PolicyRow } from './store.js';
+import { AccessErrors } from './errors.js';
 
 const ISO = { format: 'date-time' } as const;
 const Coordinate = Type.Number({ minimum: -180, maximum: 180 });
@@ -108,7 +109,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
     const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `device`, `geofence`, or `factor`: the user holds no second factor the channel accepts) and is audited as `POLICY_VIOLATION`. Every request of a live session (validate, refresh and every authenticated route) is checked against the same policies (IP, schedule, device; geofences on `POST /auth/agent/validate`, which carries a location), and refused alike. Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
 
     app.get('/api/v1/admin/access-policies', {
-      schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }), ...errors(401, 403) } },
+      schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }), ...errors() } },
       onRequest,
     }, async () => ({ policies: (await s.policyStore.list()).map(present) }));
 
@@ -116,7 +117,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'Create an access policy (permission policies.manage)', description: `${RULES_TEXT} \`409 ACCESS_POLICY_EXISTS\` when the name is taken.`,
         body: { ...PolicyBody, examples: [EXAMPLE] },
-        response: { 201: Type.Object({ policy: Policy }, { examples: [{ policy: { id: 3, ...EXAMPLE, created_at: '2026-11-23T09:00:00.000Z', updated_at: '2026-11-23T09:00:00.000Z' } }] }), ...errors(400, 401, 403, 409, 422) },
+        response: { 201: Type.Object({ policy: Policy }, { examples: [{ policy: { id: 3, ...EXAMPLE, created_at: '2026-11-23T09:00:00.000Z', updated_at: '2026-11-23T09:00:00.000Z' } }] }), ...errors(AccessErrors.ACCESS_POLICY_EXISTS) },
       },
       onRequest,
     }, async (request, reply) => {
@@ -126,20 +127,20 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/admin/access-policies/:id', {
-      schema: { tags, security, summary: 'Read an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ policy: Policy }), ...errors(401, 403, 404, 422) } },
+      schema: { tags, security, summary: 'Read an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ policy: Policy }), ...errors(AccessErrors.ACCESS_POLICY_NOT_FOUND) } },
       onRequest,
     }, async (request) => ({ policy: present(await s.accessAdmin.get(request.params.id)) }));
 
     app.put('/api/v1/admin/access-policies/:id', {
       schema: {
         tags, security, summary: 'Replace an access policy (permission policies.manage)', description: `The whole policy is replaced. ${RULES_TEXT}`,
-        params: IdParams, body: PolicyBody, response: { 200: Type.Object({ policy: Policy }), ...errors(400, 401, 403, 404, 409, 422) },
+        params: IdParams, body: PolicyBody, response: { 200: Type.Object({ policy: Policy }), ...errors(AccessErrors.ACCESS_POLICY_NOT_FOUND, AccessErrors.ACCESS_POLICY_EXISTS) },
       },
       onRequest,
     }, async (request) => ({ policy: present(await s.accessAdmin.update(request.params.id, input(request.body), await actorOf(request), ctxOf(request))) }));
 
     app.delete('/api/v1/admin/access-policies/:id', {
-      schema: { tags, security, summary: 'Delete an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ status: Type.Literal('success') }), ...errors(401, 403, 404, 422) } },
+      schema: { tags, security, summary: 'Delete an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ status: Type.Literal('success') }), ...errors(AccessErrors.ACCESS_POLICY_NOT_FOUND) } },
       onRequest,
     }, async (request) => {
       await s.accessAdmin.delete(request.params.id, await actorOf(request), ctxOf(request));

@@ -1,4 +1,4 @@
-/** Administration: users (create, list, reset a password, unlock) and the audit trail. */
+/** Administration: users (create, find, read, change, delete, reset a password, unlock, sessions) and the audit trail. */
 import type { AuditLog } from '../audit/service.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -9,8 +9,12 @@ import type { LoginAttempts } from '../policy/lockout.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { UserStore } from '../users/store.js';
+import type { EntityStore } from '../entities/store.js';
+import { UserLifecycle } from './lifecycle.js';
 import { adminRoutes } from './routes.js';
 import { AdminService } from './service.js';
+import { UserDirectory } from './user-directory.js';
+import { userRoutes } from './user-routes.js';
 
 export interface AdminDeps {
   db: Db;
@@ -22,6 +26,7 @@ export interface AdminDeps {
   audit: AuditLog;
   mailer: Mailer;
   guard: Guard;
+  entities: EntityStore;
 }
 
 export interface AdminProvides {
@@ -30,15 +35,22 @@ export interface AdminProvides {
    * temporary passwords are handed back to the operator, never emailed.
    */
   consoleAdmin: AdminService;
+  /** Reading, changing and deleting users, and their sessions (the API and the CLI). */
+  userLifecycle: UserLifecycle;
 }
 
 export function adminModule(deps: AdminDeps): Module<AdminProvides> {
   // The API's: temporary passwords go by email when a mailer is configured.
   const admin = new AdminService(deps);
+  const directory = new UserDirectory(deps);
+  const lifecycle = new UserLifecycle({ ...deps, directory });
+  const routes = [adminRoutes({ ...deps, admin, directory }), userRoutes({ ...deps, lifecycle, directory })];
   return {
     name: 'admin',
-    provides: { consoleAdmin: new AdminService({ ...deps, mailer: undefined }) },
-    tags: [{ name: 'Administration', description: 'Users and audit; each route names its permission' }],
-    routes: adminRoutes({ ...deps, admin }),
+    provides: { consoleAdmin: new AdminService({ ...deps, mailer: undefined }), userLifecycle: lifecycle },
+    tags: [{ name: 'Administration', description: 'Users (by uuid) and audit; each route names its permission' }],
+    routes: async (app) => {
+      for (const r of routes) await app.register(r);
+    },
   };
 }

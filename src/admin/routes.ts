@@ -5,25 +5,17 @@ import { AUDIT_EVENTS, type AuditLog } from '../audit/service.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL, Pagination } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
+import { refuseIntegerUserId, UserIdParams } from '../users/public-id.js';
 import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN, USERNAME_RULE } from '../users/rules.js';
-import type { UserRow, UserStore } from '../users/store.js';
+import type { UserStore } from '../users/store.js';
+import { ADMIN_USER_EXAMPLE, AdminUser, presentUser } from './schemas.js';
+import { CredentialErrors } from '../credentials/errors.js';
+import { RoleErrors } from '../roles/errors.js';
+import { AdminErrors } from './errors.js';
 import type { AdminService } from './service.js';
+import type { UserDirectory } from './user-directory.js';
 
 const ISO = { format: 'date-time' } as const;
-
-const AdminUser = Type.Object({
-  id: Type.Integer({ examples: [42] }),
-  uuid: Type.String({ format: 'uuid' }),
-  username: Type.String({ examples: ['amina.otieno'] }),
-  email: Type.Union([Type.String(), Type.Null()], { examples: ['amina@bank.example'] }),
-  phone: Type.Union([Type.String(), Type.Null()], { examples: ['+254700000012'] }),
-  full_name: Type.Union([Type.String(), Type.Null()], { examples: ['Amina Otieno'] }),
-  roles: Type.Array(Type.String(), { examples: [['staff']] }),
-  is_active: Type.Boolean(),
-  must_change_password: Type.Boolean(),
-  last_login_at: Type.Union([Type.String(ISO), Type.Null()]),
-  created_at: Type.String(ISO),
-});
 
 const CreateUserBody = Type.Object(
   {
@@ -41,8 +33,6 @@ const DELIVERY_TEXT = 'Where the temporary password went. `email`: sent to the u
 const Delivery = Type.Union([Type.Literal('email'), Type.Literal('response')], { description: DELIVERY_TEXT, examples: ['email'] });
 const TemporaryPassword = Type.Optional(Type.String({ description: 'Present only when `delivery` is `response`. Shown once; never retrievable again.', examples: ['q7N#vX2m-Tb9@kLp4Rz'] }));
 const MAIL_FAILURE_TEXT = '`503 MAIL_DELIVERY_FAILED` when email delivery applies and the SMTP server does not accept the message: nothing was changed (the transaction rolled back), so try again.';
-
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
 
 const AuditEntrySchema = Type.Object({
   audit_id: Type.String({ format: 'uuid' }),
@@ -63,18 +53,10 @@ const AuditEntrySchema = Type.Object({
   details: Type.Record(Type.String(), Type.Unknown()),
 });
 
-const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
-
-function present(u: UserRow, roles: string[]) {
-  return {
-    id: u.id, uuid: u.uuid, username: u.username, email: u.email, phone: u.phone, full_name: u.full_name, roles,
-    is_active: u.is_active, must_change_password: u.must_change_password, last_login_at: iso(u.last_login_at), created_at: iso(u.created_at)!,
-  };
-}
-
 export interface AdminRouteDeps {
   admin: AdminService;
   users: UserStore;
+  directory: UserDirectory;
   guard: Guard;
   audit: AuditLog;
 }
@@ -92,16 +74,17 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/users', {
       schema: {
         tags, security, summary: 'Create a user (permission users.create)',
-        description: `Creates the user with a temporary password. When email delivery is configured (SMTP_URL) and \`email\` is given, the password is emailed to the user and the response holds \`delivery: "email"\` and no password; otherwise it is returned once as \`temporary_password\` with \`delivery: "response"\`. The user must change it at first sign-in (\`403 PASSWORD_CHANGE_REQUIRED\`). \`409 USER_EXISTS\` when the username, email or phone number is taken (\`details.fields\` names which; a phone number names one USSD subscriber); \`409 IDENTIFIER_CONFLICT\` when the username is another account's email or the email another account's username (sign-in accepts either, so one would reach the other); \`422 UNKNOWN_ROLE\` for a role that does not exist; ${MAIL_FAILURE_TEXT}`,
+        description: `Creates the user with a temporary password. When email delivery is configured (SMTP_URL) and \`email\` is given, the password is emailed to the user and the response holds \`delivery: "email"\` and no password; otherwise it is returned once as \`temporary_password\` with \`delivery: "response"\`. The user must change it at first sign-in (\`403 PASSWORD_CHANGE_REQUIRED\`). \`409 USER_EXISTS\` when the username, email or phone number is taken (\`details.fields\` names which; a phone number names one USSD subscriber); \`409 IDENTIFIER_CONFLICT\` when the username is another account's email or the email another account's username (sign-in accepts either, so one would reach the other); \`422 UNKNOWN_ROLE\` for a role that does not exist; \`403 PERMISSION_NOT_HELD\` for a role granting a permission you do not hold yourself; ${MAIL_FAILURE_TEXT}`,
         body: CreateUserBody,
         response: {
           201: Type.Object({ user: AdminUser, delivery: Delivery, temporary_password: TemporaryPassword }, {
             examples: [
-              { user: { id: 42, uuid: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', username: 'amina.otieno', email: 'amina@bank.example', phone: null, full_name: 'Amina Otieno', roles: ['staff'], is_active: true, must_change_password: true, last_login_at: null, created_at: '2026-01-15T09:00:00.000Z' }, delivery: 'email' },
-              { user: { id: 43, uuid: '9b1d2c3e-4f5a-4b6c-8d7e-1f2a3b4c5d6e', username: 'branch.kiosk', email: null, phone: null, full_name: null, roles: ['operator'], is_active: true, must_change_password: true, last_login_at: null, created_at: '2026-01-15T09:00:00.000Z' }, delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' },
+              { user: { ...ADMIN_USER_EXAMPLE, must_change_password: true, last_login_at: null, entities: [] }, delivery: 'email' },
+              { user: { ...ADMIN_USER_EXAMPLE, id: '9b1d2c3e-4f5a-4b6c-8d7e-1f2a3b4c5d6e', uuid: '9b1d2c3e-4f5a-4b6c-8d7e-1f2a3b4c5d6e', username: 'branch.kiosk', email: null, phone: null, full_name: null, roles: ['operator'], entities: [], must_change_password: true, last_login_at: null }, delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' },
             ],
+            title: 'AdminUserCreated',
           }),
-          ...errors(400, 401, 403, 409, 422, 503),
+          ...errors(AdminErrors.USER_EXISTS, AdminErrors.IDENTIFIER_CONFLICT, AdminErrors.UNKNOWN_ROLE, RoleErrors.PERMISSION_NOT_HELD, AdminErrors.MAIL_DELIVERY_FAILED),
         },
       },
       onRequest: s.guard.requirePermission('users.create'),
@@ -110,37 +93,23 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
       const created = await admin.createUser({ username: b.username, email: b.email ?? null, phone: b.phone ?? null, fullName: b.full_name ?? null, language: b.language ?? null, roles: b.roles }, await actorOf(request), ctxOf(request));
       reply.status(201);
       const delivery = created.delivery ?? 'response';
-      return { user: present(created.user, created.roles), delivery, ...(delivery === 'response' ? { temporary_password: created.temporaryPassword! } : {}) };
-    });
-
-    app.get('/api/v1/admin/users', {
-      schema: {
-        tags, security, summary: 'List users (permission users.read)',
-        description: '`search` matches username or full name by case-insensitive substring, or the whole email address (case-insensitive; emails are stored encrypted and found by their blind index).',
-        querystring: Type.Object({ search: Type.Optional(Type.String({ maxLength: 100, pattern: NO_NUL })), ...Pagination }, { additionalProperties: false }),
-        response: { 200: Type.Object({ users: Type.Array(AdminUser), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }), ...errors(401, 403, 422) },
-      },
-      onRequest: s.guard.requirePermission('users.read'),
-    }, async (request) => {
-      const page = request.query.page ?? 1;
-      const pageSize = request.query.page_size ?? 50;
-      const r = await s.users.list({ search: request.query.search, limit: pageSize, offset: (page - 1) * pageSize });
-      return { users: r.users.map((u) => present(u, u.roles)), page, page_size: pageSize, total: r.total };
+      return { user: presentUser((await s.directory.byUuid(created.user.uuid))!), delivery, ...(delivery === 'response' ? { temporary_password: created.temporaryPassword! } : {}) };
     });
 
     app.post('/api/v1/admin/users/:id/reset-password', {
       schema: {
         tags, security, summary: 'Reset a user\'s password (permission users.update)',
         description: `Issues a new temporary password, forces a change at next sign-in and ends every session of the user. The password is emailed to the user when email delivery is configured and the user has an email address (\`delivery: "email"\`, no password in the response); otherwise it is returned once as \`temporary_password\` (\`delivery: "response"\`). ${MAIL_FAILURE_TEXT} The old password and the sessions stay as they were. A directory (LDAP) user's password is the directory's: \`409 PASSWORD_MANAGED_EXTERNALLY\`, and nothing changes (a local password would outlive their directory account).`,
-        params: IdParams,
+        params: UserIdParams,
         response: {
           200: Type.Object({ status: Type.Literal('success'), delivery: Delivery, temporary_password: TemporaryPassword }, {
             examples: [{ status: 'success', delivery: 'email' }, { status: 'success', delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' }],
+            title: 'AdminPasswordReset',
           }),
-          ...errors(400, 401, 403, 404, 409, 422, 503),
+          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, CredentialErrors.PASSWORD_MANAGED_EXTERNALLY, AdminErrors.MAIL_DELIVERY_FAILED),
         },
       },
-      onRequest: s.guard.requirePermission('users.update'),
+      onRequest: s.guard.requirePermission('users.update'), preValidation: refuseIntegerUserId,
     }, async (request) => {
       const r = await admin.resetPassword(request.params.id, await actorOf(request), ctxOf(request));
       return { status: 'success' as const, delivery: r.delivery, ...(r.delivery === 'response' ? { temporary_password: r.temporaryPassword } : {}) };
@@ -150,13 +119,13 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'Unlock an account (permission users.update)',
         description: 'Clears the failed sign-in counters and any lock of the account: the password\'s and the USSD PIN\'s.',
-        params: IdParams,
-        response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }), ...errors(400, 401, 403, 404, 422) },
+        params: UserIdParams,
+        response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }, { title: 'AdminUserUnlocked', examples: [{ status: 'success', user: ADMIN_USER_EXAMPLE }] }), ...errors(AdminErrors.USER_NOT_FOUND) },
       },
-      onRequest: s.guard.requirePermission('users.update'),
+      onRequest: s.guard.requirePermission('users.update'), preValidation: refuseIntegerUserId,
     }, async (request) => {
       const user = await admin.unlock(request.params.id, await actorOf(request), ctxOf(request));
-      return { status: 'success' as const, user: present(user, (await s.users.grants(user.id)).roles) };
+      return { status: 'success' as const, user: presentUser((await s.directory.byUuid(user.uuid))!) };
     });
 
     app.get('/api/v1/admin/audit', {
@@ -170,7 +139,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
           to: Type.Optional(Type.String(ISO)),
           ...Pagination,
         }, { additionalProperties: false }),
-        response: { 200: Type.Object({ entries: Type.Array(AuditEntrySchema), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }), ...errors(401, 403, 422) },
+        response: { 200: Type.Object({ entries: Type.Array(AuditEntrySchema), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }, { title: 'AuditPage' }), ...errors() },
       },
       onRequest: s.guard.requirePermission('audit.read'),
     }, async (request) => {

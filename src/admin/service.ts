@@ -23,6 +23,7 @@ import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
 import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
 import type { RequestActor } from '../sessions/guard.js';
 import { AdminErrors } from './errors.js';
+import { assertRolesHeld } from './roles-held.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
 /** Where a temporary password went: to the user's mailbox, or back in the response. */
@@ -81,6 +82,7 @@ export class AdminService {
     const unknown = input.roles.filter((r) => !known.includes(r));
     if (unknown.length > 0 || input.roles.length === 0) throw AdminErrors.UNKNOWN_ROLE({ unknown_roles: unknown, known_roles: known });
     const roles = [...new Set(input.roles)];
+    await assertRolesHeld(d.db, d.users, actor.uuid, roles);
     return d.db.transaction().execute(async (trx) => {
       // The unique indexes cannot see a username that equals another row's email, so two
       // creations that share an identifier (in either column) are serialised: each locks its
@@ -117,8 +119,9 @@ export class AdminService {
     });
   }
 
-  async findUser(id: number): Promise<UserRow> {
-    const user = await this.deps.users.findById(id);
+  /** The user with this uuid (the one public id); 404 USER_NOT_FOUND. */
+  async findUser(uuid: string): Promise<UserRow> {
+    const user = await this.deps.users.findByUuid(uuid);
     if (!user) throw AdminErrors.USER_NOT_FOUND();
     return user;
   }
@@ -127,9 +130,10 @@ export class AdminService {
    * A new temporary password, a forced change at next sign-in, every session ended. When the
    * password is emailed and the mail fails, nothing changes: the old password and sessions stay.
    */
-  async resetPassword(id: number, actor: RequestActor, ctx: AuditContext = {}): Promise<{ temporaryPassword: string; delivery: Delivery }> {
+  async resetPassword(uuid: string, actor: RequestActor, ctx: AuditContext = {}): Promise<{ temporaryPassword: string; delivery: Delivery }> {
     const d = this.deps;
-    const user = await this.findUser(id);
+    const user = await this.findUser(uuid);
+    if (user.deleted_at !== null) throw AdminErrors.ACCOUNT_DELETED();
     const delivery = this.deliveryFor(user);
     const who = { reset_by: actor.username, reset_by_id: actor.uuid };
     const password = await d.credentials.temporaryPassword(user);
@@ -148,8 +152,8 @@ export class AdminService {
     return { temporaryPassword: password, delivery };
   }
 
-  async unlock(id: number, actor: RequestActor, ctx: AuditContext = {}): Promise<UserRow> {
-    const user = await this.findUser(id);
+  async unlock(uuid: string, actor: RequestActor, ctx: AuditContext = {}): Promise<UserRow> {
+    const user = await this.findUser(uuid);
     // The password's counter and the PIN's (src/pins/service.ts): unlocking is for the account.
     await this.deps.attempts.reset(this.deps.attempts.userKey(user.id));
     await this.deps.attempts.reset(pinKeyOf(this.deps.attempts.userKey(user.id)));

@@ -27,6 +27,10 @@ export const AUDIT_EVENTS = [
   'DEVICE_BINDING_REQUESTED', 'DEVICE_BINDING_APPROVED', 'DEVICE_BINDING_REVOKED',
   // PINs and USSD (issue 10)
   'PIN_SET', 'PIN_CHANGED', 'PIN_RESET_BY_ADMIN',
+  // User lifecycle administration (issue 25)
+  'USER_UPDATED', 'USER_DISABLED', 'USER_ENABLED', 'USER_DELETED',
+  // Role administration (issue 25)
+  'ROLE_CREATED', 'ROLE_UPDATED', 'ROLE_DELETED',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

@@ -2,6 +2,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isHelpTopic, UsageError, type HelpTopic } from './usage.js';
 import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN } from '../users/rules.js';
+import { parseRoles, type RolesCommand } from './roles-args.js';
+import { parseUserLifecycle, USER_LIFECYCLE_SUBCOMMANDS, type UserLifecycleCommand } from './users-args.js';
 
 export type Command =
   | { name: 'help'; topic: HelpTopic }
@@ -13,7 +15,9 @@ export type Command =
   | { name: 'create-admin'; username: string; email: string | null; passwordStdin: boolean }
   | { name: 'users create'; username: string; roles: string[]; email: string | null; phone: string | null; fullName: string | null; serviceAccount: boolean }
   | { name: 'users unlock'; username: string }
-  | { name: 'faq seed' };
+  | UserLifecycleCommand
+  | { name: 'faq seed' }
+  | RolesCommand;
 
 // The same rules as the admin API's request schema (src/users/rules.ts).
 const USERNAME = new RegExp(USERNAME_PATTERN);
@@ -91,6 +95,8 @@ export function parseCommand(argv: string[]): Command {
     }
     case 'users':
       return parseUsers(rest);
+    case 'roles':
+      return parseRoles(rest);
     case 'faq': {
       const [sub, ...more] = rest;
       if (sub === undefined) throw new UsageError('faq needs a subcommand: seed.', 'faq');
@@ -103,11 +109,13 @@ export function parseCommand(argv: string[]): Command {
   }
 }
 
+const USERS_SUBCOMMANDS = `create, unlock, ${USER_LIFECYCLE_SUBCOMMANDS.join(', ')}`;
+
 function parseUsers(argv: string[]): Command {
   const [sub, ...rest] = argv;
   const topic = 'users';
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
-    if (sub === undefined) throw new UsageError('users needs a subcommand: create or unlock.', topic);
+    if (sub === undefined) throw new UsageError(`users needs a subcommand: ${USERS_SUBCOMMANDS}.`, topic);
     return { name: 'help', topic };
   }
   if (sub === 'unlock') {
@@ -133,5 +141,7 @@ function parseUsers(argv: string[]): Command {
       serviceAccount: v['service-account'] === true,
     };
   }
-  throw new UsageError(`Unknown users subcommand "${sub}": use create or unlock.`, topic);
+  const lifecycle = USER_LIFECYCLE_SUBCOMMANDS.find((x) => x === sub);
+  if (lifecycle) return parseUserLifecycle(lifecycle, rest) ?? { name: 'help', topic };
+  throw new UsageError(`Unknown users subcommand "${sub}": use ${USERS_SUBCOMMANDS}.`, topic);
 }

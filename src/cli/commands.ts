@@ -14,6 +14,8 @@ import { openRuntime } from '../runtime.js';
 import type { UserRow } from '../users/store.js';
 import type { Command } from './args.js';
 import { rotateFieldKey } from './field-key.js';
+import { runRoles } from './roles-commands.js';
+import { runUserLifecycle } from './users-commands.js';
 import type { Print } from './usage.js';
 
 /** Who acted, for the audit trail: the CLI and the operating-system account that ran it. */
@@ -28,7 +30,7 @@ function actor(): { uuid: null; username: string } {
 }
 
 function describeUser(u: UserRow): string {
-  return `"${u.username}" (id ${u.id}, uuid ${u.uuid})`;
+  return `"${u.username}" (id ${u.uuid})`; // the uuid: the one id the API takes
 }
 
 function printTemporaryPassword(print: Print, user: UserRow, password: string): void {
@@ -74,7 +76,7 @@ export async function unlockUser(s: Registry, cmd: Extract<Command, { name: 'use
   const user = await s.users.findByLogin(cmd.username);
   if (!user) throw AdminErrors.USER_NOT_FOUND({ username: cmd.username });
   const lockedUntil = await s.attempts.lockedUntil(s.attempts.userKey(user.id));
-  await s.consoleAdmin.unlock(user.id, actor());
+  await s.consoleAdmin.unlock(user.uuid, actor());
   print(lockedUntil === null
     ? `${describeUser(user)} was not locked; its failed sign-in count is cleared.`
     : `Unlocked ${describeUser(user)}: it was locked until ${new Date(lockedUntil).toISOString()}. Its failed sign-in count is cleared.`);
@@ -148,6 +150,17 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
         return await unlockUser(services, cmd, print);
       case 'faq seed':
         return await seedFaq(services, print);
+      case 'users list':
+      case 'users show':
+      case 'users update':
+      case 'users disable':
+      case 'users enable':
+      case 'users delete':
+      case 'users sessions':
+      case 'users end-sessions':
+        return await runUserLifecycle(services, cmd, print, { actor: actor(), context: {} });
+      default:
+        return await runRoles(services, cmd, print, { actor: actor(), context: {} });
     }
   } finally {
     await strongroom.close();

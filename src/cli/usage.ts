@@ -68,7 +68,20 @@ const COMMANDS = `Commands:
                [--full-name NAME] [--service-account]
                                 Create a user with a temporary password, printed once.
   users unlock --username NAME  Clear the failed sign-in lockout of a user.
+  users list [--search TEXT] [--role ROLE] [--entity CODE] [--status STATUS] [--limit N] [--cursor C]
+  users show|disable|enable|delete|sessions (--username NAME | --id UUID)
+  users update (--username NAME | --id UUID) [--full-name N] [--email E] [--phone P] [--language L]
+               [--roles R[,R...]] [--entities CODE[,CODE...]] [--clear FIELD[,FIELD...]]
+  users end-sessions (--username NAME | --id UUID) [--session ID]
+                                Find, read, change, disable, enable, delete (soft) users and end
+                                their sessions (strongroom help users).
   faq seed                      Load the FAQ starter set (the articles not there yet).
+  roles list                    The roles: built in or not, holders, how many permissions.
+  roles permissions             Every permission, what it allows, the roles that grant it.
+  roles show NAME               One role and each permission it grants.
+  roles create NAME --description TEXT [--permissions P[,P...]]
+  roles update NAME [--description TEXT] [--permissions P[,P...] | --add P[,P...] --remove P[,P...]]
+  roles delete NAME             Role administration (built-in roles keep their permissions).
   help [COMMAND]                This text, or the help of one command.`;
 
 const EXIT_CODES = `Exit codes: 0 done, 1 refused or unfinished (the reason is printed), 64 usage error,
@@ -154,7 +167,7 @@ the new certificate and the previous one until the next rotation, so an IdP that
 metadata later keeps verifying; keys older than the previous one are retired. Reload the metadata
 in the IdP after rotating. Servers on the same PostgreSQL load the new key at once.
 `,
-  users: `Usage: strongroom users <create|unlock> [options]
+  users: `Usage: strongroom users <create|unlock|list|show|update|disable|enable|delete|sessions|end-sessions> [options]
 
   users create --username NAME --roles ROLE[,ROLE...] [--email EMAIL] [--phone +E164]
                [--full-name NAME] [--service-account]
@@ -162,6 +175,58 @@ in the IdP after rotating. Servers on the same PostgreSQL load the new key at on
       sign-in. Roles: admin, staff, customer, operator, agent (or any role the database holds).
   users unlock --username NAME
       Clears the failed sign-in count and lockout of the user named by username (or email).
+
+A user is named by --username NAME (a username or an email address) or --id UUID (the uuid: the
+id the API takes and these commands print). Every change is audited, as the API's are, with the
+CLI and your operating-system account as the actor.
+
+  users list [--search TEXT] [--role ROLE] [--entity CODE] [--status active|disabled|locked|deleted]
+             [--limit N] [--cursor C]
+      Users in username order, N per page (default 50, at most 200). --search matches the username
+      or full name by substring, or the whole email address or phone number. Deleted users are
+      listed only with --status deleted. When there are more, it prints the --cursor for the next page.
+  users show (--username NAME | --id UUID)
+      One user: state, contacts, roles, branches.
+  users update (--username NAME | --id UUID) [--full-name N] [--email E] [--phone +E164]
+               [--language en|pt|fr] [--roles R[,R...]] [--entities CODE[,CODE...]]
+               [--clear full-name,email,phone,language,entities]
+      Changes what is given. --roles and --entities replace the whole set. Taking a permission
+      away ends the user's sessions at once; an added one reaches them at their next refresh.
+  users disable | enable (--username NAME | --id UUID)
+      Disabling ends every session of the user at once; enabling lets them sign in again.
+  users delete (--username NAME | --id UUID)
+      Soft deletion: disabled for good, marked deleted, sessions ended; kept for the audit trail.
+  users sessions (--username NAME | --id UUID)
+      The user's active sessions (ids, channel, times); never a token.
+  users end-sessions (--username NAME | --id UUID) [--session ID]
+      Ends one session (--session) or all of them; the user can sign in again.
+
+Nobody disables or deletes the last active account with the admin role (LAST_ADMIN).
+`,
+  roles: `Usage: strongroom roles <list|permissions|show|create|update|delete> [NAME] [options]
+
+  roles list
+      Every role: built in or not, how many users hold it, how many permissions it grants.
+  roles permissions
+      Every permission, what it allows and the roles that grant it.
+  roles show NAME
+      One role: its description, holders and each permission with what it allows.
+  roles create NAME --description TEXT [--permissions P[,P...]]
+      Creates a role granting existing permissions. NAME: 2 to 64 characters, lower-case
+      letters, digits, ".", "_" or "-", starting with a letter; it never changes.
+  roles update NAME [--description TEXT] [--permissions P[,P...] | --add P[,P...] --remove P[,P...]]
+      Changes the description, and the permissions: --permissions sets the whole set, --add and
+      --remove change the set as it stands. A built-in role (admin, staff, customer, operator,
+      agent) keeps its permissions; its description may change. A holder who loses a permission
+      (holding it through no other role) is signed out at once; a permission gained reaches the
+      holders at their next token refresh or sign-in.
+  roles delete NAME
+      Deletes a role no user holds and no access policy, channel rule or LDAP group mapping names.
+      Built-in roles cannot be deleted.
+Every change is audited (ROLE_CREATED, ROLE_UPDATED, ROLE_DELETED) as made by cli:<your OS account>.
+
+Example:
+  strongroom roles create teller.supervisor --description "Teller supervisor" --permissions users.read,users.update
 `,
   faq: `Usage: strongroom faq seed
 

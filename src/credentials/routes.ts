@@ -17,6 +17,9 @@ import { errors } from '../platform/http/schemas.js';
 import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
 import { clientContext } from '../signin/routes.js';
 import { TokenErrors } from '../tokens/errors.js';
+import { SignInErrors } from '../signin/errors.js';
+import { PolicyErrors } from '../policy/errors.js';
+import { CredentialErrors } from './errors.js';
 
 const NewPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'At least 12 characters with upper and lower case, a digit and a symbol; no keyboard patterns, dictionary words, username or email; at most 72 bytes; not one of the last 8 nor used in the last 12 months.', examples: ['Vt7#qLm2!xRp9$'] });
 
@@ -48,7 +51,7 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
         tags, security: [{ bearer: [] }], summary: 'Change your password',
         description: `Needs the current password; a wrong one counts toward the account lockout (401 INVALID_CREDENTIALS, then 429 ACCOUNT_LOCKED). Your other sessions end; this one stays. A directory (LDAP) user's password is the directory's: \`409 PASSWORD_MANAGED_EXTERNALLY\`, before anything is checked. ${POLICY_DOC}`,
         body: Type.Object({ current_password: Type.String({ minLength: 1, maxLength: 1024 }), new_password: NewPassword }, { additionalProperties: false }),
-        response: { 200: PasswordChanged, ...errors(400, 401, 409, 422, 429) },
+        response: { 200: PasswordChanged, ...errors(SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, CredentialErrors.PASSWORD_MANAGED_EXTERNALLY, CredentialErrors.PASSWORD_POLICY_VIOLATION) },
       },
       // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
       preHandler: s.guard.authenticate,
@@ -78,7 +81,7 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
         tags, summary: 'Set a new password with a reset token',
         description: `Finishes a forced password change (temporary password, admin reset or expiry): the \`reset_token\` comes from the \`403 PASSWORD_CHANGE_REQUIRED\` answer of sign-in and lives 10 minutes; it works once. Every session of the user ends; sign in again with the new password. ${POLICY_DOC}`,
         body: Type.Object({ reset_token: Type.String({ minLength: 1, maxLength: 8192 }), new_password: NewPassword }, { additionalProperties: false }),
-        response: { 200: PasswordChanged, ...errors(400, 401, 422) },
+        response: { 200: PasswordChanged, ...errors(TokenErrors.TOKEN_INVALID, TokenErrors.TOKEN_EXPIRED, TokenErrors.TOKEN_REVOKED, CredentialErrors.PASSWORD_POLICY_VIOLATION) },
       },
       config: { rateLimit: { group: 'recovery', account: bodyField('reset_token') } },
     }, async (request) => {

@@ -75,7 +75,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
           'Registers the push token the app got from the push provider (Firebase Cloud Messaging) for the signed-in user.',
           '',
           '- A token nobody has: created, `201`.',
-          '- A token the user has already: reactivated (and its platform and name updated) instead of duplicated (SPEC), `200`.',
+          '- A token the user has already: reactivated (and its platform and name updated) instead of duplicated, `200`.',
           '- A token another user has (a phone that changed hands): it moves to the signed-in user, `200`; audited as DEVICE_TOKEN_TRANSFERRED naming both users.',
           '',
           `Limits per user: ${MAX_ACTIVE_DEVICES} active tokens (each notification and each code by push goes to every one) and ${MAX_DEVICES} in all. Past them the least recently used active token is turned off (audited DEVICE_TOKEN_DEACTIVATED, \`by: device_limit\`), then the least recently used inactive one deleted (DEVICE_TOKEN_DELETED); the token being registered is never the one.`,
@@ -84,10 +84,10 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         ].join('\n'),
         body: Type.Object({
           push_token: Type.String({ minLength: 20, maxLength: 4096, pattern: PUSH_TOKEN_PATTERN, description: 'The registration token from the push provider.', examples: ['dQw4w9WgXcQ:APA91bH2x7k3Lq9Zr0Xc3A'] }),
-          platform: Type.Union([Type.Literal('mobile'), Type.Literal('web')], { description: 'SPEC: mobile or web.' }),
+          platform: Type.Union([Type.Literal('mobile'), Type.Literal('web')], { description: 'mobile or web.' }),
           device_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^(?=[^]*\\S)[^\\u0000-\\u001F\\u007F]+$', description: 'Some text besides spaces, no control characters; trimmed.', examples: ['Amina\'s Pixel 8'] })),
         }, { additionalProperties: false, examples: [{ push_token: 'dQw4w9WgXcQ:APA91bH2x7k3Lq9Zr0Xc3A', platform: 'mobile', device_name: 'Amina\'s Pixel 8' }] }),
-        response: { 200: Device, 201: Device, ...errors(400, 401, 409, 413, 415, 422, 429) },
+        response: { 200: Device, 201: Device, ...errors(DeviceErrors.DEVICE_TOKEN_BUSY) },
       },
       onRequest,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
@@ -109,7 +109,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         tags, security, summary: 'List your device tokens',
         description: 'Oldest first. `active_only=true`: only the tokens that receive notifications.',
         querystring: Type.Object({ active_only: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer() }), ...errors(401, 422) },
+        response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer() }), ...errors() },
       },
       onRequest,
     }, async (request) => {
@@ -119,7 +119,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     });
 
     app.get(`${BASE}/:id`, {
-      schema: { tags, security, summary: 'One of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike.', params: IdParams, response: { 200: Device, ...errors(401, 404, 422) } },
+      schema: { tags, security, summary: 'One of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike.', params: IdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
       onRequest,
     }, async (request) => {
       const user = await owner(request);
@@ -133,7 +133,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         schema: {
           tags, security, summary: active ? 'Turn notifications to a device back on' : 'Stop notifications to a device',
           description: `Sets \`is_active\` to ${active}. \`404 DEVICE_TOKEN_NOT_FOUND\` for an unknown id and for another user's alike. Audited as ${event}.`,
-          params: IdParams, response: { 200: Device, ...errors(401, 404, 422, 429) },
+          params: IdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) },
         },
         onRequest,
         config: { rateLimit: { group: 'account', account: signedInAccount } },
@@ -154,7 +154,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     const Deleted = Type.Object({ status: Type.Literal('success'), deleted: Type.Integer({ description: 'How many tokens were deleted.' }) });
 
     app.delete(`${BASE}/:id`, {
-      schema: { tags, security, summary: 'Delete one of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike. Audited as DEVICE_TOKEN_DELETED.', params: IdParams, response: { 200: Deleted, ...errors(401, 404, 422, 429) } },
+      schema: { tags, security, summary: 'Delete one of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike. Audited as DEVICE_TOKEN_DELETED.', params: IdParams, response: { 200: Deleted, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
       onRequest,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
@@ -169,7 +169,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     });
 
     app.delete(BASE, {
-      schema: { tags, security, summary: 'Delete all your device tokens', description: 'Every token of the signed-in user (signing out of every device\'s notifications). `deleted: 0` when there were none. Audited as DEVICE_TOKEN_DELETED.', response: { 200: Deleted, ...errors(401, 429) } },
+      schema: { tags, security, summary: 'Delete all your device tokens', description: 'Every token of the signed-in user (signing out of every device\'s notifications). `deleted: 0` when there were none. Audited as DEVICE_TOKEN_DELETED.', response: { 200: Deleted, ...errors() } },
       onRequest,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {

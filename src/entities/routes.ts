@@ -49,7 +49,7 @@ export function entityRoutes(s: EntityRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List branches (permission entities.manage)', description: 'By code. `active=true` (or `false`) lists only active (or deactivated) branches.',
         querystring: Type.Object({ active: Type.Optional(Type.Boolean()), ...Pagination }, { additionalProperties: false }),
-        response: { 200: Type.Object({ entities: Type.Array(Entity), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors(401, 403, 422) },
+        response: { 200: Type.Object({ entities: Type.Array(Entity), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors() },
       },
       onRequest,
     }, async (request) => {
@@ -60,7 +60,7 @@ export function entityRoutes(s: EntityRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/admin/entities/:id', {
-      schema: { tags, security, summary: 'Read a branch (permission entities.manage)', params: IdParams, response: { 200: Entity, ...errors(401, 403, 404, 422) } },
+      schema: { tags, security, summary: 'Read a branch (permission entities.manage)', params: IdParams, response: { 200: Entity, ...errors(EntityErrors.ENTITY_NOT_FOUND) } },
       onRequest,
     }, async (request) => {
       const entity = await s.entities.byId(request.params.id);
@@ -76,7 +76,7 @@ export function entityRoutes(s: EntityRouteDeps): FastifyPluginAsync {
           code: Type.String({ pattern: ENTITY_CODE_PATTERN, description: '1 to 32 letters, digits, `.`, `_` or `-`, starting with a letter or digit.', examples: ['NBO-001'] }),
           name: Name,
         }, { additionalProperties: false }),
-        response: { 201: Entity, ...errors(400, 401, 403, 409, 422) },
+        response: { 201: Entity, ...errors(EntityErrors.ENTITY_EXISTS) },
       },
       onRequest,
     }, async (request, reply) => {
@@ -98,7 +98,7 @@ export function entityRoutes(s: EntityRouteDeps): FastifyPluginAsync {
         description: 'The code never changes (identity providers name it). A deactivated branch links no new user at sign-in; users already linked stay linked. Audited as ENTITY_UPDATED.',
         params: IdParams,
         body: Type.Object({ name: Type.Optional(Name), is_active: Type.Optional(Type.Boolean()) }, { additionalProperties: false, minProperties: 1, examples: [{ is_active: false }] }),
-        response: { 200: Entity, ...errors(400, 401, 403, 404, 422) },
+        response: { 200: Entity, ...errors(EntityErrors.ENTITY_NOT_FOUND) },
       },
       onRequest,
     }, async (request) => {

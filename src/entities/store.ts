@@ -51,6 +51,20 @@ export class EntityStore {
       .onConflict((oc) => oc.columns(['user_id', 'entity_id']).doNothing()).execute();
   }
 
+  /** The branches with these codes (any case), active or not. */
+  async byCodes(codes: string[], trx: Db = this.deps.db): Promise<EntityRow[]> {
+    if (codes.length === 0) return [];
+    return trx.selectFrom('entities').selectAll().where((eb) => eb(eb.fn('lower', ['code']), 'in', codes.map((c) => c.toLowerCase()))).execute();
+  }
+
+  /** Makes the user's branches exactly `entityIds`: other links go, new ones are made. */
+  async setLinks(trx: Db, userId: number, entityIds: number[]): Promise<void> {
+    let gone = trx.deleteFrom('user_entities').where('user_id', '=', userId);
+    if (entityIds.length > 0) gone = gone.where('entity_id', 'not in', entityIds);
+    await gone.execute();
+    for (const id of entityIds) await this.link(trx, userId, id);
+  }
+
   /** The codes of the user's branches. */
   async codesOf(userId: number, trx: Db = this.deps.db): Promise<string[]> {
     const rows = await trx.selectFrom('user_entities').innerJoin('entities', 'entities.id', 'user_entities.entity_id')

@@ -39,7 +39,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List FAQ articles, soft-deleted ones too (permission faq.manage)',
         querystring: Type.Object({ category: Type.Optional(Category), active: Type.Optional(Type.Boolean()), ...Pagination }, { additionalProperties: false }),
-        response: { 200: Type.Object({ faqs: Type.Array(AdminFaq), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors(401, 403, 422) },
+        response: { 200: Type.Object({ faqs: Type.Array(AdminFaq), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors() },
       },
       onRequest,
     }, async (request) => {
@@ -56,7 +56,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         querystring: Type.Object({ format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json' })), include_inactive: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         response: {
           200: { description: 'The articles: JSON, or CSV with `format=csv`.', content: { 'application/json': { schema: Type.Object({ faqs: Type.Array(AdminFaq) }) }, 'text/csv': { schema: { type: 'string', examples: ['id,question,answer,category,keywords,order,is_active,helpful_count,unhelpful_count\r\n31,I lost my card. How do I block it?,"In the app: Cards, then Block card.",security,"lost card, block card",10,true,42,3\r\n'] } } } },
-          ...errors(401, 403, 422),
+          ...errors(),
         },
       },
       onRequest,
@@ -68,7 +68,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/admin/faqs/:id', {
-      schema: { tags, security, summary: 'Read an article, soft-deleted or not (permission faq.manage)', params: IdParams, response: { 200: AdminFaq, ...errors(401, 403, 404, 422) } },
+      schema: { tags, security, summary: 'Read an article, soft-deleted or not (permission faq.manage)', params: IdParams, response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
       onRequest,
     }, async (request) => {
       const row = await s.faqStore.byId(request.params.id, { activeOnly: false });
@@ -81,7 +81,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Create an article (permission faq.manage)',
         description: 'Plain text; no control characters (line breaks and tabs allowed in the answer). `order` defaults to 0, `is_active` to true. Audited as FAQ_CREATED; the next search finds it.',
         body: FaqInput,
-        response: { 201: AdminFaq, ...errors(400, 401, 403, 413, 422) },
+        response: { 201: AdminFaq, ...errors() },
       },
       onRequest,
     }, async (request, reply) => reply.status(201).send(presentAdminFaq(await s.faqAdmin.create(await who(request), request.body))));
@@ -91,7 +91,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Edit an article (permission faq.manage)',
         description: 'Any of the fields. `is_active: false` soft-deletes (audited FAQ_DELETED), `true` restores (FAQ_RESTORED); other changes are FAQ_UPDATED.',
         params: IdParams, body: FaqPatch,
-        response: { 200: AdminFaq, ...errors(400, 401, 403, 404, 413, 422) },
+        response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) },
       },
       onRequest,
     }, async (request) => presentAdminFaq(await s.faqAdmin.update(await who(request), request.params.id, request.body)));
@@ -100,13 +100,13 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'Soft-delete an article (permission faq.manage)',
         description: 'Sets `is_active` to false: hidden from readers and search, kept with its counters; `POST .../restore` brings it back. Audited as FAQ_DELETED.',
-        params: IdParams, response: { 200: AdminFaq, ...errors(401, 403, 404, 422) },
+        params: IdParams, response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) },
       },
       onRequest,
     }, async (request) => presentAdminFaq(await s.faqAdmin.update(await who(request), request.params.id, { is_active: false })));
 
     app.post('/api/v1/admin/faqs/:id/restore', {
-      schema: { tags, security, summary: 'Restore a soft-deleted article (permission faq.manage)', description: 'Audited as FAQ_RESTORED.', params: IdParams, response: { 200: AdminFaq, ...errors(401, 403, 404, 422) } },
+      schema: { tags, security, summary: 'Restore a soft-deleted article (permission faq.manage)', description: 'Audited as FAQ_RESTORED.', params: IdParams, response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
       onRequest,
     }, async (request) => presentAdminFaq(await s.faqAdmin.update(await who(request), request.params.id, { is_active: true })));
 
@@ -115,7 +115,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Reorder a category\'s articles (permission faq.manage)',
         description: 'Gives the listed articles the display orders 10, 20, 30 ... in the order listed; articles not listed keep theirs. Every id must be an article of `category`, once: otherwise 422 FAQ_REORDER_INVALID and nothing changes. Audited as FAQ_REORDERED.',
         body: Type.Object({ category: Category, ids: Type.Array(Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false, examples: [{ category: 'security', ids: [31, 35, 32] }] }),
-        response: { 200: Type.Object({ status: Type.Literal('success'), category: Category, reordered: Type.Integer() }), ...errors(400, 401, 403, 422) },
+        response: { 200: Type.Object({ status: Type.Literal('success'), category: Category, reordered: Type.Integer() }), ...errors(FaqErrors.FAQ_REORDER_INVALID) },
       },
       onRequest,
     }, async (request) => {
@@ -132,7 +132,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
           Type.Object({ faqs: Type.Array(ImportItem, { minItems: 1, maxItems: IMPORT_MAX_ITEMS }) }, { additionalProperties: false }),
           Type.Object({ csv: Type.String({ minLength: 1, maxLength: IMPORT_BODY_LIMIT }) }, { additionalProperties: false }),
         ], { examples: [{ faqs: [{ question: 'How do I block my card?', answer: 'In the app: Cards, then Block card.', category: 'security', keywords: 'block card, lost card', order: 10 }] }, { csv: 'question,answer,category\r\n"How do I block my card?","In the app: Cards, then Block card.",security\r\n' }] }),
-        response: { 200: Type.Object({ status: Type.Literal('success'), created: Type.Integer(), updated: Type.Integer() }), ...errors(400, 401, 403, 413, 422) },
+        response: { 200: Type.Object({ status: Type.Literal('success'), created: Type.Integer(), updated: Type.Integer() }), ...errors(FaqErrors.FAQ_IMPORT_INVALID) },
       },
       onRequest,
     }, async (request) => {

@@ -15,6 +15,7 @@ import { FaqErrors } from './errors.js';
 import type { Vocabulary } from './vocabulary.js';
 import { FaqInput } from './schemas.js';
 import type { FaqFields, FaqRow, FaqStore } from './store.js';
+import { describeSchemaErrors } from '../platform/http/validation-messages.js';
 
 /** An imported or created article: `id` given means "update that one". */
 export type FaqInputItem = { id?: number; question: string; answer: string; category: FaqCategory; keywords?: string; order?: number; is_active?: boolean };
@@ -168,9 +169,8 @@ export class FaqAdmin {
       const { id, ...rest } = item;
       if (id !== undefined && !(Number.isInteger(id) && id >= 1 && id <= 2_147_483_647)) problems.push({ row: rowOf(i), field: 'id', message: 'must be a whole number from 1' });
       if (!this.validItem(rest)) {
-        for (const e of this.validItem.errors ?? []) {
-          const field = (e.instancePath.replace(/^\//, '') || String(e.params.missingProperty ?? e.params.additionalProperty ?? '(row)'));
-          problems.push({ row: rowOf(i), field, message: e.params.additionalProperty ? 'is not allowed' : (e.message ?? 'is invalid') });
+        for (const p of describeSchemaErrors(this.validItem.errors ?? [], 'body')) {
+          problems.push({ row: rowOf(i), field: p.field === '(root)' ? '(row)' : p.field, message: p.message });
         }
         return item;
       }

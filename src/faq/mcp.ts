@@ -146,11 +146,17 @@ export function mcpRoutes(s: McpDeps): FastifyPluginAsync {
       bodyLimit: MCP_BODY_LIMIT,
       schema: {
         tags, security, summary: 'Model Context Protocol endpoint (Streamable HTTP, stateless)',
-        description: `JSON-RPC 2.0 messages of MCP: \`initialize\`, \`tools/list\`, \`tools/call\` of \`search_faqs\`, \`get_faq_categories\` and \`get_faq_by_category\` (SPEC "FAQ assistant tools"). Send \`Accept: application/json, text/event-stream\`; answers are JSON. Needs a bearer access token with the permission \`${AI_CHAT_PERMISSION}\`: 401 (with \`WWW-Authenticate\`) without a valid one, 403 without the permission. Never encrypted (MCP clients do not speak the transport encryption).`,
+        description: `JSON-RPC 2.0 messages of MCP: \`initialize\`, \`tools/list\`, \`tools/call\` of \`search_faqs\`, \`get_faq_categories\` and \`get_faq_by_category\`. Send \`Accept: application/json, text/event-stream\`; answers are JSON. Needs a bearer access token with the permission \`${AI_CHAT_PERMISSION}\`: 401 (with \`WWW-Authenticate\`) without a valid one, 403 without the permission. Never encrypted (MCP clients do not speak the transport encryption).`,
         // One JSON-RPC message per request: a batch (an array; MCP 2025-06-18 has none) would spend
         // one rate-limit slot on up to a hundred searches.
         body: Type.Object({ jsonrpc: Type.Literal('2.0'), method: Type.Optional(Type.String({ maxLength: 128 })) }, { additionalProperties: true, description: 'One JSON-RPC 2.0 message of MCP (no batches).' }),
-        response: errors(400, 401, 403, 406, 413, 415, 422, 429),
+        response: {
+          200: Type.Object({ jsonrpc: Type.Literal('2.0'), id: Type.Union([Type.String(), Type.Integer(), Type.Null()]) }, {
+            additionalProperties: true, title: 'McpMessage', description: 'A JSON-RPC 2.0 answer of MCP: `result`, or `error` for a JSON-RPC error (the SDK\'s own codes, not this service\'s error body).',
+            examples: [{ jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'search_faqs', description: 'Search the FAQ.' }] } }],
+          }),
+          ...errors(CommonErrors.PERMISSION_DENIED),
+        },
       },
       onRequest: authorise,
       config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
@@ -165,11 +171,11 @@ export function mcpRoutes(s: McpDeps): FastifyPluginAsync {
           authInfo: { token: request.auth!.token, clientId: request.auth!.claims.user_id, scopes: request.auth!.claims.permissions },
         });
         const text = await response.text();
-        reply.status(response.status);
+        reply.status(response.status as 200); // the SDK's status (JSON-RPC errors included); the text goes out as it is
         response.headers.forEach((value, key) => {
           if (key !== 'content-length') reply.header(key, value);
         });
-        return reply.send(text === '' ? undefined : text);
+        return reply.send((text === '' ? undefined : text) as never);
       } finally {
         await server.close();
       }
@@ -179,7 +185,7 @@ export function mcpRoutes(s: McpDeps): FastifyPluginAsync {
     for (const method of ['GET', 'DELETE'] as const) {
       app.route({
         method, url: '/mcp',
-        schema: { tags, summary: `${method} is not offered: the MCP endpoint is stateless`, response: errors(405) },
+        schema: { tags, summary: `${method} is not offered: the MCP endpoint is stateless`, response: errors(CommonErrors.METHOD_NOT_ALLOWED) },
         handler: async () => {
           throw CommonErrors.METHOD_NOT_ALLOWED({ allowed: ['POST'] }, { headers: { allow: 'POST' } });
         },

@@ -16,6 +16,7 @@ import { CATEGORY_LABELS } from './categories.js';
 import { Category, CategoriesResponse, CategoryResponse, Faq, FaqIdParams, presentFaq, QUERY_MAX_LENGTH, QUERY_PATTERN, SEARCH_LIMIT_MAX, SearchResponse, VoteResponse } from './schemas.js';
 import type { FaqService } from './service.js';
 import type { Vote } from './store.js';
+import { FaqErrors } from './errors.js';
 
 export interface FaqRouteDeps {
   faq: FaqService;
@@ -28,8 +29,19 @@ const tags = ['FAQ'];
 export const SearchBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: QUERY_MAX_LENGTH, pattern: QUERY_PATTERN, description: 'Words to find; web-search syntax: `"exact phrase"`, `or`, `-exclude`.', examples: ['lost my card'] }),
   category: Type.Optional(Category),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10, description: `Default 10, at most ${SEARCH_LIMIT_MAX} (SPEC); more is refused with 422, not cut.` })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10, description: `Default 10, at most ${SEARCH_LIMIT_MAX}; more is refused with 422, not cut.` })),
 }, { additionalProperties: false, examples: [{ query: 'lost my card' }, { query: 'transfer limit', category: 'transfers', limit: 5 }] });
+
+/**
+ * The same search as a link a help page can put in an `<a href>` or a browser can bookmark:
+ * `GET /api/v1/faq/search?q=...`. Declared on its own path, so that `search` is never read as
+ * an article id by `GET /api/v1/faq/{faq_id}`.
+ */
+export const SearchQuery = Type.Object({
+  q: SearchBody.properties.query,
+  category: Type.Optional(Category),
+  limit: SearchBody.properties.limit,
+}, { additionalProperties: false, examples: [{ q: 'lost my card' }, { q: 'transfer limit', category: 'transfers', limit: 5 }] });
 
 export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
   /** A bearer token is optional; one that comes must be valid (401 otherwise, never quietly anonymous). */
@@ -50,7 +62,7 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
         tags, summary: 'Search the FAQ',
         description: 'Full-text search of active articles (question, then keywords, then answer; stemming: "transfers" finds "transfer"), best first, ties by display order. When no article has every word, unknown words are corrected to the nearest word the articles use and any word may match (`match: "fuzzy"`, `did_you_mean`). Public.',
         body: SearchBody,
-        response: { 200: SearchResponse, ...errors(400, 401, 413, 415, 422) },
+        response: { 200: SearchResponse, ...errors() },
       },
       config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
       // Before the rate limit, so that a signed-in reader is counted per user too.
@@ -61,8 +73,23 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
       return { query, category_filter: category ?? null, total_matches: r.total, results: r.hits.map(({ keywords: _k, ...hit }) => hit), match: r.match, did_you_mean: r.didYouMean };
     });
 
+    app.get('/api/v1/faq/search', {
+      schema: {
+        tags, summary: 'Search the FAQ (query string)',
+        description: 'The search of `POST /api/v1/faq/search` with the words in `q` (`?q=lost+card&category=cards&limit=5`): the same results, order, limits, fuzzy matching and rate limit. Public; an optional bearer token counts the reader per user.',
+        querystring: SearchQuery,
+        response: { 200: SearchResponse, ...errors() },
+      },
+      config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
+      preHandler: optionalSignIn,
+    }, async (request) => {
+      const { q, category, limit = 10 } = request.query;
+      const r = await s.faq.search(q, { category, limit });
+      return { query: q, category_filter: category ?? null, total_matches: r.total, results: r.hits.map(({ keywords: _k, ...hit }) => hit), match: r.match, did_you_mean: r.didYouMean };
+    });
+
     app.get('/api/v1/faq/categories', {
-      schema: { tags, summary: 'The FAQ categories and how many articles each has', description: 'All ten categories in SPEC\'s order, with a label to show and the count of active articles. Public.', response: { 200: CategoriesResponse } },
+      schema: { tags, summary: 'The FAQ categories and how many articles each has', description: 'All ten categories in their fixed order, with a label to show and the count of active articles. Public.', response: { 200: CategoriesResponse } },
     }, async () => {
       const r = await s.faq.categories();
       return { categories: r.categories, total_articles: r.total };
@@ -71,13 +98,13 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
     app.get('/api/v1/faq/category/:category', {
       schema: {
         tags, summary: 'The articles of one category',
-        description: 'Active articles by display order. `limit` default 10 (SPEC), at most 50; `offset` pages on. An unknown category is 422. Public.',
+        description: 'Active articles by display order. `limit` default 10, at most 50; `offset` pages on. An unknown category is 422. Public.',
         params: Type.Object({ category: Category }),
         querystring: Type.Object({
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10 })),
           offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 0 })),
         }, { additionalProperties: false }),
-        response: { 200: CategoryResponse, ...errors(422) },
+        response: { 200: CategoryResponse, ...errors() },
       },
     }, async (request) => {
       const { category } = request.params;
@@ -86,7 +113,7 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/faq/:faq_id', {
-      schema: { tags, summary: 'One article', description: 'An unknown or soft-deleted article is 404 FAQ_NOT_FOUND. Public.', params: FaqIdParams, response: { 200: Faq, ...errors(404, 422) } },
+      schema: { tags, summary: 'One article', description: 'An unknown or soft-deleted article is 404 FAQ_NOT_FOUND. Public.', params: FaqIdParams, response: { 200: Faq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
     }, async (request) => presentFaq(await s.faq.get(request.params.faq_id)));
 
     for (const vote of ['helpful', 'unhelpful'] as const satisfies readonly Vote[]) {
@@ -95,7 +122,7 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
           tags, summary: `Mark an article ${vote}`,
           description: `Counts one vote per voter per article: the signed-in user (with a bearer token) or else the client's site (an IPv4 address or an IPv6 /48). The same vote again changes nothing (\`counted: false\`); a signed-in user's other vote moves their one from the other counter, while an anonymous site's first vote stands (\`counted: false\`: readers behind one NAT cannot flip each other's). No body. An unknown or soft-deleted article is 404 FAQ_NOT_FOUND; an invalid bearer token is 401. Public.`,
           params: FaqIdParams,
-          response: { 200: VoteResponse, ...errors(401, 404, 422) },
+          response: { 200: VoteResponse, ...errors(FaqErrors.FAQ_NOT_FOUND) },
         },
         config: { rateLimit: { group: 'faq_feedback', account: signedInAccount } },
         // Before the rate limit, so that a signed-in voter is counted per user too.

@@ -14,12 +14,12 @@ export const SEARCH_LIMIT_MAX = 50;
 export const QUERY_MAX_LENGTH = 200;
 
 export const Category = Type.Unsafe<FaqCategory>({
-  type: 'string', enum: [...FAQ_CATEGORIES], description: `One of SPEC's ten FAQ categories: ${FAQ_CATEGORIES.join(', ')}.`, examples: ['security'],
+  type: 'string', enum: [...FAQ_CATEGORIES], description: `One of the ten FAQ categories: ${FAQ_CATEGORIES.join(', ')}.`, examples: ['security'],
 });
 
 const Question = Type.String({ minLength: 5, maxLength: 300, pattern: ONE_LINE, examples: ['I lost my card or it was stolen. How do I block it?'] });
 const Answer = Type.String({ minLength: 1, maxLength: 10_000, pattern: MULTI_LINE, description: 'Plain text; line breaks are kept.', examples: ['Block your card straight away in the app: Cards, then Block card.'] });
-const Keywords = Type.String({ maxLength: 500, pattern: ONE_LINE, description: 'Comma-separated search terms (SPEC); stored trimmed, in lower case, without repeats.', examples: ['lost card, stolen card, block card'] });
+const Keywords = Type.String({ maxLength: 500, pattern: ONE_LINE, description: 'Comma-separated search terms; stored trimmed, in lower case, without repeats.', examples: ['lost card, stolen card, block card'] });
 const Order = Type.Integer({ minimum: 0, maximum: 1_000_000, description: 'Display priority within the category: lower first.', examples: [10] });
 
 /** What an administrator writes: every field on create (`is_active` defaults to true). */
@@ -90,7 +90,7 @@ export const CategorySummary = Type.Object({
 });
 
 export const CategoriesResponse = Type.Object({
-  categories: Type.Array(CategorySummary, { description: 'All ten, in SPEC\'s order, empty ones included.' }),
+  categories: Type.Array(CategorySummary, { description: 'All ten, in their fixed order, empty ones included.' }),
   total_articles: Type.Integer({ minimum: 0, examples: [110] }),
 });
 

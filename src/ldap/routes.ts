@@ -24,6 +24,7 @@ import { UserFilterTemplateError, validateUserFilterTemplate } from './filter.js
 import { groupRoleProblems } from './groups.js';
 import { endpointChanges, type LdapEndpoint, type LdapSettingsStore } from './settings.js';
 import type { LdapStrategy } from './strategy.js';
+import { IDENTITY_ERRORS_LDAP } from '../signin/error-sets.js';
 
 export interface LdapRouteDeps {
   db: Db;
@@ -132,7 +133,7 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
       schema: {
         tags, summary: 'Sign in with the bank\'s directory (LDAP)',
         description: [
-          'Form-encoded (`application/x-www-form-urlencoded`, as SPEC shows it) or JSON. The directory checks the password (service bind, search with `user_filter`, bind as the entry found); on the first sign-in the account is created from the directory (name, email, roles from groups) and linked to the DN; later sign-ins refresh them. Then the sign-in is every other sign-in\'s: lockout, access policy of the `web` channel, second factor, tokens and session.',
+          'Form-encoded (`application/x-www-form-urlencoded`) or JSON. The directory checks the password (service bind, search with `user_filter`, bind as the entry found); on the first sign-in the account is created from the directory (name, email, roles from groups) and linked to the DN; later sign-ins refresh them. Then the sign-in is every other sign-in\'s: lockout, access policy of the `web` channel, second factor, tokens and session.',
           '',
           '- `400 LDAP_CREDENTIALS_MISSING`: no or an empty `username` or `password` (an empty password is never sent to the directory).',
           '- `401 INVALID_CREDENTIALS`: unknown user or wrong password, answered alike.',
@@ -144,7 +145,7 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
         ].join('\n'),
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: LoginBody,
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 409, 413, 415, 422, 429) },
+        response: { 200: SignInResponseSchema, ...errors(...IDENTITY_ERRORS_LDAP) },
       },
       config: { rateLimit: { group: 'signin', account: bodyField('username') } },
     }, async (request) => {
@@ -177,7 +178,7 @@ export function ldapRoutes(s: LdapRouteDeps): FastifyPluginAsync {
           '- `401`, `403 PERMISSION_DENIED`: not an administrator with `config.manage`.',
         ].join('\n'),
         body: ConfigBody,
-        response: { 200: Type.Union([ConfigView, Type.Object({ status: Type.Literal('success') })]), ...errors(400, 401, 403, 413, 415) },
+        response: { 200: Type.Union([ConfigView, Type.Object({ status: Type.Literal('success') })]), ...errors(LdapErrors.LDAP_CONFIG_INVALID) },
       },
       attachValidation: true,
       onRequest: s.guard.requirePermission('config.manage'),

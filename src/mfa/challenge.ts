@@ -159,12 +159,35 @@ export interface ChallengeDeps {
 /** How recent a step-up must be to add or move a second factor. */
 export const STEP_UP_FRESH_MINUTES = 10;
 
+/** The step-up routes of each factor, in the order a client may offer them. */
+const STEP_UP_ROUTES: Record<string, { method: string; routes: string[] }> = {
+  totp: { method: 'totp', routes: ['POST /api/v1/auth/totp/verify'] },
+  email: { method: 'email', routes: ['POST /api/v1/auth/2fa/request', 'POST /api/v1/auth/2fa/verify'] },
+  sms: { method: 'sms', routes: ['POST /api/v1/auth/2fa/request', 'POST /api/v1/auth/2fa/verify'] },
+  push: { method: 'push', routes: ['POST /api/v1/auth/2fa/request', 'POST /api/v1/auth/2fa/verify'] },
+};
+
+/**
+ * 403 STEP_UP_REQUIRED naming what to call: `details.step_up` lists, for each enrolled factor,
+ * the routes that step the session up with it; the message names them too.
+ */
+export function stepUpRequired(enrolled: readonly string[]): Error {
+  const stepUp = enrolled.map((m) => STEP_UP_ROUTES[m]).filter((x) => x !== undefined);
+  const ways = [
+    ...(stepUp.some((s) => s.method === 'totp') ? ['POST /api/v1/auth/totp/verify with a code from the authenticator app'] : []),
+    ...(stepUp.some((s) => s.method !== 'totp') ? [`POST /api/v1/auth/2fa/request with {"method": ${stepUp.filter((s) => s.method !== 'totp').map((s) => `"${s.method}"`).join(' or ')}}, then POST /api/v1/auth/2fa/verify with the code`] : []),
+  ];
+  return MfaErrors.STEP_UP_REQUIRED({ within_minutes: STEP_UP_FRESH_MINUTES, enrolled, step_up: stepUp }, {
+    message: `Confirm it is you with your current second factor first (${ways.join('; or ')}, with this session's bearer token), then try again within ${STEP_UP_FRESH_MINUTES} minutes.`,
+  });
+}
+
 export class ChallengeService {
   constructor(private readonly deps: ChallengeDeps) {}
 
   /**
    * The sign-in a 2FA token stands for. Refuses a token of another type, an expired or spent
-   * one (401 TOKEN_*), one bound to another device (401 FINGERPRINT_MISMATCH), a purpose the
+   * one (401 TOKEN_*), one bound to another device (401 FINGERPRINT_MISMATCH, or FINGERPRINT_REQUIRED without the header), a purpose the
    * route does not serve (401 TOKEN_INVALID), a disabled account (403) and a locked one (429).
    */
   async resolve(token: string, request: FastifyRequest, purposes: readonly ChallengePurpose[]): Promise<Challenge> {
@@ -236,7 +259,7 @@ export class ChallengeService {
     if (enrolled.length === 0) return;
     const row = await this.deps.db.selectFrom('sessions').select('mfa_verified_at').where('session_id', '=', auth.session.sessionId).executeTakeFirst();
     const at = row?.mfa_verified_at ? new Date(row.mfa_verified_at).getTime() : 0;
-    if (this.deps.clock.now() - at > STEP_UP_FRESH_MINUTES * 60_000) throw MfaErrors.STEP_UP_REQUIRED({ within_minutes: STEP_UP_FRESH_MINUTES, enrolled });
+    if (this.deps.clock.now() - at > STEP_UP_FRESH_MINUTES * 60_000) throw stepUpRequired(enrolled);
   }
 
   /** A signed-in user proved a factor again (step-up): the session records it. */

@@ -17,7 +17,7 @@ export const StepUpResponse = Type.Object({
 }, { title: 'Step-up' });
 
 /** The 401s of a route that takes a bearer token or a `two_factor_token`. */
-export const TOKEN_ERRORS = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_MISMATCH`, `401 SESSION_*`: no usable bearer token or `two_factor_token` (one of the wrong purpose is `TOKEN_INVALID`; one already used is `TOKEN_REVOKED`).';
+export const TOKEN_ERRORS = '`401 TOKEN_MISSING | TOKEN_INVALID | TOKEN_EXPIRED | TOKEN_REVOKED | FINGERPRINT_REQUIRED | FINGERPRINT_MISMATCH`, `401 SESSION_*`: no usable bearer token or `two_factor_token` (one of the wrong purpose is `TOKEN_INVALID`; one already used is `TOKEN_REVOKED`).';
 
 /** What the account behind a `two_factor_token` may have become since the password step. */
 export const ACCOUNT_ERRORS = '`403 ACCOUNT_DISABLED`, `429 ACCOUNT_LOCKED`: the account behind a `two_factor_token` can no longer sign in.';

@@ -30,6 +30,7 @@ import { contentProblems, PUSH_TEXT_MAX, type PushOutbox } from './outbox.js';
 import { FALLBACK_LANGUAGE, SEND_2FA } from './templates/catalogue.js';
 import { LanguageSchema, TemplateName, TemplateValues } from './templates/routes.js';
 import type { TemplateService } from './templates/service.js';
+import { TemplateErrors } from './templates/errors.js';
 
 export interface NotificationRouteDeps {
   db: Db;
@@ -61,7 +62,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
         params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) }),
         response: {
           200: Type.Object({ status: Type.Literal('sent'), device_id: Type.Integer(), message_id: Type.String({ description: 'The provider\'s name for the message.', examples: ['projects/bank-app/messages/0:1700000000000000%31bd1c9631bd1c96'] }) }),
-          ...errors(400, 401, 404, 410, 422, 429, 500, 503),
+          ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND, PushErrors.PUSH_TOKEN_INVALID, PushErrors.PUSH_TOKEN_GONE, PushErrors.PUSH_PROVIDER_FAILED, PushErrors.PUSH_NOT_CONFIGURED),
         },
       },
       onRequest: s.guard.authenticate,
@@ -91,13 +92,13 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
         description: [
           'Queues one push notification per active device of the user (`user_id`, their UUID) and answers at once; the delivery worker sends them (at least once, retried with backoff; docs/decisions.md "Push delivery").',
           '',
-          'The text is either a template, `template` and its `values`, written in the user\'s language (en when the template has none in theirs, or the user chose none), or `title` and `body` as given. SPEC\'s named templates: `INTERNAL_TRANSFER` (`debit_name`, `credit_name`, `amount`, `currency`, `debit_account`, `credit_account`, `transaction_reference_id`), `DEPOSIT` (`amount`, `currency`, `account`, `transaction_reference_id`), `INITIAL_DEPOSIT` (`name`, `amount`, `currency`, `account`).',
+          'The text is either a template, `template` and its `values`, written in the user\'s language (en when the template has none in theirs, or the user chose none), or `title` and `body` as given. The named templates: `INTERNAL_TRANSFER` (`debit_name`, `credit_name`, `amount`, `currency`, `debit_account`, `credit_account`, `transaction_reference_id`), `DEPOSIT` (`amount`, `currency`, `account`, `transaction_reference_id`), `INITIAL_DEPOSIT` (`name`, `amount`, `currency`, `account`).',
           '',
           bullets(
             '`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): a placeholder without a value, or a value the template has no placeholder for. Nothing is queued: a message never goes out with braces in it.',
             '`404 TEMPLATE_NOT_FOUND`: no such template in the user\'s language nor in en.',
             '`422 VALIDATION_ERROR`: `send2FA` and `push_data.kind: one_time_code` are reserved for the one-time codes the service sends itself.',
-            `\`422 VALIDATION_ERROR\` naming the field: SPEC's limits (\`title\` and \`body\`, once filled, at most ${PUSH_TEXT_MAX} characters; \`push_data\` string keys and string values only; \`image_url\` https only), or \`template\` together with \`title\`/\`body\`, or neither.`,
+            `\`422 VALIDATION_ERROR\` naming the field: the limits (\`title\` and \`body\`, once filled, at most ${PUSH_TEXT_MAX} characters; \`push_data\` string keys and string values only; \`image_url\` https only), or \`template\` together with \`title\`/\`body\`, or neither.`,
             '`404 USER_NOT_FOUND`: no such user. `503 PUSH_NOT_CONFIGURED`: this service has no push provider (nothing is queued that nobody would send).',
             'A user with no active device: `queued: 0`. Audited as PUSH_QUEUED (the template\'s name, never the text).',
           ),
@@ -124,7 +125,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
             message_ids: Type.Array(Type.String()),
             language: Type.Optional(Type.String({ description: 'With a template: the language it was written in.', examples: ['pt'] })),
           }),
-          ...errors(400, 401, 403, 404, 413, 415, 422, 429, 503),
+          ...errors(AdminErrors.USER_NOT_FOUND, TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_VALUES_INVALID, PushErrors.PUSH_NOT_CONFIGURED),
         },
       },
       onRequest: s.guard.requirePermission('notifications.send'),
@@ -158,7 +159,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       schema: {
         tags: ['Device tokens'], security: [{ bearer: [] }], summary: 'The language your notifications are written in',
         description: 'en until you choose another (or the administrator who created your account did).',
-        response: { 200: Preferences, ...errors(401, 429) },
+        response: { 200: Preferences, ...errors() },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
@@ -172,7 +173,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
         tags: ['Device tokens'], security: [{ bearer: [] }], summary: 'Choose the language of your notifications: en, pt or fr',
         description: 'Templates are written in this language when they exist in it, else in en. Audited as NOTIFICATION_LANGUAGE_CHANGED.',
         body: Type.Object({ language: LanguageSchema }, { additionalProperties: false }),
-        response: { 200: Preferences, ...errors(400, 401, 413, 415, 422, 429) },
+        response: { 200: Preferences, ...errors() },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: { group: 'account', account: signedInAccount } },

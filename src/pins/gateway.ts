@@ -38,9 +38,11 @@ export class UssdGateways {
 
   /**
    * An `onRequest` hook for the gateway routes: before the body is read and before any user is
-   * looked up, a request without a configured gateway's key is `401 GATEWAY_UNAUTHORIZED`.
+   * looked up, a request without a configured gateway's key is `401 GATEWAY_UNAUTHORIZED`; with no
+   * gateway configured at all, `503 USSD_NOT_CONFIGURED` (no key could be right: the operator must act).
    */
   readonly authenticate = async (request: FastifyRequest): Promise<void> => {
+    if (this.keys.length === 0) throw PinErrors.USSD_NOT_CONFIGURED();
     const header = request.headers[GATEWAY_KEY_HEADER];
     const name = this.identify(typeof header === 'string' ? header : undefined);
     if (name === null) throw PinErrors.GATEWAY_UNAUTHORIZED();

@@ -26,12 +26,16 @@ import { clientContext, SignInResponseSchema } from '../signin/routes.js';
 import type { Denylist } from '../tokens/denylist.js';
 import { TokenErrors } from '../tokens/errors.js';
 import type { TokenService } from '../tokens/service.js';
+import { refuseIntegerUserId, UserIdParams } from '../users/public-id.js';
 import { PHONE_PATTERN } from '../users/rules.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { PinErrors } from './errors.js';
 import { GATEWAY_KEY_HEADER, type UssdGateways } from './gateway.js';
 import { PIN_CHANGE_PURPOSE, type PinService, type PreparedPin } from './service.js';
 import { WRONG_PIN, type PinStrategy } from './strategy.js';
+import { SIGN_IN_ERRORS } from '../signin/error-sets.js';
+import { SignInErrors } from '../signin/errors.js';
+import { PolicyErrors } from '../policy/errors.js';
 
 /** What a USSD caller is told for an unknown phone number, a phone without a PIN, or a wrong PIN: one answer. */
 
@@ -50,7 +54,7 @@ const PinDone = Type.Object(
   { examples: [{ status: 'success', message: 'PIN changed.' }, { status: 'success', message: 'PIN set.' }] },
 );
 
-const GATEWAY_DOC = `The USSD gateway authenticates with its key in \`${GATEWAY_KEY_HEADER}\` (one per gateway, \`USSD_GATEWAY_KEYS\`); without a configured gateway's key the answer is \`401 GATEWAY_UNAUTHORIZED\`, before the body is read or any subscriber looked up (with \`USSD_GATEWAY_KEYS\` unset, always). Not encrypted (SPEC: USSD is excluded from transport encryption).`;
+const GATEWAY_DOC = `The USSD gateway authenticates with its key in \`${GATEWAY_KEY_HEADER}\` (one per gateway, \`USSD_GATEWAY_KEYS\`); without a configured gateway's key the answer is \`401 GATEWAY_UNAUTHORIZED\`, before the body is read or any subscriber looked up; with no gateway configured on the server at all (\`USSD_GATEWAY_KEYS\` unset), \`503 USSD_NOT_CONFIGURED\`. Not encrypted: USSD gateways cannot run the cryptography, so USSD routes are excluded from transport encryption.`;
 
 export interface PinRouteDeps extends ReauthDeps {
   db: Db;
@@ -115,7 +119,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
           current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, examples: ['Vt7#qLm2!xRp9$'] })),
           current_pin: Type.Optional(Pin),
         }, { additionalProperties: false, examples: [{ current_password: 'Vt7#qLm2!xRp9$', new_pin: '2580' }, { current_pin: '2580', new_pin: '7391' }] }),
-        response: { 200: PinDone, ...errors(400, 401, 409, 422, 429) },
+        response: { 200: PinDone, ...errors(SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, PinErrors.PIN_NOT_SET, PinErrors.PIN_POLICY_VIOLATION) },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
@@ -149,7 +153,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
         tags: credentialTags, summary: 'Set a PIN with a reset token',
         description: `Like \`POST /api/v1/auth/reset/password\`: the \`reset_token\` (10 minutes, works once) comes from an administrator's PIN reset (\`POST /api/v1/admin/users/{id}/reset-pin\`); a password's reset token is refused (401 TOKEN_INVALID), a used one is 401 TOKEN_REVOKED. The PIN's failed attempts and lock are cleared. ${RULES_DOC}`,
         body: Type.Object({ reset_token: Type.String({ minLength: 1, maxLength: 8192 }), new_pin: NewPin }, { additionalProperties: false, examples: [{ reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', new_pin: '2580' }] }),
-        response: { 200: PinDone, ...errors(400, 401, 422) },
+        response: { 200: PinDone, ...errors(TokenErrors.TOKEN_INVALID, TokenErrors.TOKEN_EXPIRED, TokenErrors.TOKEN_REVOKED, PinErrors.PIN_POLICY_VIOLATION) },
       },
       config: { rateLimit: { group: 'recovery', account: bodyField('reset_token') } },
     }, async (request) => {
@@ -184,7 +188,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
           pin: Pin,
           session_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', description: 'The gateway\'s USSD session id, for the audit trail.', examples: ['ATUid_6b2f1c0e4a'] })),
         }, { additionalProperties: false, examples: [{ phone_number: '+254712345678', pin: '2580', session_id: 'ATUid_6b2f1c0e4a' }] }),
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+        response: { 200: SignInResponseSchema, ...errors(...SIGN_IN_ERRORS) },
       },
       onRequest: s.gateways.authenticate,
       config: { rateLimit: ussdLimit },
@@ -203,7 +207,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
           RULES_DOC,
         ].join('\n\n'),
         body: Type.Object({ phone_number: PhoneNumber, current_pin: Pin, new_pin: NewPin }, { additionalProperties: false, examples: [{ phone_number: '+254712345678', current_pin: '2580', new_pin: '7391' }] }),
-        response: { 200: PinDone, ...errors(400, 401, 403, 413, 422, 429) },
+        response: { 200: PinDone, ...errors(SignInErrors.INVALID_CREDENTIALS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, PinErrors.PIN_POLICY_VIOLATION) },
       },
       onRequest: s.gateways.authenticate,
       config: { rateLimit: ussdLimit },
@@ -228,21 +232,22 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/users/:id/reset-pin', {
       schema: {
         tags: ['Administration'], security: [{ bearer: [] }], summary: 'Reset a user\'s USSD PIN (permission users.update)',
-        description: 'Removes the PIN at once (it no longer signs in), ends the sessions it opened (USSD), clears its failed attempts and lock, and returns a `reset_token` (10 minutes, single use) with which the new PIN is set at `POST /api/v1/auth/reset/pin`: typically on the branch\'s device, the customer typing the new PIN. Audited as PIN_RESET_BY_ADMIN. `404 USER_NOT_FOUND` for an unknown id.',
-        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) }),
+        description: 'Removes the PIN at once (it no longer signs in), ends the sessions it opened (USSD), clears its failed attempts and lock, and returns a `reset_token` (10 minutes, single use) with which the new PIN is set at `POST /api/v1/auth/reset/pin`: typically on the branch\'s device, the customer typing the new PIN. Audited as PIN_RESET_BY_ADMIN. `404 USER_NOT_FOUND` for an unknown uuid (`id` is the user\'s uuid; an integer is refused with 422 VALIDATION_ERROR), `409 ACCOUNT_DELETED` for a deleted account.',
+        params: UserIdParams,
         response: {
           200: Type.Object({
             status: Type.Literal('success'),
             reset_token: Type.String({ description: 'For `POST /api/v1/auth/reset/pin`; shown once.' }),
             expires_in: Type.Integer({ description: 'Seconds the reset token lives', examples: [600] }),
           }, { examples: [{ status: 'success', reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', expires_in: 600 }] }),
-          ...errors(400, 401, 403, 404, 422),
+          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED),
         },
       },
-      onRequest: s.guard.requirePermission('users.update'),
+      onRequest: s.guard.requirePermission('users.update'), preValidation: refuseIntegerUserId,
     }, async (request) => {
-      const user = await s.users.findById(request.params.id);
+      const user = await s.users.findByUuid(request.params.id);
       if (!user) throw AdminErrors.USER_NOT_FOUND();
+      if (user.deleted_at !== null) throw AdminErrors.ACCOUNT_DELETED();
       const actor = await requestActor(request, s.users);
       const ended = await s.db.transaction().execute(async (trx) => {
         const { hadPin, ended } = await s.pins.remove(trx, user.id);

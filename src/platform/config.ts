@@ -11,6 +11,7 @@ import { readPushEnv, type PushConfig } from './config-push.js';
 import { readSamlEnv, type SamlSettings } from './config-saml.js';
 import { readTracingEnv, type TracingConfig } from './config-tracing.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
+import { readCorsEnv, type CorsConfig } from './config-cors.js';
 
 /**
  * MFA_REQUIRED_ROLES when unset in production: everyone who can do more than see their own
@@ -49,6 +50,8 @@ export interface Config {
    */
   trustProxy: TrustProxy;
   bodyLimitBytes: number;
+  /** CORS_ORIGINS and CORS_MAX_AGE_SECONDS: the web origins that may call the service from a browser (src/platform/config-cors.ts). */
+  cors: CorsConfig;
   shutdownGraceMs: number;
   secrets: {
     /** 32-byte master key for field encryption and for wrapping the JWT keyring: the current one, that writes. */
@@ -182,7 +185,7 @@ export interface Config {
   ussd: {
     /**
      * USSD_GATEWAY_KEYS: each gateway's name and the key it sends in `X-Gateway-Key`. Empty:
-     * the USSD routes answer 401 GATEWAY_UNAUTHORIZED to every call. Never logged.
+     * the USSD routes answer 503 USSD_NOT_CONFIGURED to every call. Never logged.
      */
     gateways: ReadonlyArray<{ readonly name: string; readonly key: string }>;
   };
@@ -446,6 +449,7 @@ export function loadConfig(env: Env = process.env): Config {
     tracing: readTracingEnv((name) => r.opt(name), r.problems),
     trustProxy: trustProxy(r),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    cors: readCorsEnv((name) => r.opt(name), r.problems, production, (name, fallback, min, max) => r.int(name, fallback, min, max)),
     shutdownGraceMs: r.int('SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     secrets: { fieldKey, previousFieldKeys, ipHashKey, transportPrivateKeyPem },
     dbFieldEncryption: r.bool('DB_FIELD_ENCRYPTION', true),

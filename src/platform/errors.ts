@@ -24,10 +24,11 @@ export interface ErrorDef {
   message: string;
 }
 
-export type ErrorFactory = (
+/** Makes a code's error; `code` and `status` name it (`errors(...)` in a route's schema lists factories). */
+export type ErrorFactory = ((
   details?: Record<string, unknown>,
   options?: { cause?: unknown; headers?: Record<string, string>; message?: string },
-) => AppError;
+) => AppError) & { readonly code: string; readonly status: number; readonly message: string };
 
 export type ErrorCatalogue<T extends Record<string, ErrorDef>> = { [K in keyof T]: ErrorFactory } & {
   readonly definitions: T;
@@ -36,8 +37,9 @@ export type ErrorCatalogue<T extends Record<string, ErrorDef>> = { [K in keyof T
 export function defineErrors<const T extends Record<string, ErrorDef>>(defs: T): ErrorCatalogue<T> {
   const out: Record<string, unknown> = { definitions: defs };
   for (const [code, def] of Object.entries(defs)) {
-    out[code] = ((details, options) =>
-      new AppError(def.status, code, options?.message ?? def.message, details ?? {}, options)) satisfies ErrorFactory;
+    const make = (details?: Record<string, unknown>, options?: { cause?: unknown; headers?: Record<string, string>; message?: string }): AppError =>
+      new AppError(def.status, code, options?.message ?? def.message, details ?? {}, options);
+    out[code] = Object.assign(make, { code, status: def.status, message: def.message }) satisfies ErrorFactory;
   }
   return out as ErrorCatalogue<T>;
 }

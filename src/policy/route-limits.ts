@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { RateDimension, RateGroup, RateLimits } from '../platform/config-rate-limits.js';
 import type { App } from '../platform/http/app.js';
+import { CommonErrors } from '../platform/errors.js';
 import { errors } from '../platform/http/schemas.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import { clientNetwork } from './network.js';
@@ -97,7 +98,7 @@ export function installRouteLimits(app: App, d: RouteLimitDeps): void {
     if (route.schema) {
       route.schema.description = `${route.schema.description ?? ''}${describe(limits, spec.group)}`;
       const responses = route.schema.response as Record<number, unknown> | undefined;
-      if (responses && !(429 in responses)) route.schema.response = { ...responses, ...errors(429) };
+      if (responses && !(429 in responses)) route.schema.response = { ...responses, ...errors(CommonErrors.RATE_LIMITED) };
     }
   });
 }

@@ -41,13 +41,13 @@ const AttributeMap = Type.Object({
   name: Type.Optional(Names('Attributes holding the display name.')),
   groups: Type.Optional(Names('Attributes listing the user\'s groups.')),
   phone: Type.Optional(Names('Attributes holding a phone number.')),
-  branch: Type.Optional(Names('Attributes holding the branch code (SPEC `branch`).')),
-  role: Type.Optional(Names('Attributes holding roles (SPEC `role`), read like groups.')),
+  branch: Type.Optional(Names('Attributes holding the branch code (`branch`).')),
+  role: Type.Optional(Names('Attributes holding roles (`role`), read like groups.')),
 }, { additionalProperties: false, description: 'Which assertion attributes (names or `urn:oid:` OIDs) carry what; a field left out keeps its defaults (friendly names and the common OIDs and claim URIs).' });
 
 const GroupRoles = Type.Object(Object.fromEntries(Object.keys(SAML_ROLE_KEYS).map((k) => [k, Type.Optional(Names(`IdP groups (or role values) that grant \`${SAML_ROLE_KEYS[k as keyof typeof SAML_ROLE_KEYS]}\`.`))])), {
   additionalProperties: false,
-  description: 'SPEC\'s group-role map: its keys are admin, staff, customers, operators and agents; each lists the IdP groups that grant that role.',
+  description: 'The group-role map: its keys are admin, staff, customers, operators and agents; each lists the IdP groups that grant that role.',
   examples: [{ staff: ['Tellers', 'Branch Managers'], admin: ['Strongroom Admins'] }],
 });
 
@@ -146,7 +146,7 @@ export function samlConfigRoutes(s: SamlConfigRouteDeps): FastifyPluginAsync {
         tags, summary: 'This service\'s SAML metadata (public, for the identity provider)',
         description: `The service provider's SAML 2.0 metadata as XML (\`${METADATA_CONTENT_TYPE}\`): entity id, the assertion consumer service (HTTP-POST), the single logout service (HTTP-Redirect and HTTP-POST) when \`slo_url\` is set, and the NameID format asked for. Load it into the bank's IdP (by URL or as a file). ${METADATA_ERRORS}`,
         produces: ['application/samlmetadata+xml'],
-        response: { 200: { description: 'SAML 2.0 metadata (XML).', content: { 'application/samlmetadata+xml': { schema: { type: 'string', examples: [EXAMPLE] } } } }, ...errors(404, 500) },
+        response: { 200: { description: 'SAML 2.0 metadata (XML).', content: { 'application/samlmetadata+xml': { schema: { type: 'string', examples: [EXAMPLE] } } } }, ...errors(SamlErrors.SAML_NOT_CONFIGURED, SamlErrors.SAML_METADATA_ERROR) },
       },
     }, async (_request, reply) => {
       const xml = await metadata();
@@ -157,7 +157,7 @@ export function samlConfigRoutes(s: SamlConfigRouteDeps): FastifyPluginAsync {
       schema: {
         tags, summary: 'This service\'s SAML metadata, as JSON (for encrypted clients)',
         description: `The same metadata as \`GET /api/v1/auth/saml/metadata\`, inside JSON so that transport encryption can seal it: \`{"metadata": "<xml>", "content_type": "${METADATA_CONTENT_TYPE}"}\`. No body. ${METADATA_ERRORS}`,
-        response: { 200: Type.Object({ metadata: Type.String({ description: 'The metadata XML.' }), content_type: Type.Literal(METADATA_CONTENT_TYPE) }, { examples: [{ metadata: EXAMPLE, content_type: METADATA_CONTENT_TYPE }] }), ...errors(400, 404, 500) },
+        response: { 200: Type.Object({ metadata: Type.String({ description: 'The metadata XML.' }), content_type: Type.Literal(METADATA_CONTENT_TYPE) }, { examples: [{ metadata: EXAMPLE, content_type: METADATA_CONTENT_TYPE }] }), ...errors(SamlErrors.SAML_NOT_CONFIGURED, SamlErrors.SAML_METADATA_ERROR) },
       },
     }, async () => ({ metadata: await metadata(), content_type: METADATA_CONTENT_TYPE }));
 
@@ -172,7 +172,7 @@ export function samlConfigRoutes(s: SamlConfigRouteDeps): FastifyPluginAsync {
         ].join('\n'),
         querystring: Type.Object({ include_certificate: Type.Optional(Type.Boolean({ description: 'Also return the IdP certificates as PEM (`idp_x509cert`).' })) }, { additionalProperties: false }),
         body: ConfigBody,
-        response: { 200: Type.Union([ConfigView, Type.Object({ status: Type.Literal('success') })]), ...errors(400, 401, 403, 413, 415) },
+        response: { 200: Type.Union([ConfigView, Type.Object({ status: Type.Literal('success') })]), ...errors(SamlErrors.SAML_CONFIG_INVALID) },
       },
       attachValidation: true,
       onRequest: s.guard.requirePermission('config.manage'),

@@ -76,7 +76,7 @@ export function samlLogoutRoutes(s: SamlLogoutRouteDeps): FastifyPluginAsync {
     200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Optional(Type.Integer()) }, { examples: [{ status: 'success', sessions_ended: 1 }] }),
     302: Type.Null({ description: 'To the IdP\'s SLO URL with our signed LogoutResponse.' }),
     303: Type.Null({ description: 'To the sign-out\'s relay_state.' }),
-    ...errors(400, 401, 404, 413, 415, 429),
+    ...errors(SamlErrors.SAML_NOT_CONFIGURED, SamlErrors.SAML_VALIDATION_FAILED, SamlErrors.SAML_INVALID_SIGNATURE),
   };
 
   return async (instance) => {
@@ -114,7 +114,7 @@ export function samlLogoutRoutes(s: SamlLogoutRouteDeps): FastifyPluginAsync {
         body: Type.Object({ relay_state: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL })) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer(), redirect_url: Type.Union([Type.String(), Type.Null()]) }, { examples: [{ status: 'success', sessions_ended: 1, redirect_url: 'https://idp.bank.example/slo?SAMLRequest=fZJBb…&RelayState=_5b1d…&SigAlg=…&Signature=…' }] }),
-          ...errors(400, 401, 422, 429),
+          ...errors(SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED),
         },
       },
       config: { rateLimit: { group: 'token' } },

@@ -29,6 +29,8 @@ import { SamlErrors } from './errors.js';
 import { REQUEST_TTL_MS, type SamlRequests } from './requests.js';
 import type { SamlSettingsStore } from './settings.js';
 import type { SamlStrategy } from './strategy.js';
+import { ADMISSION_ERRORS } from '../signin/error-sets.js';
+import { SignInErrors } from '../signin/errors.js';
 
 /** What starting a SAML sign-in answers (SPEC's `access_token` is the IdP URL). */
 export interface SamlStarted {
@@ -63,7 +65,7 @@ export function samlStarter(settingsStore: SamlSettingsStore, requests: SamlRequ
 
 /** The schema of what starting a SAML sign-in answers. */
 export const SamlStartedSchema = Type.Object({
-  access_token: Type.String({ description: 'The IdP URL to send the browser to (SPEC\'s name for it).' }),
+  access_token: Type.String({ description: 'The IdP URL to send the browser to (the field\'s historical name; `redirect_url` holds the same URL).' }),
   redirect_url: Type.String({ description: 'The same URL.' }),
   token_type: Type.Literal('saml_redirect', { description: 'Says that `access_token` is a URL to visit, not a bearer token.' }),
   request_id: Type.String({ description: 'The AuthnRequest\'s ID (its InResponseTo in the answer).' }),
@@ -137,7 +139,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
       schema: {
         tags, summary: 'Start a SAML sign-in: the identity provider URL to send the browser to',
         description: [
-          'Form-encoded `relay_state` (as SPEC shows it) or JSON `{relay_state, channel}`. Answers JSON, not a redirect: `access_token` holds the IdP URL with the AuthnRequest (SPEC\'s field, kept for its clients), and `redirect_url` the same URL under a name that says what it is. Send the browser there; after the IdP, it posts its response to the assertion consumer (`acs_url`).',
+          'Form-encoded `relay_state` or JSON `{relay_state, channel}`. Answers JSON, not a redirect: `access_token` holds the IdP URL with the AuthnRequest (kept for existing clients), and `redirect_url` the same URL under a name that says what it is. Send the browser there; after the IdP, it posts its response to the assertion consumer (`acs_url`).',
           '',
           'The AuthnRequest\'s ID is recorded for `expires_in` seconds (any node can then check the response\'s InResponseTo, once) with `relay_state` and `channel`; the IdP is given only that ID as its RelayState.',
           '',
@@ -154,7 +156,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
         }, { additionalProperties: false, description: 'Every field is optional; no body at all means `{}`.' }),
         response: {
           200: SamlStartedSchema,
-          ...errors(400, 404, 413, 415, 422, 429),
+          ...errors(SamlErrors.SAML_NOT_CONFIGURED, SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED),
         },
       },
       config: { rateLimit: { group: 'signin' } },
@@ -172,9 +174,9 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
         description: [
           'Form-encoded `SAMLResponse` (base64) and `RelayState`, as the IdP\'s HTTP-POST binding sends them (JSON is accepted too). The response must be signed by the configured IdP (the Response and its Assertion, RSA-SHA256), name this service as audience, recipient and destination, be within its validity window (with `clock_skew_sec`), answer a request this service sent and nobody answered yet (any node), and carry an assertion this service has not accepted before. The identity is read only from the signed content.',
           '',
-          'Then the sign-in is every other sign-in\'s (just-in-time provisioning, SPEC steps 2 to 6): the account linked to the NameID, else the account with the assertion\'s email is linked, else one is created with its roles from the groups and its branch; access policy of the request\'s channel; second factor; tokens and session.',
+          'Then the sign-in is every other sign-in\'s (just-in-time provisioning): the account linked to the NameID, else the account with the assertion\'s email is linked, else one is created with its roles from the groups and its branch; access policy of the request\'s channel; second factor; tokens and session.',
           '',
-          '- **No RelayState URL** (the request had no `relay_state`, or an IdP-initiated response without an allowed RelayState URL): answers SPEC\'s sign-in success response as JSON (or `401 2FA_REQUIRED` / `403 MFA_SETUP_INCOMPLETE` as every sign-in).',
+          '- **No RelayState URL** (the request had no `relay_state`, or an IdP-initiated response without an allowed RelayState URL): answers the sign-in success response as JSON (or `401 2FA_REQUIRED` / `403 MFA_SETUP_INCOMPLETE` as every sign-in).',
           '- **A browser sign-in** (the request had a `relay_state`): only in the browser that started it, i.e. the post carries the browser-binding cookie `saml/login` set (`__Host-strongroom_saml`; `strongroom_saml` for an `http:` ACS) and its SHA-256 is the request\'s. Then it answers `303 See Other` to that URL with `#saml_code=<code>` (one minute, single use; a fragment never reaches a server or a Referer). The page exchanges it at `GET /api/v1/auth/saml/exchange` (or asks `GET /api/v1/auth/saml/pending-2fa` first). Without the cookie, or with another login\'s (a response posted into a browser by another site, a sign-in link someone else started): `303` to the URL with `#saml_error=SAML_VALIDATION_FAILED` (reason `browser_binding` in the log and metric); nothing is created and the request is spent. A refusal after the response was accepted (policy, disabled account, identity conflict) goes back as `#saml_error=<error_code>`. Every answer to a browser sign-in deletes the cookie (`Max-Age=0`).',
           '- **IdP-initiated with an allowed RelayState URL**: nobody is signed in on it (it is bound to no browser). The response is validated and its assertion spent, then the ACS starts a sign-in here for that URL, as `saml/login` with `relay_state` would (new AuthnRequest, new browser-binding cookie), and answers `303` to the IdP with it; the IdP, which has just signed the user in, answers that request, and its response is a browser sign-in as above.',
           '',
@@ -187,7 +189,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
           SAMLResponse: Type.String({ minLength: 1, maxLength: ACS_BODY_LIMIT, description: 'The IdP\'s Response, base64.' }),
           RelayState: Type.Optional(Type.String({ maxLength: 2048, description: 'What the IdP was given: for a sign-in started here, the request ID; for an IdP-initiated one, a URL on an allowed origin.' })),
         }),
-        response: { 200: SignInResponseSchema, 303: Type.Null({ description: 'A browser sign-in: to the relay URL with `#saml_code=<code>` (or `#saml_error=<error_code>`), deleting the browser-binding cookie. An IdP-initiated response with an allowed RelayState URL: to the IdP with a new AuthnRequest, setting a new browser-binding cookie.' }), ...errors(400, 401, 403, 404, 409, 413, 415, 429) },
+        response: { 200: SignInResponseSchema, 303: Type.Null({ description: 'A browser sign-in: to the relay URL with `#saml_code=<code>` (or `#saml_error=<error_code>`), deleting the browser-binding cookie. An IdP-initiated response with an allowed RelayState URL: to the IdP with a new AuthnRequest, setting a new browser-binding cookie.' }), ...errors(SamlErrors.SAML_NOT_CONFIGURED, SamlErrors.SAML_VALIDATION_FAILED, SamlErrors.SAML_INVALID_SIGNATURE, SamlErrors.SAML_NOT_AUTHENTICATED, SamlErrors.SAML_ATTRIBUTES_MISSING, SignInErrors.IDENTITY_CONFLICT, ...ADMISSION_ERRORS) },
       },
       config: { rateLimit: { group: 'signin' } },
     }, async (request, reply) => {
@@ -235,9 +237,9 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
     app.get('/api/v1/auth/saml/exchange', {
       schema: {
         tags, summary: 'Exchange the one-time code of a SAML browser sign-in for the tokens',
-        description: `Spends the code (\`X-SAML-Code\` header) of the assertion consumer's redirect and answers SPEC's sign-in success response, with the session opened for the client calling (its device fingerprint and address). When a second factor is due, answers \`401 2FA_REQUIRED\` (or \`403 MFA_SETUP_INCOMPLETE\`) exactly as every sign-in does, and the client finishes with the second factor's routes. ${codeErrors}`,
+        description: `Spends the code (\`X-SAML-Code\` header) of the assertion consumer's redirect and answers the sign-in success response, with the session opened for the client calling (its device fingerprint and address). When a second factor is due, answers \`401 2FA_REQUIRED\` (or \`403 MFA_SETUP_INCOMPLETE\`) exactly as every sign-in does, and the client finishes with the second factor's routes. ${codeErrors}`,
         headers: CodeHeaders,
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 429) },
+        response: { 200: SignInResponseSchema, ...errors(SamlErrors.SAML_CODE_INVALID, ...ADMISSION_ERRORS) },
       },
       config: { rateLimit: { group: 'signin' } },
     }, async (request) => {
@@ -269,7 +271,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
             expires_in: Type.Optional(Type.Integer()),
             next_step: Type.Optional(Type.String()),
           }, { examples: [{ second_factor_required: true, error_code: '2FA_REQUIRED', two_factor_token: 'eyJhbGciOi…', methods: ['totp', 'backup_code'], expires_in: 300 }, { second_factor_required: false }] }),
-          ...errors(400, 401, 403, 429),
+          ...errors(SamlErrors.SAML_CODE_INVALID, ...ADMISSION_ERRORS),
         },
       },
       config: { rateLimit: { group: 'signin' } },

@@ -139,6 +139,28 @@ export interface GuardDeps {
   ipHash: (ip: string) => string;
 }
 
+/**
+ * What a guard hook checks, for the OpenAPI document (src/openapi.ts adds the bearer scheme, the
+ * fingerprint header and the guard's error codes to every route one of these hooks guards).
+ * `policy`: the access policy too (403 POLICY_RESTRICTED); `permission`: the one it requires.
+ */
+export interface GuardHookInfo {
+  policy: boolean;
+  permission?: string;
+}
+
+const hookInfo = new WeakMap<object, GuardHookInfo>();
+
+function tagged<F extends object>(hook: F, info: GuardHookInfo): F {
+  hookInfo.set(hook, info);
+  return hook;
+}
+
+/** What `hook` checks when it is one of a guard's hooks; undefined for any other function. */
+export function guardHookInfo(hook: unknown): GuardHookInfo | undefined {
+  return typeof hook === 'function' ? hookInfo.get(hook) : undefined;
+}
+
 export function createGuard(deps: GuardDeps): Guard {
   /** Requests that passed the whole guard: later hooks of the same request do not check again. */
   const admitted = new WeakSet<FastifyRequest>();
@@ -163,19 +185,19 @@ export function createGuard(deps: GuardDeps): Guard {
     await deps.sessions.recordActivity(auth.session);
     admitted.add(request);
   };
-  const authenticate = (request: FastifyRequest): Promise<void> => admit(request);
+  const authenticate = tagged((request: FastifyRequest): Promise<void> => admit(request), { policy: true });
 
   return {
     authenticate,
-    authenticateAt: (locate) => (request) => admit(request, locate(request)),
-    identify,
+    authenticateAt: (locate) => tagged((request: FastifyRequest) => admit(request, locate(request)), { policy: true }),
+    identify: tagged(identify, { policy: false }),
     requirePermission(permission: string) {
-      return async (request: FastifyRequest) => {
+      return tagged(async (request: FastifyRequest) => {
         await authenticate(request);
         if (!request.auth!.claims.permissions.includes(permission)) {
           throw CommonErrors.PERMISSION_DENIED({ required_permission: permission });
         }
-      };
+      }, { policy: true, permission });
     },
   };
 }

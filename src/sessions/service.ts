@@ -183,6 +183,7 @@ export class SessionService {
         throw SessionErrors.SESSION_EXPIRED();
       }
     }
+    if (entry.session.deviceFingerprint !== '' && fingerprint === '') throw TokenErrors.FINGERPRINT_REQUIRED();
     if (entry.session.deviceFingerprint !== '' && !safeEqual(entry.session.deviceFingerprint, fingerprint)) {
       throw TokenErrors.FINGERPRINT_MISMATCH();
     }
@@ -267,6 +268,23 @@ export class SessionService {
     const entry = this.cache.get(sessionId);
     if (entry && this.deps.clock.now() - entry.fetchedAt <= CACHE_TTL_MS) return entry.session;
     return this.get(sessionId);
+  }
+
+  /**
+   * A user's active sessions within their lifetime, oldest first, read from the database. One
+   * idle too long is still listed until its next request ends it: `last_activity` is written at
+   * most every SESSION_ACTIVITY_WRITE_SECONDS, so the database alone cannot tell it is idle.
+   */
+  async activeOf(userId: number): Promise<Session[]> {
+    const rows = await this.deps.db.selectFrom('sessions').select(COLUMNS)
+      .where('user_id', '=', userId).where('is_active', '=', true).where('expires_at', '>', new Date(this.deps.clock.now()))
+      .orderBy('created_at', 'asc').orderBy('session_id').execute();
+    return rows.map((r) => toSession(r, this.deps.sensitive));
+  }
+
+  /** When `session` ends for inactivity unless a request comes first (as far as its recorded activity tells). */
+  idleEndsAt(session: Session): number {
+    return session.lastActivity + this.idleMs(session.idleTimeoutSec);
   }
 
   /** Ends one session and tells every node. */

@@ -15,6 +15,7 @@ import type { AuthContext, ReportedLocation } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
 import { SignInErrors } from './errors.js';
 import { clientContext, SignInResponseSchema, validated, ValidateResponse, type SigninRouteDeps } from './routes.js';
+import { SIGN_IN_ERRORS } from './error-sets.js';
 
 const Latitude = Type.Number({ minimum: -90, maximum: 90, description: 'WGS 84 degrees.', examples: [-1.28638] });
 const Longitude = Type.Number({ minimum: -180, maximum: 180, description: 'WGS 84 degrees.', examples: [36.81723] });
@@ -74,7 +75,7 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
           'A pre-auth route of transport encryption (the app\'s first request).',
         ].join('\n'),
         body: { ...MobileLoginBody, examples: [{ username: 'wanjiru.kamau', password: 'c0rrect-Battery-staple!', device_fingerprint: 'a3f1c9e07b2d4e58-7f3a', channel: 'agent', latitude: -1.28638, longitude: 36.81723, accuracy_m: 12 }] },
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+        response: { 200: SignInResponseSchema, ...errors(...SIGN_IN_ERRORS) },
       },
       config: { rateLimit: { group: 'signin', account: bodyField('username') } },
     }, async (request) => {
@@ -89,7 +90,7 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security: bearer, summary: 'Validate an access token of the app\'s mobile channel',
         description: 'As `POST /api/v1/auth/validate`, for a session opened on the `mobile` channel, whose token is bound to a device: `X-Device-Fingerprint` must be sent and match, and where the channel\'s policy requires a bound device, that device must still be approved (`403 POLICY_RESTRICTED` rule `device` once an administrator revokes it). A session of another channel is `403 CHANNEL_MISMATCH`. No body is read.',
-        response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
+        response: { 200: ValidateResponse, ...errors(SignInErrors.CHANNEL_MISMATCH) },
       },
       preHandler: [s.guard.authenticate, async (request: FastifyRequest) => requireChannel(request.auth!, ['mobile'])],
     }, async (request) => validated(request.auth!));
@@ -97,9 +98,9 @@ export function channelRoutes(s: SigninRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/auth/agent/validate', {
       schema: {
         tags, security: bearer, summary: 'Validate an agent\'s access token where the agent is now',
-        description: 'As `POST /api/v1/auth/validate`, for a session opened on the `agent` channel, with the device\'s current location: the agent channel\'s policies are checked for this request, geofences included (`403 POLICY_RESTRICTED` rule `geofence` outside the allowed areas or when `accuracy_m` is worse than the policy accepts; rule `device` once the phone\'s binding is revoked; `schedule` after hours). A session of another channel is `403 CHANNEL_MISMATCH`. A pre-auth route of transport encryption (SPEC).',
+        description: 'As `POST /api/v1/auth/validate`, for a session opened on the `agent` channel, with the device\'s current location: the agent channel\'s policies are checked for this request, geofences included (`403 POLICY_RESTRICTED` rule `geofence` outside the allowed areas or when `accuracy_m` is worse than the policy accepts; rule `device` once the phone\'s binding is revoked; `schedule` after hours). A session of another channel is `403 CHANNEL_MISMATCH`. A pre-auth route of transport encryption.',
         body: { ...AgentValidateBody, examples: [{ latitude: -1.28638, longitude: 36.81723, accuracy_m: 12 }] },
-        response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
+        response: { 200: ValidateResponse, ...errors(SignInErrors.CHANNEL_MISMATCH) },
       },
       // The body is read before the guard (a pre-auth route): its location goes to the policy check.
       preHandler: [s.guard.authenticateAt((request) => locationOf(request.body as Static<typeof AgentValidateBody>)), async (request: FastifyRequest) => requireChannel(request.auth!, ['agent'])],

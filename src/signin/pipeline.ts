@@ -13,7 +13,7 @@ import { CredentialErrors } from '../credentials/errors.js';
 import type { Config } from '../platform/config.js';
 import type { Clock } from '../platform/clock.js';
 import type { FieldCipher } from '../platform/crypto/field-cipher.js';
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from '../platform/db/database.js';
 import type { RefreshTokensTable } from '../platform/db/schema.js';
 import type { AppError } from '../platform/errors.js';
@@ -23,7 +23,7 @@ import type { AttemptLimits, LoginAttempts } from '../policy/lockout.js';
 import type { ReportedLocation, SessionPolicy } from '../sessions/guard.js';
 import type { Session, SessionLimits, SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
-import type { Grants, UserRow, UserStore } from '../users/store.js';
+import { grantsOf, type Grants, type UserRow, type UserStore } from '../users/store.js';
 import type { PasswordState } from '../credentials/service.js';
 import { SignInErrors } from './errors.js';
 import type { SignInStrategy, StrategyName } from './strategy.js';
@@ -254,14 +254,22 @@ export class SignInPipeline {
    * Issues tokens and a session for a user whose identity (and second factor) is settled.
    * `passwordExpiresAt`: when the caller read it already (null: never expires).
    */
-  async complete(user: UserRow, grants: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string; passwordExpiresAt?: number | null } & FinishOptions): Promise<SignInResult> {
+  async complete(user: UserRow, admitted: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string; passwordExpiresAt?: number | null } & FinishOptions): Promise<SignInResult> {
     const d = this.deps;
     const now = new Date(d.clock.now());
+    let grants = admitted;
     const { session, ended, pair } = await d.db.transaction().execute(async (trx) => {
       const created = await d.sessions.create(trx, {
         userId: user.id, deviceFingerprint: ctx.fingerprint, ipAddress: ctx.ipHash, userAgent: ctx.userAgent,
-        channel: ctx.channel, mfaCompleted: opts.mfaCompleted, limits: d.accessPolicy.sessionLimits(ctx.channel, grants.roles),
+        channel: ctx.channel, mfaCompleted: opts.mfaCompleted, limits: d.accessPolicy.sessionLimits(ctx.channel, admitted.roles),
       });
+      // Under the user's row lock `create` took: an administrator's change that committed while
+      // this sign-in ran (the account disabled or deleted, its roles changed) is seen now, so no
+      // session outlives a disabling and no token carries the grants from before a change.
+      const fresh = await sql<{ is_active: boolean; roles: string[]; permissions: string[] }>`SELECT u.is_active, ${grantsOf(sql.ref('u.id'))} FROM users u WHERE u.id = ${user.id}`.execute(trx);
+      const current = fresh.rows[0];
+      if (!current?.is_active) throw SignInErrors.ACCOUNT_DISABLED();
+      grants = { roles: current.roles, permissions: current.permissions };
       const familyId = randomUUID();
       await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
       const issued = await this.issuePair(trx, user, grants, created.session, familyId);

@@ -38,6 +38,7 @@ export class RefreshService {
     // Refused before it is spent: a copy presented without the device, or from where the
     // session's channel policy does not allow it, cannot burn the owner's session.
     const bound = await d.sessions.current(claims.session_id);
+    if (bound && bound.deviceFingerprint !== '' && ctx.fingerprint === '') throw TokenErrors.FINGERPRINT_REQUIRED();
     if (bound && bound.deviceFingerprint !== '' && !safeEqual(bound.deviceFingerprint, ctx.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
     if (bound?.isActive) await this.checkPolicy(bound, claims.user_id, ctx);
 

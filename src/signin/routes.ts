@@ -20,6 +20,8 @@ import { fingerprintOf, userAgentOf } from '../sessions/guard.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { AuthContext } from '../sessions/guard.js';
 import type { ClientContext } from './pipeline.js';
+import { SIGN_IN_ERRORS, TOKEN_CHECK_ERRORS } from './error-sets.js';
+import { TokenErrors } from '../tokens/errors.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -29,7 +31,11 @@ export const SignInResponseSchema = Type.Object(
     token_type: Type.Literal('bearer'),
     expires_in: Type.Integer({ description: 'Access token lifetime in seconds', examples: [3600] }),
     refresh_token: Type.String({ description: 'Single-use refresh token (7 days)', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...'] }),
-    user: Type.Object({ id: Type.Integer({ examples: [42] }), uuid: Type.String({ format: 'uuid' }), active: Type.Boolean() }),
+    user: Type.Object({
+      id: Type.Integer({ deprecated: true, description: 'Deprecated: the user\'s internal number, kept in this response only because published clients read it. Read `uuid`: the one id every other route takes and returns (the `id` of the administration answers).', examples: [42] }),
+      uuid: Type.String({ format: 'uuid', description: 'The user\'s one public id.', examples: ['3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77'] }),
+      active: Type.Boolean(),
+    }),
     permissions: Type.Array(Type.String(), { examples: [['users.read', 'audit.read']] }),
     actions: Type.Array(Type.String(), { description: 'Steps the client should prompt for. `CHANGE_PASSWORD_SOON`: the password expires within the warning period of its account class (`warn_days`, 7 by default).', examples: [[]] }),
     session_id: Type.String({ format: 'uuid' }),
@@ -45,7 +51,7 @@ export const SignInResponseSchema = Type.Object(
       password_expires_at: Type.Union([Type.String(ISO), Type.Null()]),
     }),
   },
-  { description: 'SPEC "Sign-in success response", plus `expires_in`.' },
+  { title: 'SignInResponse', description: 'A finished sign-in: the token pair, the session and the user\'s profile.' },
 );
 
 const LoginBody = Type.Object(
@@ -125,7 +131,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
           '- `401 2FA_REQUIRED`: a second factor must follow; `details` carries `two_factor_token`, `methods`, `expires_in`.',
         ].join('\n'),
         body: LoginBody,
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+        response: { 200: SignInResponseSchema, ...errors(...SIGN_IN_ERRORS) },
       },
       config: { rateLimit: { group: 'signin', account: bodyField('username') } },
     }, async (request) => {
@@ -140,7 +146,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         tags, summary: 'Exchange a refresh token for a new token pair',
         description: 'Single use: the presented refresh token is spent and a new access token and refresh token are returned. Presenting a spent refresh token again ends its session and every token of its family (`401 REFRESH_TOKEN_REUSED`).',
         body: Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false }),
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 413, 422, 429) },
+        response: { 200: SignInResponseSchema, ...errors(TokenErrors.TOKEN_INVALID, TokenErrors.TOKEN_EXPIRED, TokenErrors.TOKEN_REVOKED, TokenErrors.REFRESH_TOKEN_REUSED, TokenErrors.FINGERPRINT_REQUIRED, TokenErrors.FINGERPRINT_MISMATCH) },
       },
       config: { rateLimit: { group: 'token' } },
     }, async (request) => {
@@ -155,7 +161,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         tags, security: bearer, summary: 'End the session',
         description: 'Revokes the access token (its id is denylisted until it expires), ends the session and its refresh tokens. With `all_sessions: true`, every session of the user ends. The one authenticated route the access policy does not refuse: ending a session is never a privilege, so a session refused where it is now can still be ended.',
         body: Type.Object({ all_sessions: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
-        response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 422, 429) },
+        response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }), ...errors() },
       },
       config: { rateLimit: { group: 'token' } },
       preValidation: async (request) => {
@@ -184,7 +190,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security: bearer, summary: 'Validate an access token and its session',
         description: 'The hot path other services call on every request: verifies signature, exp, nbf, iss, aud, the denylist, the session (active, not idle, same device) and the device fingerprint (`X-Device-Fingerprint`), then the access policy of the session\'s channel for this request (IP, schedule, bound device; geofences only on `POST /api/v1/auth/agent/validate`, which carries a location), as every authenticated route does. 200 with the caller, 401 with the reason in `error_code`, or `403 POLICY_RESTRICTED` with `details.rule`. A pre-auth route of transport encryption: `400 DECRYPTION_FAILED` for an envelope that does not open, `422 ENCRYPTION_REQUIRED` for a plaintext call when enforcement is on.',
-        response: { 200: ValidateResponse, ...errors(400, 401, 403, 413, 422) },
+        response: { 200: ValidateResponse, ...errors(...TOKEN_CHECK_ERRORS) },
       },
       // A pre-auth route (SPEC 3): authenticate after decryption, so token errors are sealed too.
       preHandler: s.guard.authenticate,

@@ -19,6 +19,8 @@ import type { SignInPipeline } from '../signin/pipeline.js';
 import { clientContext, SignInResponseSchema } from '../signin/routes.js';
 import { useResponseKey } from '../transport/plugin.js';
 import { ThirdPartyErrors } from './errors.js';
+import { IDENTITY_ERRORS_LDAP } from '../signin/error-sets.js';
+import { SamlErrors } from '../saml/errors.js';
 
 export interface ThirdPartyDeps {
   pipeline: SignInPipeline;
@@ -63,7 +65,7 @@ export function thirdPartyModule(deps: ThirdPartyDeps): Module<Record<string, ne
             'Rate limited as every sign-in (`signin` group; per account by `username`). A pre-auth route of transport encryption.',
           ].join('\n'),
           body: Body,
-          response: { 200: Type.Union([SignInResponseSchema, SamlStartedSchema]), ...errors(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+          response: { 200: Type.Union([SignInResponseSchema, SamlStartedSchema]), ...errors(...IDENTITY_ERRORS_LDAP, SamlErrors.SAML_NOT_CONFIGURED, SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED, ThirdPartyErrors.THIRD_PARTY_FIELD_NOT_ALLOWED) },
         },
         config: { rateLimit: { group: 'signin', account: bodyField('username') } },
       }, async (request, reply) => {

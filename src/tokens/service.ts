@@ -141,6 +141,7 @@ export class TokenService {
   /** SPEC Authentication 3, last two steps: device fingerprint, then (optional) IP address. */
   checkBinding(claims: { device_fingerprint?: string; ip_address?: string }, request: BindingCheck): void {
     const bound = claims.device_fingerprint ?? '';
+    if (bound !== '' && request.fingerprint === '') throw TokenErrors.FINGERPRINT_REQUIRED();
     if (bound !== '' && !safeEqual(bound, request.fingerprint)) throw TokenErrors.FINGERPRINT_MISMATCH();
     if (this.deps.config.bindIp && !safeEqual(claims.ip_address ?? '', request.ipHash())) throw TokenErrors.IP_MISMATCH();
   }

@@ -10,7 +10,7 @@ const PublicKeyResponse = Type.Object(
     key_id: Type.String({ examples: ['3f9a0c1d2b4e5f60'] }),
     expires_at: Type.String({ format: 'date-time', examples: ['2027-02-20T09:00:00.000Z'] }),
   },
-  { description: 'SPEC "Public key response"' },
+  { title: 'TransportPublicKey', description: 'The server\'s transport public key and how long it is accepted.' },
 );
 
 /** `GET` and `POST /api/v1/auth/public_key` (ruling 1): no bearer token needed. */

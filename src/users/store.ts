@@ -26,11 +26,13 @@ export interface UserRow {
   must_change_password: boolean;
   last_login_at: Date | string | null;
   created_at: Date | string;
+  /** When an administrator soft-deleted the account (it is inactive too); null: not deleted. */
+  deleted_at: Date | string | null;
 }
 
 const USER_COLUMNS = [
   'id', 'uuid', 'username', 'email', 'phone', 'full_name', 'language', 'is_active', 'is_service_account', 'must_change_password',
-  'last_login_at', 'created_at',
+  'last_login_at', 'created_at', 'deleted_at',
 ] as const;
 
 export interface Grants {
@@ -129,11 +131,56 @@ export class UserStore {
   }
 
   /**
+   * Whether another account than `exceptId` holds `email` or `phone`, and whether `email` is
+   * another account's username (sign-in by it would reach that account): an administrator's
+   * change of a user's contacts, checked as a creation's are (`exists`).
+   */
+  async contactsTaken(exceptId: number, email: string | null, phone: string | null, trx: Db = this.db): Promise<{ email: boolean; phone: boolean; crossed: Array<'email'> }> {
+    if (email === null && phone === null) return { email: false, phone: false, crossed: [] };
+    const lowerEmail = email?.toLowerCase() ?? null;
+    const rows = await trx.selectFrom('users')
+      .select([
+        (email ? this.emailIs(email) : sql<boolean>`false`).as('email_match'),
+        sql<boolean>`lower(username) = ${lowerEmail}`.as('email_is_username'),
+        (phone ? this.phoneIs(phone) : sql<boolean>`false`).as('phone_match'),
+      ])
+      .where('id', '!=', exceptId)
+      .where((eb) => eb.or([
+        ...(email ? [this.emailIs(email), eb(sql`lower(username)`, '=', lowerEmail)] : []),
+        ...(phone ? [this.phoneIs(phone)] : []),
+      ]))
+      .execute();
+    return {
+      email: rows.some((r) => r.email_match), phone: rows.some((r) => r.phone_match),
+      crossed: rows.some((r) => r.email_is_username) ? ['email'] : [],
+    };
+  }
+
+  /** Changes what an administrator may change of a user's profile; email and phone encrypted and indexed as at creation. */
+  async updateProfile(trx: Db, id: number, patch: { fullName?: string | null; email?: string | null; phone?: string | null; language?: UserRow['language']; isActive?: boolean }, now: Date): Promise<void> {
+    const { sensitive, blindIndex } = this.crypto;
+    const { fullName, email, phone, language, isActive } = patch;
+    await trx.updateTable('users').set({
+      ...(fullName === undefined ? {} : { full_name: fullName }),
+      ...(email === undefined ? {} : { email: email === null ? null : sensitive.protect(email, EMAIL_COLUMN), email_bidx: email === null ? null : blindIndex.of(email) }),
+      ...(phone === undefined ? {} : { phone: phone === null ? null : sensitive.protect(phone, PHONE_COLUMN), phone_bidx: phone === null ? null : blindIndex.of(phoneIndexValue(phone)) }),
+      ...(language === undefined ? {} : { language }),
+      ...(isActive === undefined ? {} : { is_active: isActive }),
+      updated_at: now,
+    }).where('id', '=', id).execute();
+  }
+
+  /** Soft deletion: inactive, and marked deleted by `by` (an administrator's uuid; null: the CLI). */
+  async markDeleted(trx: Db, id: number, by: string | null, now: Date): Promise<void> {
+    await trx.updateTable('users').set({ is_active: false, deleted_at: now, deleted_by: by, updated_at: now }).where('id', '=', id).execute();
+  }
+
+  /**
    * The condition "this row's email is `email`": its blind index under the current key or a
    * previous one (during a rotation), or, for a row written before migration 003 and not yet
    * indexed, its plaintext compared as before.
    */
-  private emailIs(email: string): RawBuilder<boolean> {
+  emailIs(email: string): RawBuilder<boolean> {
     const candidates = this.crypto.blindIndex.candidates(email);
     const lower = email.toLowerCase();
     return sql<boolean>`(email_bidx IN (${sql.join(candidates)}) OR (email_bidx IS NULL AND lower(email) = ${lower}))`;
@@ -143,7 +190,7 @@ export class UserStore {
    * The condition "this row's phone is `phone`": its blind index under any configured key, or,
    * for a row written before migration 009 and not yet indexed, its stored text (in clear).
    */
-  private phoneIs(phone: string): RawBuilder<boolean> {
+  phoneIs(phone: string): RawBuilder<boolean> {
     const value = phoneIndexValue(phone);
     return sql<boolean>`(phone_bidx IN (${sql.join(this.crypto.blindIndex.candidates(value))}) OR (phone_bidx IS NULL AND phone = ${value}))`;
   }
@@ -239,25 +286,5 @@ export class UserStore {
 
   async update(trx: Db, id: number, patch: Partial<{ must_change_password: boolean; is_active: boolean; last_login_at: Date }>, now: Date): Promise<void> {
     await trx.updateTable('users').set({ ...patch, updated_at: now }).where('id', '=', id).execute();
-  }
-
-  /**
-   * `search` matches username and full name by case-insensitive substring, and the email by
-   * whole value (case-insensitive): an encrypted email can only be compared by its blind index.
-   */
-  async list(opts: { search?: string; limit: number; offset: number }): Promise<{ total: number; users: Array<UserRow & { roles: string[] }> }> {
-    let q = this.db.selectFrom('users');
-    const search = opts.search;
-    if (search) {
-      const like = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      q = q.where((eb) => eb.or([eb(sql`lower(username)`, 'like', like), eb(sql`lower(coalesce(full_name, ''))`, 'like', like), this.emailIs(search)]));
-    }
-    const total = (await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirst())?.n ?? 0;
-    const users = await q.select(USER_COLUMNS).orderBy('id').limit(opts.limit).offset(opts.offset).execute();
-    const ids = users.map((u) => u.id);
-    const roleRows = ids.length === 0 ? [] : await this.db
-      .selectFrom('user_roles').innerJoin('roles', 'roles.id', 'user_roles.role_id')
-      .select(['user_roles.user_id', 'roles.name']).where('user_roles.user_id', 'in', ids).orderBy('roles.name').execute();
-    return { total, users: users.map((u) => ({ ...this.reveal(u), roles: roleRows.filter((r) => r.user_id === u.id).map((r) => r.name) })) };
   }
 }

@@ -39,7 +39,7 @@ function get(url: string, token = rootToken): Promise<Res> {
   return t.app.inject({ method: 'GET', url, headers: bearer(token) });
 }
 
-interface UserList { users: Array<{ id: number; username: string; roles: string[] }>; page: number; page_size: number; total: number }
+interface UserList { users: Array<{ id: string; username: string; roles: string[] }>; next_cursor: string | null; limit: number }
 interface AuditPage { entries: AuditEntry[]; page: number; page_size: number; total: number }
 
 function invalidFields(res: Res): string[] {
@@ -62,7 +62,9 @@ describe('POST /api/v1/admin/users', () => {
     // Never shown again: not in the listing, and stored only as a hash (plus the encrypted copy).
     const list = await get('/api/v1/admin/users?search=amina.otieno');
     expect(list.body).not.toContain(body.temporary_password);
-    const cred = await t.s.database.db.selectFrom('credentials').selectAll().where('user_id', '=', body.user.id as number).executeTakeFirstOrThrow();
+    expect(body.user.id).toBe(body.user.uuid); // the one public id
+    const internal = (await t.s.users.findByUuid(body.user.id as string))!.id;
+    const cred = await t.s.database.db.selectFrom('credentials').selectAll().where('user_id', '=', internal).executeTakeFirstOrThrow();
     expect(cred.is_temporary).toBe(true);
     expect(JSON.stringify(cred)).not.toContain(body.temporary_password);
 
@@ -149,21 +151,22 @@ describe('GET /api/v1/admin/users', () => {
     for (let i = 1; i <= 5; i++) await seedUser(t.s, `page.user.${i}`, { email: `pager${i}@example.org` });
   });
 
-  it('paginates with page, page_size and total', async () => {
+  it('pages with limit and next_cursor (keyset, in username order)', async () => {
     const seen: string[] = [];
-    for (const [page, size] of [[1, 2], [2, 2], [3, 1]] as const) {
-      const body = (await get(`/api/v1/admin/users?search=page.user&page=${page}&page_size=2`)).json() as UserList;
-      expect(body).toMatchObject({ page, page_size: 2, total: 5 });
+    let cursor: string | null = null;
+    for (const size of [2, 2, 1]) {
+      const body = (await get(`/api/v1/admin/users?search=page.user&limit=2${cursor ? `&cursor=${cursor}` : ''}`)).json() as UserList;
+      expect(body.limit).toBe(2);
       expect(body.users).toHaveLength(size);
       seen.push(...body.users.map((u) => u.username));
+      cursor = body.next_cursor;
     }
+    expect(cursor).toBeNull();
     expect(seen).toEqual(['page.user.1', 'page.user.2', 'page.user.3', 'page.user.4', 'page.user.5']);
-    const past = (await get('/api/v1/admin/users?search=page.user&page=4&page_size=2')).json() as UserList;
-    expect(past).toMatchObject({ users: [], total: 5 });
 
     const all = (await get('/api/v1/admin/users')).json() as UserList;
-    expect(all).toMatchObject({ page: 1, page_size: 50 });
-    expect(all.total).toBe(await t.s.users.count());
+    expect(all).toMatchObject({ limit: 50, next_cursor: null });
+    expect(all.users).toHaveLength(await t.s.users.count());
     expect(all.users.find((u) => u.username === 'root.admin')?.roles).toEqual(['admin']);
   });
 
@@ -177,9 +180,10 @@ describe('GET /api/v1/admin/users', () => {
     expect(await names('page_user')).toEqual([]);
   });
 
-  it('refuses out-of-range pagination with 422 VALIDATION_ERROR', async () => {
-    expect(invalidFields(await get('/api/v1/admin/users?page=0'))).toContain('page');
-    expect(invalidFields(await get('/api/v1/admin/users?page_size=201'))).toContain('page_size');
+  it('refuses out-of-range paging with 422 VALIDATION_ERROR', async () => {
+    expect(invalidFields(await get('/api/v1/admin/users?limit=0'))).toContain('limit');
+    expect(invalidFields(await get('/api/v1/admin/users?limit=201'))).toContain('limit');
+    expect(invalidFields(await get('/api/v1/admin/users?page=2'))).toContain('page'); // keyset pages: page/page_size are gone
   });
 });
 
@@ -239,8 +243,8 @@ describe('permissions', () => {
   const routes = (): Array<{ method: 'GET' | 'POST'; url: string; payload?: Record<string, unknown>; permission: string }> => [
     { method: 'POST', url: '/api/v1/admin/users', payload: { username: 'perm.probe', roles: ['admin'] }, permission: 'users.create' },
     { method: 'GET', url: '/api/v1/admin/users', permission: 'users.read' },
-    { method: 'POST', url: `/api/v1/admin/users/${customer.id}/reset-password`, permission: 'users.update' },
-    { method: 'POST', url: `/api/v1/admin/users/${customer.id}/unlock`, permission: 'users.update' },
+    { method: 'POST', url: `/api/v1/admin/users/${customer.uuid}/reset-password`, permission: 'users.update' },
+    { method: 'POST', url: `/api/v1/admin/users/${customer.uuid}/unlock`, permission: 'users.update' },
     { method: 'GET', url: '/api/v1/admin/audit', permission: 'audit.read' },
   ];
 
@@ -269,6 +273,6 @@ describe('permissions', () => {
     expect((me.json() as { permissions: string[] }).permissions).toEqual(expect.arrayContaining(routes().map((r) => r.permission)));
     expect((await get('/api/v1/admin/users')).statusCode).toBe(200);
     expect((await get('/api/v1/admin/audit')).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${customer.id}/unlock`, headers: bearer(rootToken) })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${customer.uuid}/unlock`, headers: bearer(rootToken) })).statusCode).toBe(200);
   });
 });

@@ -206,6 +206,22 @@ describe('FAQ reading', () => {
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/999999' }), 404, 'FAQ_NOT_FOUND');
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/abc' }), 422, 'VALIDATION_ERROR');
   });
+
+  it('answers GET /faq/search?q= with the search (never as article "search"), the same results as POST; its errors name the parameter', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/faq/search?q=lost%20my%20card&limit=3' });
+    expect(res.statusCode, res.body).toBe(200);
+    const viaGet = res.json() as Search;
+    const viaPost = await found({ query: 'lost my card', limit: 3 });
+    expect(viaGet).toEqual(viaPost);
+    expect(viaGet.results[0]!.question).toMatch(/lost my card.*block/i);
+    const card = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/search?q=card&category=security' })).json() as Search;
+    expect(card.category_filter).toBe('security');
+    expect(card.total_matches).toBeGreaterThan(0);
+    const missing = expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/search' }), 422, 'VALIDATION_ERROR');
+    expect(missing.message).toContain('query parameter "q" is required');
+    const tooMany = expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/search?q=card&limit=51' }), 422, 'VALIDATION_ERROR');
+    expect((tooMany.details as { fields: unknown }).fields).toEqual([expect.objectContaining({ location: 'querystring', field: 'limit', constraint: 'maximum', limit: 50 })]);
+  });
 });
 
 describe('FAQ feedback', () => {

@@ -159,7 +159,7 @@ describe('threat: a local password outliving the directory account', () => {
   it('an administrator\'s password reset is 409 PASSWORD_MANAGED_EXTERNALLY: no local password, the user\'s sessions kept, and the directory password never opens /auth/login', async () => {
     const { token, user } = await ldapSignIn('alice', dir.users.alice.password);
     const adminToken = (await signIn(t.app, 'ldap.admin')).access_token;
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/reset-password`, headers: bearer(adminToken) });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.uuid}/reset-password`, headers: bearer(adminToken) });
     expectError(res, 409, 'PASSWORD_MANAGED_EXTERNALLY');
     expect((await t.s.credentials.state(user.id))?.hash).toBeNull();
     expect(await auditTotal(t.s, user.uuid, 'PASSWORD_RESET_BY_ADMIN')).toBe(0);

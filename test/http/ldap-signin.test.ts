@@ -227,7 +227,7 @@ describe('sign-in (POST /api/v1/auth/ldap/login)', () => {
     }
     expectError(await ldapLogin('carol', dir.users.carol.password), 429, 'ACCOUNT_LOCKED');
     expect(await auditTotal(t.s, carol.uuid, 'FAILED_LOGIN_ATTEMPT')).toBe(5);
-    const unlock = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${carol.id}/unlock`, headers: bearer(await admin()) });
+    const unlock = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${carol.uuid}/unlock`, headers: bearer(await admin()) });
     expect(unlock.statusCode, unlock.body).toBe(200);
     expect((await ldapLogin('carol', dir.users.carol.password)).statusCode).toBe(200);
   });

@@ -98,15 +98,15 @@ describe('account lockout', () => {
     await failTimes(t, 'locked.out', 5);
     expectLocked(await login(t.app, 'locked.out', STRONG_PASSWORD));
 
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/unlock`, headers: bearer(adminToken) });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.uuid}/unlock`, headers: bearer(adminToken) });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ status: 'success', user: { id: user.id, username: 'locked.out' } });
+    expect(res.json()).toMatchObject({ status: 'success', user: { id: user.uuid, username: 'locked.out', status: 'active', locked_until: null } });
     await signIn(t.app, 'locked.out');
 
     const audit = await t.s.audit.query({ userId: user.uuid, eventType: 'ACCOUNT_UNLOCKED', limit: 10, offset: 0 });
     expect(audit.total).toBe(1);
     expect(audit.entries[0]).toMatchObject({ status: 'SUCCESS', username: 'locked.out', ip_address: '127.0.0.1' });
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/users/999999/unlock', headers: bearer(adminToken) }), 404, 'USER_NOT_FOUND');
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/users/00000000-0000-4000-8000-000000000000/unlock', headers: bearer(adminToken) }), 404, 'USER_NOT_FOUND');
   });
 
   it('audits each failure as FAILED_LOGIN_ATTEMPT, the lock as ACCOUNT_LOCKED, and an attempt refused by the lock as LOCKED_LOGIN_ATTEMPT', async () => {

@@ -130,7 +130,7 @@ describe('without SMTP_URL', () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/admin/users', headers: bearer(token), payload: { username: 'quiet.new', email: 'new@bank.example', roles: ['customer'] } });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ delivery: 'response', temporary_password: expect.any(String) });
-    const reset = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/reset-password`, headers: bearer(token) });
+    const reset = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.uuid}/reset-password`, headers: bearer(token) });
     expect(reset.json()).toMatchObject({ status: 'success', delivery: 'response', temporary_password: expect.any(String) });
 
     await seedUser(t.s, 'quiet.other', { email: 'other@bank.example' });

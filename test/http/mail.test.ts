@@ -87,7 +87,7 @@ describe('with SMTP_URL set', () => {
     const user = await seedUser(t.s, 'omar.reset', { email: 'omar@bank.example' });
     const session = await signIn(t.app, 'omar.reset');
     const arrived = smtp.next();
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/reset-password`, headers: bearer(root) });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.uuid}/reset-password`, headers: bearer(root) });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ status: 'success', delivery: 'email' });
     const mail = await arrived;
@@ -132,7 +132,7 @@ describe('when the SMTP server is down', () => {
   it('reset-password answers 503 MAIL_DELIVERY_FAILED and keeps the old password and the sessions', async () => {
     const user = await seedUser(t.s, 'kept.password', { email: 'kept@bank.example' });
     const session = await signIn(t.app, 'kept.password');
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/reset-password`, headers: bearer(root) });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.uuid}/reset-password`, headers: bearer(root) });
     expectError(res, 503, 'MAIL_DELIVERY_FAILED');
     expect((await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(session.access_token) })).statusCode).toBe(200);
     await signIn(t.app, 'kept.password');

@@ -392,7 +392,10 @@ describe('with no transport configured', () => {
       for (const [method, to, masked] of [['email', 'kofi@bank.example', 'k***@bank.example'], ['sms', '+233241234567', '+2332****67']] as const) {
         if (method === 'sms') {
           // A second factor needs the first one: a stolen session (and the password) must not add one.
-          expectError(await post(t, '/api/v1/2fa/otp/setup', { method }, bearer(token)), 403, 'STEP_UP_REQUIRED');
+          const refused = expectError(await post(t, '/api/v1/2fa/otp/setup', { method }, bearer(token)), 403, 'STEP_UP_REQUIRED');
+          // It names the routes to call next with the factor the user has.
+          expect(refused.message).toContain('POST /api/v1/auth/2fa/request with {"method": "email"}, then POST /api/v1/auth/2fa/verify');
+          expect(refused.details).toMatchObject({ within_minutes: 10, enrolled: ['email'], step_up: [{ method: 'email', routes: ['POST /api/v1/auth/2fa/request', 'POST /api/v1/auth/2fa/verify'] }] });
           expect((await post(t, '/api/v1/auth/2fa/request', { method: 'email' }, bearer(token))).statusCode).toBe(200);
           expect((await post(t, '/api/v1/auth/2fa/verify', { code: t.s.otp.outbox.latest('kofi@bank.example')!.code }, bearer(token))).statusCode).toBe(200);
         }

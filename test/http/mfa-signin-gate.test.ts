@@ -85,9 +85,10 @@ describe('a role that requires MFA', () => {
     expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: gate.two_factor_token }), 401, 'TOKEN_EXPIRED');
   });
 
-  it('a setup token bound to a device is refused from another (FINGERPRINT_MISMATCH)', async () => {
+  it('a setup token bound to a device is refused without its fingerprint (FINGERPRINT_REQUIRED) and from another (FINGERPRINT_MISMATCH)', async () => {
     const { gate } = await staff({ device_fingerprint: 'teller-pc-12' });
-    expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: gate.two_factor_token }), 401, 'FINGERPRINT_MISMATCH');
+    expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: gate.two_factor_token }), 401, 'FINGERPRINT_REQUIRED');
+    expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: gate.two_factor_token }, { 'x-device-fingerprint': 'teller-pc-99' }), 401, 'FINGERPRINT_MISMATCH');
     await setupWith(gate.two_factor_token, { 'x-device-fingerprint': 'teller-pc-12' });
   });
 

@@ -229,10 +229,10 @@ describe('sign-in with TOTP', () => {
     expectError(await verifyLogin(session.access_token, authenticator.code(t.clock.now(), 1)), 401, 'TOKEN_INVALID');
   });
 
-  it('a 2FA token bound to a device fingerprint is refused without it (FINGERPRINT_MISMATCH)', async () => {
+  it('a 2FA token bound to a device fingerprint is refused without it (FINGERPRINT_REQUIRED) and from another device (FINGERPRINT_MISMATCH)', async () => {
     const { username, authenticator } = await enrolled();
     const c = await challenge(username, { device_fingerprint: 'phone-7f3a' });
-    expectError(await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now())), 401, 'FINGERPRINT_MISMATCH');
+    expectError(await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now())), 401, 'FINGERPRINT_REQUIRED');
     expectError(await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now()), { 'x-device-fingerprint': 'laptop-01' }), 401, 'FINGERPRINT_MISMATCH');
     const ok = await verifyLogin(c.two_factor_token, authenticator.code(t.clock.now()), { 'x-device-fingerprint': 'phone-7f3a' });
     expect(ok.statusCode, ok.body).toBe(200);
@@ -253,7 +253,7 @@ describe('a forced password change with a factor enrolled (issue 9, section 6)',
 
   it('threat: a temporary password from an admin reset does not skip the enrolled factor; the reset token comes only after it', async () => {
     const { user, username, authenticator } = await enrolled();
-    const { temporaryPassword } = await admin(t.s).resetPassword(user.id, { uuid: null, username: 'test' });
+    const { temporaryPassword } = await admin(t.s).resetPassword(user.uuid, { uuid: null, username: 'test' });
     const before = await sessionsOf(user.id);
 
     const c = expectError(await login(t.app, username, temporaryPassword), 401, '2FA_REQUIRED').details as unknown as Challenge;
@@ -274,7 +274,7 @@ describe('a forced password change with a factor enrolled (issue 9, section 6)',
 
   it('a burst of verifications with one 2FA token and the right code yields one reset token, and no session', async () => {
     const { user, username, authenticator } = await enrolled();
-    const { temporaryPassword } = await admin(t.s).resetPassword(user.id, { uuid: null, username: 'test' });
+    const { temporaryPassword } = await admin(t.s).resetPassword(user.uuid, { uuid: null, username: 'test' });
     const before = await sessionsOf(user.id);
     const c = expectError(await login(t.app, username, temporaryPassword), 401, '2FA_REQUIRED').details as unknown as Challenge;
     midStep();
@@ -305,7 +305,7 @@ describe('a forced password change with a factor enrolled (issue 9, section 6)',
 
   it('a wrong code after a temporary password is refused like any other (401 TOTP_INVALID), with no reset token', async () => {
     const { user, username, authenticator } = await enrolled();
-    const { temporaryPassword } = await admin(t.s).resetPassword(user.id, { uuid: null, username: 'test' });
+    const { temporaryPassword } = await admin(t.s).resetPassword(user.uuid, { uuid: null, username: 'test' });
     const c = expectError(await login(t.app, username, temporaryPassword), 401, '2FA_REQUIRED').details as unknown as Challenge;
     const body = expectError(await verifyLogin(c.two_factor_token, authenticator.wrongCode(t.clock.now())), 401, 'TOTP_INVALID');
     expect(JSON.stringify(body)).not.toContain('reset_token');

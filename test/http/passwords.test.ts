@@ -178,7 +178,7 @@ describe('forced change (ruling 11)', () => {
   it('an admin reset ends the user\'s sessions and forces a change at the next sign-in', async () => {
     const user = await seedUser(t.s, 'reset.me');
     const session = await signIn(t.app, 'reset.me');
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.id}/reset-password`, headers: bearer(await adminToken()) });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.uuid}/reset-password`, headers: bearer(await adminToken()) });
     expect(res.statusCode, res.body).toBe(200);
     const temporary = (res.json() as { temporary_password: string }).temporary_password;
     expect(temporary).not.toBe(STRONG_PASSWORD);
@@ -195,7 +195,7 @@ describe('forced change (ruling 11)', () => {
 
     const audit = await t.s.audit.query({ userId: user.uuid, eventType: 'PASSWORD_RESET_BY_ADMIN', limit: 5, offset: 0 });
     expect(audit.entries[0]?.details).toMatchObject({ sessions_ended: 1 });
-    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/users/999999/reset-password', headers: bearer(await adminToken()) }), 404, 'USER_NOT_FOUND');
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/users/00000000-0000-4000-8000-000000000000/reset-password', headers: bearer(await adminToken()) }), 404, 'USER_NOT_FOUND');
   });
 });
 

@@ -87,12 +87,22 @@ describe('device binding (stolen token replayed from another device)', () => {
     s = await signIn(t.app, 'device.owner', undefined, { device_fingerprint: 'fp-owner-laptop' });
   });
 
-  it('refuses a bound token sent without X-Device-Fingerprint with 401 FINGERPRINT_MISMATCH', async () => {
-    expectError(await validate(s.access_token), 401, 'FINGERPRINT_MISMATCH');
+  it('refuses a bound token sent without X-Device-Fingerprint (or with an empty one) with 401 FINGERPRINT_REQUIRED, saying to send the header', async () => {
+    for (const headers of [{}, { 'x-device-fingerprint': '' }] as Array<Record<string, string>>) {
+      const body = expectError(await validate(s.access_token, headers), 401, 'FINGERPRINT_REQUIRED');
+      expect(body.message).toContain('X-Device-Fingerprint');
+    }
+  });
+
+  it('refuses a bound refresh token and a bound token on other routes without X-Device-Fingerprint with 401 FINGERPRINT_REQUIRED, spending nothing', async () => {
+    const mine = await signIn(t.app, 'device.owner', undefined, { device_fingerprint: 'fp-owner-tablet' });
+    expectError(await refresh(mine.refresh_token), 401, 'FINGERPRINT_REQUIRED');
+    expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(mine.access_token) }), 401, 'FINGERPRINT_REQUIRED');
+    expect((await refresh(mine.refresh_token, { 'x-device-fingerprint': 'fp-owner-tablet' })).statusCode).toBe(200);
   });
 
   it('refuses a bound token sent with another device fingerprint with 401 FINGERPRINT_MISMATCH', async () => {
-    for (const fp of ['fp-attacker', 'FP-OWNER-LAPTOP', 'fp-owner-laptop ', 'fp-owner-lapto', '']) {
+    for (const fp of ['fp-attacker', 'FP-OWNER-LAPTOP', 'fp-owner-laptop ', 'fp-owner-lapto', ' ']) {
       expectError(await validate(s.access_token, { 'x-device-fingerprint': fp }), 401, 'FINGERPRINT_MISMATCH');
     }
   });

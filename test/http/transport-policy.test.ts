@@ -80,18 +80,18 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1', () => {
   });
 
   it('does not refuse a GET: a plaintext GET gets a plaintext answer', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: bearer(adminToken) });
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: bearer(adminToken) });
     expect(res.statusCode).toBe(200);
     notSealed(res);
-    expect(res.json()).toMatchObject({ page_size: 1 });
+    expect(res.json()).toMatchObject({ limit: 1 });
   });
 
   it('seals a GET sent with x-encrypted: true under the session key', async () => {
     const { opened } = await encryptedSignIn(t, pem, 'policy.admin');
-    const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: { ...ENCRYPTED, ...bearer(String(opened.body.access_token)) } });
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: { ...ENCRYPTED, ...bearer(String(opened.body.access_token)) } });
     expect(res.statusCode).toBe(200);
     isSealed(res, ['iv', 'ciphertext', 'tag']);
-    expect(openSession(opened.key, res.json())).toMatchObject({ page_size: 1 });
+    expect(openSession(opened.key, res.json())).toMatchObject({ limit: 1 });
   });
 
   it('never refuses nor encrypts the exempt paths, even when asked to with x-encrypted: true', async () => {

@@ -101,7 +101,7 @@ describe('the USSD gateway authenticates itself', () => {
     ok(await ussdLogin(t.app, '+254700100001', PIN, KEY_B));
   });
 
-  it('a removed gateway\'s key is refused, and with USSD_GATEWAY_KEYS unset every call is: 401 GATEWAY_UNAUTHORIZED, no comparison', async () => {
+  it('a removed gateway\'s key is refused (401 GATEWAY_UNAUTHORIZED); with USSD_GATEWAY_KEYS unset every call is 503 USSD_NOT_CONFIGURED saying the operator has configured no gateway; no comparison', async () => {
     await subscriber(t, 'gw.removed', '+254700100002');
     // Two more nodes on the same database: gateway b removed from one, no gateway on the other.
     const onlyA = await createTestApp({ env: { USSD_GATEWAY_KEYS: `ussd-a:${KEY_A}` }, database: t.s.database, secrets, clock: t.clock });
@@ -111,7 +111,11 @@ describe('the USSD gateway authenticates itself', () => {
       const watchNone = watchComparisons(none.s.hasher);
       expectError(await ussdLogin(onlyA.app, '+254700100002', PIN, KEY_B), 401, 'GATEWAY_UNAUTHORIZED');
       expectError(await ussdChange(onlyA.app, '+254700100002', PIN, OTHER_PIN, KEY_B), 401, 'GATEWAY_UNAUTHORIZED');
-      for (const key of [KEY_A, KEY_B, null]) expectError(await ussdLogin(none.app, '+254700100002', PIN, key), 401, 'GATEWAY_UNAUTHORIZED');
+      for (const key of [KEY_A, KEY_B, null]) {
+        const body = expectError(await ussdLogin(none.app, '+254700100002', PIN, key), 503, 'USSD_NOT_CONFIGURED');
+        expect(body.message).toContain('the operator has not configured any USSD gateway');
+      }
+      expectError(await ussdChange(none.app, '+254700100002', PIN, OTHER_PIN, KEY_A), 503, 'USSD_NOT_CONFIGURED');
       expect(watch.started.length + watchNone.started.length).toBe(0);
       ok(await ussdLogin(onlyA.app, '+254700100002', PIN, KEY_A)); // the remaining gateway still works
     } finally {
@@ -176,7 +180,7 @@ describe('USSD sign-in', () => {
     ok(await ussdLogin(t.app, '+254700100006', PIN));
     for (let i = 0; i < 5; i++) await ussdLogin(t.app, '+254700100006', WRONG_PIN);
     expectLocked(await ussdLogin(t.app, '+254700100006', PIN));
-    await admin(t.s).unlock(user.id, { uuid: null, username: 'test' });
+    await admin(t.s).unlock(user.uuid, { uuid: null, username: 'test' });
     ok(await ussdLogin(t.app, '+254700100006', PIN));
   });
 
@@ -406,12 +410,12 @@ describe('changing the PIN over USSD', () => {
 });
 
 describe('an administrator\'s PIN reset and POST /api/v1/auth/reset/pin', () => {
-  const resetBy = (id: number, token = adminToken) => t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${id}/reset-pin`, headers: bearer(token) });
+  const resetBy = (id: string, token = adminToken) => t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${id}/reset-pin`, headers: bearer(token) });
 
   it('removes the PIN at once and gives a reset token that sets a new one exactly once', async () => {
     const { user, token } = await subscriber(t, 'reset.pin', '+254700100015');
     for (let i = 0; i < 5; i++) await ussdLogin(t.app, '+254700100015', WRONG_PIN); // locked
-    const res = ok(await resetBy(user.id));
+    const res = ok(await resetBy(user.uuid));
     const { reset_token: resetToken, expires_in: expiresIn } = res.json<{ reset_token: string; expires_in: number }>();
     expect(expiresIn).toBe(600);
     expect(await auditTotal(t.s, user.uuid, 'PIN_RESET_BY_ADMIN')).toBe(1);
@@ -431,7 +435,7 @@ describe('an administrator\'s PIN reset and POST /api/v1/auth/reset/pin', () => 
 
   it('a password reset token does not set a PIN, nor a PIN reset token a password: 401 TOKEN_INVALID', async () => {
     const { user } = await subscriber(t, 'reset.cross', '+254700100016');
-    const pinToken = ok(await resetBy(user.id)).json<{ reset_token: string }>().reset_token;
+    const pinToken = ok(await resetBy(user.uuid)).json<{ reset_token: string }>().reset_token;
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/reset/password', payload: { reset_token: pinToken, new_password: 'Hq9#zLt4!mWe7&' } }), 401, 'TOKEN_INVALID');
     const passwordToken = (await t.s.tokens.issue('reset', { user_id: user.uuid, purpose: 'password_change' })).token;
     expectError(await resetPin(t.app, passwordToken, OTHER_PIN), 401, 'TOKEN_INVALID');
@@ -442,18 +446,18 @@ describe('an administrator\'s PIN reset and POST /api/v1/auth/reset/pin', () => 
 
   it('needs users.update (403 PERMISSION_DENIED) and a user that exists (404 USER_NOT_FOUND)', async () => {
     const { user, token } = await subscriber(t, 'reset.denied', '+254700100017');
-    expectError(await resetBy(user.id, token), 403, 'PERMISSION_DENIED');
-    expectError(await resetBy(2_000_000), 404, 'USER_NOT_FOUND');
+    expectError(await resetBy(user.uuid, token), 403, 'PERMISSION_DENIED');
+    expectError(await resetBy('00000000-0000-4000-8000-000000000000'), 404, 'USER_NOT_FOUND');
     ok(await ussdLogin(t.app, '+254700100017', PIN)); // still set
   });
 });
 
 describe('OpenAPI', () => {
   it('documents each PIN and USSD route with its error codes, strict bodies with examples, bearer only where signed in', async () => {
-    type Op = { tags: string[]; description: string; security?: unknown[]; requestBody?: { content: { 'application/json': { schema: { additionalProperties?: boolean }; example?: unknown; examples?: unknown } } }; responses: Record<string, unknown> };
-    const doc = ok(await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{ paths: Record<string, { post: Op }> }>();
+    type Op = { tags: string[]; description: string; security?: unknown[]; requestBody?: { content: { 'application/json': { schema: { additionalProperties?: boolean; $ref?: string }; example?: unknown; examples?: unknown } } }; responses: Record<string, unknown> };
+    const doc = ok(await t.app.inject({ method: 'GET', url: '/api/openapi.json' })).json<{ paths: Record<string, { post: Op }>; components: { schemas: Record<string, { additionalProperties?: boolean }> } }>();
     const routes: Array<[string, boolean, string[]]> = [
-      ['/api/v1/auth/login/ussd', false, ['GATEWAY_UNAUTHORIZED', 'INVALID_CREDENTIALS', 'ACCOUNT_LOCKED', 'RATE_LIMITED', 'POLICY_RESTRICTED']],
+      ['/api/v1/auth/login/ussd', false, ['GATEWAY_UNAUTHORIZED', 'USSD_NOT_CONFIGURED', 'INVALID_CREDENTIALS', 'ACCOUNT_LOCKED', 'RATE_LIMITED', 'POLICY_RESTRICTED']],
       ['/api/v1/auth/password/ussd', false, ['GATEWAY_UNAUTHORIZED', 'INVALID_CREDENTIALS', 'ACCOUNT_LOCKED', 'PIN_POLICY_VIOLATION', 'POLICY_RESTRICTED']],
       ['/api/v1/auth/pin', true, ['INVALID_CREDENTIALS', 'ACCOUNT_LOCKED', 'PIN_NOT_SET', 'PIN_POLICY_VIOLATION']],
       ['/api/v1/auth/reset/pin', false, ['TOKEN_INVALID', 'TOKEN_REVOKED', 'PIN_POLICY_VIOLATION']],
@@ -461,10 +465,11 @@ describe('OpenAPI', () => {
     for (const [path, signedIn, codes] of routes) {
       const op = doc.paths[path]?.post;
       expect(op, path).toBeDefined();
-      expect(op!.security !== undefined, path).toBe(signedIn);
+      expect((op!.security ?? []).some((s) => 'bearer' in (s as object)), path).toBe(signedIn);
       for (const code of codes) expect(op!.description, `${path} ${code}`).toContain(code);
       const media = op!.requestBody!.content['application/json'];
-      expect(media.schema.additionalProperties, path).toBe(false);
+      const schema = media.schema.$ref === undefined ? media.schema : doc.components.schemas[media.schema.$ref.replace('#/components/schemas/', '')]!; // a named component schema
+      expect(schema.additionalProperties, path).toBe(false);
       expect(media.example ?? media.examples, path).toBeDefined();
       expect(Object.keys(op!.responses), path).toEqual(expect.arrayContaining(['200', '401', '422']));
     }

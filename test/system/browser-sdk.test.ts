@@ -61,7 +61,7 @@ window.runScenario = async ({ username, password }) => {
   };
   out.sessionKeys = [first.sessionKey, second.sessionKey];
   out.validateAfterRefresh = (await client.validate()).valid;
-  out.adminTotalAfterRefresh = (await client.request('GET', '/api/v1/admin/users?search=browser')).total;
+  out.adminTotalAfterRefresh = (await client.request('GET', '/api/v1/admin/users?search=browser')).users.length;
   log('refreshed: new session key ' + out.refresh.newSessionKey);
 
   const stale = new StrongroomClient({ ...options, session: { ...second, sessionKey: first.sessionKey } });

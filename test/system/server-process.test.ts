@@ -115,9 +115,16 @@ describe('server process', { timeout: 180_000 }, () => {
     expect(await again.exited).toBe(0);
     expect(existsSync(file)).toBe(true);
 
-    const third = await startServer({ DATA_DIR: dataDir });
+    // LOG_FORMAT=pretty (what a terminal gets): one readable line a request, with the request id an error body names.
+    const third = await startServer({ DATA_DIR: dataDir, LOG_FORMAT: 'pretty' });
+    const refused = await request(third.port, 'POST', '/api/v1/auth/login', { username: 'nobody', password: 'wrong-password-1' });
     third.child.kill('SIGTERM');
     expect(await third.exited).toBe(0);
+    // eslint-disable-next-line no-control-regex
+    const lines = third.output().replace(/\u001b\[[0-9;]*m/g, '');
+    const requestId = (refused.json.details as { request_id: string }).request_id;
+    expect(lines).toMatch(new RegExp(`POST /api/v1/auth/login 401 [0-9.]+ ms  \\(error_code=INVALID_CREDENTIALS ip=127\\.0\\.0\\.1 req_id=${requestId}\\)`));
+    expect(lines).not.toContain('{"level"');
     expect(third.output()).toContain('Deleted');
     expect(existsSync(file)).toBe(false);
   });
@@ -162,7 +169,7 @@ describe('server process', { timeout: 180_000 }, () => {
     expect((await request(second.port, 'GET', '/health')).status).toBe(200);
     const again = await request(second.port, 'POST', '/api/v1/auth/login', { username: 'root', password: ADMIN_PASSWORD });
     expect(again.status).toBe(200);
-    const list = await request(second.port, 'GET', '/api/v1/admin/users?page_size=200', undefined, { authorization: `Bearer ${String(again.json.access_token)}` });
+    const list = await request(second.port, 'GET', '/api/v1/admin/users?limit=200', undefined, { authorization: `Bearer ${String(again.json.access_token)}` });
     const names = (list.json.users as Array<{ username: string }>).map((u) => u.username);
     for (const name of created) expect(names).toContain(name); // every acknowledged write survived
     second.child.kill('SIGTERM');

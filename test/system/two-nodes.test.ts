@@ -65,7 +65,7 @@ describe('two nodes on one PostgreSQL', () => {
     const serverPem = await fetchServerPem(a.app);
     const signedIn = openPreAuth((await a.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: ENCRYPTED, payload: preAuthBody(serverPem, { username: 'kofi.admin', password: STRONG_PASSWORD }) })).json());
     const sessionId = String(signedIn.body.session_id);
-    const sealedGet = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: { ...ENCRYPTED, ...bearer(token) } });
+    const sealedGet = (t: TestApp, token: string) => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: { ...ENCRYPTED, ...bearer(token) } });
     const first = await sealedGet(b, String(signedIn.body.access_token)); // B now caches the session and its first key
     expect(openSession(signedIn.key, first.json())).toHaveProperty('users');
 

@@ -1,6 +1,6 @@
 /**
  * StrongroomClient: the auth routes of Strongroom, and any other route of the platform, with
- * transport encryption (SPEC "Transport encryption", ARCHITECTURE ruling 4) done for the caller.
+ * transport encryption (RSA-OAEP-SHA256 + AES-256-GCM bodies) done for the caller.
  *
  * - Pre-auth routes: the JSON body, plus the client's own public key as `client_public_key`, is
  *   encrypted under a fresh AES-256 key wrapped with the server's RSA key; the answer (errors
@@ -51,7 +51,7 @@ export interface StrongroomClientOptions {
   preAuthRoutes?: readonly string[];
   /** Paths never encrypted. */
   exemptPaths?: readonly string[];
-  /** Path fragments whose answers are binary and never encrypted (SPEC 7). */
+  /** Path fragments whose answers are binary and never encrypted. */
   binaryFragments?: readonly string[];
   /** On 401 TOKEN_EXPIRED, refresh the tokens and retry once (default true). */
   autoRefresh?: boolean;

@@ -1,5 +1,5 @@
 /**
- * The WebCrypto primitives of the transport wire format (ARCHITECTURE ruling 4), the same in
+ * The WebCrypto primitives of the transport wire format, the same in
  * Node 20+ and in browsers (`globalThis.crypto.subtle`):
  *
  * - RSA-OAEP with SHA-256 for both the hash and MGF1 (WebCrypto's `hash` sets both) wraps

@@ -1,6 +1,6 @@
 /**
  * Every failure the client reports is a `StrongroomError`. For an answer of the server it
- * carries SPEC's error body (`status_code`, `error_code`, `message`, `details`), decrypted first
+ * carries the service's error body (`status_code`, `error_code`, `message`, `details`), decrypted first
  * when the answer was sealed. Failures on the client's side have `status` 0 and one of the
  * codes of `ClientErrorCode`.
  */
@@ -9,7 +9,7 @@
 export type ClientErrorCode =
   /** fetch threw: no connection, DNS, CORS, aborted. */
   | 'NETWORK_ERROR'
-  /** The answer could not be read: not JSON, not SPEC's shape, not decryptable, or plaintext where a sealed answer was due. */
+  /** The answer could not be read: not JSON, not the error body's shape, not decryptable, or plaintext where a sealed answer was due. */
   | 'INVALID_RESPONSE'
   /** The call needs a signed-in session and there is none. */
   | 'NOT_SIGNED_IN';
@@ -24,7 +24,7 @@ export interface ErrorBody {
 export class StrongroomError extends Error {
   /** HTTP status; 0 when the failure happened on the client's side. */
   readonly status: number;
-  /** SPEC `error_code`, e.g. INVALID_CREDENTIALS, TOKEN_EXPIRED, DECRYPTION_FAILED, or a `ClientErrorCode`. */
+  /** The service's `error_code`, e.g. INVALID_CREDENTIALS, TOKEN_EXPIRED, DECRYPTION_FAILED, or a `ClientErrorCode`. */
   readonly errorCode: string;
   readonly details: Record<string, unknown>;
 

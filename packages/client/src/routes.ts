@@ -1,5 +1,5 @@
 /**
- * Which encryption a path gets (SPEC "Transport encryption" 3, 6 and 7). The lists mirror the
+ * Which encryption a path gets (pre-auth, session or none). The lists mirror the
  * server's defaults; a platform that configures other pre-auth routes (the server's
  * TRANSPORT_PREAUTH_ROUTES) passes the same list to the client's `preAuthRoutes` option.
  */

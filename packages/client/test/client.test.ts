@@ -341,7 +341,9 @@ describe('device binding', () => {
     await c.request('GET', '/api/v1/admin/users').catch(() => undefined);
     expect(wire.length).toBeGreaterThanOrEqual(5);
     for (const w of wire) expect(w.requestHeaders['x-device-fingerprint']).toBe('sdk-device-7f3a');
-    const elsewhere = client({ session: c.getSession() });
+    const without = client({ session: c.getSession() });
+    expect(await failure(without.validate())).toMatchObject({ status: 401, errorCode: 'FINGERPRINT_REQUIRED' });
+    const elsewhere = client({ session: c.getSession(), deviceFingerprint: 'another-device' });
     expect(await failure(elsewhere.validate())).toMatchObject({ status: 401, errorCode: 'FINGERPRINT_MISMATCH' });
     expect((await c.validate()).valid).toBe(true);
   });

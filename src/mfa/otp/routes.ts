@@ -14,6 +14,11 @@ import { SignInResponseSchema } from '../../signin/routes.js';
 import type { ChallengePurpose } from '../challenge.js';
 import { routeActors, type RouteActorDeps } from '../route-actors.js';
 import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
+import { SECOND_FACTOR_ERRORS, TOKEN_CHECK_ERRORS } from '../../signin/error-sets.js';
+import { OtpErrors } from './errors.js';
+import { MfaErrors } from '../errors.js';
+import { SignInErrors } from '../../signin/errors.js';
+import { PolicyErrors } from '../../policy/errors.js';
 
 const tags = ['MFA and 2FA'];
 const bearer = [{ bearer: [] }];
@@ -69,7 +74,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
           bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, ...SENDING),
         ].join('\n'),
         body: Type.Object({ method: Method, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
-        response: { 200: Sent, ...errors(400, 401, 403, 413, 422, 429, 503) },
+        response: { 200: Sent, ...errors(...SECOND_FACTOR_ERRORS, OtpErrors.OTP_SEND_LIMIT, OtpErrors.OTP_RESEND_THROTTLED, OtpErrors.OTP_DELIVERY_FAILED) },
       },
       preHandler: resolveAs('signin'),
       config: { rateLimit: limit('second_factor') },
@@ -88,7 +93,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
           bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, ...CHECKING),
         ].join('\n'),
         body: Type.Object({ two_factor_token: TwoFactorToken, code: Code }, { additionalProperties: false }),
-        response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+        response: { 200: SignInResponseSchema, ...errors(...SECOND_FACTOR_ERRORS, OtpErrors.OTP_INVALID, OtpErrors.OTP_EXPIRED, OtpErrors.OTP_ATTEMPTS_EXCEEDED) },
       },
       preHandler: resolveAs('signin'),
       config: { rateLimit: limit('second_factor') },
@@ -107,7 +112,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
           bullets(TOKEN_ERRORS, ...CHECKING),
         ].join('\n'),
         body: Type.Object({ code: Code }, { additionalProperties: false }),
-        response: { 200: StepUpResponse, ...errors(400, 401, 413, 422, 429) },
+        response: { 200: StepUpResponse, ...errors(MfaErrors.MFA_METHOD_UNAVAILABLE, MfaErrors.MFA_LOCKED, OtpErrors.OTP_INVALID, OtpErrors.OTP_EXPIRED, OtpErrors.OTP_ATTEMPTS_EXCEEDED) },
       },
       // A pre-auth route (transport encryption): the bearer is checked after decryption.
       preHandler: s.guard.authenticate,
@@ -123,7 +128,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security: bearer, summary: 'Start enrolling email, SMS or push codes as a second factor',
         description: [
-          'Sends a code to the account\'s own email address (`email`), phone number (`sms`) or one of its active mobile devices (`push`, `device_id`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. Not a SPEC route: it mirrors `/api/v1/2fa/totp/setup`.',
+          'Sends a code to the account\'s own email address (`email`), phone number (`sms`) or one of its active mobile devices (`push`, `device_id`); entering it at `POST /api/v1/2fa/otp/verify` enrols the method. It mirrors `/api/v1/2fa/totp/setup`.',
           '',
           'Push codes go to one device, the one whose code was entered back; with push enrolled already this moves them to `device_id`. With a bearer token push needs `current_password`. A signed-in user who has a second factor already must have stepped up with it (`POST /api/v1/auth/2fa/request` and `/verify`, or `/api/v1/2fa/totp/...`) in the last 10 minutes: `403 STEP_UP_REQUIRED` otherwise.',
           '',
@@ -139,7 +144,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
           device_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Push: which of your active mobile device tokens receives the codes (`GET /api/v1/notifications/devices`); needed when you have more than one.', examples: [17] })),
           current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Push with a bearer token: your password (a stolen access token alone must not make an attacker\'s phone receive your codes).' })),
         }, { additionalProperties: false }),
-        response: { 200: Sent, ...errors(400, 401, 403, 409, 413, 422, 429, 503) },
+        response: { 200: Sent, ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED, MfaErrors.MFA_METHOD_UNAVAILABLE, MfaErrors.MFA_LOCKED, OtpErrors.OTP_FACTOR_ALREADY_ENROLLED, OtpErrors.OTP_SEND_LIMIT, OtpErrors.OTP_RESEND_THROTTLED, OtpErrors.OTP_DELIVERY_FAILED) },
       },
       preHandler: resolveAs('setup'),
       config: { rateLimit: limit('second_factor') },
@@ -162,7 +167,7 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         body: Type.Object({ method: Method, code: Code, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ enrolled: Type.Literal(true), method: Method, sign_in: Type.Optional(SignInResponseSchema) }),
-          ...errors(400, 401, 403, 409, 413, 422, 429),
+          ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.MFA_LOCKED, OtpErrors.OTP_FACTOR_ALREADY_ENROLLED, OtpErrors.OTP_INVALID, OtpErrors.OTP_EXPIRED, OtpErrors.OTP_ATTEMPTS_EXCEEDED),
         },
       },
       preHandler: resolveAs('setup'),

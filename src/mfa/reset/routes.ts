@@ -12,6 +12,9 @@ import type { App } from '../../platform/http/app.js';
 import { errors, NO_NUL } from '../../platform/http/schemas.js';
 import { mfaContext, type ChallengeService } from '../challenge.js';
 import type { MfaResetService, ResetActor } from './service.js';
+import { TOKEN_CHECK_ERRORS } from '../../signin/error-sets.js';
+import { MfaResetErrors } from './errors.js';
+import { SignInErrors } from '../../signin/errors.js';
 
 const ISO = { format: 'date-time' } as const;
 const Status = Type.Union(
@@ -24,7 +27,11 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union(
 
 const ResetRequest = Type.Object({
   request_id: RequestId,
-  user: Type.Object({ id: Type.Integer({ examples: [42] }), uuid: Type.String({ format: 'uuid' }), username: Type.String({ examples: ['amina.otieno'] }) }),
+  user: Type.Object({
+    id: Type.String({ format: 'uuid', description: 'The user\'s uuid: the one public id of a user.', examples: ['3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77'] }),
+    uuid: Type.String({ format: 'uuid', deprecated: true, description: 'Deprecated: the same value as `id`; read `id`.', examples: ['3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77'] }),
+    username: Type.String({ examples: ['amina.otieno'] }),
+  }),
   status: Status,
   reason: Type.String({ examples: ['I lost the phone that holds my authenticator app.'] }),
   proof: Type.String({ description: 'How the user proved who they are: `password_and_factor` (a session that passed a second factor) or `password_and_security_questions`.', examples: ['password_and_security_questions'] }),
@@ -77,7 +84,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
           '- `403 MFA_RESET_PROOF_REQUIRED`: the bearer session did not pass a second factor.',
           '- `401 TOKEN_MISSING`: neither a bearer token nor `proof_token`.',
           '- `401 TOKEN_INVALID`: `proof_token` is not an MFA reset proof (e.g. an access or 2FA token); `401 TOKEN_EXPIRED` after 10 minutes; `401 TOKEN_REVOKED`: it was already used (single use).',
-          '- `401 SESSION_*` / `FINGERPRINT_MISMATCH`: the bearer token or its session is not valid.',
+          '- `401 SESSION_*` / `FINGERPRINT_REQUIRED` / `FINGERPRINT_MISMATCH`: the bearer token or its session is not valid.',
           '- `403 ACCOUNT_DISABLED`: the account is disabled.',
           '- `409 MFA_RESET_ALREADY_OPEN`: the user already has a pending or approved request.',
           '- `422 VALIDATION_ERROR`: `reason` missing, empty or longer than 500 characters.',
@@ -93,7 +100,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
             requested_at: Type.String(ISO),
             expires_at: Type.String({ ...ISO, description: 'An administrator must decide before then.' }),
           }),
-          ...errors(400, 401, 403, 409, 413, 422),
+          ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, MfaResetErrors.MFA_RESET_PROOF_REQUIRED, MfaResetErrors.MFA_RESET_ALREADY_OPEN),
         },
       },
       // A pre-auth route (transport encryption): the bearer is read after the body is decrypted.
@@ -113,7 +120,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List MFA reset requests (permission approve_mfa_reset)',
         description: [
-          `The queue of reset requests in one state (default \`pending\`, oldest first; other states newest first). SPEC names no permission for this route; it needs \`approve_mfa_reset\`, because those who decide are those who see the queue. Pending requests past \`expires_at\` are marked \`expired\` (audited, user notified) before the list is read. ${STATES_TEXT}`,
+          `The queue of reset requests in one state (default \`pending\`, oldest first; other states newest first). It needs \`approve_mfa_reset\`, because those who decide are those who see the queue. Pending requests past \`expires_at\` are marked \`expired\` (audited, user notified) before the list is read. ${STATES_TEXT}`,
           '',
           '- `403 PERMISSION_DENIED`: the caller lacks `approve_mfa_reset`.',
           '- `422 VALIDATION_ERROR`: unknown status, or `limit` outside 1..100.',
@@ -124,7 +131,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, examples: [50] })),
           offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, examples: [0] })),
         }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
-        response: { 200: Type.Object({ requests: Type.Array(ResetRequest), total: Type.Integer({ examples: [1] }) }), ...errors(400, 401, 403, 413, 422) },
+        response: { 200: Type.Object({ requests: Type.Array(ResetRequest), total: Type.Integer({ examples: [1] }) }), ...errors() },
       },
       preValidation: async (request) => {
         request.body ??= {}; // no body at all lists the pending queue
@@ -147,7 +154,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
           request_id: RequestId,
           note: Type.Optional(FreeText('Why it was approved, for the audit trail (not sent to the user).', 'Identity confirmed in branch with national ID.')),
         }, { additionalProperties: false }),
-        response: { 200: ResetRequest, ...errors(400, 401, 403, 404, 409, 413, 422) },
+        response: { 200: ResetRequest, ...errors(MfaResetErrors.MFA_RESET_SELF_APPROVAL, MfaResetErrors.MFA_RESET_NOT_FOUND, MfaResetErrors.MFA_RESET_NOT_PENDING) },
       },
       onRequest: s.guard.requirePermission('approve_mfa_reset'),
     }, async (request) => s.mfaReset.approve(request.body.request_id, await actorOf(request), request.body.note ?? null, mfaContext(request)));
@@ -164,7 +171,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
           request_id: RequestId,
           reason: FreeText('Why it was rejected (1 to 500 characters).', 'Could not confirm the caller\'s identity.'),
         }, { additionalProperties: false }),
-        response: { 200: ResetRequest, ...errors(400, 401, 403, 404, 409, 413, 422) },
+        response: { 200: ResetRequest, ...errors(MfaResetErrors.MFA_RESET_SELF_APPROVAL, MfaResetErrors.MFA_RESET_NOT_FOUND, MfaResetErrors.MFA_RESET_NOT_PENDING) },
       },
       onRequest: s.guard.requirePermission('reject_mfa_reset'),
     }, async (request) => s.mfaReset.reject(request.body.request_id, await actorOf(request), request.body.reason, mfaContext(request)));

@@ -10,7 +10,7 @@ describe('present', () => {
       decision_note: null, completed_at: null,
     });
     expect(view).toEqual({
-      request_id: '5b0e6f2a-8c1d-4e3f-9a7b-2c4d6e8f0a1b', user: { id: 42, uuid: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', username: 'amina.otieno' },
+      request_id: '5b0e6f2a-8c1d-4e3f-9a7b-2c4d6e8f0a1b', user: { id: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', uuid: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', username: 'amina.otieno' },
       status: 'approved', reason: 'lost phone', proof: 'password_and_factor', requested_at: '2026-01-15T09:00:00.000Z', expires_at: '2026-01-18T09:00:00.000Z',
       decided_at: '2026-01-15T10:00:00.000Z', decided_by: 'a1b2c3d4-0000-4000-8000-000000000001', decision_note: null, completed_at: null,
     });

@@ -41,7 +41,8 @@ export interface ResetActor {
 /** A request as the API shows it. */
 export interface ResetView {
   request_id: string;
-  user: { id: number; uuid: string; username: string };
+  /** `id` is the uuid (the one public id); `uuid` the same, kept for older clients. */
+  user: { id: string; uuid: string; username: string };
   status: MfaResetStatus;
   reason: string;
   proof: string;
@@ -59,7 +60,7 @@ const isoOrNull = (d: Date | string | null): string | null => (d === null ? null
 /** The API shape of a stored request. */
 export function present(r: ResetRow): ResetView {
   return {
-    request_id: r.id, user: { id: r.user_id, uuid: r.user_uuid, username: r.username }, status: r.status, reason: r.reason, proof: r.proof,
+    request_id: r.id, user: { id: r.user_uuid, uuid: r.user_uuid, username: r.username }, status: r.status, reason: r.reason, proof: r.proof,
     requested_at: iso(r.requested_at), expires_at: iso(r.expires_at), decided_at: isoOrNull(r.decided_at), decided_by: r.decided_by,
     decision_note: r.decision_note, completed_at: isoOrNull(r.completed_at),
   };

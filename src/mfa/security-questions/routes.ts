@@ -23,6 +23,10 @@ import { MFA_RESET_PROOF_PURPOSE, mfaContext, type ChallengePurpose } from '../c
 import { routeActors, type RouteActorDeps } from '../route-actors.js';
 import { ACCOUNT_ERRORS, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 import { METHOD, type Operator, type SecurityQuestionService } from './service.js';
+import { TOKEN_CHECK_ERRORS } from '../../signin/error-sets.js';
+import { SecurityQuestionErrors as SQ } from './errors.js';
+import { SignInErrors } from '../../signin/errors.js';
+import { PolicyErrors } from '../../policy/errors.js';
 
 const tags = ['Security questions'];
 const bearer = [{ bearer: [] }];
@@ -63,6 +67,9 @@ export interface SecurityQuestionRouteDeps extends RouteActorDeps {
   securityQuestions: SecurityQuestionService;
 }
 
+/** What the answers of a setup or a replacement can be refused for. */
+const ANSWER_CODES = [SQ.SECURITY_QUESTION_UNKNOWN, SQ.SECURITY_QUESTIONS_DUPLICATE, SQ.SECURITY_ANSWER_TOO_SHORT, SQ.SECURITY_ANSWERS_DUPLICATE];
+
 export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
@@ -77,7 +84,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
           bullets(TOKEN_ERRORS, ACCOUNT_ERRORS),
         ),
         body: Type.Object({ two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false, examples: [{}] }),
-        response: { 200: Type.Object({ questions: Type.Array(Question) }), ...errors(400, 401, 403, 413, 422, 429) },
+        response: { 200: Type.Object({ questions: Type.Array(Question) }), ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED) },
       },
       preValidation: async (request) => {
         request.body ??= {};
@@ -99,7 +106,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
           two_factor_token: Type.Optional(TwoFactorToken),
           current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required with a bearer token.', examples: ['Vt7#qLm2!xRp9$'] })),
         }, { additionalProperties: false, examples: [{ answers: SETUP_EXAMPLE, current_password: 'Vt7#qLm2!xRp9$' }] }),
-        response: { 201: Configured, ...errors(400, 401, 403, 409, 413, 422, 429) },
+        response: { 201: Configured, ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, SQ.SECURITY_QUESTIONS_ALREADY_SET, ...ANSWER_CODES) },
       },
       preHandler: resolve(['setup']),
       config: { rateLimit: limit('account') },
@@ -124,7 +131,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
             questions: Type.Array(Question, { minItems: 2, maxItems: 3 }),
             expires_in: Type.Integer({ description: 'Seconds the challenge stays valid', examples: [300] }),
           }),
-          ...errors(400, 401, 403, 404, 413, 422, 429),
+          ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, SQ.SECURITY_QUESTIONS_NOT_SET, SQ.SECURITY_QUESTIONS_LOCKED),
         },
       },
       preValidation: async (request) => {
@@ -162,7 +169,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
               proof_expires_in: Type.Integer({ description: 'Seconds', examples: [600] }),
             }, { title: 'Recovery proof' }),
           ]),
-          ...errors(400, 401, 403, 409, 413, 422, 429),
+          ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, SQ.SECURITY_ANSWERS_INVALID, SQ.SECURITY_CHALLENGE_INVALID, SQ.SECURITY_ANSWERS_MISMATCH, SQ.SECURITY_QUESTIONS_LOCKED),
         },
       },
       preHandler: resolve(PURPOSES),
@@ -200,7 +207,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
             Type.Object({ deleted: Type.Integer({ description: 'Answers removed', examples: [3] }) }, { title: 'User questions removed' }),
             Type.Object({ retired: QuestionId }, { title: 'Pool question retired' }),
           ]),
-          ...errors(400, 401, 403, 404, 413, 422),
+          ...errors(SQ.SECURITY_QUESTION_NOT_FOUND, AdminErrors.USER_NOT_FOUND),
         },
       },
       onRequest: s.guard.requirePermission('delete_security_question'),
@@ -232,7 +239,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
           ),
         ),
         body: Type.Object({ current_password: Type.String({ minLength: 1, maxLength: 1024, examples: ['Vt7#qLm2!xRp9$'] }), answers: AnswerSet }, { additionalProperties: false, examples: [{ current_password: 'Vt7#qLm2!xRp9$', answers: SETUP_EXAMPLE }] }),
-        response: { 200: Configured, ...errors(400, 401, 413, 422, 429) },
+        response: { 200: Configured, ...errors(SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, ...ANSWER_CODES) },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: limit('account') },
@@ -258,7 +265,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         body: Type.Object({
           text: Type.String({ minLength: 10, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f\\s][^\\u0000-\\u001f\\u007f]*\\?$', description: 'The question, ending with `?`', examples: ['What was the name of your first football team?'] }),
         }, { additionalProperties: false }),
-        response: { 201: Question, ...errors(400, 401, 403, 409, 413, 422) },
+        response: { 201: Question, ...errors(SQ.SECURITY_QUESTION_EXISTS) },
       },
       onRequest: s.guard.requirePermission('security_questions.manage'),
     }, async (request, reply) => reply.code(201).send(await s.securityQuestions.add(request.body.text, await operator(request))));

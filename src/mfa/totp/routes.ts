@@ -18,6 +18,10 @@ import { routeActors, type RouteActorDeps } from '../route-actors.js';
 import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, StepUpResponse, TOKEN_ERRORS, TwoFactorToken } from '../schemas.js';
 import { MfaErrors } from '../errors.js';
 import type { SignInMethod } from '../factors.js';
+import { SECOND_FACTOR_ERRORS, TOKEN_CHECK_ERRORS } from '../../signin/error-sets.js';
+import { TotpErrors } from './errors.js';
+import { SignInErrors } from '../../signin/errors.js';
+import { PolicyErrors } from '../../policy/errors.js';
 
 const tags = ['MFA and 2FA'];
 const bearer = [{ bearer: [] }];
@@ -86,7 +90,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
           two_factor_token: Type.Optional(TwoFactorToken),
           current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required with a bearer token.', examples: ['Vt7#qLm2!xRp9$'] })),
         }, { additionalProperties: false, description: '`{current_password}` with a bearer token; `{two_factor_token}` without one.' }),
-        response: { 200: SetupResponse, ...errors(400, 401, 403, 409, 413, 422, 429) },
+        response: { 200: SetupResponse, ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.INVALID_CREDENTIALS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED, TotpErrors.TOTP_ALREADY_ENROLLED) },
       },
       preValidation: async (request) => {
         request.body ??= {};
@@ -121,7 +125,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
         body: Type.Object({ code: TotpCode, two_factor_token: Type.Optional(TwoFactorToken) }, { additionalProperties: false }),
         response: {
           200: Type.Object({ backup_codes: BackupCodesList, sign_in: Type.Optional(SignInResponseSchema) }),
-          ...errors(400, 401, 403, 409, 413, 422, 429),
+          ...errors(...SECOND_FACTOR_ERRORS, TotpErrors.TOTP_INVALID, TotpErrors.TOTP_SETUP_NOT_STARTED, TotpErrors.TOTP_ALREADY_ENROLLED),
         },
       },
       preHandler: resolveSetup,
@@ -158,7 +162,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
             bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, `\`400 MFA_METHOD_UNAVAILABLE\`: the challenge does not offer \`${step.method}\`.`, step.invalid, LOCKED),
           ].join('\n'),
           body: Type.Object({ two_factor_token: TwoFactorToken, code: step.code }, { additionalProperties: false }),
-          response: { 200: SignInResponseSchema, ...errors(400, 401, 403, 413, 422, 429) },
+          response: { 200: SignInResponseSchema, ...errors(...SECOND_FACTOR_ERRORS, step.method === 'totp' ? TotpErrors.TOTP_INVALID : TotpErrors.BACKUP_CODE_INVALID) },
         },
         preHandler: resolveSignIn,
         config: { rateLimit: limit('second_factor') },
@@ -179,7 +183,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
           SIGNED_IN_CODE_ERRORS,
         ].join('\n'),
         body: Type.Object({ code: TotpCode }, { additionalProperties: false }),
-        response: { 200: StepUpResponse, ...errors(400, 401, 413, 422, 429) },
+        response: { 200: StepUpResponse, ...errors(TotpErrors.TOTP_INVALID, MfaErrors.MFA_METHOD_UNAVAILABLE, MfaErrors.MFA_LOCKED) },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: limit('second_factor') },
@@ -200,7 +204,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
           SIGNED_IN_CODE_ERRORS,
         ].join('\n'),
         body: Type.Object({ code: TotpCode }, { additionalProperties: false }),
-        response: { 200: Type.Object({ backup_codes: BackupCodesList }), ...errors(400, 401, 413, 422, 429) },
+        response: { 200: Type.Object({ backup_codes: BackupCodesList }), ...errors(TotpErrors.TOTP_INVALID, MfaErrors.MFA_METHOD_UNAVAILABLE, MfaErrors.MFA_LOCKED) },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: limit('account') },

@@ -47,7 +47,7 @@ const Template = Type.Object({
   message: Message,
   placeholders: Type.Array(Type.String(), { description: 'The placeholders this text uses', examples: [['debit_name', 'amount', 'currency', 'credit_name', 'transaction_reference_id']] }),
   allowed_placeholders: Type.Array(Type.String(), { description: 'The placeholders values may name: a named template\'s declared set, or those its languages use' }),
-  named: Type.Boolean({ description: 'One of SPEC\'s named templates (send2FA, INTERNAL_TRANSFER, DEPOSIT, INITIAL_DEPOSIT): reworded, never given a placeholder its callers do not send' }),
+  named: Type.Boolean({ description: 'One of the named templates the platform\'s services send (send2FA, INTERNAL_TRANSFER, DEPOSIT, INITIAL_DEPOSIT): reworded, never given a placeholder its callers do not send' }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 });
@@ -81,7 +81,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List notification templates (permission notifications.templates)',
         querystring: Type.Object({ channel: Type.Optional(ChannelSchema), name: Type.Optional(TemplateName), language: Type.Optional(LanguageSchema) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ templates: Type.Array(Template) }), ...errors(401, 403, 422) },
+        response: { 200: Type.Object({ templates: Type.Array(Template) }), ...errors() },
       },
       onRequest,
     }, async (request) => {
@@ -91,7 +91,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/admin/notification-templates/:id', {
-      schema: { tags, security, summary: 'Read a notification template', params: IdParams, response: { 200: Template, ...errors(401, 403, 404, 422) } },
+      schema: { tags, security, summary: 'Read a notification template', params: IdParams, response: { 200: Template, ...errors(TemplateErrors.TEMPLATE_NOT_FOUND) } },
       onRequest,
     }, async (request) => presentOne(await found(request.params.id)));
 
@@ -100,7 +100,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Add a template, or a language of one',
         description: bullets('`409 TEMPLATE_EXISTS` (`details.id`): this channel, name and language exist; reword it with PUT.', TEXT_ERRORS, 'Audited as NOTIFICATION_TEMPLATE_CREATED.'),
         body: Type.Object({ channel: Type.Optional(ChannelSchema), name: TemplateName, language: LanguageSchema, subject: Subject, message: Message }, { additionalProperties: false }),
-        response: { 201: Template, ...errors(400, 401, 403, 409, 413, 415, 422) },
+        response: { 201: Template, ...errors(TemplateErrors.TEMPLATE_EXISTS, TemplateErrors.TEMPLATE_INVALID, TemplateErrors.TEMPLATE_FALLBACK_MISSING) },
       },
       onRequest,
     }, async (request, reply) => {
@@ -115,7 +115,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
         description: bullets('`404 TEMPLATE_NOT_FOUND`.', TEXT_ERRORS, 'Audited as NOTIFICATION_TEMPLATE_UPDATED.'),
         params: IdParams,
         body: Type.Object({ subject: Subject, message: Message }, { additionalProperties: false }),
-        response: { 200: Template, ...errors(400, 401, 403, 404, 413, 415, 422) },
+        response: { 200: Template, ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_INVALID) },
       },
       onRequest,
     }, async (request) => presentOne(await s.templates.update(await who(request), request.params.id, request.body)));
@@ -125,7 +125,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Delete one language of a template',
         description: bullets('`409 TEMPLATE_REQUIRED`: the en version of a named template, or of a template that has other languages, is the fallback and stays.', '`404 TEMPLATE_NOT_FOUND`.', 'Audited as NOTIFICATION_TEMPLATE_DELETED.'),
         params: IdParams,
-        response: { 200: Type.Object({ deleted: Type.Literal(true), id: Type.Integer() }), ...errors(401, 403, 404, 409, 422) },
+        response: { 200: Type.Object({ deleted: Type.Literal(true), id: Type.Integer() }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_REQUIRED) },
       },
       onRequest,
     }, async (request) => {
@@ -139,7 +139,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
         description: bullets('`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): as a send would answer.', '`404 TEMPLATE_NOT_FOUND`.'),
         params: IdParams,
         body: Type.Object({ values: TemplateValues }, { additionalProperties: false }),
-        response: { 200: Type.Object({ language: LanguageSchema, title: Type.String({ examples: ['Transfer completed'] }), body: Type.String({ examples: ['Amina Otieno sent 1,500.00 KES from account ****4471 to Kofi Mensah, account ****9012. Reference TRX-20261126-0042.'] }) }), ...errors(400, 401, 403, 404, 413, 415, 422) },
+        response: { 200: Type.Object({ language: LanguageSchema, title: Type.String({ examples: ['Transfer completed'] }), body: Type.String({ examples: ['Amina Otieno sent 1,500.00 KES from account ****4471 to Kofi Mensah, account ****9012. Reference TRX-20261126-0042.'] }) }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_VALUES_INVALID) },
       },
       onRequest,
     }, async (request) => {

@@ -19,4 +19,6 @@ export const ADVISORY_LOCKS = {
   samlSpKeys: 8_675_311,
   /** Setting who may use a channel, one per channel (src/access/channels.ts): its row may not exist yet to lock. */
   channelAccess: 8_675_312,
+  /** A change that may leave no active administrator (src/admin/lifecycle.ts): counted one at a time; single-key form. */
+  adminMembership: 8_675_313,
 } as const;

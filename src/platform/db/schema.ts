@@ -24,6 +24,10 @@ export interface UsersTable {
   last_login_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** When an administrator soft-deleted the account (migration 026); it is then inactive too. */
+  deleted_at: Timestamp | null;
+  /** The uuid of the administrator who deleted it (null: the CLI, or not deleted). */
+  deleted_by: string | null;
 }
 
 export interface CredentialsTable {
@@ -52,6 +56,8 @@ export interface RolesTable {
   id: Generated<number>;
   name: string;
   description: string;
+  /** The roles the service ships with (migration 027): never deleted, their permissions the migrations'. */
+  built_in: Generated<boolean>;
 }
 
 export interface PermissionsTable {

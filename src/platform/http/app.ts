@@ -19,6 +19,9 @@ import type { Metrics } from '../observability/metrics.js';
 import type { BodyEnvelope } from './envelope.js';
 import { lazyChildLogger } from './lazy-logger.js';
 import { requestTraceFields, traceRequests } from './request-spans.js';
+import { corsEnabled, installCors } from './cors.js';
+import { methodNotAllowed, refuseQueryOnBodyRoute, routeTable } from './routing.js';
+import { describeSchemaErrors, summarise, type SchemaError } from './validation-messages.js';
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -60,7 +63,8 @@ declare module 'fastify' {
 
 /** The validator the routes use (strict formats, `date-time` as RFC 3339); for checking data outside a route, such as an imported file. */
 export function makeAjv(options: AjvOptions): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, ...options });
+  // verbose: an error carries its schema, so that its message can name the allowed fields and values (validation-messages.ts).
+  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, verbose: true, ...options });
   addFormats.default(ajv);
   ajv.addFormat('date-time', { type: 'string', validate: isStrictDateTime }); // replaces ajv-formats' (formats.ts)
   return ajv;
@@ -75,25 +79,42 @@ export function errorBody(err: AppError, requestId: string): { status_code: numb
   return { status_code: err.statusCode, error_code: err.code, message: err.message, details: { ...err.details, request_id: requestId } };
 }
 
-/** Turns anything thrown into an AppError: bad input is never a 500. */
-export function toAppError(err: unknown): AppError {
+/** A request's media type as sent, for a message: the type alone, printable, short; or "none". */
+function sentType(request: FastifyRequest | undefined): string {
+  const raw = request?.headers['content-type'];
+  const type = typeof raw === 'string' ? raw.split(';')[0]!.trim().slice(0, 80).replace(/[^\x21-\x7e]/g, '') : '';
+  return type === '' ? 'none' : type;
+}
+
+/** The 400 for a body the parser refused: what was wrong with it (never its content, which JSON.parse's message quotes). */
+function malformed(e: FastifyError): AppError {
+  if (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return CommonErrors.MALFORMED_REQUEST({ reason: 'empty_body' }, { message: 'The body is empty but Content-Type says application/json: send a JSON object, or leave Content-Type out.' });
+  if (e.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return CommonErrors.MALFORMED_REQUEST({ reason: 'content_length' }, { message: 'Content-Length does not match the body sent.' });
+  if (/forbidden prototype property|__proto__|constructor/i.test(e.message ?? '')) return CommonErrors.MALFORMED_REQUEST({ reason: 'forbidden_key' }, { message: 'The request body uses a reserved key (__proto__ or constructor.prototype): rename it.' });
+  if (e instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return CommonErrors.MALFORMED_REQUEST({ reason: 'invalid_json' }, { message: 'The request body is not valid JSON: send one JSON object (RFC 8259, UTF-8) with Content-Type: application/json.' });
+  return CommonErrors.MALFORMED_REQUEST();
+}
+
+/**
+ * Turns anything thrown into an AppError: bad input is never a 500. `request`, when known, lets
+ * a message name what was sent (the content type of a 415).
+ */
+export function toAppError(err: unknown, request?: FastifyRequest): AppError {
   if (err instanceof AppError) return err;
-  const e = err as FastifyError & { validation?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown> }>; validationContext?: string };
+  const e = err as FastifyError & { validation?: SchemaError[]; validationContext?: string };
   if (e?.validation) {
-    const fields = e.validation.map((v) => {
-      const missing = v.params?.missingProperty;
-      const extra = v.params?.additionalProperty;
-      const path = `${v.instancePath}${missing ? `/${String(missing)}` : ''}${extra ? `/${String(extra)}` : ''}`;
-      return { location: e.validationContext ?? 'body', field: path.replace(/^\//, '').replace(/\//g, '.') || '(root)', message: extra ? 'is not allowed' : (v.message ?? 'is invalid') };
-    });
-    return CommonErrors.VALIDATION_ERROR({ fields });
+    const fields = describeSchemaErrors(e.validation, e.validationContext ?? 'body');
+    return CommonErrors.VALIDATION_ERROR({ fields }, { message: summarise(fields) });
   }
   const status = typeof e?.statusCode === 'number' ? e.statusCode : 500;
-  if (status === 413) return CommonErrors.PAYLOAD_TOO_LARGE();
-  if (status === 415) return CommonErrors.UNSUPPORTED_MEDIA_TYPE();
+  if (status === 413) return CommonErrors.PAYLOAD_TOO_LARGE({ limit_bytes: (request?.routeOptions.bodyLimit ?? undefined) }, { message: `The request body is too large${request?.routeOptions.bodyLimit ? `: at most ${request.routeOptions.bodyLimit} bytes` : ''}.` });
+  if (status === 415) {
+    const sent = sentType(request);
+    return CommonErrors.UNSUPPORTED_MEDIA_TYPE({ sent, expected: 'application/json' }, { message: `Send the body as JSON with Content-Type: application/json (this request sent ${sent === 'none' ? 'no Content-Type' : sent}).` });
+  }
   if (status === 404) return CommonErrors.NOT_FOUND();
   if (status === 429) return CommonErrors.RATE_LIMITED();
-  if (status >= 400 && status < 500) return CommonErrors.MALFORMED_REQUEST();
+  if (status >= 400 && status < 500) return malformed(e);
   return CommonErrors.INTERNAL_ERROR(undefined, { cause: err });
 }
 
@@ -163,7 +184,7 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
     frameworkErrors: (err, request, rawReply) => {
       const reply = rawReply as unknown as FastifyReply;
       begin(request);
-      const appError = toAppError(err);
+      const appError = toAppError(err, request);
       request.errorCode = appError.code;
       const body = JSON.stringify(errorBody(appError, request.id));
       commonHeaders(request, reply, body);
@@ -180,7 +201,13 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
   app.decorateRequest('startedAt', 0n);
   app.decorateRequest('errorCode', null);
   app.decorateRequest('correlationId', '');
+  const routes = routeTable();
+  app.addHook('onRoute', (route) => routes.onRoute(route));
+  app.decorate('knownRoutes', () => routes.list());
   app.addHook('onRequest', async (request) => begin(request));
+  // Before every other hook: the refusals of encryption and authentication carry CORS headers.
+  if (corsEnabled(config.cors)) installCors(app as unknown as FastifyInstance, config.cors);
+  app.addHook('onRequest', refuseQueryOnBodyRoute);
   // Before the envelope's hooks, so that decryption and every hook after it are in the request's span.
   if (deps.tracer) traceRequests(app, deps.tracer, { acceptTraceparent: config.tracing.acceptTraceparent, untraced: QUIET_ROUTES });
   else app.decorateRequest('traceScope', null);
@@ -233,7 +260,7 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
   // PUSH_NOT_CONFIGURED or OTP_DELIVERY_FAILED) is expected: one line, what and who, no stack;
   // a refusal's is the access line, with its error_code (its own line without ACCESS_LOG).
   app.setErrorHandler(async (err: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = toAppError(err);
+    const appError = toAppError(err, request);
     const what = {
       error_code: appError.code, status: appError.statusCode, method: request.method, route: request.routeOptions.url ?? 'unmatched',
       ip: request.ip, user_id: deps.requestUser?.(request) ?? null,
@@ -246,10 +273,16 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
     return reply.status(appError.statusCode).send(errorBody(appError, request.id));
   });
 
+  // No route for this method and path: 204 for OPTIONS on a known path, 405 for another method
+  // on one (routing.ts), 404 otherwise.
   app.setNotFoundHandler(async (request, reply) => {
-    const e = CommonErrors.NOT_FOUND({ method: request.method, path: request.url.split('?')[0]!.slice(0, 200) });
+    const path = request.url.split('?')[0]!;
+    const allowed = routes.allowed(path);
+    if (allowed.length > 0 && request.method === 'OPTIONS') return reply.status(204).header('allow', allowed.join(', ')).send();
+    const e = allowed.length > 0 ? methodNotAllowed(request.method, allowed) : CommonErrors.NOT_FOUND({ method: request.method, path: path.slice(0, 200) });
     request.errorCode = e.code;
-    return reply.status(404).send(errorBody(e, request.id));
+    for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+    return reply.status(e.statusCode).send(errorBody(e, request.id));
   });
 
   return app as unknown as App;

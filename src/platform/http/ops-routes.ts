@@ -1,10 +1,12 @@
 /**
  * Operator-facing routes: liveness and readiness, Prometheus metrics, the OpenAPI document and
- * its two readable forms (/api/docs: Swagger UI; /api/redoc: a server-rendered reference).
+ * its two readable forms (/api/docs: Swagger UI; /api/redoc: ReDoc, served from the npm package).
  * /metrics is served where `metricsExposure` says (docs/operations.md "Metrics"): on the
  * management listener, on the public port behind METRICS_TOKEN, open outside production only,
  * or nowhere.
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import swaggerUi from '@fastify/swagger-ui';
@@ -45,31 +47,44 @@ const Health = Type.Object({
   database: Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]), kind: Type.String({ examples: ['postgres'] }) }),
   uptime_seconds: Type.Number(),
   version: Type.String({ examples: ['0.1.0'] }),
+}, {
+  title: 'Health', description: 'The process is up; `database.status` says whether the database answers.',
+  examples: [{ status: 'ok', database: { status: 'ok', kind: 'postgres' }, uptime_seconds: 3600, version: '0.1.0' }],
+});
+const Degraded = Type.Object(Health.properties, {
+  title: 'HealthDegraded', description: 'The database does not answer: take the node out of rotation.',
+  examples: [{ status: 'degraded', database: { status: 'unreachable', kind: 'postgres' }, uptime_seconds: 3600, version: '0.1.0' }],
 });
 
-const escape = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const MetricsText = {
+  description: 'Prometheus text exposition format.',
+  content: { 'text/plain': { schema: { type: 'string', examples: ['# TYPE strongroom_http_requests_total counter\nstrongroom_http_requests_total{route="/api/v1/auth/login",status="200"} 12\n'] } } },
+};
 
-interface OpenApiDoc {
-  info: { title: string; version: string; description?: string };
-  paths: Record<string, Record<string, { summary?: string; description?: string; tags?: string[] }>>;
+/** ReDoc's browser bundle (npm package `redoc`), read once on first use. */
+let redocBundle: Buffer | undefined;
+function redocScript(): Buffer {
+  redocBundle ??= readFileSync(createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'));
+  return redocBundle;
 }
 
-/** A readable, script-free reference of every operation, grouped by tag. */
-function renderReference(doc: OpenApiDoc): string {
-  const groups = new Map<string, string[]>();
-  for (const [path, ops] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(ops)) {
-      const tag = op.tags?.[0] ?? 'Other';
-      const row = `<section><h3><code>${method.toUpperCase()} ${escape(path)}</code></h3><p><strong>${escape(op.summary ?? '')}</strong></p><p>${escape(op.description ?? '')}</p></section>`;
-      groups.set(tag, [...(groups.get(tag) ?? []), row]);
-    }
-  }
-  const body = [...groups.entries()].map(([tag, rows]) => `<h2>${escape(tag)}</h2>${rows.join('')}`).join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(doc.info.title)} API reference</title>
-<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}h2{border-bottom:1px solid #ccc;padding-top:1rem}section{margin:0 0 1rem}code{background:#f3f3f3;padding:.1rem .3rem}</style></head>
-<body><h1>${escape(doc.info.title)} ${escape(doc.info.version)}</h1><p>${escape(doc.info.description ?? '')}</p>
-<p>Schemas and examples: <a href="/api/docs">interactive documentation</a> · <a href="/api/openapi.json">OpenAPI document</a></p>${body}</body></html>`;
-}
+/**
+ * The ReDoc page: the bundle from this service (no CDN), the document from /api/openapi.json.
+ * It runs under the service's CSP (scripts and styles from 'self' and inline, no eval) with data:
+ * images; its search index would run in a blob: worker, which the CSP refuses, so search is off.
+ */
+/**
+ * The service's CSP plus `img-src data:`: ReDoc draws its icons as data: images. Nothing else is
+ * relaxed (no eval, nothing from another origin: the vendor's logo stays out). docs/decisions.md
+ * "OpenAPI document".
+ */
+const REDOC_CSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:";
+
+const REDOC_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Strongroom API reference</title><style>body{margin:0}</style></head>
+<body><redoc spec-url="/api/openapi.json" disable-search="true" hide-download-button="false" expand-responses="" required-props-first="true" path-in-middle-panel="true"></redoc>
+<script src="/api/redoc/redoc.standalone.js"></script></body></html>
+`;
 
 /** `Authorization: Bearer <token>`, compared in constant time (SHA-256 of both sides). */
 function requireMetricsToken(token: string) {
@@ -101,7 +116,7 @@ function probeRoutes(app: App, s: OpsRouteDeps, metrics: { token: string | undef
     tags: ['Operations'],
     summary: 'Liveness and database readiness',
     description: 'Answers 200 when the process is up and the database answers a query, 503 when the database does not. Open: no token.',
-    response: { 200: Health, 503: Health },
+    response: { 200: Health, 503: Degraded },
   };
   app.get('/health', { schema: healthSchema }, health);
   app.get('/api/health', { schema: healthSchema }, health);
@@ -114,7 +129,8 @@ function probeRoutes(app: App, s: OpsRouteDeps, metrics: { token: string | undef
       tags: ['Operations'],
       summary: 'Prometheus metrics',
       description: token === undefined ? description : `${description} Requires \`Authorization: Bearer <METRICS_TOKEN>\`; without it, or with another, 401 \`METRICS_TOKEN_REQUIRED\`.`,
-      ...(token === undefined ? {} : { response: errors(401) }),
+      ...(token === undefined ? {} : { security: [{ metricsToken: [] }], response: { 200: MetricsText, ...errors(OpsErrors.METRICS_TOKEN_REQUIRED) } }),
+      ...(token === undefined ? { response: { 200: MetricsText } } : {}),
     },
     onRequest: token === undefined ? undefined : requireMetricsToken(token),
   }, async (_req, reply) => {
@@ -131,13 +147,13 @@ export function opsRoutes(s: OpsRouteDeps): FastifyPluginAsync {
     probeRoutes(app, s, exposure.on === 'public' ? exposure : null);
 
     app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-    app.get('/api', { schema: { tags: ['Operations'], summary: 'Where the API documentation is', response: { 200: Type.Object({ name: Type.String(), version: Type.String(), openapi: Type.String(), docs: Type.String(), redoc: Type.String() }), ...errors(500) } } }, async () => ({
+    app.get('/api', { schema: { tags: ['Operations'], summary: 'Where the API documentation is', response: { 200: Type.Object({ name: Type.String(), version: Type.String(), openapi: Type.String(), docs: Type.String(), redoc: Type.String() }, { title: 'ApiIndex', description: 'Where the OpenAPI document and its readable forms are.', examples: [{ name: 'Strongroom', version: '1.0', openapi: '/api/openapi.json', docs: '/api/docs', redoc: '/api/redoc' }] }) } } }, async () => ({
       name: 'Strongroom', version: '1.0', openapi: '/api/openapi.json', docs: '/api/docs', redoc: '/api/redoc',
     }));
-    app.get('/api/redoc', { schema: { hide: true } }, async (_req, reply) => {
-      reply.header('content-type', 'text/html; charset=utf-8');
-      return renderReference(app.swagger() as unknown as OpenApiDoc);
-    });
+    app.get('/api/redoc', { schema: { hide: true } }, async (_req, reply) =>
+      reply.type('text/html; charset=utf-8').header('content-security-policy', REDOC_CSP).send(REDOC_PAGE));
+    app.get('/api/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) =>
+      reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=86400').send(redocScript()));
     await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { docExpansion: 'list', deepLinking: true }, staticCSP: false });
   };
 }

@@ -1,23 +1,71 @@
 /** Schemas shared by every capability: the error body and small building blocks. */
 import Type, { type TSchema } from 'typebox';
+import { describeSchemaErrors, summarise, type FieldProblem, type SchemaError } from './validation-messages.js';
+
+const ErrorDetails = Type.Object(
+  { request_id: Type.String({ format: 'uuid', description: 'This request\'s id, also in the `X-Request-ID` header: quote it to support; it finds the request\'s log line and trace.' }) },
+  { additionalProperties: true, description: 'What the error code documents, and always `request_id`.' },
+);
+
+const EXAMPLE_REQUEST_ID = '7d4e9a1c-5b2f-4c3d-8e6a-0f1b2c3d4e5f';
 
 export const ErrorBody = Type.Object(
   {
     status_code: Type.Integer({ examples: [401] }),
     error_code: Type.String({ examples: ['INVALID_CREDENTIALS'] }),
     message: Type.String({ examples: ['The username or password is incorrect.'] }),
-    details: Type.Object(
-      { request_id: Type.String({ format: 'uuid', description: 'This request\'s id, also in the `X-Request-ID` header: quote it to support; it finds the request\'s log line and trace.' }) },
-      { additionalProperties: true, description: 'What the error code documents, and always `request_id`.' },
-    ),
+    details: ErrorDetails,
   },
-  { description: 'SPEC error body. `error_code` is stable; `message` is for people; `details.request_id` names the request.' },
+  { description: 'The error body of every error. `error_code` is stable; `message` is for people; `details.request_id` names the request.' },
 );
 
-/** Error responses for a route, keyed by status, for its `response` schema. */
-export function errors(...statuses: number[]): Record<number, TSchema> {
+/** What `errors()` and the document's transform need of an error code: its catalogue entry. */
+export interface DeclaredError {
+  readonly code: string;
+  readonly status: number;
+  readonly message: string;
+}
+
+/**
+ * The response of one error status: `error_code` is one of `declared` (an enum a generator
+ * turns into a union), `status_code` is the status, and the example is the first code's body.
+ */
+export function errorResponse(status: number, declared: readonly DeclaredError[]): TSchema {
+  const unique = [...new Map(declared.filter((d) => d.status === status).map((d) => [d.code, d])).values()];
+  if (unique.length === 0) throw new Error(`errorResponse(${status}): no error code with this status`);
+  const first = unique[0]!;
+  return Type.Object(
+    {
+      status_code: Type.Integer({ enum: [status], description: 'The HTTP status, repeated.' }),
+      error_code: Type.String({ enum: unique.map((d) => d.code), description: 'Stable: match on it, never on `message`.' }),
+      message: Type.String({ description: 'For people; may change.' }),
+      details: ErrorDetails,
+    },
+    {
+      description: unique.map((d) => `\`${d.code}\`: ${d.message}`).join('\n\n'),
+      examples: [{ status_code: status, error_code: first.code, message: first.message, details: { request_id: EXAMPLE_REQUEST_ID } }],
+    },
+  );
+}
+
+/** The error codes an `errorResponse` schema lists (none for any other schema). */
+export function declaredCodes(schema: unknown): string[] {
+  const codes = (schema as { properties?: { error_code?: { enum?: unknown } } } | undefined)?.properties?.error_code?.enum;
+  return Array.isArray(codes) ? codes.filter((c): c is string => typeof c === 'string') : [];
+}
+
+/**
+ * A route's error responses, from the error codes it can answer with: one response per status,
+ * its `error_code` an enum of those codes. Name the codes the route itself raises (its service's
+ * catalogue and `CommonErrors`); the codes every route of a kind can return (the bearer guard's,
+ * a body's parsing and schema, transport encryption, rate limits) are added to the document by
+ * src/openapi.ts, so they need not be listed.
+ *
+ *     response: { 200: UserSchema, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.UNKNOWN_ROLE) }
+ */
+export function errors(...declared: DeclaredError[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const s of statuses) out[s] = ErrorBody;
+  for (const status of new Set(declared.map((d) => d.status))) out[status] = errorResponse(status, declared);
   return out;
 }
 
@@ -41,25 +89,28 @@ export const NO_NUL = '^[^\\u0000]*$';
  * The fields a body failed its schema on (`attachValidation: true`), for a route that answers
  * with its own 400 code (a configuration route) rather than VALIDATION_ERROR.
  */
-export function schemaFields(validationError: unknown): Array<{ field: string; message: string }> {
-  const v = validationError as { validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }> };
-  return (v.validation ?? []).map((e) => {
-    const at = (e.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-    const named = e.params?.additionalProperty ?? e.params?.missingProperty; // the property itself, not its parent
-    return { field: [at, named === undefined ? '' : String(named)].filter((p) => p !== '').join('.') || 'body', message: e.message ?? 'is not valid' };
-  });
+export function schemaFields(validationError: unknown): Array<Omit<FieldProblem, 'location'>> {
+  const v = validationError as { validation?: SchemaError[]; validationContext?: string };
+  return describeSchemaErrors(v.validation ?? [], v.validationContext ?? 'body').map(({ location: _l, ...p }) => ({ ...p, field: p.field === '(root)' ? 'body' : p.field }));
 }
 
 /**
- * SPEC's configuration routes (`ldap/config`, `saml/config`) read and write on one POST: no body
+ * The configuration routes (`ldap/config`, `saml/config`) read and write on one POST: no body
  * (or `{}`) reads, and its schema errors only say it is not a configuration; a body writes, and
  * any schema problem (or one in the query string) is the route's own 400 naming the fields.
  * The body to write, or undefined for a read.
  */
-export function configBody<T>(request: { body: unknown; validationError?: Error }, invalid: (details: { fields: Array<{ field: string; message: string }> }) => Error): T | undefined {
+export function configBody<T>(request: { body: unknown; query?: unknown; validationError?: Error; getValidationFunction?(part: 'querystring'): (((input: unknown) => boolean) & { errors?: unknown }) | undefined }, invalid: (details: { fields: Array<{ field: string; message: string }> }, options: { message: string }) => Error): T | undefined {
   const body = request.body;
   const empty = body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0);
   const error = request.validationError as (Error & { validationContext?: string }) | undefined;
-  if (error && (error.validationContext === 'querystring' || !empty)) throw invalid({ fields: schemaFields(error) });
+  const refuse = (e: unknown, location: string): Error => {
+    const fields = schemaFields(e);
+    return invalid({ fields }, { message: summarise(fields.map((f) => ({ ...f, location }))) });
+  };
+  if (error && (error.validationContext === 'querystring' || !empty)) throw refuse(error, error.validationContext ?? 'body');
+  // Fastify stops at the body's failure: a read's query is checked here.
+  const query = error?.validationContext === 'body' ? request.getValidationFunction?.('querystring') : undefined;
+  if (query && !query(request.query)) throw refuse({ validation: query.errors ?? [], validationContext: 'querystring' }, 'querystring');
   return empty ? undefined : (body as T);
 }

@@ -24,6 +24,8 @@ import * as notificationTemplates from './022-notification-templates.js';
 import * as pushCodeDevice from './023-push-code-device.js';
 import * as otpDeviceIndex from './024-otp-device-index.js';
 import * as channelAccess from './025-channel-access.js';
+import * as userLifecycle from './026-user-lifecycle.js';
+import * as roleAdmin from './027-role-admin.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -52,6 +54,8 @@ export const migrations: Record<string, Migration> = {
   '023-push-code-device': pushCodeDevice,
   '024-otp-device-index': otpDeviceIndex,
   '025-channel-access': channelAccess,
+  '026-user-lifecycle': userLifecycle,
+  '027-role-admin': roleAdmin,
 };
 
 export const migrationProvider: MigrationProvider = {

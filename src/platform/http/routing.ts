@@ -1,0 +1,125 @@
+/**
+ * What the router does not say by itself: which methods a path takes. Every route is recorded
+ * as it is registered; a request the router cannot match is then told apart:
+ *
+ * - a path no route has: 404 NOT_FOUND;
+ * - a path some route has, with another method: 405 METHOD_NOT_ALLOWED, the `Allow` header and
+ *   `details.allowed` listing the methods it takes (HEAD wherever GET is, and OPTIONS);
+ * - OPTIONS on a path some route has (and not a CORS preflight, which src/platform/http/cors.ts
+ *   answers when CORS is on): 204 with `Allow`.
+ *
+ * Query parameters on a route that takes a JSON body and no query are refused (422
+ * VALIDATION_ERROR naming them): such a client is sending in the URL, where proxies and browser
+ * history keep it, what belongs in the body (a password, say). Their values are never echoed
+ * nor logged.
+ */
+import type { FastifyRequest, RouteOptions } from 'fastify';
+import { AppError, CommonErrors } from '../errors.js';
+
+/** Methods in the order `Allow` lists them. */
+const ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/** A route pattern as a regular expression over the path: `:name` one segment, `:name(re)` its expression, `*` the rest. */
+export function patternRegExp(url: string): RegExp {
+  let source = '';
+  for (let i = 0; i < url.length;) {
+    const c = url[i]!;
+    if (c === '*') {
+      source += '.*';
+      i++;
+    } else if (c === ':' && url[i + 1] !== ':') {
+      let j = i + 1;
+      while (j < url.length && /[A-Za-z0-9_]/.test(url[j]!)) j++;
+      if (url[j] === '(') {
+        let depth = 0;
+        let k = j;
+        for (; k < url.length; k++) {
+          if (url[k] === '(') depth++;
+          else if (url[k] === ')' && --depth === 0) break;
+        }
+        source += `(?:${url.slice(j + 1, k).replace(/^\^/, '').replace(/\$$/, '')})`;
+        i = k + 1;
+      } else {
+        source += '[^/]+';
+        i = j;
+      }
+    } else {
+      const literal = c === ':' ? ':' : c;
+      source += literal.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+      i += c === ':' ? 2 : 1;
+    }
+  }
+  return new RegExp(`^${source}$`);
+}
+
+/** A route as registered: what the schema walkers of the tests (and 405 answers) read. */
+export interface KnownRoute {
+  method: string;
+  url: string;
+  schema: RouteOptions['schema'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route of this app as registered (HEAD and OPTIONS included), with its schema. */
+    knownRoutes(): readonly KnownRoute[];
+  }
+}
+
+export interface RouteTable {
+  /** An `onRoute` hook: records each route's pattern and method. */
+  onRoute(route: RouteOptions): void;
+  /** The methods `path` takes, in `Allow` order (with OPTIONS), or [] when no route has it. */
+  allowed(path: string): string[];
+  list(): readonly KnownRoute[];
+}
+
+export function routeTable(): RouteTable {
+  const patterns = new Map<string, { re: RegExp; methods: Set<string> }>();
+  const known: KnownRoute[] = [];
+  return {
+    list: () => known,
+    onRoute(route) {
+      const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase());
+      for (const method of methods) known.push({ method, url: route.url, schema: route.schema });
+      // The CORS plugin's catch-all preflight route names no path of ours.
+      if (route.url === '*' || route.url === '/*') return;
+      let entry = patterns.get(route.url);
+      if (!entry) patterns.set(route.url, (entry = { re: patternRegExp(route.url), methods: new Set() }));
+      for (const m of methods) entry.methods.add(m);
+    },
+    allowed(path) {
+      const found = new Set<string>();
+      for (const { re, methods } of patterns.values()) if (re.test(path)) for (const m of methods) found.add(m);
+      if (found.size === 0) return [];
+      if (found.has('GET')) found.add('HEAD');
+      found.add('OPTIONS');
+      return ORDER.filter((m) => found.has(m));
+    },
+  };
+}
+
+/** 405 METHOD_NOT_ALLOWED for `method` on a path that takes `allowed`. */
+export function methodNotAllowed(method: string, allowed: string[]): AppError {
+  const allow = allowed.join(', ');
+  return CommonErrors.METHOD_NOT_ALLOWED({ method, allowed }, {
+    headers: { allow },
+    message: `This path does not take ${method.slice(0, 16)}; it takes ${allow}.`,
+  });
+}
+
+/**
+ * An `onRequest` hook: refuses query parameters on a route that declares a body and no query
+ * (422 VALIDATION_ERROR). Only the parameters' names are told, never their values.
+ */
+export async function refuseQueryOnBodyRoute(request: FastifyRequest): Promise<void> {
+  const q = request.url.indexOf('?');
+  if (q === -1 || q === request.url.length - 1) return;
+  const schema = request.routeOptions.schema as { body?: unknown; querystring?: unknown } | undefined;
+  if (!schema?.body || schema.querystring) return;
+  const names = [...new Set([...new URLSearchParams(request.url.slice(q + 1)).keys()])].filter((n) => n !== '').map((n) => n.slice(0, 64)).slice(0, 20);
+  if (names.length === 0) return;
+  throw CommonErrors.VALIDATION_ERROR({
+    fields: names.map((field) => ({ location: 'querystring', field, constraint: 'no_query', message: 'is not read from the query string: send it as a field of the JSON body' })),
+  }, { message: `This route takes no query parameters: send ${names.join(', ')} as fields of the JSON body (Content-Type: application/json), not in the URL.` });
+}
