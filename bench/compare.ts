@@ -3,7 +3,7 @@
  * two builds side by side in one run, for a change that touches them: the working tree against
  * `--before` (default `HEAD`), each built the same way (`tsc -p tsconfig.build.json`; the older
  * one in a temporary git worktree sharing this tree's node_modules), each on its own database of
- * one durable PostgreSQL. Rows: validate, an authenticated route (`GET /admin/users?page_size=1`)
+ * one durable PostgreSQL. Rows: validate, an authenticated route (`GET /admin/users?limit=1`)
  * and refresh; first with no access policy, then with a web policy (IP allow list) covering
  * every request. The two builds take turns, a round at a time and in alternating order, so
  * other load that comes and goes weighs on both alike. Prints each row's rates and their ratio.
@@ -69,7 +69,7 @@ async function startSide(name: string, root: string, databaseUrl: string): Promi
 
 const ROWS: Array<[string, (s: Side) => Promise<Rate>]> = [
   ['POST /auth/validate', (s) => cannon({ url: `${s.server.url}/api/v1/auth/validate`, method: 'POST', headers: { authorization: `Bearer ${s.user.access_token}` }, connections: CONNECTIONS, seconds: SECONDS })],
-  ['GET /admin/users?page_size=1', (s) => cannon({ url: `${s.server.url}/api/v1/admin/users?page_size=1`, headers: { authorization: `Bearer ${s.admin.access_token}` }, connections: CONNECTIONS, seconds: SECONDS })],
+  ['GET /admin/users?limit=1', (s) => cannon({ url: `${s.server.url}/api/v1/admin/users?limit=1`, headers: { authorization: `Bearer ${s.admin.access_token}` }, connections: CONNECTIONS, seconds: SECONDS })],
   ['POST /auth/refresh', (s) => closedLoop({
     workers: REFRESH_WORKERS, warmupMs: 500, seconds: SECONDS,
     makeWorker: (i) => async () => {

@@ -116,7 +116,7 @@ function encryptedValidateLoad(base: string, token: string, bodies: { next(): st
 /** An authenticated GET, sealed under the session key when `encrypted` (AES-GCM only, no RSA). */
 function listUsersLoad(base: string, token: string, encrypted: boolean, seconds: number): Promise<Rate> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(encrypted ? { 'x-encrypted': 'true' } : {}) };
-  return cannon({ url: `${base}/api/v1/admin/users?page_size=1`, headers, connections: LOAD.httpConnections, seconds });
+  return cannon({ url: `${base}/api/v1/admin/users?limit=1`, headers, connections: LOAD.httpConnections, seconds });
 }
 
 /**
@@ -268,9 +268,9 @@ async function main(): Promise<void> {
     () => validateLoad(server.url, user.access_token, { connections: LOAD.httpConnections, seconds: LOAD.abSeconds }),
     () => encryptedValidateLoad(server.url, user.access_token, envelopes, LOAD.abSeconds));
 
-  console.log(`GET /admin/users?page_size=1, plaintext and under the session key in turns (${turns}) ...`);
+  console.log(`GET /admin/users?limit=1, plaintext and under the session key in turns (${turns}) ...`);
   const adminSession = await encryptedLogin(server.url, serverPem, ADMIN.username, ADMIN.password);
-  await checkSealedGet(`${server.url}/api/v1/admin/users?page_size=1`, adminSession);
+  await checkSealedGet(`${server.url}/api/v1/admin/users?limit=1`, adminSession);
   await listUsersLoad(server.url, adminSession.access_token, true, LOAD.warmupSec);
   const [listPlain, listEnc] = await alternate(['admin users', 'admin users (encrypted)'], server.pid,
     () => listUsersLoad(server.url, adminSession.access_token, false, LOAD.abSeconds),
@@ -389,8 +389,8 @@ async function main(): Promise<void> {
     // in turns with it. No CPU/op on the RSA rows: each turn also spends CPU on a key pair and a warm-up.
     row({ key: 'validate_alongside_rps', label: 'POST /auth/validate, plaintext (in turns)', figure: `${fmt(validatePlain.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: validatePlain.rate.perSec }, validatePlain),
     row({ key: 'validate_encrypted_rps', label: 'POST /auth/validate, encrypted (pre-auth)', figure: `${fmt(validateEnc.rate.perSec)} req/s`, ratio: fmt(validateEncRatio, 2), target: '>= 0.85 of plaintext', met: validateEncRatio >= 0.85, value: validateEnc.rate.perSec }, validateEnc),
-    row({ key: 'admin_users_rps', label: 'GET /admin/users?page_size=1, plaintext (in turns)', figure: `${fmt(listPlain.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: listPlain.rate.perSec }, listPlain),
-    row({ key: 'admin_users_encrypted_rps', label: 'GET /admin/users?page_size=1, session key', figure: `${fmt(listEnc.rate.perSec)} req/s`, ratio: fmt(listEncRatio, 2), target: '>= 0.85 of plaintext', met: listEncRatio >= 0.85, value: listEnc.rate.perSec }, listEnc),
+    row({ key: 'admin_users_rps', label: 'GET /admin/users?limit=1, plaintext (in turns)', figure: `${fmt(listPlain.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: listPlain.rate.perSec }, listPlain),
+    row({ key: 'admin_users_encrypted_rps', label: 'GET /admin/users?limit=1, session key', figure: `${fmt(listEnc.rate.perSec)} req/s`, ratio: fmt(listEncRatio, 2), target: '>= 0.85 of plaintext', met: listEncRatio >= 0.85, value: listEnc.rate.perSec }, listEnc),
     row({ key: 'login_encrypted_rps', label: 'POST /auth/login, encrypted', figure: `${fmt(loginEnc.rate.perSec, 2)} /s`, ratio: fmt(loginEncRatio, 2), target: 'vs plaintext login', met: null, value: loginEnc.rate.perSec }, loginEnc),
     row({ key: 'openssl_rsa2048_sign', label: 'openssl speed rsa2048, sign/s (1 core)', figure: `${fmt(openssl1.rate.perSec)} /s`, ratio: '1.00', target: 'baseline', met: null, value: openssl1.rate.perSec }, openssl1, NaN),
     row({ key: 'rsa_oaep_decrypt_rate', label: 'plugin RSA-OAEP-2048 decrypt (1 core)', figure: `${fmt(rsa1.rate.perSec)} /s`, ratio: fmt(rsa1Ratio, 2), target: 'vs openssl', met: null, value: rsa1.rate.perSec }, rsa1, NaN),

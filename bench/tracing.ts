@@ -4,7 +4,7 @@
  * one durable PostgreSQL: tracing off (no OTEL_* variable), on with every trace kept, and on with
  * a tenth kept (`parentbased_traceidratio` 0.1), the two exporting over OTLP/HTTP to a collector
  * stand-in in this process that reads and drops what it gets. Rows: validate and an authenticated
- * route that reads the database (`GET /admin/users?page_size=1`). The sides take turns, a round at
+ * route that reads the database (`GET /admin/users?limit=1`). The sides take turns, a round at
  * a time in rotating order, so other load weighs on all alike. Prints each row's rates and their
  * ratio to the side with tracing off. (bench/compare.ts compares two builds with one
  * environment; this compares one build with three.)
@@ -42,7 +42,7 @@ interface Side { name: string; server: Child; token: string }
 
 const ROWS: Array<[string, (s: Side) => Promise<Rate>]> = [
   ['POST /auth/validate', (s) => cannon({ url: `${s.server.url}/api/v1/auth/validate`, method: 'POST', headers: { authorization: `Bearer ${s.token}` }, connections: CONNECTIONS, seconds: SECONDS })],
-  ['GET /admin/users?page_size=1', (s) => cannon({ url: `${s.server.url}/api/v1/admin/users?page_size=1`, headers: { authorization: `Bearer ${s.token}` }, connections: CONNECTIONS, seconds: SECONDS })],
+  ['GET /admin/users?limit=1', (s) => cannon({ url: `${s.server.url}/api/v1/admin/users?limit=1`, headers: { authorization: `Bearer ${s.token}` }, connections: CONNECTIONS, seconds: SECONDS })],
 ];
 
 async function startSide(name: string, env: Record<string, string>, database: string): Promise<Side> {

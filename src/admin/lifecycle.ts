@@ -8,9 +8,9 @@
  *   session, so a sign-in racing a change either ends before it (and its session is ended by it)
  *   or sees the changed account;
  * - disabling or deleting ends every session of the user at once (and their refresh tokens);
- * - a change of roles that takes away any permission ends the user's sessions at once; one that
- *   only adds permissions reaches the user at their next refresh (refresh reads the grants), so
- *   within the access-token lifetime; branches are not in tokens;
+ * - any change of roles ends the user's sessions at once (their second factor, channel access and
+ *   limits were decided on the old roles); branches are not in tokens;
+ * - an administrator acts only on accounts whose every permission they hold (`assertTargetHeld`);
  * - nobody disables or deletes their own account, and no change leaves no active account with
  *   the `admin` role (such changes are counted one at a time, under an advisory lock);
  * - a role given to a user grants only permissions its giver holds (`assertRolesHeld`).
@@ -26,7 +26,7 @@ import type { RequestActor } from '../sessions/guard.js';
 import type { Session, SessionService } from '../sessions/service.js';
 import { lockUserRow, type UserRow, type UserStore } from '../users/store.js';
 import { AdminErrors } from './errors.js';
-import { assertRolesHeld } from './roles-held.js';
+import { assertRolesHeld, assertTargetHeld } from './roles-held.js';
 import type { DirectoryQuery, DirectoryUser, UserDirectory } from './user-directory.js';
 
 export const ADMIN_ROLE = 'admin';
@@ -84,6 +84,7 @@ export class UserLifecycle {
     const d = this.deps;
     const ended = await d.db.transaction().execute(async (trx) => {
       const before = await this.lockLive(trx, uuid);
+      await assertTargetHeld(trx, d.users, who.actor.uuid, before.id);
       const roles = change.roles === undefined ? undefined : await this.knownRoles(trx, change.roles);
       if (roles !== undefined) await assertRolesHeld(trx, d.users, who.actor.uuid, roles.filter((r) => !before.roles.includes(r)));
       const entityIds = change.entities === undefined ? undefined : await this.knownEntities(trx, change.entities, before.entities);
@@ -98,7 +99,10 @@ export class UserLifecycle {
       if (entityIds !== undefined) await d.entities.setLinks(trx, before.id, entityIds);
       const permissionsAfter = roles === undefined ? permissionsBefore : (await d.users.grants(before.id, trx)).permissions;
       const lost = permissionsBefore.filter((p) => !permissionsAfter.includes(p));
-      const endAll = change.active === false || lost.length > 0;
+      // Any change of roles ends the sessions: a session's second factor, channel access and
+      // limits were decided on the roles it signed in with (a new role may require a factor).
+      const rolesChanged = roles !== undefined && roles.join() !== [...before.roles].sort().join();
+      const endAll = change.active === false || lost.length > 0 || rolesChanged;
       const ended = endAll ? await d.sessions.endAllForUser(trx, before.id, 'admin') : [];
       const after = await this.get(uuid, trx);
       const event: AuditEvent = change.active === false && before.is_active ? 'USER_DISABLED' : change.active === true && !before.is_active ? 'USER_ENABLED' : 'USER_UPDATED';
@@ -118,6 +122,7 @@ export class UserLifecycle {
     const ended = await d.db.transaction().execute(async (trx) => {
       const user = await this.lockLive(trx, uuid);
       if (who.actor.uuid === user.uuid) throw AdminErrors.CANNOT_DISABLE_SELF();
+      await assertTargetHeld(trx, d.users, who.actor.uuid, user.id);
       if (user.roles.includes(ADMIN_ROLE) && user.is_active) await this.keepAnAdmin(trx, user.id);
       await d.users.markDeleted(trx, user.id, who.actor.uuid, new Date(d.clock.now()));
       const ids = await d.sessions.endAllForUser(trx, user.id, 'admin');
@@ -142,6 +147,7 @@ export class UserLifecycle {
     const d = this.deps;
     const user = await this.get(uuid);
     const ended = await d.db.transaction().execute(async (trx) => {
+      await assertTargetHeld(trx, d.users, who.actor.uuid, user.id);
       let ids: string[];
       if (sessionId === undefined) {
         ids = await d.sessions.endAllForUser(trx, user.id, 'admin');

@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/service.js';
 import type { CredentialService } from '../credentials/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Clock } from '../platform/clock.js';
+import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { LoginAttempts } from '../policy/lockout.js';
@@ -27,6 +28,7 @@ export interface AdminDeps {
   mailer: Mailer;
   guard: Guard;
   entities: EntityStore;
+  keys: KeyMaterial;
 }
 
 export interface AdminProvides {
@@ -44,7 +46,7 @@ export function adminModule(deps: AdminDeps): Module<AdminProvides> {
   const admin = new AdminService(deps);
   const directory = new UserDirectory(deps);
   const lifecycle = new UserLifecycle({ ...deps, directory });
-  const routes = [adminRoutes({ ...deps, admin, directory }), userRoutes({ ...deps, lifecycle, directory })];
+  const routes = [adminRoutes({ ...deps, admin, directory }), userRoutes({ ...deps, lifecycle, directory, deviceTags: deps.keys.hasher('ip', 'admin-device-tag') })];
   return {
     name: 'admin',
     provides: { consoleAdmin: new AdminService({ ...deps, mailer: undefined }), userLifecycle: lifecycle },

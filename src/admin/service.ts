@@ -23,7 +23,7 @@ import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
 import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
 import type { RequestActor } from '../sessions/guard.js';
 import { AdminErrors } from './errors.js';
-import { assertRolesHeld } from './roles-held.js';
+import { assertRolesHeld, assertTargetHeld } from './roles-held.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
 /** Where a temporary password went: to the user's mailbox, or back in the response. */
@@ -134,6 +134,7 @@ export class AdminService {
     const d = this.deps;
     const user = await this.findUser(uuid);
     if (user.deleted_at !== null) throw AdminErrors.ACCOUNT_DELETED();
+    await assertTargetHeld(d.db, d.users, actor.uuid, user.id);
     const delivery = this.deliveryFor(user);
     const who = { reset_by: actor.username, reset_by_id: actor.uuid };
     const password = await d.credentials.temporaryPassword(user);
@@ -154,6 +155,7 @@ export class AdminService {
 
   async unlock(uuid: string, actor: RequestActor, ctx: AuditContext = {}): Promise<UserRow> {
     const user = await this.findUser(uuid);
+    await assertTargetHeld(this.deps.db, this.deps.users, actor.uuid, user.id);
     // The password's counter and the PIN's (src/pins/service.ts): unlocking is for the account.
     await this.deps.attempts.reset(this.deps.attempts.userKey(user.id));
     await this.deps.attempts.reset(pinKeyOf(this.deps.attempts.userKey(user.id)));

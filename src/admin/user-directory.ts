@@ -45,7 +45,7 @@ export function encodeCursor(username: string): string {
 export function decodeCursor(cursor: string): string {
   try {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { v?: unknown; after?: unknown };
-    if (parsed.v === CURSOR_VERSION && typeof parsed.after === 'string' && parsed.after.length > 0 && parsed.after.length <= 64) return parsed.after;
+    if (parsed.v === CURSOR_VERSION && typeof parsed.after === 'string' && parsed.after.length > 0) return parsed.after;
   } catch {
     // falls through to the refusal
   }

@@ -3,7 +3,7 @@
  * soft-delete, and list or end a user's sessions. Each route names its permission; users are
  * named by their uuid (an integer id is refused, saying so).
  */
-import { createHash } from 'node:crypto';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CommonErrors } from '../platform/errors.js';
@@ -26,6 +26,8 @@ export interface UserRouteDeps {
   sessions: SessionService;
   users: UserStore;
   guard: Guard;
+  /** Keyed hashes of device fingerprints, to tell a user's devices apart without showing one. */
+  deviceTags: Hasher;
 }
 
 const tags = ['Administration'];
@@ -72,14 +74,14 @@ const SessionView = Type.Object({
   expires_at: Type.String({ ...ISO, description: 'The end of the session\'s lifetime, whatever its activity.' }),
   idle_expires_at: Type.String({ ...ISO, description: 'When it ends for inactivity unless a request comes first (from the recorded activity).' }),
   mfa_completed: Type.Boolean(),
-  device_fingerprint_sha256: Nullable(Type.String({ description: 'SHA-256 (hex) of the device fingerprint the session is bound to, never the fingerprint itself; null: not bound to a device.', examples: ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'] })),
+  device_tag: Nullable(Type.String({ description: 'The device the session is bound to, as a keyed hash of its fingerprint (HMAC-SHA-256 under the server\'s key, hex): the same device shows the same tag on every session and node; the fingerprint itself is never shown and cannot be guessed from the tag. null: not bound to a device.', examples: ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'] })),
   ip_address: Type.String({ description: 'As stored: an HMAC of the client address under the server\'s key, never the address itself.', examples: ['5d41402abc4b2a76b9719d911017c592ae1c2b7dd1b0ea6b51cdc0f1a2b3c4d5'] }),
   user_agent: Type.String({ examples: ['Mozilla/5.0 (X11; Linux x86_64)'] }),
 }, { title: 'AdminUserSession', description: 'A session as administrators see it: never a token or a key.' });
 
 const SESSION_EXAMPLE = {
   session_id: '8e2b7c1d-4f3a-4b5c-9d6e-7f8a9b0c1d2e', channel: 'web', created_at: '2026-11-27T08:00:00.000Z', last_activity: '2026-11-27T08:40:00.000Z',
-  expires_at: '2026-12-04T08:00:00.000Z', idle_expires_at: '2026-11-27T09:10:00.000Z', mfa_completed: true, device_fingerprint_sha256: null,
+  expires_at: '2026-12-04T08:00:00.000Z', idle_expires_at: '2026-11-27T09:10:00.000Z', mfa_completed: true, device_tag: null,
   ip_address: '5d41402abc4b2a76b9719d911017c592ae1c2b7dd1b0ea6b51cdc0f1a2b3c4d5', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)',
 };
 const SessionList = Type.Object({ user_id: Type.String({ format: 'uuid', examples: [USER_UUID_EXAMPLE] }), sessions: Type.Array(SessionView, { description: 'Oldest first.' }) }, {
@@ -92,12 +94,12 @@ const SessionsEnded = Type.Object({
 
 const TOKENS_TEXT = 'Disabling ends every session of the user at once: their access tokens are refused from the next request (`401 SESSION_INVALID`), their refresh tokens too. A change of `roles` that takes away a permission ends the user\'s sessions at once; one that only adds permissions reaches the user at their next token refresh or sign-in (within the access-token lifetime, ACCESS_TOKEN_EXPIRE_MINUTES). Branches are not carried in tokens.';
 
-function presentSession(sessions: SessionService, s: Session) {
+function presentSession(sessions: SessionService, tags: Hasher, s: Session) {
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     session_id: s.sessionId, channel: s.channel, created_at: iso(s.createdAt), last_activity: iso(s.lastActivity), expires_at: iso(s.expiresAt),
     idle_expires_at: iso(Math.min(sessions.idleEndsAt(s), s.expiresAt)), mfa_completed: s.mfaCompleted,
-    device_fingerprint_sha256: s.deviceFingerprint === '' ? null : createHash('sha256').update(s.deviceFingerprint).digest('hex'),
+    device_tag: s.deviceFingerprint === '' ? null : tags.hex(s.deviceFingerprint),
     ip_address: s.ipAddress, user_agent: s.userAgent,
   };
 }
@@ -158,7 +160,7 @@ function userRoute(app: App, s: UserRouteDeps, who: Who): void {
       tags, security, summary: 'Delete a user (permission users.delete)',
       description: 'Soft deletion: the account is disabled for good and marked deleted (`status: deleted`, `deleted_at`), every session and refresh token of the user ends at once, and the row stays for the audit trail (USER_DELETED). It can still be read, not changed (`409 ACCOUNT_DELETED`); its username, email and phone stay taken. Erasing personal data is a data-rights request, not this route. `409 CANNOT_DISABLE_SELF` for your own account; `409 LAST_ADMIN` when no other active account would hold the admin role.',
       params: UserIdParams,
-      response: { 200: UserChanged, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.CANNOT_DISABLE_SELF, AdminErrors.LAST_ADMIN, AdminErrors.ACCOUNT_DELETED) },
+      response: { 200: UserChanged, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.CANNOT_DISABLE_SELF, AdminErrors.LAST_ADMIN, AdminErrors.ACCOUNT_DELETED, RoleErrors.PERMISSION_NOT_HELD) },
     },
     onRequest: s.guard.requirePermission('users.delete'), preValidation,
   }, async (request) => {
@@ -180,7 +182,7 @@ function sessionRoutes(app: App, s: UserRouteDeps, who: Who): void {
     onRequest: s.guard.requirePermission('users.read'), preValidation,
   }, async (request) => {
     const r = await s.lifecycle.sessionsOf(request.params.id);
-    return { user_id: r.user.uuid, sessions: r.sessions.map((x) => presentSession(s.sessions, x)) };
+    return { user_id: r.user.uuid, sessions: r.sessions.map((x) => presentSession(s.sessions, s.deviceTags, x)) };
   });
 
   app.delete('/api/v1/admin/users/:id/sessions', {
@@ -188,7 +190,7 @@ function sessionRoutes(app: App, s: UserRouteDeps, who: Who): void {
       tags, security, summary: 'End every session of a user (permission users.update)',
       description: 'Ends every active session of the user now, on every node: their access tokens are refused from the next request and their refresh tokens are revoked. The account stays usable: the user can sign in again. Audited as SESSION_ENDED.',
       params: UserIdParams,
-      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND) },
+      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND, RoleErrors.PERMISSION_NOT_HELD) },
     },
     onRequest: s.guard.requirePermission('users.update'), preValidation,
   }, async (request) => ({ status: 'success' as const, sessions_ended: await s.lifecycle.endSessions(request.params.id, undefined, await who(request)) }));
@@ -198,7 +200,7 @@ function sessionRoutes(app: App, s: UserRouteDeps, who: Who): void {
       tags, security, summary: 'End one session of a user (permission users.update)',
       description: 'Ends the session now, on every node (its access and refresh tokens with it). `404 SESSION_NOT_FOUND` when the user has no active session with this id. Audited as SESSION_ENDED.',
       params: UserSessionParams,
-      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.SESSION_NOT_FOUND) },
+      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.SESSION_NOT_FOUND, RoleErrors.PERMISSION_NOT_HELD) },
     },
     onRequest: s.guard.requirePermission('users.update'), preValidation,
   }, async (request) => ({ status: 'success' as const, sessions_ended: await s.lifecycle.endSessions(request.params.id, request.params.session_id, await who(request)) }));

@@ -11,6 +11,8 @@ import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { auditContext, type AuditLog } from '../audit/service.js';
 import { AdminErrors } from '../admin/errors.js';
+import { assertTargetHeld } from '../admin/roles-held.js';
+import { RoleErrors } from '../roles/errors.js';
 import { confirmCurrentPassword, confirmSecret, resetTokenHolder, type ReauthDeps } from '../credentials/reauth.js';
 import { maskPhone } from '../mfa/otp/templates.js';
 import type { Config } from '../platform/config.js';
@@ -240,7 +242,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
             reset_token: Type.String({ description: 'For `POST /api/v1/auth/reset/pin`; shown once.' }),
             expires_in: Type.Integer({ description: 'Seconds the reset token lives', examples: [600] }),
           }, { examples: [{ status: 'success', reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', expires_in: 600 }] }),
-          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED),
+          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, RoleErrors.PERMISSION_NOT_HELD),
         },
       },
       onRequest: s.guard.requirePermission('users.update'), preValidation: refuseIntegerUserId,
@@ -249,6 +251,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       if (!user) throw AdminErrors.USER_NOT_FOUND();
       if (user.deleted_at !== null) throw AdminErrors.ACCOUNT_DELETED();
       const actor = await requestActor(request, s.users);
+      await assertTargetHeld(s.db, s.users, actor.uuid, user.id);
       const ended = await s.db.transaction().execute(async (trx) => {
         const { hadPin, ended } = await s.pins.remove(trx, user.id);
         await s.audit.record({ ...requestAuditContext(request), eventType: 'PIN_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reset_by: actor.username, reset_by_id: actor.uuid, had_pin: hadPin, ussd_sessions_ended: ended.length } }, trx);

@@ -29,7 +29,7 @@ const TELLER = {
 };
 
 const RoleName = Type.String({ pattern: ROLE_NAME_PATTERN, description: ROLE_NAME_RULE, examples: ['teller.supervisor'] });
-const Description = Type.String({ minLength: 1, maxLength: ROLE_DESCRIPTION_MAX, pattern: NO_NUL, description: 'What the role is for, for people.', examples: [TELLER.description] });
+const Description = Type.String({ minLength: 1, maxLength: ROLE_DESCRIPTION_MAX, pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$', description: 'What the role is for, for people: not blank.', examples: [TELLER.description] });
 const PermissionNames = Type.Array(Type.String({ pattern: PERMISSION_NAME_PATTERN, maxLength: 64 }), {
   maxItems: ROLE_PERMISSIONS_MAX, uniqueItems: true,
   description: 'The whole set of permissions the role grants, by name (`GET /api/v1/admin/permissions` lists them).', examples: [TELLER.permissions],

@@ -105,6 +105,10 @@ export class RoleStore {
    */
   async holdersWhoLost(trx: Db, roleId: number, removed: string[]): Promise<number[]> {
     if (removed.length === 0) return [];
+    // The holders' rows first, in id order (as a change of a user's roles and a sign-in lock
+    // them): a concurrent change of a holder's own roles then commits before this reads what they
+    // hold, or waits for it, so no holder keeps a permission both changes took away.
+    await sql`SELECT id FROM users WHERE id IN (SELECT user_id FROM user_roles WHERE role_id = ${roleId}) ORDER BY id FOR UPDATE`.execute(trx);
     const rows = await sql<{ user_id: number }>`
       SELECT ur.user_id FROM user_roles ur
       WHERE ur.role_id = ${roleId} AND EXISTS (

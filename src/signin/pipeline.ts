@@ -265,11 +265,13 @@ export class SignInPipeline {
       });
       // Under the user's row lock `create` took: an administrator's change that committed while
       // this sign-in ran (the account disabled or deleted, its roles changed) is seen now, so no
-      // session outlives a disabling and no token carries the grants from before a change.
+      // session outlives a disabling and no token carries a grant taken away. The token carries
+      // only what was both admitted (second factor, policy and limits were decided on it) and is
+      // still held: a role added meanwhile waits for the next sign-in rather than skip its checks.
       const fresh = await sql<{ is_active: boolean; roles: string[]; permissions: string[] }>`SELECT u.is_active, ${grantsOf(sql.ref('u.id'))} FROM users u WHERE u.id = ${user.id}`.execute(trx);
       const current = fresh.rows[0];
       if (!current?.is_active) throw SignInErrors.ACCOUNT_DISABLED();
-      grants = { roles: current.roles, permissions: current.permissions };
+      grants = { roles: admitted.roles.filter((r) => current.roles.includes(r)), permissions: admitted.permissions.filter((p) => current.permissions.includes(p)) };
       const familyId = randomUUID();
       await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
       const issued = await this.issuePair(trx, user, grants, created.session, familyId);

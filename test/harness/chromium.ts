@@ -5,6 +5,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
 import { aptInstall } from './apt.js';
 
 export const CHROMIUM_ARGS = [
@@ -35,4 +37,13 @@ export function ensureChromium(): string {
     if (found) return found;
   }
   throw new Error('Chromium is missing: install the Debian package "chromium" (apt-get install chromium), or set CHROMIUM_PATH to a Chromium executable.');
+}
+
+/** The client SDK (packages/client) bundled for the browser, as a bank's web app would ship it. */
+export async function browserSdkBundle(): Promise<string> {
+  const built = await build({
+    entryPoints: [path.resolve(import.meta.dirname, '../../packages/client/src/index.ts')],
+    bundle: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, logLevel: 'silent',
+  });
+  return built.outputFiles[0]!.text;
 }

@@ -3,6 +3,7 @@
  * search through the blind indexes, filters), reading, changing, disabling and soft-deleting
  * them, their sessions, and the one public id (the uuid) on every route that names a user.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/service.js';
 import type { UserRow } from '../../src/users/store.js';
@@ -13,7 +14,7 @@ import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '.
 type Res = Awaited<ReturnType<typeof login>>;
 interface AdminUserView { id: string; uuid: string; username: string; email: string | null; phone: string | null; full_name: string | null; language: string | null; roles: string[]; entities: string[]; status: string; is_active: boolean; locked_until: string | null; deleted_at: string | null }
 interface Page { users: AdminUserView[]; next_cursor: string | null; limit: number }
-interface SessionView { session_id: string; channel: string; device_fingerprint_sha256: string | null; ip_address: string; expires_at: string; idle_expires_at: string }
+interface SessionView { session_id: string; channel: string; device_tag: string | null; ip_address: string; expires_at: string; idle_expires_at: string }
 
 let t: TestApp;
 let root: UserRow;
@@ -263,14 +264,21 @@ describe('roles in tokens', () => {
     expectError(await call('GET', users, undefined, again.access_token), 403, 'PERMISSION_DENIED');
   });
 
-  it('a change that only adds permissions keeps the sessions; the next refresh carries the new ones', async () => {
+  it('threat: a promotion ends the sessions too, so a password-only session never carries a role that needs more (second factor, channel access)', async () => {
     const u = await seedUser(t.s, 'promoted.user', { roles: ['customer'] });
     const s = await signIn(t.app, 'promoted.user');
-    expect((await call('PATCH', `${users}/${u.uuid}`, { roles: ['customer', 'admin'] })).json()).toMatchObject({ sessions_ended: 0 });
-    expectError(await call('GET', users, undefined, s.access_token), 403, 'PERMISSION_DENIED'); // the old token's claims
-    const r = await refresh(s.refresh_token);
-    expect(r.statusCode, r.body).toBe(200);
-    expect((await call('GET', users, undefined, (r.json() as { access_token: string }).access_token)).statusCode).toBe(200);
+    expect((await call('PATCH', `${users}/${u.uuid}`, { roles: ['customer', 'admin'] })).json()).toMatchObject({ sessions_ended: 1 });
+    expectError(await call('GET', users, undefined, s.access_token), 401, 'SESSION_INVALID');
+    expect((await refresh(s.refresh_token)).statusCode).toBe(401);
+    const again = await signIn(t.app, 'promoted.user');
+    expect((await call('GET', users, undefined, again.access_token)).statusCode).toBe(200);
+  });
+
+  it('a change that leaves the roles as they were ends nothing', async () => {
+    const u = await seedUser(t.s, 'same.roles', { roles: ['staff', 'customer'] });
+    const s = await signIn(t.app, 'same.roles');
+    expect((await call('PATCH', `${users}/${u.uuid}`, { roles: ['customer', 'staff'], full_name: 'Same Roles' })).json()).toMatchObject({ sessions_ended: 0 });
+    expect((await call('POST', '/api/v1/auth/validate', undefined, s.access_token)).statusCode).toBe(200);
   });
 
   it('a parallel burst of role changes to one user leaves one whole set, never a mix', async () => {
@@ -294,7 +302,7 @@ describe('sessions of a user', () => {
     const list = res.json() as { user_id: string; sessions: SessionView[] };
     expect(list.user_id).toBe(u.uuid);
     expect(list.sessions.map((x) => x.session_id).sort()).toEqual([web.session_id, other.session_id].sort());
-    expect(list.sessions[0]).toMatchObject({ channel: 'web', device_fingerprint_sha256: null, ip_address: expect.any(String) });
+    expect(list.sessions[0]).toMatchObject({ channel: 'web', device_tag: null, ip_address: expect.any(String) });
     for (const secret of [web.access_token, web.refresh_token, other.access_token]) expect(res.body).not.toContain(secret);
     expect(res.body).not.toContain('aes');
 
@@ -315,14 +323,19 @@ describe('sessions of a user', () => {
     await signIn(t.app, 'many.sessions'); // the account itself is untouched
   });
 
-  it('shows a bound device by the SHA-256 of its fingerprint, never the fingerprint', async () => {
+  it('threat: an administrator reading sessions could replay a device fingerprint: a bound device shows as a keyed hash (the same for the same device), never the fingerprint or its plain hash', async () => {
     const u = await seedUser(t.s, 'mobile.user');
     const fingerprint = 'device-fp-0123456789abcdef';
     const res = await login(t.app, 'mobile.user', STRONG_PASSWORD, { channel: 'mobile', device_fingerprint: fingerprint }, { 'x-device-fingerprint': fingerprint });
     expect(res.statusCode, res.body).toBe(200);
     const list = await call('GET', `${users}/${u.uuid}/sessions`);
     expect(list.body).not.toContain(fingerprint);
-    expect((list.json() as { sessions: SessionView[] }).sessions[0]?.device_fingerprint_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(list.body).not.toContain(createHash('sha256').update(fingerprint).digest('hex'));
+    const tag = (list.json() as { sessions: SessionView[] }).sessions[0]?.device_tag;
+    expect(tag).toMatch(/^[0-9a-f]{64}$/);
+    await login(t.app, 'mobile.user', STRONG_PASSWORD, { channel: 'mobile', device_fingerprint: fingerprint }, { 'x-device-fingerprint': fingerprint });
+    const both = ((await call('GET', `${users}/${u.uuid}/sessions`)).json() as { sessions: SessionView[] }).sessions;
+    expect(both.map((x) => x.device_tag)).toEqual([tag, tag]);
   });
 });
 
@@ -384,6 +397,36 @@ describe('no escalation through user administration', () => {
     expect((await call('PATCH', `${users}/${target.uuid}`, { roles: ['operator', 'help.desk'] }, token)).statusCode).toBe(200);
     expect((await call('PATCH', `${users}/${target.uuid}`, { roles: ['operator'] }, token)).statusCode).toBe(200);
     expect((await call('POST', users, { username: 'desk.made.operator', roles: ['operator'] }, token)).statusCode).toBe(201);
+  });
+
+  it('threat: a holder of users.update cannot take over a more privileged account: re-addressing, resetting the password or PIN, unlocking, disabling, deleting or signing out an administrator is 403 PERMISSION_NOT_HELD, and nothing changes', async () => {
+    const db = t.s.database.db;
+    // A teller: user administration, and whatever a customer may do (so customers are within reach).
+    const customerPermissions = (await db.selectFrom('role_permissions').innerJoin('roles', 'roles.id', 'role_permissions.role_id').innerJoin('permissions', 'permissions.id', 'role_permissions.permission_id').select('permissions.name').where('roles.name', '=', 'customer').execute()).map((p) => p.name);
+    const role = await db.insertInto('roles').values({ name: 'teller.desk', description: 'Teller desk' }).returning('id').executeTakeFirstOrThrow();
+    await db.insertInto('role_permissions').columns(['role_id', 'permission_id'])
+      .expression((eb) => eb.selectFrom('permissions').select([eb.val(role.id).as('role_id'), 'id']).where('name', 'in', ['users.read', 'users.update', 'users.delete', ...customerPermissions])).execute();
+    await seedUser(t.s, 'teller.one', { roles: ['teller.desk'] });
+    const token = (await signIn(t.app, 'teller.one')).access_token;
+    const boss = await seedUser(t.s, 'branch.boss', { roles: ['admin'], email: 'boss@bank.example' });
+    const bossSession = await signIn(t.app, 'branch.boss');
+    const refused = [
+      await call('PATCH', `${users}/${boss.uuid}`, { email: 'teller@evil.example' }, token),
+      await call('PATCH', `${users}/${boss.uuid}`, { active: false }, token),
+      await call('POST', `${users}/${boss.uuid}/reset-password`, undefined, token),
+      await call('POST', `${users}/${boss.uuid}/reset-pin`, undefined, token),
+      await call('POST', `${users}/${boss.uuid}/unlock`, undefined, token),
+      await call('DELETE', `${users}/${boss.uuid}/sessions`, undefined, token),
+      await call('DELETE', `${users}/${boss.uuid}`, undefined, token),
+    ];
+    for (const r of refused) expect(expectError(r, 403, 'PERMISSION_NOT_HELD').details).toMatchObject({ permissions: expect.arrayContaining(['audit.read', 'roles.manage']) });
+    const after = await view(await call('GET', `${users}/${boss.uuid}`));
+    expect(after).toMatchObject({ email: 'boss@bank.example', status: 'active' });
+    expect((await call('POST', '/api/v1/auth/validate', undefined, bossSession.access_token)).statusCode).toBe(200);
+    await signIn(t.app, 'branch.boss'); // the password is unchanged
+    // An account within what the teller holds is theirs to manage.
+    const customer = await seedUser(t.s, 'teller.customer', { roles: ['customer'] });
+    expect((await call('PATCH', `${users}/${customer.uuid}`, { full_name: 'Kofi Mensah' }, token)).statusCode).toBe(200);
   });
 });
 

@@ -59,7 +59,7 @@ describe('threat: a session outlives the access policy that now governs it', () 
   it('an IP rule added mid-session refuses the admin\'s next request from elsewhere: reading users, creating an administrator (none created), refresh (the token not spent)', async () => {
     const victim = await seedUser(t.s, 'guard.victim.admin', { roles: ['admin'] });
     const stolen = await signInFrom(t.app, 'guard.victim.admin', OFFICE);
-    const list = () => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: bearer(stolen.access_token), remoteAddress: ELSEWHERE });
+    const list = () => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: bearer(stolen.access_token), remoteAddress: ELSEWHERE });
     expect((await list()).statusCode).toBe(200);
 
     const id = await createPolicy(t.app, await admin(), { name: 'admins: bank network only', channel: 'web', role: 'admin', rules: { ip: { allow: ['10.0.0.0/8'] } } });
@@ -76,7 +76,7 @@ describe('threat: a session outlives the access policy that now governs it', () 
     expect(spent.map((r) => r.used_at)).toEqual([null]);
 
     // The same session from inside the bank's network goes on, refresh included.
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: bearer(stolen.access_token), remoteAddress: OFFICE })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: bearer(stolen.access_token), remoteAddress: OFFICE })).statusCode).toBe(200);
     expect((await refresh(OFFICE)).statusCode).toBe(200);
     await deletePolicy(t.app, await admin(), id);
     expect(await auditTotal(t.s, victim.uuid, 'POLICY_VIOLATION')).toBe(1); // three refusals within the minute: one row
@@ -208,7 +208,7 @@ describe('threat: a session on another node outlives the policy written on this 
     const writer = (await signInFrom(a.app, 'nodes.admin', OFFICE)).access_token;
     const staff = await signInFrom(b.app, 'nodes.staff', OFFICE);
     const preferences = () => b.app.inject({ method: 'GET', url: '/api/v1/notifications/preferences', headers: bearer(staff.access_token), remoteAddress: OFFICE });
-    const users = (from: string) => b.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: bearer(writer), remoteAddress: from });
+    const users = (from: string) => b.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: bearer(writer), remoteAddress: from });
     expect((await preferences()).statusCode).toBe(200); // b has both sessions cached
     expect((await users(ELSEWHERE)).statusCode).toBe(200);
 

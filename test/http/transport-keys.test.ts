@@ -161,17 +161,17 @@ describe('the session key', () => {
     const pem = (await publicKey(t)).public_key;
     const login = accepted(await signIn(t, pem));
     const key = login.key;
-    const listUsers = (token: string, headers: Record<string, string> = ENCRYPTED) => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: { ...headers, ...bearer(token) } });
+    const listUsers = (token: string, headers: Record<string, string> = ENCRYPTED) => t.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: { ...headers, ...bearer(token) } });
 
     t.clock.advance(12 * HOUR);
     const midday = await listUsers(await accessTokenFor(t, String(login.body.access_token)));
     expect(midday.statusCode).toBe(200);
-    expect(openSession(key, midday.json())).toMatchObject({ page_size: 1 });
+    expect(openSession(key, midday.json())).toMatchObject({ limit: 1 });
 
     t.clock.advance(12 * HOUR - MINUTE); // 23 h 59 min after sign-in: still valid
     const late = await listUsers(await accessTokenFor(t, String(login.body.access_token)));
     expect(late.statusCode).toBe(200);
-    expect(openSession(key, late.json())).toMatchObject({ page_size: 1 });
+    expect(openSession(key, late.json())).toMatchObject({ limit: 1 });
 
     t.clock.advance(2 * MINUTE); // 24 h 1 min
     const token = await accessTokenFor(t, String(login.body.access_token));
@@ -186,7 +186,7 @@ describe('the session key', () => {
     expect(session?.aesKeyExpiresAt).toBe(t.clock.now() + 24 * HOUR);
     const again = await listUsers(String(refreshed.body.access_token));
     expect(again.statusCode).toBe(200);
-    expect(openSession(refreshed.key, again.json())).toMatchObject({ page_size: 1 });
+    expect(openSession(refreshed.key, again.json())).toMatchObject({ limit: 1 });
     // The expired key opens nothing any more, even with the new token.
     refused(await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { ...ENCRYPTED, ...bearer(String(refreshed.body.access_token)) }, payload: sessionBody(key, {}) }));
   });
@@ -235,9 +235,9 @@ describe('two nodes on one database', () => {
 
     // Signed in on B with the key A created; the session key then works on A.
     const login = accepted(await signIn(b, onB.public_key, onB.key_id));
-    const res = await a.app.inject({ method: 'GET', url: '/api/v1/admin/users?page_size=1', headers: { ...ENCRYPTED, ...bearer(String(login.body.access_token)) } });
+    const res = await a.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: { ...ENCRYPTED, ...bearer(String(login.body.access_token)) } });
     expect(res.statusCode).toBe(200);
-    expect(openSession(login.key, res.json())).toMatchObject({ page_size: 1 });
+    expect(openSession(login.key, res.json())).toMatchObject({ limit: 1 });
   });
 
   it('a revocation on one node is refused by the other', async () => {

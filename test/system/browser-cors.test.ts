@@ -9,16 +9,12 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { CHROMIUM_ARGS, browserSdkBundle, ensureChromium } from '../harness/chromium.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>A bank's web app on another origin</title></head>
@@ -88,11 +84,7 @@ async function run(from: http.Server): Promise<Result> {
 
 beforeAll(async () => {
   const executablePath = ensureChromium();
-  const built = await build({
-    entryPoints: [path.join(ROOT, 'packages/client/src/index.ts')],
-    bundle: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, logLevel: 'silent',
-  });
-  bundle = built.outputFiles[0]!.text;
+  bundle = await browserSdkBundle();
   allowedSite = await site();
   otherSite = await site();
   t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', CORS_ORIGINS: originOf(allowedSite), CORS_MAX_AGE_SECONDS: '600' } });

@@ -7,16 +7,12 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { CHROMIUM_ARGS, browserSdkBundle, ensureChromium } from '../harness/chromium.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const FINGERPRINT = 'browser-device-41c2';
 
 const PAGE = `<!doctype html>
@@ -140,11 +136,7 @@ function startProxy(apiPort: number): Promise<http.Server> {
 
 beforeAll(async () => {
   const executablePath = ensureChromium();
-  const built = await build({
-    entryPoints: [path.join(ROOT, 'packages/client/src/index.ts')],
-    bundle: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, logLevel: 'silent',
-  });
-  bundle = built.outputFiles[0]!.text;
+  bundle = await browserSdkBundle();
 
   t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1' } });
   await seedUser(t.s, 'browser.admin', { roles: ['admin'] });

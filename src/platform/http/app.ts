@@ -90,7 +90,7 @@ function sentType(request: FastifyRequest | undefined): string {
 function malformed(e: FastifyError): AppError {
   if (e.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return CommonErrors.MALFORMED_REQUEST({ reason: 'empty_body' }, { message: 'The body is empty but Content-Type says application/json: send a JSON object, or leave Content-Type out.' });
   if (e.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return CommonErrors.MALFORMED_REQUEST({ reason: 'content_length' }, { message: 'Content-Length does not match the body sent.' });
-  if (/forbidden prototype property|__proto__|constructor/i.test(e.message ?? '')) return CommonErrors.MALFORMED_REQUEST({ reason: 'forbidden_key' }, { message: 'The request body uses a reserved key (__proto__ or constructor.prototype): rename it.' });
+  if (e.message === 'Object contains forbidden prototype property') return CommonErrors.MALFORMED_REQUEST({ reason: 'forbidden_key' }, { message: 'The request body uses a reserved key (__proto__ or constructor.prototype): rename it.' });
   if (e instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return CommonErrors.MALFORMED_REQUEST({ reason: 'invalid_json' }, { message: 'The request body is not valid JSON: send one JSON object (RFC 8259, UTF-8) with Content-Type: application/json.' });
   return CommonErrors.MALFORMED_REQUEST();
 }

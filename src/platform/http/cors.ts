@@ -24,7 +24,7 @@ export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** What a cross-origin page may send besides the CORS-safelisted headers. */
 export const CORS_ALLOWED_HEADERS = [
   'Authorization', 'Content-Type', 'Accept', 'Accept-Language', 'X-Device-Fingerprint', 'X-Encrypted', 'X-Correlation-ID',
-  'X-Gateway-Key', 'traceparent', 'tracestate',
+  'X-Gateway-Key', 'X-SAML-Code', 'traceparent', 'tracestate',
 ];
 
 /** What a cross-origin page may read besides the CORS-safelisted response headers. */

@@ -56,8 +56,8 @@ const list = (values: unknown[]): string => values.map((v) => JSON.stringify(v))
 function fieldOf(e: SchemaError): string {
   const at = (e.instancePath ?? '').replace(/^\//, '').split('/').filter((p) => p !== '').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   const named = e.params?.missingProperty ?? e.params?.additionalProperty;
-  if (named !== undefined) at.push(String(named));
-  return at.join('.') || '(root)';
+  if (named !== undefined) at.push(String(named).slice(0, 64)); // a name the client sent: echoed, but bounded
+  return (at.join('.') || '(root)').slice(0, 200);
 }
 
 /** The constants of a union's branches (`Type.Union([Type.Literal(...)...])`), or undefined when a branch is not one. */
