@@ -228,7 +228,9 @@ in_container() { (cd "$APP" && "${RUN_AS[@]}" env -i "${SERVICE_ENV[@]}" "$@"); 
 # --- the operator's steps: migrate, the first administrator -------------------------------------
 in_container "$NODE_BIN" dist/src/cli.js migrate > "$LOGS/migrate.log" 2>&1 || { cat "$LOGS/migrate.log" >&2; fail "strongroom migrate"; }
 sed 's/^/  migrate | /' "$LOGS/migrate.log"
-ADMIN_PASSWORD="Cs$(node -p "require('node:crypto').randomBytes(12).toString('base64url')")#7q"
+# Random consonants (no vowels and no digits, so no dictionary word a password check would
+# refuse, l33t spellings included), then a symbol, a digit and both cases the policy asks for.
+ADMIN_PASSWORD="$(node -p "const a = 'bcdfghjkmnpqrstvwxzBCDFGHJKMNPQRSTVWXZ'; Array.from(require('node:crypto').randomBytes(20), (b) => a[b % a.length]).join('')")#Q2x"
 in_container env "STRONGROOM_ADMIN_PASSWORD=$ADMIN_PASSWORD" "$NODE_BIN" dist/src/cli.js create-admin --username ops.admin > "$LOGS/admin.log" 2>&1 || { cat "$LOGS/admin.log" >&2; fail "strongroom create-admin"; }
 sed 's/^/  create-admin | /' "$LOGS/admin.log"
 say "migrate and create-admin done at $(elapsed)"
