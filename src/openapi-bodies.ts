@@ -5,6 +5,8 @@
  * rule can make up (a pattern) needs an `examples` in its schema: the quality test
  * (test/api/openapi-quality.test.ts) validates every example against its schema.
  */
+import { isErrorBodySchema } from './platform/http/schemas.js';
+
 type Schema = Record<string, unknown>;
 
 const FORMAT_EXAMPLES: Record<string, unknown> = {
@@ -128,10 +130,6 @@ function tuples(node: unknown): void {
 
 const isJson = (type: string): boolean => type.includes('json');
 const isForm = (type: string): boolean => type === 'application/x-www-form-urlencoded';
-const isErrorBody = (schema: Schema | undefined): boolean => {
-  const props = schema?.properties as Schema | undefined;
-  return props?.error_code !== undefined && props.status_code !== undefined;
-};
 
 /** @fastify/swagger's `transformObject`: names and exemplifies every request and success body. */
 export function hoistBodies(doc: Schema): Schema {
@@ -150,7 +148,7 @@ export function hoistBodies(doc: Schema): Schema {
         if (success && response.description === 'Default Response') response.description = typeof op.summary === 'string' ? `${op.summary}: done.` : 'Success.';
         for (const [type, media] of Object.entries(response.content ?? {})) {
           // An error body stays inline (its codes are the route's own); a documented non-error body (a 503 health answer) is named.
-          if (!isJson(type) || isErrorBody(media.schema)) continue;
+          if (!isJson(type) || isErrorBodySchema(media.schema)) continue;
           hoist(schemas, media, success && successes.length === 1 ? `${id}Response` : `${id}Response${status}`);
         }
       }

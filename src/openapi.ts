@@ -19,12 +19,12 @@ import { ERROR_CATALOGUE } from './error-catalogue.js';
 import { AccessErrors } from './access/errors.js';
 import { PinErrors } from './pins/errors.js';
 import { CommonErrors } from './platform/errors.js';
-import { declaredCodes, errorResponse, type DeclaredError } from './platform/http/schemas.js';
+import { declaredCodes, errorResponse, isErrorBodySchema, type DeclaredError } from './platform/http/schemas.js';
 import { guardHookInfo } from './sessions/guard.js';
 import { SessionErrors } from './sessions/errors.js';
 import { TokenErrors } from './tokens/errors.js';
 import { TransportErrors } from './transport/errors.js';
-import { DEFAULT_EXEMPT_PATHS, DEFAULT_EXEMPT_PREFIXES } from './transport/plugin.js';
+import { isTransportExempt, isUssdPath } from './transport/plugin.js';
 import { exampleOf, hoistBodies } from './openapi-bodies.js';
 
 type Schema = Record<string, unknown>;
@@ -34,13 +34,10 @@ const BY_CODE = new Map<string, DeclaredError>(
   Object.values(ERROR_CATALOGUE).flatMap((defs) => Object.entries(defs).map(([code, def]) => [code, { code, ...def }] as const)),
 );
 
-/** A code the catalogue has (one another change may add later, such as FINGERPRINT_REQUIRED), or nothing. */
-const ifDefined = (code: string): DeclaredError[] => (BY_CODE.has(code) ? [BY_CODE.get(code)!] : []);
-
 /** What the bearer guard answers before the route runs (src/sessions/guard.ts). */
 export const GUARD_ERRORS: DeclaredError[] = [
   TokenErrors.TOKEN_MISSING, TokenErrors.TOKEN_INVALID, TokenErrors.TOKEN_EXPIRED, TokenErrors.TOKEN_NOT_YET_VALID, TokenErrors.TOKEN_REVOKED,
-  ...ifDefined('FINGERPRINT_REQUIRED'), TokenErrors.FINGERPRINT_MISMATCH, TokenErrors.IP_MISMATCH, SessionErrors.SESSION_INVALID, SessionErrors.SESSION_EXPIRED,
+  TokenErrors.FINGERPRINT_REQUIRED, TokenErrors.FINGERPRINT_MISMATCH, TokenErrors.IP_MISMATCH, SessionErrors.SESSION_INVALID, SessionErrors.SESSION_EXPIRED,
 ];
 const BODY_ERRORS: DeclaredError[] = [CommonErrors.MALFORMED_REQUEST, CommonErrors.PAYLOAD_TOO_LARGE, CommonErrors.UNSUPPORTED_MEDIA_TYPE, CommonErrors.VALIDATION_ERROR];
 
@@ -77,10 +74,9 @@ const HEADERS = {
 };
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-const isUssd = (url: string): boolean => url.split('/').includes('ussd');
 const isDocs = (url: string): boolean => url === '/api' || url.startsWith('/api/docs') || url.startsWith('/api/redoc') || url === '/api/openapi.json';
-const encryptable = (url: string): boolean =>
-  !DEFAULT_EXEMPT_PATHS.includes(url) && !DEFAULT_EXEMPT_PREFIXES.some((p) => url.startsWith(p)) && !isUssd(url) && url.startsWith('/api/v1/');
+/** What the transport plugin decrypts and seals (only the versioned API: the rest is documents and operations). */
+const encryptable = (url: string): boolean => url.startsWith('/api/v1/') && !isTransportExempt(url) && !isUssdPath(url);
 
 /** Routes that record the caller's device fingerprint without a token (sign-in, second factors). */
 const readsFingerprint = (url: string): boolean => /^\/api\/v1\/(auth|2fa)\//.test(url);
@@ -104,7 +100,7 @@ function kindOf(route: RouteOptions, schema: Schema, url: string): RouteKind {
     guarded: infos.length > 0 || declaredBearer,
     policy: infos.some((i) => i.policy) || (infos.length === 0 && declaredBearer),
     permission: infos.some((i) => i.permission !== undefined),
-    gateway: isUssd(url),
+    gateway: isUssdPath(url),
   };
 }
 
@@ -115,7 +111,7 @@ function sharedErrors(route: RouteOptions, schema: Schema, url: string, kind: Ro
   if (kind.guarded) out.push(...GUARD_ERRORS);
   if (kind.policy) out.push(AccessErrors.POLICY_RESTRICTED);
   if (kind.permission) out.push(CommonErrors.PERMISSION_DENIED);
-  if (kind.gateway) out.push(PinErrors.GATEWAY_UNAUTHORIZED, ...ifDefined('USSD_NOT_CONFIGURED'));
+  if (kind.gateway) out.push(PinErrors.GATEWAY_UNAUTHORIZED, PinErrors.USSD_NOT_CONFIGURED);
   if (schema.body) out.push(...BODY_ERRORS);
   if (schema.params || schema.querystring) out.push(CommonErrors.VALIDATION_ERROR);
   if (encryptable(url)) {
@@ -137,17 +133,11 @@ function withErrors(response: Record<string, unknown>, shared: DeclaredError[]):
   }
   for (const d of shared) {
     const existing = response[d.status] as Schema | undefined;
-    if (existing !== undefined && declaredCodes(existing).length === 0 && !isErrorBody(existing)) continue; // a documented non-error body (a 503 health answer)
+    if (existing !== undefined && declaredCodes(existing).length === 0 && !isErrorBodySchema(existing)) continue; // a documented non-error body (a 503 health answer)
     byStatus.set(d.status, [...(byStatus.get(d.status) ?? []), d]);
   }
   for (const [status, codes] of byStatus) out[status] = errorResponse(status, codes);
   return out;
-}
-
-/** An error body without codes (a schema written by hand): the shared codes replace it. */
-function isErrorBody(schema: Schema): boolean {
-  const props = schema.properties as Schema | undefined;
-  return props !== undefined && 'error_code' in props;
 }
 
 /** The headers a route reads, for the document (its own `headers` schema kept). */

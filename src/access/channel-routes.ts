@@ -5,7 +5,7 @@
 import Type from 'typebox';
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../platform/http/app.js';
-import { errors, NO_NUL } from '../platform/http/schemas.js';
+import { NO_NUL } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import { DEFAULT_CHANNEL_ROLES, type ChannelAccess, type ChannelAccessStore } from './channels.js';
@@ -52,7 +52,7 @@ export function registerChannelRoutes(instance: FastifyInstance, s: ChannelRoute
   app.get('/api/v1/admin/channels', {
     schema: {
       tags, security, summary: 'Who may use each channel (permission policies.manage)', description: HOW,
-      response: { 200: Type.Object({ channels: Type.Array(ChannelView) }), ...errors() },
+      response: { 200: Type.Object({ channels: Type.Array(ChannelView) }) },
     },
     onRequest,
   }, async () => ({ channels: (await s.channels.list()).map(present) }));
@@ -63,7 +63,7 @@ export function registerChannelRoutes(instance: FastifyInstance, s: ChannelRoute
       description: `${HOW} The change is audited (\`CHANNEL_ACCESS_CHANGED\`, with what it replaced) and reaches every node at once. \`422 VALIDATION_ERROR\` (field \`allowed_roles\`): a role that does not exist, or a setting that would refuse the session you make it from. To go back to the default, set the default's value.`,
       params: Type.Object({ channel: ChannelName }),
       body: Type.Object({ allowed_roles: AllowedRoles }, { additionalProperties: false, examples: [{ allowed_roles: ['agent', 'operator'] }, { allowed_roles: null }] }),
-      response: { 200: Type.Object({ channel: ChannelView }), ...errors() },
+      response: { 200: Type.Object({ channel: ChannelView }) },
     },
     onRequest,
   }, async (request) => {

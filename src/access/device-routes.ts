@@ -54,7 +54,7 @@ export function registerDeviceBindingRoutes(instance: FastifyInstance, s: Device
         page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 1 })),
         page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
       }, { additionalProperties: false }),
-      response: { 200: Type.Object({ bindings: Type.Array(Binding), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors() },
+      response: { 200: Type.Object({ bindings: Type.Array(Binding), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }) },
     },
     onRequest,
   }, async (request) => {

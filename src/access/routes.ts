@@ -109,7 +109,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
     const RULES_TEXT = 'A sign-in on a channel must satisfy every enabled policy of that channel that covers the user (no `role`, or a role the user holds); a refused one is `403 POLICY_RESTRICTED` with `details.rule` (`channel`, `ip`, `schedule`, `device`, `geofence`, or `factor`: the user holds no second factor the channel accepts) and is audited as `POLICY_VIOLATION`. Every request of a live session (validate, refresh and every authenticated route) is checked against the same policies (IP, schedule, device; geofences on `POST /auth/agent/validate`, which carries a location), and refused alike. Rules that do not compile (a bad CIDR block, time zone or coordinate) are `422 VALIDATION_ERROR` naming the field. Every change is audited and reaches every node at once.';
 
     app.get('/api/v1/admin/access-policies', {
-      schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }), ...errors() } },
+      schema: { tags, security, summary: 'List access policies (permission policies.manage)', description: RULES_TEXT, response: { 200: Type.Object({ policies: Type.Array(Policy) }) } },
       onRequest,
     }, async () => ({ policies: (await s.policyStore.list()).map(present) }));
 

@@ -16,20 +16,28 @@
  * - a role given to a user grants only permissions its giver holds (`assertRolesHeld`).
  */
 import { sql } from 'kysely';
-import type { AuditContext, AuditEvent, AuditLog } from '../audit/service.js';
+import type { AuditEvent, AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import { phoneIndexValue } from '../platform/crypto/blind-index.js';
 import type { Db } from '../platform/db/database.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import type { EntityStore } from '../entities/store.js';
-import type { RequestActor } from '../sessions/guard.js';
+import type { Who } from '../sessions/guard.js';
 import type { Session, SessionService } from '../sessions/service.js';
 import { lockUserRow, type UserRow, type UserStore } from '../users/store.js';
 import { AdminErrors } from './errors.js';
-import { assertRolesHeld, assertTargetHeld } from './roles-held.js';
+import { assertHeld, assertRolesHeld, assertTargetHeld, heldBy } from '../roles/held.js';
 import type { DirectoryQuery, DirectoryUser, UserDirectory } from './user-directory.js';
 
 export const ADMIN_ROLE = 'admin';
+
+/** The roles, deduplicated (at least one); 422 UNKNOWN_ROLE naming the ones that do not exist. */
+export async function existingRoles(users: UserStore, roles: string[], db?: Db): Promise<string[]> {
+  const known = await users.knownRoles(db);
+  const unknown = roles.filter((r) => !known.includes(r));
+  if (unknown.length > 0 || roles.length === 0) throw AdminErrors.UNKNOWN_ROLE({ unknown_roles: unknown, known_roles: known });
+  return [...new Set(roles)];
+}
 
 /** What an administrator may change; an absent field stays as it is. */
 export interface UserChange {
@@ -53,7 +61,6 @@ export interface LifecycleDeps {
   audit: AuditLog;
 }
 
-type Who = { actor: RequestActor; context: AuditContext };
 
 export class UserLifecycle {
   constructor(private readonly deps: LifecycleDeps) {}
@@ -82,11 +89,13 @@ export class UserLifecycle {
 
   async update(uuid: string, change: UserChange, who: Who): Promise<{ user: DirectoryUser; sessionsEnded: number }> {
     const d = this.deps;
-    const ended = await d.db.transaction().execute(async (trx) => {
+    const { ended, after } = await d.db.transaction().execute(async (trx) => {
       const before = await this.lockLive(trx, uuid);
-      await assertTargetHeld(trx, d.users, who.actor.uuid, before.id);
-      const roles = change.roles === undefined ? undefined : await this.knownRoles(trx, change.roles);
-      if (roles !== undefined) await assertRolesHeld(trx, d.users, who.actor.uuid, roles.filter((r) => !before.roles.includes(r)));
+      const held = await heldBy(trx, d.users, who.actor.uuid);
+      const permissionsBefore = (await d.users.grants(before.id, trx)).permissions;
+      assertHeld(held, permissionsBefore);
+      const roles = change.roles === undefined ? undefined : (await existingRoles(d.users, change.roles, trx)).sort();
+      if (roles !== undefined) await assertRolesHeld(trx, held, roles.filter((r) => !before.roles.includes(r)));
       const entityIds = change.entities === undefined ? undefined : await this.knownEntities(trx, change.entities, before.entities);
       await this.checkContacts(trx, before, change);
       const losesAdmin = before.is_active && before.roles.includes(ADMIN_ROLE) && (change.active === false || (roles !== undefined && !roles.includes(ADMIN_ROLE)));
@@ -94,26 +103,24 @@ export class UserLifecycle {
       if (losesAdmin) await this.keepAnAdmin(trx, before.id);
       const now = new Date(d.clock.now());
       await d.users.updateProfile(trx, before.id, { fullName: change.fullName, email: change.email, phone: change.phone, language: change.language, isActive: change.active }, now);
-      const permissionsBefore = (await d.users.grants(before.id, trx)).permissions;
-      if (roles !== undefined) await d.users.setRoles(trx, before.id, roles);
-      if (entityIds !== undefined) await d.entities.setLinks(trx, before.id, entityIds);
-      const permissionsAfter = roles === undefined ? permissionsBefore : (await d.users.grants(before.id, trx)).permissions;
-      const lost = permissionsBefore.filter((p) => !permissionsAfter.includes(p));
       // Any change of roles ends the sessions: a session's second factor, channel access and
       // limits were decided on the roles it signed in with (a new role may require a factor).
       const rolesChanged = roles !== undefined && roles.join() !== [...before.roles].sort().join();
-      const endAll = change.active === false || lost.length > 0 || rolesChanged;
-      const ended = endAll ? await d.sessions.endAllForUser(trx, before.id, 'admin') : [];
+      if (rolesChanged) await d.users.setRoles(trx, before.id, roles);
+      if (entityIds !== undefined) await d.entities.setLinks(trx, before.id, entityIds);
+      const permissionsAfter = rolesChanged ? (await d.users.grants(before.id, trx)).permissions : permissionsBefore;
+      const lost = permissionsBefore.filter((p) => !permissionsAfter.includes(p));
+      const ended = change.active === false || rolesChanged ? await d.sessions.endAllForUser(trx, before.id, 'admin') : [];
       const after = await this.get(uuid, trx);
       const event: AuditEvent = change.active === false && before.is_active ? 'USER_DISABLED' : change.active === true && !before.is_active ? 'USER_ENABLED' : 'USER_UPDATED';
       await d.audit.record({
         ...who.context, eventType: event, status: 'SUCCESS', userId: before.uuid, username: before.username,
         details: { ...changes(before, after, change), permissions_removed: lost, sessions_ended: ended.length, changed_by: who.actor.username, changed_by_id: who.actor.uuid },
       }, trx);
-      return ended;
+      return { ended, after };
     });
     await d.sessions.announce(ended);
-    return { user: await this.get(uuid), sessionsEnded: ended.length };
+    return { user: after, sessionsEnded: ended.length };
   }
 
   /** Soft deletion: inactive, marked deleted, every session ended; the row, links and audit trail stay. */
@@ -167,13 +174,6 @@ export class UserLifecycle {
     return ended;
   }
 
-  /** The roles, deduplicated and sorted; 422 UNKNOWN_ROLE naming the ones that do not exist. */
-  private async knownRoles(trx: Db, roles: string[]): Promise<string[]> {
-    const known = await this.deps.users.knownRoles(trx);
-    const unknown = roles.filter((r) => !known.includes(r));
-    if (unknown.length > 0 || roles.length === 0) throw AdminErrors.UNKNOWN_ROLE({ unknown_roles: unknown, known_roles: known });
-    return [...new Set(roles)].sort();
-  }
 
   /** The branches' ids; a code not linked yet must name an active branch (422 UNKNOWN_ENTITY). */
   private async knownEntities(trx: Db, codes: string[], linked: string[]): Promise<number[]> {

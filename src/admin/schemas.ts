@@ -3,8 +3,8 @@ import Type from 'typebox';
 import { USER_UUID_EXAMPLE } from '../users/public-id.js';
 import type { DirectoryUser } from './user-directory.js';
 
-const ISO = { format: 'date-time' } as const;
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+export const ISO = { format: 'date-time' } as const;
+export const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const USER_STATUS_TEXT = '`active`; `disabled` (cannot sign in; an administrator may enable it again); `locked` (active, but the password or the PIN is locked after failed attempts until `locked_until`; `POST .../unlock` clears it); `deleted` (soft-deleted: disabled for good, kept for the audit trail).';
 

@@ -23,7 +23,8 @@ import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
 import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
 import type { RequestActor } from '../sessions/guard.js';
 import { AdminErrors } from './errors.js';
-import { assertRolesHeld, assertTargetHeld } from './roles-held.js';
+import { existingRoles } from './lifecycle.js';
+import { assertRolesHeld, assertTargetHeld, heldBy } from '../roles/held.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
 /** Where a temporary password went: to the user's mailbox, or back in the response. */
@@ -78,11 +79,8 @@ export class AdminService {
   async createUser(input: CreateUserInput, actor: RequestActor, ctx: AuditContext = {}): Promise<{ user: UserRow; roles: string[]; temporaryPassword: string | null; delivery: Delivery | null }> {
     const d = this.deps;
     const email = input.email?.trim() || null;
-    const known = await d.users.knownRoles();
-    const unknown = input.roles.filter((r) => !known.includes(r));
-    if (unknown.length > 0 || input.roles.length === 0) throw AdminErrors.UNKNOWN_ROLE({ unknown_roles: unknown, known_roles: known });
-    const roles = [...new Set(input.roles)];
-    await assertRolesHeld(d.db, d.users, actor.uuid, roles);
+    const roles = await existingRoles(d.users, input.roles);
+    await assertRolesHeld(d.db, await heldBy(d.db, d.users, actor.uuid), roles);
     return d.db.transaction().execute(async (trx) => {
       // The unique indexes cannot see a username that equals another row's email, so two
       // creations that share an identifier (in either column) are serialised: each locks its

@@ -17,7 +17,7 @@ import type { UserStore } from '../users/store.js';
 import { RoleErrors } from '../roles/errors.js';
 import { AdminErrors } from './errors.js';
 import type { UserLifecycle } from './lifecycle.js';
-import { ADMIN_USER_EXAMPLE, AdminUser, presentUser, UserStatusSchema } from './schemas.js';
+import { ADMIN_USER_EXAMPLE, AdminUser, ISO, Nullable, presentUser, UserStatusSchema } from './schemas.js';
 import type { UserDirectory } from './user-directory.js';
 
 export interface UserRouteDeps {
@@ -32,9 +32,7 @@ export interface UserRouteDeps {
 
 const tags = ['Administration'];
 const security = [{ bearer: [] }];
-const ISO = { format: 'date-time' } as const;
 const USER_STATUS_SHORT = '`active`, `disabled`, `locked` (failed attempts; until `locked_until`), `deleted`.';
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 const ListQuery = Type.Object({
   search: Type.Optional(Type.String({ maxLength: 100, pattern: NO_NUL, description: 'Matches the username or full name by case-insensitive substring, or the whole email address or phone number (stored encrypted, found by their blind indexes: a part of one finds nothing).', examples: ['amina'] })),
@@ -63,7 +61,7 @@ const UserChangeBody = Type.Object({
 
 const UserChanged = Type.Object({
   user: AdminUser,
-  sessions_ended: Type.Integer({ minimum: 0, description: 'Sessions of the user this change ended (disabled, deleted, or a permission taken away).', examples: [2] }),
+  sessions_ended: Type.Integer({ minimum: 0, description: 'Sessions of the user this change ended (disabled, deleted, or roles changed).', examples: [2] }),
 }, { title: 'AdminUserChanged', examples: [{ user: { ...ADMIN_USER_EXAMPLE, roles: ['staff', 'operator'] }, sessions_ended: 0 }] });
 
 const SessionView = Type.Object({
@@ -92,7 +90,7 @@ const SessionsEnded = Type.Object({
   sessions_ended: Type.Array(Type.String({ format: 'uuid' }), { description: 'The ids of the sessions ended (empty: there were none).', examples: [['8e2b7c1d-4f3a-4b5c-9d6e-7f8a9b0c1d2e']] }),
 }, { title: 'AdminSessionsEnded', examples: [{ status: 'success', sessions_ended: ['8e2b7c1d-4f3a-4b5c-9d6e-7f8a9b0c1d2e'] }] });
 
-const TOKENS_TEXT = 'Disabling ends every session of the user at once: their access tokens are refused from the next request (`401 SESSION_INVALID`), their refresh tokens too. A change of `roles` that takes away a permission ends the user\'s sessions at once; one that only adds permissions reaches the user at their next token refresh or sign-in (within the access-token lifetime, ACCESS_TOKEN_EXPIRE_MINUTES). Branches are not carried in tokens.';
+const TOKENS_TEXT = 'Disabling ends every session of the user at once: their access tokens are refused from the next request (`401 SESSION_INVALID`), their refresh tokens too. Any change of `roles` ends the user\'s sessions the same way (a new role may require a second factor or channel access the session never passed): the user signs in again. Branches are not carried in tokens.';
 
 function presentSession(sessions: SessionService, tags: Hasher, s: Session) {
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -175,7 +173,7 @@ function sessionRoutes(app: App, s: UserRouteDeps, who: Who): void {
   app.get('/api/v1/admin/users/:id/sessions', {
     schema: {
       tags, security, summary: 'List a user\'s sessions (permission users.read)',
-      description: 'The user\'s active sessions, oldest first: never a token or a session key; the device fingerprint as its SHA-256, the client address as the stored HMAC.',
+      description: 'The user\'s active sessions, oldest first: never a token or a session key; the device as `device_tag` (a keyed hash of its fingerprint), the client address as the stored HMAC.',
       params: UserIdParams,
       response: { 200: SessionList, ...errors(AdminErrors.USER_NOT_FOUND) },
     },

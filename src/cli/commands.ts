@@ -15,7 +15,7 @@ import type { UserRow } from '../users/store.js';
 import type { Command } from './args.js';
 import { rotateFieldKey } from './field-key.js';
 import { runRoles } from './roles-commands.js';
-import { runUserLifecycle } from './users-commands.js';
+import { describe as describeUser, runUserLifecycle } from './users-commands.js';
 import type { Print } from './usage.js';
 
 /** Who acted, for the audit trail: the CLI and the operating-system account that ran it. */
@@ -29,9 +29,6 @@ function actor(): { uuid: null; username: string } {
   return { uuid: null, username: `cli:${who}` };
 }
 
-function describeUser(u: UserRow): string {
-  return `"${u.username}" (id ${u.uuid})`; // the uuid: the one id the API takes
-}
 
 function printTemporaryPassword(print: Print, user: UserRow, password: string): void {
   print();

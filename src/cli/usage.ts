@@ -190,8 +190,8 @@ CLI and your operating-system account as the actor.
   users update (--username NAME | --id UUID) [--full-name N] [--email E] [--phone +E164]
                [--language en|pt|fr] [--roles R[,R...]] [--entities CODE[,CODE...]]
                [--clear full-name,email,phone,language,entities]
-      Changes what is given. --roles and --entities replace the whole set. Taking a permission
-      away ends the user's sessions at once; an added one reaches them at their next refresh.
+      Changes what is given. --roles and --entities replace the whole set. A change of roles
+      ends the user's sessions at once: they sign in again under the new roles.
   users disable | enable (--username NAME | --id UUID)
       Disabling ends every session of the user at once; enabling lets them sign in again.
   users delete (--username NAME | --id UUID)

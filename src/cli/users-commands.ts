@@ -6,16 +6,13 @@
 import { AdminErrors } from '../admin/errors.js';
 import type { DirectoryUser } from '../admin/user-directory.js';
 import type { Registry } from '../app.js';
-import type { AuditContext } from '../audit/service.js';
-import type { RequestActor } from '../sessions/guard.js';
+import type { Who } from '../sessions/guard.js';
 import type { UserLifecycleCommand, UserRef } from './users-args.js';
 import type { Print } from './usage.js';
 
-type Who = { actor: RequestActor; context: AuditContext };
-
 const iso = (d: Date | string | null): string => (d === null ? '-' : new Date(d).toISOString());
 
-/** `"username" (id <uuid>)`: users are named by their uuid. */
+/** `"username" (id <uuid>)`: users are named by their uuid, the one id the API takes. */
 export function describe(u: { username: string; uuid: string }): string {
   return `"${u.username}" (id ${u.uuid})`;
 }
@@ -70,7 +67,7 @@ export async function runUserLifecycle(s: Registry, cmd: UserLifecycleCommand, p
       return sessions(s, cmd.user, print);
     case 'users update': {
       const r = await life.update(await uuidOf(s, cmd.user), cmd.change, who);
-      print(`Changed ${describe(r.user)}.${r.sessionsEnded > 0 ? ` Ended ${r.sessionsEnded} session(s): a permission was taken away.` : ''}`);
+      print(`Changed ${describe(r.user)}.${r.sessionsEnded > 0 ? ` Ended ${r.sessionsEnded} session(s): the roles changed.` : ''}`);
       return printUser(print, r.user);
     }
     case 'users disable':

@@ -109,7 +109,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         tags, security, summary: 'List your device tokens',
         description: 'Oldest first. `active_only=true`: only the tokens that receive notifications.',
         querystring: Type.Object({ active_only: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer() }), ...errors() },
+        response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer() }) },
       },
       onRequest,
     }, async (request) => {
@@ -169,7 +169,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     });
 
     app.delete(BASE, {
-      schema: { tags, security, summary: 'Delete all your device tokens', description: 'Every token of the signed-in user (signing out of every device\'s notifications). `deleted: 0` when there were none. Audited as DEVICE_TOKEN_DELETED.', response: { 200: Deleted, ...errors() } },
+      schema: { tags, security, summary: 'Delete all your device tokens', description: 'Every token of the signed-in user (signing out of every device\'s notifications). `deleted: 0` when there were none. Audited as DEVICE_TOKEN_DELETED.', response: { 200: Deleted } },
       onRequest,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {

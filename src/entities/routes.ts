@@ -49,7 +49,7 @@ export function entityRoutes(s: EntityRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List branches (permission entities.manage)', description: 'By code. `active=true` (or `false`) lists only active (or deactivated) branches.',
         querystring: Type.Object({ active: Type.Optional(Type.Boolean()), ...Pagination }, { additionalProperties: false }),
-        response: { 200: Type.Object({ entities: Type.Array(Entity), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors() },
+        response: { 200: Type.Object({ entities: Type.Array(Entity), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }) },
       },
       onRequest,
     }, async (request) => {

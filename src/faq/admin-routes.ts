@@ -39,7 +39,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List FAQ articles, soft-deleted ones too (permission faq.manage)',
         querystring: Type.Object({ category: Type.Optional(Category), active: Type.Optional(Type.Boolean()), ...Pagination }, { additionalProperties: false }),
-        response: { 200: Type.Object({ faqs: Type.Array(AdminFaq), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }), ...errors() },
+        response: { 200: Type.Object({ faqs: Type.Array(AdminFaq), total: Type.Integer(), page: Type.Integer(), page_size: Type.Integer() }) },
       },
       onRequest,
     }, async (request) => {
@@ -56,7 +56,6 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         querystring: Type.Object({ format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json' })), include_inactive: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         response: {
           200: { description: 'The articles: JSON, or CSV with `format=csv`.', content: { 'application/json': { schema: Type.Object({ faqs: Type.Array(AdminFaq) }) }, 'text/csv': { schema: { type: 'string', examples: ['id,question,answer,category,keywords,order,is_active,helpful_count,unhelpful_count\r\n31,I lost my card. How do I block it?,"In the app: Cards, then Block card.",security,"lost card, block card",10,true,42,3\r\n'] } } } },
-          ...errors(),
         },
       },
       onRequest,
@@ -81,7 +80,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Create an article (permission faq.manage)',
         description: 'Plain text; no control characters (line breaks and tabs allowed in the answer). `order` defaults to 0, `is_active` to true. Audited as FAQ_CREATED; the next search finds it.',
         body: FaqInput,
-        response: { 201: AdminFaq, ...errors() },
+        response: { 201: AdminFaq },
       },
       onRequest,
     }, async (request, reply) => reply.status(201).send(presentAdminFaq(await s.faqAdmin.create(await who(request), request.body))));

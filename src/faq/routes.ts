@@ -12,7 +12,7 @@ import type { App } from '../platform/http/app.js';
 import { errors } from '../platform/http/schemas.js';
 import { clientSite } from '../policy/network.js';
 import { signedInAccount, type Guard } from '../sessions/guard.js';
-import { CATEGORY_LABELS } from './categories.js';
+import { CATEGORY_LABELS, type FaqCategory } from './categories.js';
 import { Category, CategoriesResponse, CategoryResponse, Faq, FaqIdParams, presentFaq, QUERY_MAX_LENGTH, QUERY_PATTERN, SEARCH_LIMIT_MAX, SearchResponse, VoteResponse } from './schemas.js';
 import type { FaqService } from './service.js';
 import type { Vote } from './store.js';
@@ -54,6 +54,12 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
     ? { key: `user:${request.auth.claims.user_id}`, mayChange: true }
     : { key: `net:${s.ipHasher.hex(clientSite(request.ip))}`, mayChange: false });
 
+  /** The search answer, whether the words came in the body or the query string. */
+  const search = async (query: string, category: FaqCategory | undefined, limit = 10) => {
+    const r = await s.faq.search(query, { category, limit });
+    return { query, category_filter: category ?? null, total_matches: r.total, results: r.hits.map(({ keywords: _k, ...hit }) => hit), match: r.match, did_you_mean: r.didYouMean };
+  };
+
   return async (instance) => {
     const app = instance as unknown as App;
 
@@ -62,31 +68,23 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
         tags, summary: 'Search the FAQ',
         description: 'Full-text search of active articles (question, then keywords, then answer; stemming: "transfers" finds "transfer"), best first, ties by display order. When no article has every word, unknown words are corrected to the nearest word the articles use and any word may match (`match: "fuzzy"`, `did_you_mean`). Public.',
         body: SearchBody,
-        response: { 200: SearchResponse, ...errors() },
+        response: { 200: SearchResponse },
       },
       config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
       // Before the rate limit, so that a signed-in reader is counted per user too.
       preHandler: optionalSignIn,
-    }, async (request) => {
-      const { query, category, limit = 10 } = request.body;
-      const r = await s.faq.search(query, { category, limit });
-      return { query, category_filter: category ?? null, total_matches: r.total, results: r.hits.map(({ keywords: _k, ...hit }) => hit), match: r.match, did_you_mean: r.didYouMean };
-    });
+    }, async (request) => search(request.body.query, request.body.category, request.body.limit));
 
     app.get('/api/v1/faq/search', {
       schema: {
         tags, summary: 'Search the FAQ (query string)',
         description: 'The search of `POST /api/v1/faq/search` with the words in `q` (`?q=lost+card&category=cards&limit=5`): the same results, order, limits, fuzzy matching and rate limit. Public; an optional bearer token counts the reader per user.',
         querystring: SearchQuery,
-        response: { 200: SearchResponse, ...errors() },
+        response: { 200: SearchResponse },
       },
       config: { rateLimit: { group: 'faq_search', account: signedInAccount } },
       preHandler: optionalSignIn,
-    }, async (request) => {
-      const { q, category, limit = 10 } = request.query;
-      const r = await s.faq.search(q, { category, limit });
-      return { query: q, category_filter: category ?? null, total_matches: r.total, results: r.hits.map(({ keywords: _k, ...hit }) => hit), match: r.match, did_you_mean: r.didYouMean };
-    });
+    }, async (request) => search(request.query.q, request.query.category, request.query.limit));
 
     app.get('/api/v1/faq/categories', {
       schema: { tags, summary: 'The FAQ categories and how many articles each has', description: 'All ten categories in their fixed order, with a label to show and the count of active articles. Public.', response: { 200: CategoriesResponse } },
@@ -104,7 +102,7 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 10 })),
           offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 0 })),
         }, { additionalProperties: false }),
-        response: { 200: CategoryResponse, ...errors() },
+        response: { 200: CategoryResponse },
       },
     }, async (request) => {
       const { category } = request.params;

@@ -8,6 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { maskToken } from '../devices/store.js';
+import { OUTBOX_SIZE } from '../mfa/otp/outbox.js';
+import { BoundedList } from '../platform/bounded-list.js';
 import type { PushMessage, PushProvider, PushResult } from './fcm.js';
 
 /** A message as the outbox keeps it; the device token masked as the device list shows it. */
@@ -20,23 +22,20 @@ export interface DevPushMessage {
   at: Date;
 }
 
-/** How many messages the outbox keeps: enough for a test run, bounded for a long dev session. */
-export const PUSH_OUTBOX_SIZE = 50;
-
 export class DevPushOutbox implements PushProvider {
-  private readonly kept: DevPushMessage[] = [];
+  /** As many as the one-time codes' outbox keeps. */
+  private readonly kept = new BoundedList<DevPushMessage>(OUTBOX_SIZE);
 
   constructor(private readonly log: Logger) {}
 
-  /** The last `PUSH_OUTBOX_SIZE` messages, oldest first. */
+  /** The last messages, oldest first. */
   get messages(): readonly DevPushMessage[] {
-    return this.kept;
+    return this.kept.items;
   }
 
   send(message: PushMessage): Promise<PushResult> {
     const kept: DevPushMessage = { messageId: `dev-outbox/${randomUUID()}`, device: maskToken(message.token), title: message.title, body: message.body, data: { ...message.data }, at: new Date() };
     this.kept.push(kept);
-    if (this.kept.length > PUSH_OUTBOX_SIZE) this.kept.splice(0, this.kept.length - PUSH_OUTBOX_SIZE);
     // The title and body in the message text on purpose: a code sent by push is redacted as a field.
     this.log.warn(
       { outbox: true, method: 'push', device: kept.device, message_id: kept.messageId },

@@ -159,7 +159,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       schema: {
         tags: ['Device tokens'], security: [{ bearer: [] }], summary: 'The language your notifications are written in',
         description: 'en until you choose another (or the administrator who created your account did).',
-        response: { 200: Preferences, ...errors() },
+        response: { 200: Preferences },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
@@ -173,7 +173,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
         tags: ['Device tokens'], security: [{ bearer: [] }], summary: 'Choose the language of your notifications: en, pt or fr',
         description: 'Templates are written in this language when they exist in it, else in en. Audited as NOTIFICATION_LANGUAGE_CHANGED.',
         body: Type.Object({ language: LanguageSchema }, { additionalProperties: false }),
-        response: { 200: Preferences, ...errors() },
+        response: { 200: Preferences },
       },
       onRequest: s.guard.authenticate,
       config: { rateLimit: { group: 'account', account: signedInAccount } },

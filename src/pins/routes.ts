@@ -11,7 +11,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { auditContext, type AuditLog } from '../audit/service.js';
 import { AdminErrors } from '../admin/errors.js';
-import { assertTargetHeld } from '../admin/roles-held.js';
+import { assertTargetHeld } from '../roles/held.js';
 import { RoleErrors } from '../roles/errors.js';
 import { confirmCurrentPassword, confirmSecret, resetTokenHolder, type ReauthDeps } from '../credentials/reauth.js';
 import { maskPhone } from '../mfa/otp/templates.js';

@@ -6,10 +6,21 @@ const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.expor
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 const account = (over: Record<string, unknown> = {}) => JSON.stringify({ type: 'service_account', project_id: 'bank-app', private_key_id: 'k1', private_key: rsa, client_email: 'push@bank-app.iam.gserviceaccount.com', token_uri: 'https://oauth2.googleapis.com/token', ...over });
 const int = (_n: string, fallback: number) => fallback;
+/** The configuration's 1/0 reading, on `env`. */
+const readersOf = (env: Record<string, string>, problems: string[]) => ({
+  int,
+  bool: (name: string, fallback: boolean) => {
+    const raw = env[name];
+    if (raw === undefined) return fallback;
+    if (raw === '1' || raw === '0') return raw === '1';
+    problems.push(`${name} must be 1 or 0 (got "${raw}")`);
+    return fallback;
+  },
+});
 
 function read(env: Record<string, string>, file = account(), production = false) {
   const problems: string[] = [];
-  const config = readPushEnv((n) => env[n], () => file, problems, production, int);
+  const config = readPushEnv((n) => env[n], () => file, problems, production, readersOf(env, problems));
   return { config, problems };
 }
 
@@ -25,7 +36,7 @@ describe('push configuration', () => {
     expect(read({ PUSH_DEV_OUTBOX: '0' }).config.devOutbox).toBe(false);
     expect(read({}, account(), true)).toMatchObject({ config: { devOutbox: false }, problems: [] });
     expect(read({ PUSH_DEV_OUTBOX: '1' }, account(), true).problems).toEqual(['PUSH_DEV_OUTBOX=1 writes push messages to the log instead of sending them: never in production (configure PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH, or unset it)']);
-    expect(read({ PUSH_DEV_OUTBOX: 'yes' }).problems).toEqual(['PUSH_DEV_OUTBOX must be 1 or 0 (got "yes")']);
+    expect(read({ PUSH_DEV_OUTBOX: 'maybe' }).problems).toEqual(['PUSH_DEV_OUTBOX must be 1 or 0 (got "maybe")']);
   });
 
   it('names what is wrong, never the key: one variable without the other, a bad project id, an unreadable file', () => {
@@ -33,7 +44,7 @@ describe('push configuration', () => {
     expect(read({ PUSH_PROJECT_ID: 'Bank App', PUSH_CREDENTIALS_PATH: '/x.json' }).problems[0]).toMatch(/^PUSH_PROJECT_ID must be a project id/);
     expect(read({ PUSH_PROJECT_ID: 'other-app', PUSH_CREDENTIALS_PATH: '/x.json' }).problems).toEqual(['PUSH_PROJECT_ID (other-app) is not the key file\'s project_id (bank-app): use the key of that project, or its id']);
     const problems: string[] = [];
-    readPushEnv((n) => ({ PUSH_PROJECT_ID: 'bank-app', PUSH_CREDENTIALS_PATH: '/nope.json' })[n], () => { throw Object.assign(new Error('x'), { code: 'ENOENT' }); }, problems, false, int);
+    readPushEnv((n) => ({ PUSH_PROJECT_ID: 'bank-app', PUSH_CREDENTIALS_PATH: '/nope.json' })[n], () => { throw Object.assign(new Error('x'), { code: 'ENOENT' }); }, problems, false, readersOf({}, problems));
     expect(problems).toEqual(['PUSH_CREDENTIALS_PATH: /nope.json cannot be read (ENOENT)']);
   });
 

@@ -78,11 +78,19 @@ export function parseServiceAccount(text: string, where: string, production: boo
   return { ...(projectId === undefined ? {} : { projectId }), clientEmail, privateKeyId, privateKeyPem, tokenUri: token };
 }
 
-export function readPushEnv(opt: (name: string) => string | undefined, readFile: (file: string) => string, problems: string[], production: boolean, int: (name: string, fallback: number, min: number, max: number) => number): PushConfig {
+/** How the configuration reads a number or a 1/0 switch (and reports a bad one in `problems`). */
+export interface EnvReaders {
+  int(name: string, fallback: number, min: number, max: number): number;
+  bool(name: string, fallback: boolean): boolean;
+}
+
+export function readPushEnv(opt: (name: string) => string | undefined, readFile: (file: string) => string, problems: string[], production: boolean, read: EnvReaders): PushConfig {
   const projectId = opt('PUSH_PROJECT_ID');
   const path = opt('PUSH_CREDENTIALS_PATH');
   const apiUrl = url(opt('PUSH_API_URL') ?? DEFAULT_PUSH_API_URL, 'PUSH_API_URL', production, problems) ?? DEFAULT_PUSH_API_URL;
-  const base = { apiUrl, timeoutMs: int('PUSH_TIMEOUT_MS', 10_000, 100, 60_000), devOutbox: devOutboxSetting(opt('PUSH_DEV_OUTBOX'), production, problems) };
+  const devOutbox = read.bool('PUSH_DEV_OUTBOX', !production);
+  if (devOutbox && production) problems.push('PUSH_DEV_OUTBOX=1 writes push messages to the log instead of sending them: never in production (configure PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH, or unset it)');
+  const base = { apiUrl, timeoutMs: read.int('PUSH_TIMEOUT_MS', 10_000, 100, 60_000), devOutbox: devOutbox && !production };
   if (projectId === undefined && path === undefined) return base;
   if (projectId === undefined || path === undefined) {
     problems.push(`push needs both PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH (${projectId === undefined ? 'PUSH_PROJECT_ID' : 'PUSH_CREDENTIALS_PATH'} is unset)`);
@@ -100,17 +108,4 @@ export function readPushEnv(opt: (name: string) => string | undefined, readFile:
   // A key of another project would be refused at the first send; say so now.
   if (credentials?.projectId !== undefined && credentials.projectId !== projectId) problems.push(`PUSH_PROJECT_ID (${projectId}) is not the key file's project_id (${credentials.projectId}): use the key of that project, or its id`);
   return credentials ? { ...base, projectId, credentials } : base;
-}
-
-function devOutboxSetting(raw: string | undefined, production: boolean, problems: string[]): boolean {
-  if (raw === undefined) return !production;
-  if (raw !== '1' && raw !== '0') {
-    problems.push(`PUSH_DEV_OUTBOX must be 1 or 0 (got "${raw}")`);
-    return false;
-  }
-  if (raw === '1' && production) {
-    problems.push('PUSH_DEV_OUTBOX=1 writes push messages to the log instead of sending them: never in production (configure PUSH_PROJECT_ID and PUSH_CREDENTIALS_PATH, or unset it)');
-    return false;
-  }
-  return raw === '1';
 }

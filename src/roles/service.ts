@@ -15,6 +15,7 @@ import type { Who } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { UserStore } from '../users/store.js';
 import { RoleErrors } from './errors.js';
+import { heldBy } from './held.js';
 import type { PermissionView, RoleStore, RoleView } from './store.js';
 
 export interface RoleServiceDeps {
@@ -146,9 +147,7 @@ export class RoleService {
    * null for the operator's CLI, which acts with the database's authority.
    */
   private async heldBy(who: Who): Promise<string[] | null> {
-    if (who.actor.uuid === null) return null;
-    const user = await this.deps.users.findByUuid(who.actor.uuid);
-    return user ? (await this.deps.users.grants(user.id)).permissions : [];
+    return heldBy(this.deps.db, this.deps.users, who.actor.uuid);
   }
 
   /** 403 PERMISSION_NOT_HELD (audited) when a new role would grant what the actor does not hold. */

@@ -161,7 +161,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
         tags, security: bearer, summary: 'End the session',
         description: 'Revokes the access token (its id is denylisted until it expires), ends the session and its refresh tokens. With `all_sessions: true`, every session of the user ends. The one authenticated route the access policy does not refuse: ending a session is never a privilege, so a session refused where it is now can still be ended.',
         body: Type.Object({ all_sessions: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
-        response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }), ...errors() },
+        response: { 200: Type.Object({ status: Type.Literal('success'), sessions_ended: Type.Integer({ examples: [1] }) }) },
       },
       config: { rateLimit: { group: 'token' } },
       preValidation: async (request) => {

@@ -47,6 +47,17 @@ export const DEFAULT_EXEMPT_PATHS = [
 /** Exempt by prefix: the documentation's assets, and the public FAQ (help articles, no account data; docs/decisions.md "FAQ"). */
 export const DEFAULT_EXEMPT_PREFIXES = ['/api/docs/', '/api/v1/faq/'];
 
+/** Whether a path is exempt from transport encryption: the exempt paths and prefixes. */
+export function isTransportExempt(path: string, exemptPaths: readonly string[] = DEFAULT_EXEMPT_PATHS): boolean {
+  return exemptPaths.includes(path) || DEFAULT_EXEMPT_PREFIXES.some((p) => path.startsWith(p));
+}
+
+/**
+ * USSD traffic is excluded (USSD gateways cannot run the cryptography). It is known by its
+ * routes (a `ussd` path segment), never by a header a client could simply send.
+ */
+export const isUssdPath = (path: string): boolean => path.split('/').includes('ussd');
+
 /** SPEC Transport encryption 7. */
 export const DEFAULT_BINARY_FRAGMENTS = [
   'document/download', 'customer/download', 'file/download', 'attachment', 'statement/export', 'simulator/download',
@@ -115,10 +126,8 @@ export function createTransport(opts: TransportOptions): Transport {
   const preAuth = new Set(opts.preAuthRoutes ?? DEFAULT_PREAUTH_ROUTES);
   const exempt = opts.exemptPaths ?? DEFAULT_EXEMPT_PATHS;
   const binary = opts.binaryFragments ?? DEFAULT_BINARY_FRAGMENTS;
-  const isExempt = (path: string): boolean => exempt.includes(path) || DEFAULT_EXEMPT_PREFIXES.some((p) => path.startsWith(p));
-  // SPEC 7: USSD traffic is excluded (USSD gateways cannot run the cryptography). It is known by
-  // its routes (a `ussd` path segment), never by a header a client could simply send.
-  const isUssd = (_request: FastifyRequest, path: string): boolean => path.split('/').includes('ussd');
+  const isExempt = (path: string): boolean => isTransportExempt(path, exempt);
+  const isUssd = (_request: FastifyRequest, path: string): boolean => isUssdPath(path);
   const flagged = (request: FastifyRequest): boolean => String(request.headers['x-encrypted'] ?? '').toLowerCase() === 'true';
   const fail = (): Error => TransportErrors.DECRYPTION_FAILED();
 

@@ -6,6 +6,7 @@
  * never end up in a production log.
  */
 import type { Logger } from 'pino';
+import { BoundedList } from '../../platform/bounded-list.js';
 import type { OtpMethod } from '../../platform/db/schema.js';
 
 /** A code as the outbox keeps it: where it went (real and masked), the code, and the message text. */
@@ -27,24 +28,24 @@ export interface OutboxMessage {
 export const OUTBOX_SIZE = 50;
 
 export class DevOutbox {
-  private readonly kept: OutboxMessage[] = [];
+  private readonly kept = new BoundedList<OutboxMessage>(OUTBOX_SIZE);
 
   constructor(private readonly log: Logger) {}
 
   /** The last `OUTBOX_SIZE` messages, oldest first. */
   get messages(): readonly OutboxMessage[] {
-    return this.kept;
+    return this.kept.items;
   }
 
   /** The newest message sent to `to`, if any. */
   latest(to: string): OutboxMessage | undefined {
-    for (let i = this.kept.length - 1; i >= 0; i--) if (this.kept[i]!.to === to) return this.kept[i];
+    const items = this.kept.items;
+    for (let i = items.length - 1; i >= 0; i--) if (items[i]!.to === to) return items[i];
     return undefined;
   }
 
   put(msg: OutboxMessage): void {
     this.kept.push(msg);
-    if (this.kept.length > OUTBOX_SIZE) this.kept.splice(0, this.kept.length - OUTBOX_SIZE);
     // In the message text on purpose: the logger redacts any field named `code`.
     this.log.warn(
       { outbox: true, method: msg.method, destination: msg.destination, reference: msg.reference },

@@ -131,7 +131,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, examples: [50] })),
           offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, examples: [0] })),
         }, { additionalProperties: false, description: 'Optional: an empty request body means `{}`.' }),
-        response: { 200: Type.Object({ requests: Type.Array(ResetRequest), total: Type.Integer({ examples: [1] }) }), ...errors() },
+        response: { 200: Type.Object({ requests: Type.Array(ResetRequest), total: Type.Integer({ examples: [1] }) }) },
       },
       preValidation: async (request) => {
         request.body ??= {}; // no body at all lists the pending queue

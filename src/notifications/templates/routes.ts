@@ -81,7 +81,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'List notification templates (permission notifications.templates)',
         querystring: Type.Object({ channel: Type.Optional(ChannelSchema), name: Type.Optional(TemplateName), language: Type.Optional(LanguageSchema) }, { additionalProperties: false }),
-        response: { 200: Type.Object({ templates: Type.Array(Template) }), ...errors() },
+        response: { 200: Type.Object({ templates: Type.Array(Template) }) },
       },
       onRequest,
     }, async (request) => {

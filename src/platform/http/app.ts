@@ -20,7 +20,7 @@ import type { BodyEnvelope } from './envelope.js';
 import { lazyChildLogger } from './lazy-logger.js';
 import { requestTraceFields, traceRequests } from './request-spans.js';
 import { corsEnabled, installCors } from './cors.js';
-import { methodNotAllowed, refuseQueryOnBodyRoute, routeTable } from './routing.js';
+import { methodNotAllowed, refuseQueryOnBodyRoutes, routeTable } from './routing.js';
 import { describeSchemaErrors, summarise, type SchemaError } from './validation-messages.js';
 
 export type App = FastifyInstance<
@@ -202,12 +202,14 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
   app.decorateRequest('errorCode', null);
   app.decorateRequest('correlationId', '');
   const routes = routeTable();
-  app.addHook('onRoute', (route) => routes.onRoute(route));
+  app.addHook('onRoute', (route) => {
+    routes.onRoute(route);
+    refuseQueryOnBodyRoutes(route);
+  });
   app.decorate('knownRoutes', () => routes.list());
   app.addHook('onRequest', async (request) => begin(request));
   // Before every other hook: the refusals of encryption and authentication carry CORS headers.
   if (corsEnabled(config.cors)) installCors(app as unknown as FastifyInstance, config.cors);
-  app.addHook('onRequest', refuseQueryOnBodyRoute);
   // Before the envelope's hooks, so that decryption and every hook after it are in the request's span.
   if (deps.tracer) traceRequests(app, deps.tracer, { acceptTraceparent: config.tracing.acceptTraceparent, untraced: QUIET_ROUTES });
   else app.decorateRequest('traceScope', null);

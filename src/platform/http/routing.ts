@@ -109,14 +109,19 @@ export function methodNotAllowed(method: string, allowed: string[]): AppError {
 }
 
 /**
- * An `onRequest` hook: refuses query parameters on a route that declares a body and no query
- * (422 VALIDATION_ERROR). Only the parameters' names are told, never their values.
+ * An `onRoute` hook: a route that declares a body and no query refuses query parameters (422
+ * VALIDATION_ERROR) first thing, before its guard; other routes pay nothing.
  */
-export async function refuseQueryOnBodyRoute(request: FastifyRequest): Promise<void> {
+export function refuseQueryOnBodyRoutes(route: RouteOptions): void {
+  const schema = route.schema as { body?: unknown; querystring?: unknown } | undefined;
+  if (!schema?.body || schema.querystring) return;
+  route.onRequest = [refuseQuery, ...[route.onRequest ?? []].flat()] as RouteOptions['onRequest'];
+}
+
+/** Only the parameters' names are told, never their values. */
+async function refuseQuery(request: FastifyRequest): Promise<void> {
   const q = request.url.indexOf('?');
   if (q === -1 || q === request.url.length - 1) return;
-  const schema = request.routeOptions.schema as { body?: unknown; querystring?: unknown } | undefined;
-  if (!schema?.body || schema.querystring) return;
   const names = [...new Set([...new URLSearchParams(request.url.slice(q + 1)).keys()])].filter((n) => n !== '').map((n) => n.slice(0, 64)).slice(0, 20);
   if (names.length === 0) return;
   throw CommonErrors.VALIDATION_ERROR({

@@ -1,6 +1,6 @@
 /** Schemas shared by every capability: the error body and small building blocks. */
 import Type, { type TSchema } from 'typebox';
-import { describeSchemaErrors, summarise, type FieldProblem, type SchemaError } from './validation-messages.js';
+import { describeSchemaErrors, summarise, type SchemaError } from './validation-messages.js';
 
 const ErrorDetails = Type.Object(
   { request_id: Type.String({ format: 'uuid', description: 'This request\'s id, also in the `X-Request-ID` header: quote it to support; it finds the request\'s log line and trace.' }) },
@@ -9,15 +9,11 @@ const ErrorDetails = Type.Object(
 
 const EXAMPLE_REQUEST_ID = '7d4e9a1c-5b2f-4c3d-8e6a-0f1b2c3d4e5f';
 
-export const ErrorBody = Type.Object(
-  {
-    status_code: Type.Integer({ examples: [401] }),
-    error_code: Type.String({ examples: ['INVALID_CREDENTIALS'] }),
-    message: Type.String({ examples: ['The username or password is incorrect.'] }),
-    details: ErrorDetails,
-  },
-  { description: 'The error body of every error. `error_code` is stable; `message` is for people; `details.request_id` names the request.' },
-);
+/** Whether a response schema is an error body (`status_code` and `error_code`), whoever wrote it. */
+export function isErrorBodySchema(schema: unknown): boolean {
+  const props = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return props !== undefined && 'error_code' in props && 'status_code' in props;
+}
 
 /** What `errors()` and the document's transform need of an error code: its catalogue entry. */
 export interface DeclaredError {
@@ -89,11 +85,6 @@ export const NO_NUL = '^[^\\u0000]*$';
  * The fields a body failed its schema on (`attachValidation: true`), for a route that answers
  * with its own 400 code (a configuration route) rather than VALIDATION_ERROR.
  */
-export function schemaFields(validationError: unknown): Array<Omit<FieldProblem, 'location'>> {
-  const v = validationError as { validation?: SchemaError[]; validationContext?: string };
-  return describeSchemaErrors(v.validation ?? [], v.validationContext ?? 'body').map(({ location: _l, ...p }) => ({ ...p, field: p.field === '(root)' ? 'body' : p.field }));
-}
-
 /**
  * The configuration routes (`ldap/config`, `saml/config`) read and write on one POST: no body
  * (or `{}`) reads, and its schema errors only say it is not a configuration; a body writes, and
@@ -104,13 +95,16 @@ export function configBody<T>(request: { body: unknown; query?: unknown; validat
   const body = request.body;
   const empty = body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0);
   const error = request.validationError as (Error & { validationContext?: string }) | undefined;
-  const refuse = (e: unknown, location: string): Error => {
-    const fields = schemaFields(e);
-    return invalid({ fields }, { message: summarise(fields.map((f) => ({ ...f, location }))) });
+  const refuse = (e: unknown): Error => {
+    const v = e as { validation?: SchemaError[]; validationContext?: string };
+    const problems = describeSchemaErrors(v.validation ?? [], v.validationContext ?? 'body');
+    // The message says "the JSON body" for the whole body; `details` names it `body` (no location there).
+    const fields = problems.map(({ location: _l, ...p }) => ({ ...p, field: p.field === '(root)' ? 'body' : p.field }));
+    return invalid({ fields }, { message: summarise(problems) });
   };
-  if (error && (error.validationContext === 'querystring' || !empty)) throw refuse(error, error.validationContext ?? 'body');
+  if (error && (error.validationContext === 'querystring' || !empty)) throw refuse(error);
   // Fastify stops at the body's failure: a read's query is checked here.
   const query = error?.validationContext === 'body' ? request.getValidationFunction?.('querystring') : undefined;
-  if (query && !query(request.query)) throw refuse({ validation: query.errors ?? [], validationContext: 'querystring' }, 'querystring');
+  if (query && !query(request.query)) throw refuse({ validation: query.errors ?? [], validationContext: 'querystring' });
   return empty ? undefined : (body as T);
 }
