@@ -56,14 +56,22 @@ describe('the OpenAPI document a client generator reads', () => {
   });
 
   it('openapi quality: no two statuses of a route share one example, and the old generic INVALID_CREDENTIALS example is gone from other routes', () => {
+    let compared = 0;
     for (const { at, op } of operations()) {
+      const seen = new Map<string, string>();
       for (const [status, response] of Object.entries(op.responses ?? {})) {
         if (Number(status) < 400) continue;
         const media = response.content?.['application/json'];
         const example = media?.example as { error_code?: string } | undefined;
+        if (example === undefined) continue; // not a JSON error body (the quality walk above checks what must have one)
+        const key = JSON.stringify(example);
+        expect(seen.get(key), `${at} ${status}: the example of ${seen.get(key)} again`).toBeUndefined();
+        seen.set(key, status);
+        compared++;
         if (example?.error_code === 'INVALID_CREDENTIALS') expect(Number(status), at).toBe(401);
       }
     }
+    expect(compared).toBeGreaterThan(500); // every route has several error statuses
     const login = doc.paths['/api/v1/auth/login']!.post!;
     const codes = (status: string) => ((login.responses![status]!.content!['application/json']!.schema!.properties as Record<string, { enum?: string[] }>).error_code!.enum);
     expect(codes('401')).toContain('INVALID_CREDENTIALS');
@@ -135,7 +143,7 @@ type Body<P extends keyof paths, M extends keyof paths[P]> =
   : Op<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 /** A path, method or status the document lacks would make an answer \`never\`, which any type accepts: refused here. */
 type Present<T> = [T] extends [never] ? 'missing from the document' : T;
-type Code<P extends keyof paths, M extends keyof paths[P], S extends number> = Answer<P, M, S> extends { error_code: infer C } ? C : never;
+type Code<P extends keyof paths, M extends keyof paths[P], S extends number> = Present<Answer<P, M, S>> extends { error_code: infer C } ? C : 'missing from the document';
 
 declare function answer<T>(): Present<T>;
 
@@ -170,4 +178,10 @@ export const locked: Code<'/api/v1/auth/login', 'post', 429> = 'ACCOUNT_LOCKED';
 export const reused: Code<'/api/v1/auth/refresh', 'post', 401> = 'REFRESH_TOKEN_REUSED';
 export const undecryptable: Code<'/api/v1/auth/validate', 'post', 400> = 'DECRYPTION_FAILED';
 export const expired: Code<'/api/v1/auth/validate', 'post', 401> = 'TOKEN_EXPIRED';
+
+// The check itself: a code the document does not list is refused (else the directive is unused, an error).
+// @ts-expect-error NOT_A_CODE is in no enum
+export const notACode: Code<'/api/v1/auth/login', 'post', 401> = 'NOT_A_CODE';
+// @ts-expect-error a status the route does not answer
+export const notAStatus: Code<'/api/v1/auth/login', 'post', 418> = 'INVALID_CREDENTIALS';
 `;
