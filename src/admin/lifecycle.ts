@@ -39,6 +39,15 @@ export async function existingRoles(users: UserStore, roles: string[], db?: Db):
   return [...new Set(roles)];
 }
 
+/**
+ * Gives the user exactly these roles, checked to exist again under the roles' share lock: a role
+ * deleted since `existingRoles` read it is 422 UNKNOWN_ROLE, never a foreign-key failure.
+ */
+export async function linkRoles(users: UserStore, trx: Db, userId: number, roles: string[]): Promise<void> {
+  const missing = await users.setRoles(trx, userId, roles);
+  if (missing.length > 0) throw AdminErrors.UNKNOWN_ROLE({ unknown_roles: missing, known_roles: await users.knownRoles(trx) });
+}
+
 /** What an administrator may change; an absent field stays as it is. */
 export interface UserChange {
   fullName?: string | null;
@@ -106,7 +115,7 @@ export class UserLifecycle {
       // Any change of roles ends the sessions: a session's second factor, channel access and
       // limits were decided on the roles it signed in with (a new role may require a factor).
       const rolesChanged = roles !== undefined && roles.join() !== [...before.roles].sort().join();
-      if (rolesChanged) await d.users.setRoles(trx, before.id, roles);
+      if (rolesChanged) await linkRoles(d.users, trx, before.id, roles);
       if (entityIds !== undefined) await d.entities.setLinks(trx, before.id, entityIds);
       const permissionsAfter = rolesChanged ? (await d.users.grants(before.id, trx)).permissions : permissionsBefore;
       const lost = permissionsBefore.filter((p) => !permissionsAfter.includes(p));

@@ -105,7 +105,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
             examples: [{ status: 'success', delivery: 'email' }, { status: 'success', delivery: 'response', temporary_password: 'q7N#vX2m-Tb9@kLp4Rz' }],
             title: 'AdminPasswordReset',
           }),
-          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, CredentialErrors.PASSWORD_MANAGED_EXTERNALLY, AdminErrors.MAIL_DELIVERY_FAILED, RoleErrors.PERMISSION_NOT_HELD),
+          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, CredentialErrors.PASSWORD_MANAGED_EXTERNALLY, AdminErrors.MAIL_DELIVERY_FAILED, RoleErrors.ACCOUNT_MORE_PRIVILEGED),
         },
       },
       onRequest: s.guard.requirePermission('users.update'), preValidation: refuseIntegerUserId,
@@ -119,7 +119,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Unlock an account (permission users.update)',
         description: 'Clears the failed sign-in counters and any lock of the account: the password\'s and the USSD PIN\'s.',
         params: UserIdParams,
-        response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }, { title: 'AdminUserUnlocked', examples: [{ status: 'success', user: ADMIN_USER_EXAMPLE }] }), ...errors(AdminErrors.USER_NOT_FOUND, RoleErrors.PERMISSION_NOT_HELD) },
+        response: { 200: Type.Object({ status: Type.Literal('success'), user: AdminUser }, { title: 'AdminUserUnlocked', examples: [{ status: 'success', user: ADMIN_USER_EXAMPLE }] }), ...errors(AdminErrors.USER_NOT_FOUND, RoleErrors.ACCOUNT_MORE_PRIVILEGED) },
       },
       onRequest: s.guard.requirePermission('users.update'), preValidation: refuseIntegerUserId,
     }, async (request) => {

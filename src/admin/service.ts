@@ -23,7 +23,7 @@ import { MailDeliveryError, type Mailer } from '../mail/mailer.js';
 import { maskEmail, temporaryPasswordMail } from '../mail/templates.js';
 import type { RequestActor } from '../sessions/guard.js';
 import { AdminErrors } from './errors.js';
-import { existingRoles } from './lifecycle.js';
+import { existingRoles, linkRoles } from './lifecycle.js';
 import { assertRolesHeld, assertTargetHeld, heldBy } from '../roles/held.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
@@ -102,7 +102,7 @@ export class AdminService {
         if ((err as { code?: string }).code === '23505') throw AdminErrors.USER_EXISTS(); // lost a race on the unique index
         throw err;
       });
-      await d.users.setRoles(trx, user.id, roles);
+      await linkRoles(d.users, trx, user.id, roles);
       const temporaryPassword = input.password === undefined ? await d.credentials.temporaryPassword(user, trx) : null;
       await d.credentials.setPassword(trx, user, input.password ?? temporaryPassword!, { temporary: input.password === undefined });
       user = (await d.users.findById(user.id, trx))!;

@@ -137,11 +137,11 @@ function userRoute(app: App, s: UserRouteDeps, who: Who): void {
   app.patch('/api/v1/admin/users/:id', {
     schema: {
       tags, security, summary: 'Change a user (permission users.update)',
-      description: `Changes the name, contacts, language, roles, branches or whether the account is active; audited as USER_UPDATED (USER_DISABLED or USER_ENABLED when \`active\` changes), with the fields changed (never a contact's value). ${TOKENS_TEXT} Refusals: \`409 USER_EXISTS\` (\`details.fields\`) when another account has the email or phone number; \`409 IDENTIFIER_CONFLICT\` when the email is another account's username; \`422 UNKNOWN_ROLE\`; \`403 PERMISSION_NOT_HELD\` for a role granting a permission you do not hold yourself (\`details.permissions\`, \`details.roles\`); \`422 UNKNOWN_ENTITY\` for a branch that does not exist, or a deactivated one the user is not linked to yet; \`409 CANNOT_DISABLE_SELF\` for your own account with \`active: false\`; \`409 LAST_ADMIN\` when no other active account would hold the admin role; \`409 ACCOUNT_DELETED\` for a deleted account.`,
+      description: `Changes the name, contacts, language, roles, branches or whether the account is active; audited as USER_UPDATED (USER_DISABLED or USER_ENABLED when \`active\` changes), with the fields changed (never a contact's value). ${TOKENS_TEXT} Refusals: \`409 USER_EXISTS\` (\`details.fields\`) when another account has the email or phone number; \`409 IDENTIFIER_CONFLICT\` when the email is another account's username; \`422 UNKNOWN_ROLE\`; \`403 PERMISSION_NOT_HELD\` for a role granting a permission you do not hold yourself (\`details.permissions\`, \`details.roles\`); \`403 ACCOUNT_MORE_PRIVILEGED\` for an account holding a permission you do not hold (\`details.permissions\`); \`422 UNKNOWN_ENTITY\` for a branch that does not exist, or a deactivated one the user is not linked to yet; \`409 CANNOT_DISABLE_SELF\` for your own account with \`active: false\`; \`409 LAST_ADMIN\` when no other active account would hold the admin role; \`409 ACCOUNT_DELETED\` for a deleted account.`,
       params: UserIdParams, body: UserChangeBody,
       response: {
         200: UserChanged,
-        ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.USER_EXISTS, AdminErrors.IDENTIFIER_CONFLICT, AdminErrors.UNKNOWN_ROLE, AdminErrors.UNKNOWN_ENTITY, AdminErrors.CANNOT_DISABLE_SELF, AdminErrors.LAST_ADMIN, AdminErrors.ACCOUNT_DELETED, RoleErrors.PERMISSION_NOT_HELD),
+        ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.USER_EXISTS, AdminErrors.IDENTIFIER_CONFLICT, AdminErrors.UNKNOWN_ROLE, AdminErrors.UNKNOWN_ENTITY, AdminErrors.CANNOT_DISABLE_SELF, AdminErrors.LAST_ADMIN, AdminErrors.ACCOUNT_DELETED, RoleErrors.PERMISSION_NOT_HELD, RoleErrors.ACCOUNT_MORE_PRIVILEGED),
       },
     },
     onRequest: s.guard.requirePermission('users.update'), preValidation,
@@ -158,7 +158,7 @@ function userRoute(app: App, s: UserRouteDeps, who: Who): void {
       tags, security, summary: 'Delete a user (permission users.delete)',
       description: 'Soft deletion: the account is disabled for good and marked deleted (`status: deleted`, `deleted_at`), every session and refresh token of the user ends at once, and the row stays for the audit trail (USER_DELETED). It can still be read, not changed (`409 ACCOUNT_DELETED`); its username, email and phone stay taken. Erasing personal data is a data-rights request, not this route. `409 CANNOT_DISABLE_SELF` for your own account; `409 LAST_ADMIN` when no other active account would hold the admin role.',
       params: UserIdParams,
-      response: { 200: UserChanged, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.CANNOT_DISABLE_SELF, AdminErrors.LAST_ADMIN, AdminErrors.ACCOUNT_DELETED, RoleErrors.PERMISSION_NOT_HELD) },
+      response: { 200: UserChanged, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.CANNOT_DISABLE_SELF, AdminErrors.LAST_ADMIN, AdminErrors.ACCOUNT_DELETED, RoleErrors.ACCOUNT_MORE_PRIVILEGED) },
     },
     onRequest: s.guard.requirePermission('users.delete'), preValidation,
   }, async (request) => {
@@ -188,7 +188,7 @@ function sessionRoutes(app: App, s: UserRouteDeps, who: Who): void {
       tags, security, summary: 'End every session of a user (permission users.update)',
       description: 'Ends every active session of the user now, on every node: their access tokens are refused from the next request and their refresh tokens are revoked. The account stays usable: the user can sign in again. Audited as SESSION_ENDED.',
       params: UserIdParams,
-      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND, RoleErrors.PERMISSION_NOT_HELD) },
+      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND, RoleErrors.ACCOUNT_MORE_PRIVILEGED) },
     },
     onRequest: s.guard.requirePermission('users.update'), preValidation,
   }, async (request) => ({ status: 'success' as const, sessions_ended: await s.lifecycle.endSessions(request.params.id, undefined, await who(request)) }));
@@ -198,7 +198,7 @@ function sessionRoutes(app: App, s: UserRouteDeps, who: Who): void {
       tags, security, summary: 'End one session of a user (permission users.update)',
       description: 'Ends the session now, on every node (its access and refresh tokens with it). `404 SESSION_NOT_FOUND` when the user has no active session with this id. Audited as SESSION_ENDED.',
       params: UserSessionParams,
-      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.SESSION_NOT_FOUND, RoleErrors.PERMISSION_NOT_HELD) },
+      response: { 200: SessionsEnded, ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.SESSION_NOT_FOUND, RoleErrors.ACCOUNT_MORE_PRIVILEGED) },
     },
     onRequest: s.guard.requirePermission('users.update'), preValidation,
   }, async (request) => ({ status: 'success' as const, sessions_ended: await s.lifecycle.endSessions(request.params.id, request.params.session_id, await who(request)) }));

@@ -242,7 +242,7 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
             reset_token: Type.String({ description: 'For `POST /api/v1/auth/reset/pin`; shown once.' }),
             expires_in: Type.Integer({ description: 'Seconds the reset token lives', examples: [600] }),
           }, { examples: [{ status: 'success', reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', expires_in: 600 }] }),
-          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, RoleErrors.PERMISSION_NOT_HELD),
+          ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, RoleErrors.ACCOUNT_MORE_PRIVILEGED),
         },
       },
       onRequest: s.guard.requirePermission('users.update'), preValidation: refuseIntegerUserId,

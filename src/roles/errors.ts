@@ -13,4 +13,6 @@ export const RoleErrors = defineErrors({
   UNKNOWN_PERMISSION: { status: 422, message: 'One or more permissions do not exist: use the names GET /api/v1/admin/permissions lists.' },
   /** `details.permissions`: the permissions the caller tried to grant without holding them. */
   PERMISSION_NOT_HELD: { status: 403, message: 'A role can be given only permissions you hold yourself: remove the permissions listed in details, or ask an administrator who holds them.' },
+  /** `details.permissions`: what the account holds that the caller does not. */
+  ACCOUNT_MORE_PRIVILEGED: { status: 403, message: 'This account holds permissions you do not hold (listed in details): only an administrator who holds them can change it, reset its credentials or end its sessions.' },
 });

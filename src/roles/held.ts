@@ -22,7 +22,7 @@ export async function heldBy(db: Db, users: UserStore, actorUuid: string | null)
 }
 
 /**
- * 403 PERMISSION_NOT_HELD (`details.permissions`) when the target account holds a permission the
+ * 403 ACCOUNT_MORE_PRIVILEGED (`details.permissions`) when the target account holds a permission the
  * actor lacks (`held`, from `heldBy`): an administrator changes, disables, deletes, unlocks,
  * resets the password or PIN of, or ends the sessions of, only accounts no more privileged than
  * their own. Otherwise a holder of `users.update` could re-address an administrator's email and
@@ -31,10 +31,7 @@ export async function heldBy(db: Db, users: UserStore, actorUuid: string | null)
 export function assertHeld(held: string[] | null, targetPermissions: string[]): void {
   const missing = held === null ? [] : targetPermissions.filter((p) => !held.includes(p));
   if (missing.length > 0) {
-    throw RoleErrors.PERMISSION_NOT_HELD(
-      { permissions: [...new Set(missing)].sort() },
-      { message: 'This account holds permissions you do not hold (listed in details): only an administrator who holds them can change it, reset its credentials or end its sessions.' },
-    );
+    throw RoleErrors.ACCOUNT_MORE_PRIVILEGED({ permissions: [...new Set(missing)].sort() });
   }
 }
 

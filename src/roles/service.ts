@@ -89,7 +89,7 @@ export class RoleService {
     await this.checkKnown(sorted([...(change.permissions ?? []), ...(change.add ?? []), ...(change.remove ?? [])]));
     const held = await this.heldBy(who);
     const { ended, users } = await d.db.transaction().execute(async (trx) => {
-      const locked = await d.roles.lock(trx, name);
+      const locked = await d.roles.lock(trx, name, 'update');
       if (!locked) throw RoleErrors.ROLE_NOT_FOUND({ role: name });
       const before = (await d.roles.byName(name, trx))!;
       const wanted = nextPermissions(before.permissions, change);
@@ -123,7 +123,7 @@ export class RoleService {
   async delete(name: string, who: Who): Promise<RoleView> {
     const d = this.deps;
     return d.db.transaction().execute(async (trx) => {
-      const locked = await d.roles.lock(trx, name);
+      const locked = await d.roles.lock(trx, name, 'delete');
       if (!locked) throw RoleErrors.ROLE_NOT_FOUND({ role: name });
       if (locked.built_in) throw RoleErrors.ROLE_BUILT_IN({ role: name, refused: 'delete' });
       const holders = await d.roles.holderCount(trx, locked.id);

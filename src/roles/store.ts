@@ -76,8 +76,14 @@ export class RoleStore {
   }
 
   /** The role's id and marker, its row locked until the transaction ends (changes and deletes of one role queue). */
-  async lock(trx: Db, name: string): Promise<{ id: number; built_in: boolean } | undefined> {
-    return trx.selectFrom('roles').select(['id', 'built_in']).where('name', '=', name).forUpdate().executeTakeFirst();
+  /**
+   * Locks the role's row: `delete` FOR UPDATE (waits for every change that is giving the role to a
+   * user: those hold it FOR KEY SHARE), `update` FOR NO KEY UPDATE (serialises changes of the role
+   * without waiting for, or deadlocking with, users' role changes).
+   */
+  async lock(trx: Db, name: string, purpose: 'update' | 'delete'): Promise<{ id: number; built_in: boolean } | undefined> {
+    const q = trx.selectFrom('roles').select(['id', 'built_in']).where('name', '=', name);
+    return (purpose === 'delete' ? q.forUpdate() : q.forNoKeyUpdate()).executeTakeFirst();
   }
 
   async setDescription(trx: Db, id: number, description: string): Promise<void> {

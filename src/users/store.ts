@@ -239,14 +239,18 @@ export class UserStore {
     return before?.language ?? null;
   }
 
-  async setRoles(trx: Db, userId: number, roles: string[]): Promise<void> {
+  /**
+   * The user's roles become exactly these; returns the names that do not exist (none linked). The
+   * roles' rows are share-locked first (FOR KEY SHARE): a role deleted at the same moment either
+   * waits for this change to commit (and then has a holder: 409 ROLE_IN_USE) or is gone before
+   * the lock is granted (and is returned as missing), never a foreign-key failure at commit.
+   */
+  async setRoles(trx: Db, userId: number, roles: string[]): Promise<string[]> {
     await trx.deleteFrom('user_roles').where('user_id', '=', userId).execute();
-    if (roles.length === 0) return;
-    await trx
-      .insertInto('user_roles')
-      .columns(['user_id', 'role_id'])
-      .expression((eb) => eb.selectFrom('roles').select([eb.val(userId).as('user_id'), 'id']).where('name', 'in', roles))
-      .execute();
+    if (roles.length === 0) return [];
+    const found = await trx.selectFrom('roles').select(['id', 'name']).where('name', 'in', roles).orderBy('id').forKeyShare().execute();
+    if (found.length > 0) await trx.insertInto('user_roles').values(found.map((r) => ({ user_id: userId, role_id: r.id }))).execute();
+    return roles.filter((name) => !found.some((r) => r.name === name));
   }
 
   async knownRoles(trx: Db = this.db): Promise<string[]> {

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/service.js';
-import { createTestApp, type TestApp } from '../harness/app.js';
+import { createTestApp, dbKind, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, signIn } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -192,6 +192,34 @@ describe('role administration', () => {
     const rows = await t.s.database.db.selectFrom('roles').select('name').where('name', '=', 'burst.role').execute();
     expect(rows).toHaveLength(1);
     expect(await auditOf('ROLE_CREATED', 'burst.role')).toHaveLength(1);
+  });
+
+  it('threat: a role deleted between a change\'s check and its write (the delete holding the role\'s row): the change is 422 UNKNOWN_ROLE, never a 500 from a foreign key, and links nothing', async () => {
+    expect((await createRole({ name: 'vanishing.role', description: 'Deleted mid-change', permissions: ['users.read'] })).statusCode).toBe(201);
+    const target = await seedUser(t.s, 'vanishing.target', { roles: ['staff'] });
+    const db = t.s.database.db;
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let holding!: () => void;
+    const held = new Promise<void>((r) => (holding = r));
+    // A delete in progress: the role's row locked, the row gone when it commits.
+    const deleter = db.transaction().execute(async (trx) => {
+      await sql`SELECT id FROM roles WHERE name = 'vanishing.role' FOR UPDATE`.execute(trx);
+      holding();
+      await released;
+      await sql`DELETE FROM roles WHERE name = 'vanishing.role'`.execute(trx);
+    });
+    await held;
+    const change = call('PATCH', `/api/v1/admin/users/${target.uuid}`, { roles: ['staff', 'vanishing.role'] });
+    // On PostgreSQL the change gets past its existence check and waits for the role's row; PGlite runs one transaction at a time.
+    if (dbKind() === 'postgres') {
+      while (Number((await sql<{ n: string }>`SELECT count(*) AS n FROM pg_locks WHERE NOT granted`.execute(db)).rows[0]!.n) === 0) await new Promise((r) => setImmediate(r));
+    }
+    release();
+    await deleter;
+    expectError(await change, 422, 'UNKNOWN_ROLE');
+    const roles = await db.selectFrom('user_roles').innerJoin('roles', 'roles.id', 'user_roles.role_id').select('roles.name').where('user_roles.user_id', '=', target.id).execute();
+    expect(roles.map((r) => r.name)).toEqual(['staff']);
   });
 });
 

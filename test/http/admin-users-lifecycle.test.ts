@@ -426,7 +426,7 @@ describe('no escalation through user administration', () => {
     expect((await call('POST', users, { username: 'desk.made.operator', roles: ['operator'] }, token)).statusCode).toBe(201);
   });
 
-  it('threat: a holder of users.update cannot take over a more privileged account: re-addressing, resetting the password or PIN, unlocking, disabling, deleting or signing out an administrator is 403 PERMISSION_NOT_HELD, and nothing changes', async () => {
+  it('threat: a holder of users.update cannot take over a more privileged account: re-addressing, resetting the password or PIN, unlocking, disabling, deleting or signing out an administrator is 403 ACCOUNT_MORE_PRIVILEGED, and nothing changes', async () => {
     const db = t.s.database.db;
     // A teller: user administration, and whatever a customer may do (so customers are within reach).
     const customerPermissions = (await db.selectFrom('role_permissions').innerJoin('roles', 'roles.id', 'role_permissions.role_id').innerJoin('permissions', 'permissions.id', 'role_permissions.permission_id').select('permissions.name').where('roles.name', '=', 'customer').execute()).map((p) => p.name);
@@ -446,7 +446,7 @@ describe('no escalation through user administration', () => {
       await call('DELETE', `${users}/${boss.uuid}/sessions`, undefined, token),
       await call('DELETE', `${users}/${boss.uuid}`, undefined, token),
     ];
-    for (const r of refused) expect(expectError(r, 403, 'PERMISSION_NOT_HELD').details).toMatchObject({ permissions: expect.arrayContaining(['audit.read', 'roles.manage']) });
+    for (const r of refused) expect(expectError(r, 403, 'ACCOUNT_MORE_PRIVILEGED').details).toMatchObject({ permissions: expect.arrayContaining(['audit.read', 'roles.manage']) });
     const after = await view(await call('GET', `${users}/${boss.uuid}`));
     expect(after).toMatchObject({ email: 'boss@bank.example', status: 'active' });
     expect((await call('POST', '/api/v1/auth/validate', undefined, bossSession.access_token)).statusCode).toBe(200);
