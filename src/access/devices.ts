@@ -24,7 +24,8 @@ import type { Channel } from './policy.js';
 export type BindingStatus = 'pending' | 'approved' | 'revoked';
 
 export interface DeviceBinding {
-  id: number;
+  /** The public id (the uuid); the table's integer `id` stays internal. */
+  id: string;
   user_id: string;
   username: string;
   label: string;
@@ -110,9 +111,9 @@ export class DeviceBindings {
       const row = await trx.insertInto('device_bindings')
         .values({ user_id: user.id, fingerprint_hash: this.fingerprintHash(fingerprint), label: label.slice(0, 200), channel, status: 'pending', requested_at: new Date(d.clock.now()) })
         .onConflict((oc) => oc.columns(['user_id', 'fingerprint_hash']).doNothing())
-        .returning('id').executeTakeFirst();
+        .returning('uuid').executeTakeFirst();
       if (!row) return;
-      await d.audit.record({ ...ctx, eventType: 'DEVICE_BINDING_REQUESTED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { binding_id: row.id, label } }, trx);
+      await d.audit.record({ ...ctx, eventType: 'DEVICE_BINDING_REQUESTED', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { binding_id: row.uuid, label } }, trx);
     });
   }
 
@@ -121,35 +122,35 @@ export class DeviceBindings {
     if (filter.status) q = q.where('b.status', '=', filter.status);
     if (filter.userUuid) q = q.where('u.uuid', '=', filter.userUuid);
     const [rows, count] = await Promise.all([
-      q.select(['b.id', 'u.uuid as user_id', 'u.username', 'b.label', 'b.channel', 'b.status', 'b.requested_at', 'b.decided_at', 'b.decided_by'])
+      q.select(['b.uuid as id', 'u.uuid as user_id', 'u.username', 'b.label', 'b.channel', 'b.status', 'b.requested_at', 'b.decided_at', 'b.decided_by'])
         .orderBy('b.requested_at', 'desc').orderBy('b.id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
       q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { bindings: rows.map((r) => ({ ...r, requested_at: new Date(r.requested_at), decided_at: r.decided_at === null ? null : new Date(r.decided_at) })), total: Number(count.n) };
   }
 
-  /** Approves a pending or revoked binding (re-binding a device is the same decision). */
-  async approve(id: number, actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
-    return this.decide(id, 'approved', actor, ctx);
+  /** Approves a pending or revoked binding (re-binding a device is the same decision). `uuid`: its public id. */
+  async approve(uuid: string, actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
+    return this.decide(uuid, 'approved', actor, ctx);
   }
 
   /** Revokes a binding (or refuses a pending request) and ends the user's sessions on that device. */
-  async revoke(id: number, actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
-    return this.decide(id, 'revoked', actor, ctx);
+  async revoke(uuid: string, actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
+    return this.decide(uuid, 'revoked', actor, ctx);
   }
 
-  private async decide(id: number, status: 'approved' | 'revoked', actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
+  private async decide(uuid: string, status: 'approved' | 'revoked', actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
     const d = this.deps;
     const { binding, userId, ended } = await d.db.transaction().execute(async (trx) => {
       // Locked: two administrators deciding at once are applied one after the other.
       const row = await trx.selectFrom('device_bindings as b').innerJoin('users as u', 'u.id', 'b.user_id')
-        .select(['b.id', 'b.user_id as internal_id', 'b.fingerprint_hash', 'u.uuid as user_id', 'u.username', 'b.label', 'b.channel', 'b.status', 'b.requested_at'])
-        .where('b.id', '=', id).forUpdate('b').executeTakeFirst();
+        .select(['b.id as binding_id', 'b.uuid', 'b.user_id as internal_id', 'b.fingerprint_hash', 'u.uuid as user_id', 'u.username', 'b.label', 'b.channel', 'b.status', 'b.requested_at'])
+        .where('b.uuid', '=', uuid).forUpdate('b').executeTakeFirst();
       if (!row) throw AccessErrors.DEVICE_BINDING_NOT_FOUND();
       if (actor.uuid !== null && actor.uuid === row.user_id) throw AccessErrors.DEVICE_BINDING_SELF_APPROVAL();
       if (row.status === status) throw AccessErrors.DEVICE_BINDING_UNCHANGED({ status });
       const now = new Date(d.clock.now());
-      await trx.updateTable('device_bindings').set({ status, decided_at: now, decided_by: actor.uuid }).where('id', '=', id).execute();
+      await trx.updateTable('device_bindings').set({ status, decided_at: now, decided_by: actor.uuid }).where('id', '=', row.binding_id).execute();
       let endedIds: string[] = [];
       if (status === 'revoked') {
         const sessions = await trx.selectFrom('sessions').select(['session_id', 'device_fingerprint'])
@@ -160,10 +161,10 @@ export class DeviceBindings {
       await d.audit.record({
         ...ctx, eventType: status === 'approved' ? 'DEVICE_BINDING_APPROVED' : 'DEVICE_BINDING_REVOKED', status: 'SUCCESS',
         userId: actor.uuid, username: actor.username,
-        details: { binding_id: id, user_id: row.user_id, username: row.username, label: row.label, previous_status: row.status, sessions_ended: endedIds.length },
+        details: { binding_id: row.uuid, user_id: row.user_id, username: row.username, label: row.label, previous_status: row.status, sessions_ended: endedIds.length },
       }, trx);
       const binding: DeviceBinding = {
-        id: row.id, user_id: row.user_id, username: row.username, label: row.label, channel: row.channel, status,
+        id: row.uuid, user_id: row.user_id, username: row.username, label: row.label, channel: row.channel, status,
         requested_at: new Date(row.requested_at), decided_at: now, decided_by: actor.uuid,
       };
       return { binding, userId: row.internal_id, ended: endedIds };

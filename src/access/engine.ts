@@ -35,7 +35,8 @@ const REMEMBERED_REFUSALS = 10_000;
 /** A refusal: the rule broken, and the policy that has it (none for who may use the channel). */
 interface Broken {
   rule: PolicyRule;
-  policyId: number | null;
+  /** The policy's uuid. */
+  policyId: string | null;
 }
 
 export class AccessPolicyEngine implements AccessPolicyCheck {
@@ -71,10 +72,10 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
         for (const row of await this.deps.store.list({ enabledOnly: true })) {
           let compiled: CompiledPolicy;
           try {
-            compiled = { id: row.id, channel: row.channel, role: row.role, ...compileRules(row.rules, row.role) };
+            compiled = { id: row.uuid, channel: row.channel, role: row.role, ...compileRules(row.rules, row.role) };
           } catch (err) {
-            this.deps.log.error({ err, policy_id: row.id }, `Access policy ${row.id} ("${row.name}") does not compile: it refuses every sign-in it covers until fixed`);
-            compiled = refuseAll(row.id, row.channel, row.role);
+            this.deps.log.error({ err, policy_id: row.uuid }, `Access policy ${row.uuid} ("${row.name}") does not compile: it refuses every sign-in it covers until fixed`);
+            compiled = refuseAll(row.uuid, row.channel, row.role);
           }
           next.set(row.channel, [...(next.get(row.channel) ?? []), compiled]);
         }

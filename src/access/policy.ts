@@ -66,7 +66,8 @@ export interface PolicyLimits {
 }
 
 export interface CompiledPolicy {
-  readonly id: number;
+  /** The policy's public id (the uuid), as audit entries name it. */
+  readonly id: string;
   readonly channel: Channel;
   readonly role: string | null;
   readonly allowChannel: boolean;
@@ -161,6 +162,6 @@ export function brokenRule(p: CompiledPolicy, r: AccessRequest): PolicyRule | nu
 }
 
 /** A policy that refuses everyone it covers: what a stored policy that no longer compiles becomes (fail closed). */
-export function refuseAll(id: number, channel: Channel, role: string | null): CompiledPolicy {
+export function refuseAll(id: string, channel: Channel, role: string | null): CompiledPolicy {
   return { id, channel, role, allowChannel: false, ip: null, schedule: null, requireBoundDevice: false, requireSecondFactor: false, factorMethods: null, geofences: null, maxAccuracyM: DEFAULT_MAX_ACCURACY_M, limits: {} };
 }

@@ -5,6 +5,7 @@
 import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { App } from '../platform/http/app.js';
+import { publicIdSchema, refuseIntegerIds, type PublicIdKind } from '../platform/http/public-id.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
@@ -18,6 +19,9 @@ import type { DeviceBindings } from './devices.js';
 import type { AccessPolicyAdmin } from './service.js';
 import type { PolicyInput, PolicyRow } from './store.js';
 import { AccessErrors } from './errors.js';
+
+/** An access policy's public id. */
+export const ACCESS_POLICY_ID: PublicIdKind = { what: 'access policy', source: 'the `id` of the policy in GET /api/v1/admin/access-policies', example: 'c2a7e4b1-5d3f-4e8a-9b6c-1f0d2e3a4b5c' };
 
 const ISO = { format: 'date-time' } as const;
 const Coordinate = Type.Number({ minimum: -180, maximum: 180 });
@@ -57,7 +61,7 @@ const PolicyBody = Type.Object({
 }, { additionalProperties: false });
 
 const Policy = Type.Object({
-  id: Type.Integer({ examples: [3] }),
+  id: publicIdSchema(ACCESS_POLICY_ID),
   name: Type.String(),
   channel: Type.String({ examples: ['agent'] }),
   role: Type.Union([Type.String(), Type.Null()]),
@@ -80,10 +84,12 @@ const EXAMPLE = {
   },
 };
 
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+const IdParams = Type.Object({ id: publicIdSchema(ACCESS_POLICY_ID) });
+/** An integer `{id}` (what earlier versions took) answers 422 saying to send the uuid. */
+const preValidation = refuseIntegerIds(ACCESS_POLICY_ID, { params: ['id'] });
 
 function present(p: PolicyRow) {
-  return { id: p.id, name: p.name, channel: p.channel, role: p.role, enabled: p.enabled, rules: p.rules as Static<typeof Rules>, created_at: p.created_at.toISOString(), updated_at: p.updated_at.toISOString() };
+  return { id: p.uuid, name: p.name, channel: p.channel, role: p.role, enabled: p.enabled, rules: p.rules as Static<typeof Rules>, created_at: p.created_at.toISOString(), updated_at: p.updated_at.toISOString() };
 }
 
 export interface AccessRouteDeps {
@@ -117,7 +123,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'Create an access policy (permission policies.manage)', description: `${RULES_TEXT} \`409 ACCESS_POLICY_EXISTS\` when the name is taken.`,
         body: { ...PolicyBody, examples: [EXAMPLE] },
-        response: { 201: Type.Object({ policy: Policy }, { examples: [{ policy: { id: 3, ...EXAMPLE, created_at: '2026-11-23T09:00:00.000Z', updated_at: '2026-11-23T09:00:00.000Z' } }] }), ...errors(AccessErrors.ACCESS_POLICY_EXISTS) },
+        response: { 201: Type.Object({ policy: Policy }, { examples: [{ policy: { id: ACCESS_POLICY_ID.example, ...EXAMPLE, created_at: '2026-11-23T09:00:00.000Z', updated_at: '2026-11-23T09:00:00.000Z' } }] }), ...errors(AccessErrors.ACCESS_POLICY_EXISTS) },
       },
       onRequest,
     }, async (request, reply) => {
@@ -128,7 +134,7 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
 
     app.get('/api/v1/admin/access-policies/:id', {
       schema: { tags, security, summary: 'Read an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ policy: Policy }), ...errors(AccessErrors.ACCESS_POLICY_NOT_FOUND) } },
-      onRequest,
+      onRequest, preValidation,
     }, async (request) => ({ policy: present(await s.accessAdmin.get(request.params.id)) }));
 
     app.put('/api/v1/admin/access-policies/:id', {
@@ -136,12 +142,12 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Replace an access policy (permission policies.manage)', description: `The whole policy is replaced. ${RULES_TEXT}`,
         params: IdParams, body: PolicyBody, response: { 200: Type.Object({ policy: Policy }), ...errors(AccessErrors.ACCESS_POLICY_NOT_FOUND, AccessErrors.ACCESS_POLICY_EXISTS) },
       },
-      onRequest,
+      onRequest, preValidation,
     }, async (request) => ({ policy: present(await s.accessAdmin.update(request.params.id, input(request.body), await actorOf(request), ctxOf(request))) }));
 
     app.delete('/api/v1/admin/access-policies/:id', {
       schema: { tags, security, summary: 'Delete an access policy (permission policies.manage)', params: IdParams, response: { 200: Type.Object({ status: Type.Literal('success') }), ...errors(AccessErrors.ACCESS_POLICY_NOT_FOUND) } },
-      onRequest,
+      onRequest, preValidation,
     }, async (request) => {
       await s.accessAdmin.delete(request.params.id, await actorOf(request), ctxOf(request));
       return { status: 'success' as const };

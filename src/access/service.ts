@@ -41,11 +41,11 @@ export class AccessPolicyAdmin {
     return row;
   }
 
-  async update(id: number, input: PolicyInput, actor: RequestActor, ctx: AuditContext): Promise<PolicyRow> {
+  async update(uuid: string, input: PolicyInput, actor: RequestActor, ctx: AuditContext): Promise<PolicyRow> {
     await this.validate(input);
     const d = this.deps;
     const row = await d.db.transaction().execute(async (trx) => {
-      const updated = await d.store.update(trx, id, input, new Date(d.clock.now()));
+      const updated = await d.store.update(trx, uuid, input, new Date(d.clock.now()));
       if (updated === 'name_taken') throw AccessErrors.ACCESS_POLICY_EXISTS({ name: input.name });
       if (!updated) throw AccessErrors.ACCESS_POLICY_NOT_FOUND();
       await this.audit(trx, 'ACCESS_POLICY_UPDATED', updated, actor, ctx);
@@ -55,18 +55,18 @@ export class AccessPolicyAdmin {
     return row;
   }
 
-  async delete(id: number, actor: RequestActor, ctx: AuditContext): Promise<void> {
+  async delete(uuid: string, actor: RequestActor, ctx: AuditContext): Promise<void> {
     const d = this.deps;
     await d.db.transaction().execute(async (trx) => {
-      const deleted = await d.store.delete(trx, id);
+      const deleted = await d.store.delete(trx, uuid);
       if (!deleted) throw AccessErrors.ACCESS_POLICY_NOT_FOUND();
       await this.audit(trx, 'ACCESS_POLICY_DELETED', deleted, actor, ctx);
     });
     await this.announce();
   }
 
-  async get(id: number): Promise<PolicyRow> {
-    const row = await this.deps.store.get(id);
+  async get(uuid: string): Promise<PolicyRow> {
+    const row = await this.deps.store.get(uuid);
     if (!row) throw AccessErrors.ACCESS_POLICY_NOT_FOUND();
     return row;
   }
@@ -116,7 +116,7 @@ export class AccessPolicyAdmin {
   private async audit(trx: Db, eventType: 'ACCESS_POLICY_CREATED' | 'ACCESS_POLICY_UPDATED' | 'ACCESS_POLICY_DELETED', row: PolicyRow, actor: RequestActor, ctx: AuditContext): Promise<void> {
     await this.deps.audit.record({
       ...ctx, eventType, status: 'SUCCESS', userId: actor.uuid, username: actor.username,
-      details: { policy_id: row.id, name: row.name, channel: row.channel, role: row.role, enabled: row.enabled, rules: row.rules },
+      details: { policy_id: row.uuid, name: row.name, channel: row.channel, role: row.role, enabled: row.enabled, rules: row.rules },
     }, trx);
   }
 

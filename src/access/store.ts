@@ -3,7 +3,10 @@ import type { Db } from '../platform/db/database.js';
 import type { Channel, PolicyRules } from './policy.js';
 
 export interface PolicyRow {
+  /** Internal: order and keys. Never in an answer. */
   id: number;
+  /** The public id: routes take it, answers and audit entries give it. */
+  uuid: string;
   name: string;
   channel: Channel;
   role: string | null;
@@ -21,9 +24,9 @@ export interface PolicyInput {
   rules: PolicyRules;
 }
 
-const COLUMNS = ['id', 'name', 'channel', 'role', 'enabled', 'rules', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['id', 'uuid', 'name', 'channel', 'role', 'enabled', 'rules', 'created_at', 'updated_at'] as const;
 
-function parse(row: { id: number; name: string; channel: string; role: string | null; enabled: boolean; rules: unknown; created_at: Date | string; updated_at: Date | string }): PolicyRow {
+function parse(row: { id: number; uuid: string; name: string; channel: string; role: string | null; enabled: boolean; rules: unknown; created_at: Date | string; updated_at: Date | string }): PolicyRow {
   const rules = (typeof row.rules === 'string' ? JSON.parse(row.rules) : row.rules) as PolicyRules;
   return { ...row, channel: row.channel as Channel, rules, created_at: new Date(row.created_at), updated_at: new Date(row.updated_at) };
 }
@@ -37,8 +40,9 @@ export class PolicyStore {
     return (await q.execute()).map(parse);
   }
 
-  async get(id: number): Promise<PolicyRow | undefined> {
-    const row = await this.db.selectFrom('access_policies').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+  /** By its public id (the uuid). */
+  async get(uuid: string): Promise<PolicyRow | undefined> {
+    const row = await this.db.selectFrom('access_policies').select(COLUMNS).where('uuid', '=', uuid).executeTakeFirst();
     return row ? parse(row) : undefined;
   }
 
@@ -52,11 +56,11 @@ export class PolicyStore {
   }
 
   /** The updated row; undefined when there is none; 'name_taken' when another policy has the name. */
-  async update(trx: Db, id: number, p: PolicyInput, now: Date): Promise<PolicyRow | undefined | 'name_taken'> {
+  async update(trx: Db, uuid: string, p: PolicyInput, now: Date): Promise<PolicyRow | undefined | 'name_taken'> {
     try {
       const row = await trx.updateTable('access_policies')
         .set({ name: p.name, channel: p.channel, role: p.role, enabled: p.enabled, rules: JSON.stringify(p.rules), updated_at: now })
-        .where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+        .where('uuid', '=', uuid).returning(COLUMNS).executeTakeFirst();
       return row ? parse(row) : undefined;
     } catch (err) {
       // The unique index decides (also between two renames to one name at once).
@@ -65,8 +69,8 @@ export class PolicyStore {
     }
   }
 
-  async delete(trx: Db, id: number): Promise<PolicyRow | undefined> {
-    const row = await trx.deleteFrom('access_policies').where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+  async delete(trx: Db, uuid: string): Promise<PolicyRow | undefined> {
+    const row = await trx.deleteFrom('access_policies').where('uuid', '=', uuid).returning(COLUMNS).executeTakeFirst();
     return row ? parse(row) : undefined;
   }
 

@@ -1,17 +1,20 @@
 /**
  * SPEC "Device tokens" under `/api/v1/notifications/devices`: every route signed in, each user
  * managing only their own tokens (another user's id answers 404, never 403). Tokens are shown
- * masked (docs/decisions.md "Device tokens"); every change is audited.
+ * masked (docs/decisions.md "Device tokens"); every change is audited. A token is named by its
+ * uuid (`id` in the answers, `{id}` in the paths, the audit details); an integer is refused.
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AuditEvent, AuditLog } from '../audit/service.js';
 import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
+import { publicIdSchema } from '../platform/http/public-id.js';
 import { errors } from '../platform/http/schemas.js';
 import { requestAuditContext, signedInAccount, signedInUser, type Guard } from '../sessions/guard.js';
 import { lockUserRow, type UserRow, type UserStore } from '../users/store.js';
 import { DeviceErrors } from './errors.js';
+import { DEVICE_TOKEN_ID, DeviceIdParams, refuseIntegerDeviceId } from './public-id.js';
 import { MAX_ACTIVE_DEVICES, MAX_DEVICES, maskToken, type DeviceToken, type DeviceTokenStore, type Registered, type Trimmed } from './store.js';
 
 export interface DeviceRouteDeps {
@@ -29,7 +32,7 @@ const BASE = '/api/v1/notifications/devices';
 const PUSH_TOKEN_PATTERN = '^[A-Za-z0-9:_.-]+$';
 
 const Device = Type.Object({
-  id: Type.Integer({ examples: [12] }),
+  id: publicIdSchema(DEVICE_TOKEN_ID, 'The device token\'s id (a uuid): what `/api/v1/notifications/devices/{id}` and the `device_id` of `POST /api/v1/2fa/otp/setup` take.'),
   push_token: Type.String({ description: 'Masked: the first 6 and last 4 characters (all but the last 4 when shorter than 17). The full token is never shown again.', examples: ['dQw4w9…Xc3A'] }),
   platform: Type.Union([Type.Literal('mobile'), Type.Literal('web')]),
   device_name: Type.Union([Type.String(), Type.Null()], { examples: ['Amina\'s Pixel 8'] }),
@@ -40,12 +43,11 @@ const Device = Type.Object({
   updated_on: Type.String({ format: 'date-time' }),
 });
 
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
 function present(d: DeviceToken) {
   return {
-    id: d.id, push_token: maskToken(d.push_token), platform: d.platform, device_name: d.device_name, is_active: d.is_active, receives_codes: d.receives_codes,
+    id: d.uuid, push_token: maskToken(d.push_token), platform: d.platform, device_name: d.device_name, is_active: d.is_active, receives_codes: d.receives_codes,
     last_used_at: d.last_used_at === null ? null : iso(d.last_used_at), created_on: iso(d.created_on), updated_on: iso(d.updated_on),
   };
 }
@@ -96,9 +98,9 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
       const { push_token: pushToken, platform, device_name: deviceName } = request.body;
       const r = await s.deviceTokens.register(user.id, { pushToken, platform, deviceName: deviceName?.trim() ?? null }, async (trx, registered) => {
         const from = registered.outcome === 'transferred' ? await s.users.findById(registered.fromUserId, trx) : undefined;
-        await audit(request, user, EVENTS[registered.outcome], { device_token_id: registered.device.id, platform, ...(from ? { from_user_id: from.uuid, from_username: from.username } : {}) }, trx);
+        await audit(request, user, EVENTS[registered.outcome], { device_token_id: registered.device.uuid, platform, ...(from ? { from_user_id: from.uuid, from_username: from.username } : {}) }, trx);
         // The previous owner's history says it too: their notifications stopped going to that device.
-        if (from) await audit(request, from, 'DEVICE_TOKEN_TRANSFERRED', { device_token_id: registered.device.id, platform, to_user_id: user.uuid, to_username: user.username }, trx);
+        if (from) await audit(request, from, 'DEVICE_TOKEN_TRANSFERRED', { device_token_id: registered.device.uuid, platform, to_user_id: user.uuid, to_username: user.username }, trx);
         await auditTrimmed(request, user, registered.trimmed, trx);
       });
       return reply.status(r.outcome === 'created' ? 201 : 200).send(present(r.device));
@@ -119,8 +121,8 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     });
 
     app.get(`${BASE}/:id`, {
-      schema: { tags, security, summary: 'One of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike.', params: IdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
-      onRequest,
+      schema: { tags, security, summary: 'One of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike.', params: DeviceIdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
+      onRequest, preValidation: refuseIntegerDeviceId,
     }, async (request) => {
       const user = await owner(request);
       const device = await s.deviceTokens.get(user.id, request.params.id);
@@ -133,16 +135,16 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         schema: {
           tags, security, summary: active ? 'Turn notifications to a device back on' : 'Stop notifications to a device',
           description: `Sets \`is_active\` to ${active}. \`404 DEVICE_TOKEN_NOT_FOUND\` for an unknown id and for another user's alike. Audited as ${event}.`,
-          params: IdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) },
+          params: DeviceIdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) },
         },
-        onRequest,
+        onRequest, preValidation: refuseIntegerDeviceId,
         config: { rateLimit: { group: 'account', account: signedInAccount } },
       }, async (request) => {
         const user = await owner(request);
         const device = await s.db.transaction().execute(async (trx) => {
           await lockUserRow(trx, user.id);
           const d = await s.deviceTokens.setActive(user.id, request.params.id, active, trx);
-          if (d) await audit(request, user, event, { device_token_id: d.id }, trx);
+          if (d) await audit(request, user, event, { device_token_id: d.uuid }, trx);
           if (d && active) await auditTrimmed(request, user, await s.deviceTokens.trim(trx, user.id, d.id), trx);
           return d;
         });
@@ -154,8 +156,8 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     const Deleted = Type.Object({ status: Type.Literal('success'), deleted: Type.Integer({ description: 'How many tokens were deleted.' }) });
 
     app.delete(`${BASE}/:id`, {
-      schema: { tags, security, summary: 'Delete one of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike. Audited as DEVICE_TOKEN_DELETED.', params: IdParams, response: { 200: Deleted, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
-      onRequest,
+      schema: { tags, security, summary: 'Delete one of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike. Audited as DEVICE_TOKEN_DELETED.', params: DeviceIdParams, response: { 200: Deleted, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
+      onRequest, preValidation: refuseIntegerDeviceId,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const user = await owner(request);

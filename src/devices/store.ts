@@ -38,13 +38,13 @@ export const MAX_ACTIVE_DEVICES = 10;
 /** ... and at most this many rows, inactive ones included. */
 export const MAX_DEVICES = 30;
 
-/** What registering or activating retired to keep within the limits: the least recently used first. */
+/** What registering or activating retired to keep within the limits (their uuids): the least recently used first. */
 export interface Trimmed {
-  deactivated: number[];
-  deleted: number[];
+  deactivated: string[];
+  deleted: string[];
 }
 
-const SELECTED = ['id', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'receives_codes', 'last_used_at', 'created_on', 'updated_on'] as const;
+const SELECTED = ['id', 'uuid', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'receives_codes', 'last_used_at', 'created_on', 'updated_on'] as const;
 
 export class DeviceTokenStore {
   constructor(private readonly deps: { db: Db; clock: Clock; sensitive: SensitiveColumns; blindIndex: BlindIndex }) {}
@@ -110,21 +110,21 @@ export class DeviceTokenStore {
     // SKIP LOCKED: a row another transaction holds is on its way elsewhere (a transfer to another
     // user); waiting for it could deadlock two users registering each other's tokens. NO KEY: a
     // message or code being written for the device (a key-share lock) does not hide it.
-    const rows = await trx.selectFrom('device_tokens').select(['id', 'is_active', 'receives_codes']).where('user_id', '=', userId).where('id', '!=', keep)
+    const rows = await trx.selectFrom('device_tokens').select(['id', 'uuid', 'is_active', 'receives_codes']).where('user_id', '=', userId).where('id', '!=', keep)
       .orderBy(sql`coalesce(last_used_at, updated_on)`, 'desc').orderBy('id', 'desc').forNoKeyUpdate().skipLocked().execute();
     // The device one-time codes go to is never retired by the cap: someone with a stolen session
     // must not be able to switch off the owner's second factor by registering tokens.
     const active = rows.filter((r) => r.is_active);
     const bound = active.filter((r) => r.receives_codes).length;
-    const deactivated = active.filter((r) => !r.receives_codes).slice(Math.max(0, MAX_ACTIVE_DEVICES - 1 - bound)).map((r) => r.id);
+    const deactivated = active.filter((r) => !r.receives_codes).slice(Math.max(0, MAX_ACTIVE_DEVICES - 1 - bound));
     if (deactivated.length > 0) {
-      await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) }).where('user_id', '=', userId).where('id', 'in', deactivated).execute();
+      await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) }).where('user_id', '=', userId).where('id', 'in', deactivated.map((r) => r.id)).execute();
     }
     const excess = rows.length + 1 - MAX_DEVICES;
-    const inactiveOldestFirst = rows.filter((r) => !r.receives_codes && (!r.is_active || deactivated.includes(r.id))).reverse();
-    const deleted = excess > 0 ? inactiveOldestFirst.slice(0, excess).map((r) => r.id) : [];
-    if (deleted.length > 0) await trx.deleteFrom('device_tokens').where('user_id', '=', userId).where('id', 'in', deleted).execute();
-    return { deactivated: deactivated.filter((id) => !deleted.includes(id)), deleted };
+    const inactiveOldestFirst = rows.filter((r) => !r.receives_codes && (!r.is_active || deactivated.includes(r))).reverse();
+    const deleted = excess > 0 ? inactiveOldestFirst.slice(0, excess) : [];
+    if (deleted.length > 0) await trx.deleteFrom('device_tokens').where('user_id', '=', userId).where('id', 'in', deleted.map((r) => r.id)).execute();
+    return { deactivated: deactivated.filter((r) => !deleted.includes(r)).map((r) => r.uuid), deleted: deleted.map((r) => r.uuid) };
   }
 
   /** The device one-time codes by push go to, when it is active. */
@@ -134,12 +134,12 @@ export class DeviceTokenStore {
     return row && this.reveal(row);
   }
 
-  /** Makes `id` the user's code device (and no other); false when it is no longer their active mobile token. */
-  async bindCodes(trx: Db, userId: number, id: number): Promise<boolean> {
+  /** Makes `id` (internal) the user's code device (and no other): its uuid; undefined when it is no longer their active mobile token. */
+  async bindCodes(trx: Db, userId: number, id: number): Promise<string | undefined> {
     await this.unbindCodes(trx, userId);
     const row = await trx.updateTable('device_tokens').set({ receives_codes: true, updated_on: new Date(this.deps.clock.now()) })
-      .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).where('platform', '=', 'mobile').returning('id').executeTakeFirst();
-    return row !== undefined;
+      .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).where('platform', '=', 'mobile').returning('uuid').executeTakeFirst();
+    return row?.uuid;
   }
 
   /** No device of the user receives codes any more (push re-bound, or the user's factors reset). */
@@ -153,15 +153,15 @@ export class DeviceTokenStore {
     return (await q.orderBy('id').execute()).map((r) => this.reveal(r));
   }
 
-  /** The user's token with this id; undefined for an unknown id or another user's. */
-  async get(userId: number, id: number): Promise<DeviceToken | undefined> {
-    const row = await this.deps.db.selectFrom('device_tokens').select(SELECTED).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  /** The user's token with this uuid (its public id); undefined for an unknown one or another user's. */
+  async get(userId: number, uuid: string): Promise<DeviceToken | undefined> {
+    const row = await this.deps.db.selectFrom('device_tokens').select(SELECTED).where('uuid', '=', uuid).where('user_id', '=', userId).executeTakeFirst();
     return row && this.reveal(row);
   }
 
-  async setActive(userId: number, id: number, active: boolean, trx: Db = this.deps.db): Promise<DeviceToken | undefined> {
+  async setActive(userId: number, uuid: string, active: boolean, trx: Db = this.deps.db): Promise<DeviceToken | undefined> {
     const row = await trx.updateTable('device_tokens').set({ is_active: active, updated_on: new Date(this.deps.clock.now()) })
-      .where('id', '=', id).where('user_id', '=', userId).returning(SELECTED).executeTakeFirst();
+      .where('uuid', '=', uuid).where('user_id', '=', userId).returning(SELECTED).executeTakeFirst();
     return row && this.reveal(row);
   }
 
@@ -186,18 +186,21 @@ export class DeviceTokenStore {
     return new Map(rows.map((r) => [r.id, this.reveal(r)]));
   }
 
-  /** The provider reports the token dead: inactive, if it is still that user's and active; true when it changed. */
-  async deactivateDead(userId: number, id: number, trx: Db = this.deps.db): Promise<boolean> {
+  /**
+   * The provider reports the token (internal `id`) dead: inactive, if it is still that user's and
+   * active. Its uuid when it changed, for the audit entry; undefined otherwise.
+   */
+  async deactivateDead(userId: number, id: number, trx: Db = this.deps.db): Promise<string | undefined> {
     const row = await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) })
-      .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).returning('id').executeTakeFirst();
-    return row !== undefined;
+      .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).returning('uuid').executeTakeFirst();
+    return row?.uuid;
   }
 
-  /** Deletes the user's token with this id (or all of theirs); the ids deleted. */
-  async delete(userId: number, id?: number, trx: Db = this.deps.db): Promise<number[]> {
+  /** Deletes the user's token with this uuid (or all of theirs); the uuids deleted. */
+  async delete(userId: number, uuid?: string, trx: Db = this.deps.db): Promise<string[]> {
     let q = trx.deleteFrom('device_tokens').where('user_id', '=', userId);
-    if (id !== undefined) q = q.where('id', '=', id);
-    return (await q.returning('id').execute()).map((r) => r.id);
+    if (uuid !== undefined) q = q.where('uuid', '=', uuid);
+    return (await q.returning('uuid').execute()).map((r) => r.uuid);
   }
 }
 

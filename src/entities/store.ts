@@ -20,16 +20,18 @@ export class EntityStore {
     return row ?? 'code_taken';
   }
 
-  async update(trx: Db, id: number, change: { name?: string; isActive?: boolean }): Promise<EntityRow | undefined> {
+  /** Changes the branch whose public id is `uuid`. */
+  async update(trx: Db, uuid: string, change: { name?: string; isActive?: boolean }): Promise<EntityRow | undefined> {
     return trx.updateTable('entities').set({
       ...(change.name === undefined ? {} : { name: change.name }),
       ...(change.isActive === undefined ? {} : { is_active: change.isActive }),
       updated_at: new Date(this.deps.clock.now()),
-    }).where('id', '=', id).returningAll().executeTakeFirst();
+    }).where('uuid', '=', uuid).returningAll().executeTakeFirst();
   }
 
-  async byId(id: number, trx: Db = this.deps.db): Promise<EntityRow | undefined> {
-    return trx.selectFrom('entities').selectAll().where('id', '=', id).executeTakeFirst();
+  /** The branch whose public id is `uuid`. */
+  async byUuid(uuid: string, trx: Db = this.deps.db): Promise<EntityRow | undefined> {
+    return trx.selectFrom('entities').selectAll().where('uuid', '=', uuid).executeTakeFirst();
   }
 
   /** The branch with `code` (any case), active or not. */

@@ -6,12 +6,13 @@
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { App } from '../platform/http/app.js';
+import { publicIdSchema, refuseIntegerIds } from '../platform/http/public-id.js';
 import { errors, Pagination } from '../platform/http/schemas.js';
 import { requestWho, type Guard, type Who } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
 import { IMPORT_MAX_ITEMS, type FaqAdmin, type FaqInputItem } from './admin.js';
 import { FaqErrors } from './errors.js';
-import { AdminFaq, Category, FaqInput, FaqInputProperties, FaqPatch, presentAdminFaq } from './schemas.js';
+import { AdminFaq, Category, FAQ_ID, FAQ_ID_EXAMPLES, FaqId, FaqInput, FaqInputProperties, FaqPatch, presentAdminFaq } from './schemas.js';
 import type { FaqStore } from './store.js';
 
 export interface FaqAdminRouteDeps {
@@ -23,10 +24,17 @@ export interface FaqAdminRouteDeps {
 
 const tags = ['FAQ administration'];
 const security = [{ bearer: [] }];
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+const IdParams = Type.Object({ id: FaqId });
 const IMPORT_BODY_LIMIT = 8 * 1024 * 1024;
 
-const ImportItem = Type.Object({ id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Updates this article; without it the item is created.' })), ...FaqInputProperties }, { additionalProperties: false });
+const ImportItem = Type.Object({ id: Type.Optional(publicIdSchema(FAQ_ID, 'The uuid of the article this item updates (its `id`); without it the item is created. Integer ids are not accepted.')), ...FaqInputProperties }, { additionalProperties: false });
+
+/** `{id}` of `/api/v1/admin/faqs/{id}` and below: an integer answers 422 VALIDATION_ERROR saying to send the uuid. */
+const refuseIntegerId = refuseIntegerIds(FAQ_ID, { params: ['id'] });
+const refuseIntegerIdsToReorder = refuseIntegerIds(FAQ_ID, { body: ['ids'] });
+
+/** The import's `faqs[n].id`: an integer is refused as a top-level id would be, naming the item (`faqs.3.id`). */
+const refuseIntegerImportIds = refuseIntegerIds(FAQ_ID, { body: ['faqs.*.id'] });
 
 export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
   const onRequest = s.guard.requirePermission('faq.manage');
@@ -52,10 +60,10 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
     app.get('/api/v1/admin/faqs/export', {
       schema: {
         tags, security, summary: 'Export the FAQ as JSON or CSV (permission faq.manage)',
-        description: '`format=json` (default): `{faqs: [...]}`, the shape the import takes. `format=csv`: RFC 4180 with a header (`id,question,answer,category,keywords,order,is_active,helpful_count,unhelpful_count`); a cell starting with `=`, `+`, `-` or `@` gets a leading `\'` so that a spreadsheet does not run it, and the import removes it again. Active articles only unless `include_inactive=true`. Audited as FAQ_EXPORTED.',
+        description: '`format=json` (default): `{faqs: [...]}`, the shape the import takes. `format=csv`: RFC 4180 with a header (`id,question,answer,category,keywords,order,is_active,helpful_count,unhelpful_count`), `id` being the article\'s uuid; a cell starting with `=`, `+`, `-` or `@` gets a leading `\'` so that a spreadsheet does not run it, and the import removes it again. Active articles only unless `include_inactive=true`. Audited as FAQ_EXPORTED.',
         querystring: Type.Object({ format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { default: 'json' })), include_inactive: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
         response: {
-          200: { description: 'The articles: JSON, or CSV with `format=csv`.', content: { 'application/json': { schema: Type.Object({ faqs: Type.Array(AdminFaq) }) }, 'text/csv': { schema: { type: 'string', examples: ['id,question,answer,category,keywords,order,is_active,helpful_count,unhelpful_count\r\n31,I lost my card. How do I block it?,"In the app: Cards, then Block card.",security,"lost card, block card",10,true,42,3\r\n'] } } } },
+          200: { description: 'The articles: JSON, or CSV with `format=csv`.', content: { 'application/json': { schema: Type.Object({ faqs: Type.Array(AdminFaq) }) }, 'text/csv': { schema: { type: 'string', examples: ['id,question,answer,category,keywords,order,is_active,helpful_count,unhelpful_count\r\n6d1f4b2a-8c3e-4f5a-9b7d-2e4c6a8f0b13,I lost my card. How do I block it?,"In the app: Cards, then Block card.",security,"lost card, block card",10,true,42,3\r\n'] } } } },
         },
       },
       onRequest,
@@ -67,10 +75,10 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/admin/faqs/:id', {
-      schema: { tags, security, summary: 'Read an article, soft-deleted or not (permission faq.manage)', params: IdParams, response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
-      onRequest,
+      schema: { tags, security, summary: 'Read an article, soft-deleted or not (permission faq.manage)', description: 'By the article\'s uuid (its `id`; an integer is 422).', params: IdParams, response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
+      onRequest, preValidation: refuseIntegerId,
     }, async (request) => {
-      const row = await s.faqStore.byId(request.params.id, { activeOnly: false });
+      const row = await s.faqStore.byUuid(request.params.id, { activeOnly: false });
       if (!row) throw FaqErrors.FAQ_NOT_FOUND();
       return presentAdminFaq(row);
     });
@@ -92,7 +100,7 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         params: IdParams, body: FaqPatch,
         response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) },
       },
-      onRequest,
+      onRequest, preValidation: refuseIntegerId,
     }, async (request) => presentAdminFaq(await s.faqAdmin.update(await who(request), request.params.id, request.body)));
 
     app.delete('/api/v1/admin/faqs/:id', {
@@ -101,22 +109,22 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
         description: 'Sets `is_active` to false: hidden from readers and search, kept with its counters; `POST .../restore` brings it back. Audited as FAQ_DELETED.',
         params: IdParams, response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) },
       },
-      onRequest,
+      onRequest, preValidation: refuseIntegerId,
     }, async (request) => presentAdminFaq(await s.faqAdmin.update(await who(request), request.params.id, { is_active: false })));
 
     app.post('/api/v1/admin/faqs/:id/restore', {
       schema: { tags, security, summary: 'Restore a soft-deleted article (permission faq.manage)', description: 'Audited as FAQ_RESTORED.', params: IdParams, response: { 200: AdminFaq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
-      onRequest,
+      onRequest, preValidation: refuseIntegerId,
     }, async (request) => presentAdminFaq(await s.faqAdmin.update(await who(request), request.params.id, { is_active: true })));
 
     app.post('/api/v1/admin/faqs/reorder', {
       schema: {
         tags, security, summary: 'Reorder a category\'s articles (permission faq.manage)',
-        description: 'Gives the listed articles the display orders 10, 20, 30 ... in the order listed; articles not listed keep theirs. Every id must be an article of `category`, once: otherwise 422 FAQ_REORDER_INVALID and nothing changes. Audited as FAQ_REORDERED.',
-        body: Type.Object({ category: Category, ids: Type.Array(Type.Integer({ minimum: 1, maximum: 2_147_483_647 }), { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false, examples: [{ category: 'security', ids: [31, 35, 32] }] }),
+        description: 'Gives the listed articles (by uuid, their `id`; integers are 422 VALIDATION_ERROR) the display orders 10, 20, 30 ... in the order listed; articles not listed keep theirs. Every id must be an article of `category`, once: otherwise 422 FAQ_REORDER_INVALID and nothing changes. Audited as FAQ_REORDERED.',
+        body: Type.Object({ category: Category, ids: Type.Array(FaqId, { minItems: 1, maxItems: 1000 }) }, { additionalProperties: false, examples: [{ category: 'security', ids: [...FAQ_ID_EXAMPLES] }] }),
         response: { 200: Type.Object({ status: Type.Literal('success'), category: Category, reordered: Type.Integer() }), ...errors(FaqErrors.FAQ_REORDER_INVALID) },
       },
-      onRequest,
+      onRequest, preValidation: refuseIntegerIdsToReorder,
     }, async (request) => {
       await s.faqAdmin.reorder(await who(request), request.body.category, request.body.ids);
       return { status: 'success' as const, category: request.body.category, reordered: request.body.ids.length };
@@ -126,14 +134,14 @@ export function faqAdminRoutes(s: FaqAdminRouteDeps): FastifyPluginAsync {
       bodyLimit: IMPORT_BODY_LIMIT,
       schema: {
         tags, security, summary: 'Import articles from JSON or CSV (permission faq.manage)',
-        description: `All or nothing. \`{faqs: [...]}\` (what the JSON export gives) or \`{csv: "..."}\` (what the CSV export gives; columns in any order, \`question\`, \`answer\` and \`category\` required, counters ignored). An item with \`id\` updates that article (the fields it gives; a CSV's empty \`order\` or \`is_active\` cell changes nothing); without it one is created. At most ${IMPORT_MAX_ITEMS} items, 8 MiB. Any bad row: 422 FAQ_IMPORT_INVALID with \`details.problems\` \`[{row, field, message}]\` (rows from 1) and nothing imported. Audited as FAQ_IMPORTED.`,
+        description: `All or nothing. \`{faqs: [...]}\` (what the JSON export gives) or \`{csv: "..."}\` (what the CSV export gives; columns in any order, \`question\`, \`answer\` and \`category\` required, counters ignored). An item with \`id\` (the article's uuid, as the export gives it; an integer is 422) updates that article (the fields it gives; a CSV's empty \`order\` or \`is_active\` cell changes nothing); without it one is created. At most ${IMPORT_MAX_ITEMS} items, 8 MiB. Any bad row: 422 FAQ_IMPORT_INVALID with \`details.problems\` \`[{row, field, message}]\` (rows from 1) and nothing imported. Audited as FAQ_IMPORTED.`,
         body: Type.Union([
           Type.Object({ faqs: Type.Array(ImportItem, { minItems: 1, maxItems: IMPORT_MAX_ITEMS }) }, { additionalProperties: false }),
           Type.Object({ csv: Type.String({ minLength: 1, maxLength: IMPORT_BODY_LIMIT }) }, { additionalProperties: false }),
-        ], { examples: [{ faqs: [{ question: 'How do I block my card?', answer: 'In the app: Cards, then Block card.', category: 'security', keywords: 'block card, lost card', order: 10 }] }, { csv: 'question,answer,category\r\n"How do I block my card?","In the app: Cards, then Block card.",security\r\n' }] }),
+        ], { examples: [{ faqs: [{ question: 'How do I block my card?', answer: 'In the app: Cards, then Block card.', category: 'security', keywords: 'block card, lost card', order: 10 }, { id: FAQ_ID.example, question: 'I lost my card or it was stolen. How do I block it?', answer: 'Block it in the app: Cards, then Block card.', category: 'security' }] }, { csv: `id,question,answer,category\r\n,"How do I block my card?","In the app: Cards, then Block card.",security\r\n${FAQ_ID.example},"I lost my card. How do I block it?","Block it in the app: Cards, then Block card.",security\r\n` }] }),
         response: { 200: Type.Object({ status: Type.Literal('success'), created: Type.Integer(), updated: Type.Integer() }), ...errors(FaqErrors.FAQ_IMPORT_INVALID) },
       },
-      onRequest,
+      onRequest, preValidation: refuseIntegerImportIds,
     }, async (request) => {
       const body = request.body as { faqs: FaqInputItem[] } | { csv: string };
       let items: FaqInputItem[];

@@ -13,15 +13,20 @@ import { CsvError, parseCsv, toCsv } from './csv.js';
 import { CommonErrors } from '../platform/errors.js';
 import { FaqErrors } from './errors.js';
 import type { Vocabulary } from './vocabulary.js';
-import { FaqInput } from './schemas.js';
+import { FAQ_ID, FaqInput } from './schemas.js';
 import type { FaqFields, FaqRow, FaqStore } from './store.js';
 import { describeSchemaErrors } from '../platform/http/validation-messages.js';
 
-/** An imported or created article: `id` given means "update that one". */
-export type FaqInputItem = { id?: number; question: string; answer: string; category: FaqCategory; keywords?: string; order?: number; is_active?: boolean };
+/** An imported or created article: `id` (the article's uuid) given means "update that one". */
+export type FaqInputItem = { id?: string; question: string; answer: string; category: FaqCategory; keywords?: string; order?: number; is_active?: boolean };
 
+/** The CSV's columns; `id` holds the article's uuid (its public id), as the import takes it. */
 export const EXPORT_COLUMNS = ['id', 'question', 'answer', 'category', 'keywords', 'order', 'is_active', 'helpful_count', 'unhelpful_count'] as const;
 export const IMPORT_MAX_ITEMS = 5000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** What an import row's `id` that is not a uuid (an integer of an earlier version's export, say) is told. */
+const NOT_A_UUID = `must be the ${FAQ_ID.what}'s uuid (the \`id\` column of the export, or ${FAQ_ID.source}); integer ids are not accepted`;
 
 interface Problem {
   row: number;
@@ -77,18 +82,18 @@ export class FaqAdmin {
 
   async create(who: Who, item: FaqInputItem): Promise<FaqRow> {
     const value = checked(item);
-    return this.audited(who, 'FAQ_CREATED', (r) => ({ faq_id: r.id, category: r.category }), async (trx) => (await this.deps.store.insert(trx, [newFields(value)]))[0]!);
+    return this.audited(who, 'FAQ_CREATED', (r) => ({ faq_id: r.uuid, category: r.category }), async (trx) => (await this.deps.store.insert(trx, [newFields(value)]))[0]!);
   }
 
-  /** The changed article; 404 when no article has the id. A change of `is_active` is audited as a delete or restore. */
-  async update(who: Who, id: number, change: Partial<FaqFields>): Promise<FaqRow> {
+  /** The changed article (named by its uuid); 404 when no article has it. A change of `is_active` is audited as a delete or restore. */
+  async update(who: Who, uuid: string, change: Partial<FaqFields>): Promise<FaqRow> {
     const event: AuditEvent = change.is_active === false ? 'FAQ_DELETED' : change.is_active === true ? 'FAQ_RESTORED' : 'FAQ_UPDATED';
     const value = checked(change);
     const row = await this.deps.db.transaction().execute(async (trx) => {
-      const updated = await this.deps.store.update(trx, id, value);
+      const updated = await this.deps.store.update(trx, uuid, value);
       if (!updated) return undefined;
       await this.deps.store.changed(trx);
-      await this.deps.audit.record({ ...who.context, eventType: event, status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: { faq_id: id, fields: Object.keys(change).sort() } }, trx);
+      await this.deps.audit.record({ ...who.context, eventType: event, status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: { faq_id: updated.uuid, fields: Object.keys(change).sort() } }, trx);
       return updated;
     });
     if (!row) throw FaqErrors.FAQ_NOT_FOUND();
@@ -97,11 +102,12 @@ export class FaqAdmin {
   }
 
   /**
-   * Sets the order of `ids` (articles of `category`) to 10, 20, 30 ... as listed; articles not
+   * Sets the order of `uuids` (articles of `category`) to 10, 20, 30 ... as listed; articles not
    * listed keep theirs. 422 FAQ_REORDER_INVALID when an id is unknown, repeated or of another
    * category: nothing changes.
    */
-  async reorder(who: Who, category: FaqCategory, ids: number[]): Promise<void> {
+  async reorder(who: Who, category: FaqCategory, uuids: string[]): Promise<void> {
+    const ids = uuids.map((id) => id.toLowerCase()); // as the database gives them back
     if (new Set(ids).size !== ids.length) throw FaqErrors.FAQ_REORDER_INVALID({ repeated_ids: [...new Set(ids.filter((id, i) => ids.indexOf(id) !== i))] });
     await this.deps.db.transaction().execute(async (trx) => {
       const found = await this.deps.store.categoriesOf(trx, ids);
@@ -144,7 +150,7 @@ export class FaqAdmin {
         const v = record[j]!;
         if (name === 'helpful_count' || name === 'unhelpful_count') return; // counters are the readers', never imported
         if (name === 'id') {
-          if (v !== '') item.id = /^[0-9]{1,10}$/.test(v) ? Number(v) : v;
+          if (v.trim() !== '') item.id = v.trim(); // the article's uuid
         } else if (name === 'order') {
           if (v !== '') item.order = /^[0-9]{1,7}$/.test(v) ? Number(v) : v;
         } else if (name === 'is_active') {
@@ -159,44 +165,46 @@ export class FaqAdmin {
   }
 
   /**
-   * Imports all or nothing: items with an `id` update that article, the others are created.
-   * 422 FAQ_IMPORT_INVALID naming every bad row (numbered from 1), including ids that do not exist.
+   * Imports all or nothing: items with an `id` (a uuid) update that article, the others are
+   * created. 422 FAQ_IMPORT_INVALID naming every bad row (numbered from 1), including ids that
+   * are not uuids or that no article has.
    */
   async import(who: Who, input: FaqInputItem[], format: 'json' | 'csv', rowNumbers?: number[]): Promise<{ created: number; updated: number }> {
     const rowOf = (i: number): number => rowNumbers?.[i] ?? i + 1;
     const problems: Problem[] = [];
     const items = input.map((item, i) => {
       const { id, ...rest } = item;
-      if (id !== undefined && !(Number.isInteger(id) && id >= 1 && id <= 2_147_483_647)) problems.push({ row: rowOf(i), field: 'id', message: 'must be a whole number from 1' });
+      const uuid = typeof id === 'string' && UUID.test(id) ? { id: id.toLowerCase() } : {}; // as the database gives them back
+      if (id !== undefined && uuid.id === undefined) problems.push({ row: rowOf(i), field: 'id', message: NOT_A_UUID });
       if (!this.validItem(rest)) {
         for (const p of describeSchemaErrors(this.validItem.errors ?? [], 'body')) {
           problems.push({ row: rowOf(i), field: p.field === '(root)' ? '(row)' : p.field, message: p.message });
         }
         return item;
       }
-      const { value, blank } = trimmed(item);
+      const { value, blank } = trimmed({ ...item, ...uuid });
       for (const b of blank) problems.push({ row: rowOf(i), ...b });
       return value;
     });
-    const ids = items.map((i) => i.id).filter((id): id is number => typeof id === 'number');
+    const ids = items.map((i) => i.id).filter((id): id is string => typeof id === 'string');
     const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
     for (const id of new Set(repeated)) problems.push({ row: rowOf(items.findIndex((x) => x.id === id)), field: 'id', message: `${id} appears more than once` });
     if (problems.length > 0) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: problems.slice(0, 100), problem_count: problems.length });
 
     const AUDITED_IDS = 1000;
-    type Imported = { created: number; updated: number; createdIds: number[]; updatedIds: number[] };
+    type Imported = { created: number; updated: number; createdIds: string[]; updatedIds: string[] };
     return this.audited<Imported>(who, 'FAQ_IMPORTED', (r) => ({ format, created: r.created, updated: r.updated, created_ids: r.createdIds.slice(0, AUDITED_IDS), updated_ids: r.updatedIds.slice(0, AUDITED_IDS) }), async (trx) => {
       const existing = await this.deps.store.categoriesOf(trx, ids);
       const missing = items.map((item, i) => ({ item, row: rowOf(i) })).filter(({ item }) => item.id !== undefined && !existing.has(item.id));
       if (missing.length > 0) throw FaqErrors.FAQ_IMPORT_INVALID({ problems: missing.slice(0, 100).map(({ item, row }) => ({ row, field: 'id', message: `no article has id ${item.id}` })), problem_count: missing.length });
       const created = await this.deps.store.insert(trx, items.filter((i) => i.id === undefined).map(newFields));
-      const updatedIds: number[] = [];
+      const updatedIds: string[] = [];
       for (const item of items) {
         if (item.id === undefined) continue;
         await this.deps.store.update(trx, item.id, givenFields(item));
         updatedIds.push(item.id);
       }
-      return { created: created.length, updated: updatedIds.length, createdIds: created.map((c) => c.id), updatedIds };
+      return { created: created.length, updated: updatedIds.length, createdIds: created.map((c) => c.uuid), updatedIds };
     }).then(({ created, updated }) => ({ created, updated }));
   }
 
@@ -218,6 +226,6 @@ export class FaqAdmin {
     const rows = await this.deps.store.all({ includeInactive });
     await this.deps.audit.record({ ...who.context, eventType: 'FAQ_EXPORTED', status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: { format, include_inactive: includeInactive, count: rows.length } });
     if (format === 'json') return { rows };
-    return { rows, csv: toCsv(EXPORT_COLUMNS, rows.map((r) => EXPORT_COLUMNS.map((c) => r[c]))) };
+    return { rows, csv: toCsv(EXPORT_COLUMNS, rows.map((r) => EXPORT_COLUMNS.map((c) => (c === 'id' ? r.uuid : r[c])))) }; // the id column: the public id
   }
 }

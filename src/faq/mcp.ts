@@ -34,6 +34,8 @@ export interface McpDeps {
 }
 
 const category = z.enum(FAQ_CATEGORIES);
+/** An article's public id, the same as the REST routes' (the integer stays internal). */
+const articleId = z.uuid().describe('The article\'s id (a uuid): `GET /api/v1/faq/{faq_id}` reads it and `POST /api/v1/faq/{faq_id}/helpful` votes on it.');
 const categoryList = FAQ_CATEGORIES.join(', ');
 
 function result<T extends Record<string, unknown>>(structured: T) {
@@ -57,7 +59,7 @@ export function faqMcpServer(faq: FaqService, version: string): McpServer {
       query: z.string(),
       category_filter: category.nullable(),
       total_matches: z.number().int(),
-      results: z.array(z.object({ id: z.number().int(), question: z.string(), answer: z.string(), category, helpful_count: z.number().int(), unhelpful_count: z.number().int() })),
+      results: z.array(z.object({ id: articleId, question: z.string(), answer: z.string(), category, helpful_count: z.number().int(), unhelpful_count: z.number().int() })),
     },
     annotations: readOnly,
   }, async ({ query, category: within, limit }) => {
@@ -96,14 +98,14 @@ export function faqMcpServer(faq: FaqService, version: string): McpServer {
     outputSchema: {
       category,
       total_in_category: z.number().int(),
-      faqs: z.array(z.object({ id: z.number().int(), question: z.string(), answer: z.string(), keywords: z.string(), helpful_count: z.number().int() })),
+      faqs: z.array(z.object({ id: articleId, question: z.string(), answer: z.string(), keywords: z.string(), helpful_count: z.number().int() })),
     },
     annotations: readOnly,
   }, async ({ category: name, limit }) => {
     const r = await faq.byCategory(name, limit ?? 10);
     return result({
       category: name, total_in_category: r.total,
-      faqs: r.faqs.map((f) => ({ id: f.id, question: f.question, answer: f.answer, keywords: f.keywords, helpful_count: f.helpful_count })),
+      faqs: r.faqs.map((f) => ({ id: f.uuid, question: f.question, answer: f.answer, keywords: f.keywords, helpful_count: f.helpful_count })),
     });
   });
   return server;

@@ -13,7 +13,7 @@ import { errors } from '../platform/http/schemas.js';
 import { clientSite } from '../policy/network.js';
 import { signedInAccount, type Guard } from '../sessions/guard.js';
 import { CATEGORY_LABELS, type FaqCategory } from './categories.js';
-import { Category, CategoriesResponse, CategoryResponse, Faq, FaqIdParams, presentFaq, QUERY_MAX_LENGTH, QUERY_PATTERN, SEARCH_LIMIT_MAX, SearchResponse, VoteResponse } from './schemas.js';
+import { Category, CategoriesResponse, CategoryResponse, Faq, FaqIdParams, presentFaq, QUERY_MAX_LENGTH, QUERY_PATTERN, refuseIntegerFaqId, SEARCH_LIMIT_MAX, SearchResponse, VoteResponse } from './schemas.js';
 import type { FaqService } from './service.js';
 import type { Vote } from './store.js';
 import { FaqErrors } from './errors.js';
@@ -111,23 +111,25 @@ export function faqRoutes(s: FaqRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/faq/:faq_id', {
-      schema: { tags, summary: 'One article', description: 'An unknown or soft-deleted article is 404 FAQ_NOT_FOUND. Public.', params: FaqIdParams, response: { 200: Faq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
+      schema: { tags, summary: 'One article', description: 'By the article\'s uuid (the `id` of the search results and category lists; an integer is 422). An unknown or soft-deleted article is 404 FAQ_NOT_FOUND. Public.', params: FaqIdParams, response: { 200: Faq, ...errors(FaqErrors.FAQ_NOT_FOUND) } },
+      preValidation: refuseIntegerFaqId,
     }, async (request) => presentFaq(await s.faq.get(request.params.faq_id)));
 
     for (const vote of ['helpful', 'unhelpful'] as const satisfies readonly Vote[]) {
       app.post(`/api/v1/faq/:faq_id/${vote}`, {
         schema: {
           tags, summary: `Mark an article ${vote}`,
-          description: `Counts one vote per voter per article: the signed-in user (with a bearer token) or else the client's site (an IPv4 address or an IPv6 /48). The same vote again changes nothing (\`counted: false\`); a signed-in user's other vote moves their one from the other counter, while an anonymous site's first vote stands (\`counted: false\`: readers behind one NAT cannot flip each other's). No body. An unknown or soft-deleted article is 404 FAQ_NOT_FOUND; an invalid bearer token is 401. Public.`,
+          description: `Counts one vote per voter per article (named by its uuid, the \`id\` of the search results; an integer is 422): the signed-in user (with a bearer token) or else the client's site (an IPv4 address or an IPv6 /48). The same vote again changes nothing (\`counted: false\`); a signed-in user's other vote moves their one from the other counter, while an anonymous site's first vote stands (\`counted: false\`: readers behind one NAT cannot flip each other's). No body. An unknown or soft-deleted article is 404 FAQ_NOT_FOUND; an invalid bearer token is 401. Public.`,
           params: FaqIdParams,
           response: { 200: VoteResponse, ...errors(FaqErrors.FAQ_NOT_FOUND) },
         },
         config: { rateLimit: { group: 'faq_feedback', account: signedInAccount } },
+        preValidation: refuseIntegerFaqId,
         // Before the rate limit, so that a signed-in voter is counted per user too.
         preHandler: optionalSignIn,
       }, async (request) => {
         const r = await s.faq.vote(request.params.faq_id, voterOf(request), vote);
-        return { id: r.row.id, helpful_count: r.row.helpful_count, unhelpful_count: r.row.unhelpful_count, your_vote: vote, counted: r.counted };
+        return { id: r.row.uuid, helpful_count: r.row.helpful_count, unhelpful_count: r.row.unhelpful_count, your_vote: vote, counted: r.counted };
       });
     }
   };

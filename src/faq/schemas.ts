@@ -1,7 +1,22 @@
 /** The FAQ's request and response schemas, shared by the public, admin and assistant surfaces. */
 import Type from 'typebox';
+import { publicIdSchema, refuseIntegerIds, type PublicIdKind } from '../platform/http/public-id.js';
 import { CATEGORY_LABELS, FAQ_CATEGORIES, type FaqCategory } from './categories.js';
 import type { FaqRow } from './store.js';
+
+/**
+ * A FAQ article's public id: its uuid, what every route takes and every answer gives (the
+ * integer `id` of the table stays internal). An integer where it belongs is refused with 422.
+ */
+export const FAQ_ID: PublicIdKind = {
+  what: 'FAQ article',
+  source: 'the `id` of the article in the FAQ answers (search, `GET /api/v1/faq/category/{category}`, `GET /api/v1/admin/faqs`)',
+  example: '6d1f4b2a-8c3e-4f5a-9b7d-2e4c6a8f0b13',
+};
+/** Fixed article ids for examples that list several. */
+export const FAQ_ID_EXAMPLES = [FAQ_ID.example, 'b84e2c07-5a1d-4c9f-8e36-7d0f2a9c4b51', '0f9a3d6e-2c47-4b18-a5e9-c1d8b7a6f302'] as const;
+
+export const FaqId = publicIdSchema(FAQ_ID);
 
 /** No control characters (the snippet's match markers rely on it), line breaks and tabs aside in the answer. */
 const ONE_LINE = '^[^\\u0000-\\u001F\\u007F]*$';
@@ -48,7 +63,7 @@ const Counts = {
 };
 
 const faqProperties = {
-  id: Type.Integer({ examples: [31] }),
+  id: FaqId,
   question: Question,
   answer: Answer,
   category: Category,
@@ -66,7 +81,7 @@ export const Faq = Type.Object(faqProperties);
 export const AdminFaq = Type.Object({ ...faqProperties, is_active: Type.Boolean({ description: 'false: soft-deleted, hidden from every public route and from search.' }) });
 
 export const SearchHitSchema = Type.Object({
-  id: Type.Integer({ examples: [31] }),
+  id: FaqId,
   question: Type.String({ examples: ['I lost my card or it was stolen. How do I block it?'] }),
   answer: Type.String(),
   snippet: Type.String({ description: 'The best passage of the answer, HTML-escaped, the matched words in `<mark>`: safe to insert as HTML.', examples: ['<mark>Block</mark> your <mark>card</mark> straight away, even if you think you may find it later.'] }),
@@ -98,23 +113,26 @@ export const CategoryResponse = Type.Object({
   category: Category,
   label: Type.String({ examples: ['Security'] }),
   total_in_category: Type.Integer({ minimum: 0, examples: [11] }),
-  faqs: Type.Array(Faq, { description: 'Active articles by `order`, then id.' }),
+  faqs: Type.Array(Faq, { description: 'Active articles by `order`, then oldest first.' }),
 });
 
 export const VoteResponse = Type.Object({
-  id: Type.Integer({ examples: [31] }),
+  id: FaqId,
   ...Counts,
   your_vote: Type.Union([Type.Literal('helpful'), Type.Literal('unhelpful')]),
   counted: Type.Boolean({ description: 'false when nothing changed: this voter had given this vote already, or an anonymous site (whose first vote stands) gave the other one. A signed-in user\'s changed vote moves their one from the other counter.' }),
 });
 
-export const FaqIdParams = Type.Object({ faq_id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+export const FaqIdParams = Type.Object({ faq_id: FaqId });
+
+/** A `preValidation` hook: an integer `{faq_id}` answers 422 VALIDATION_ERROR saying to send the uuid. */
+export const refuseIntegerFaqId = refuseIntegerIds(FAQ_ID, { params: ['faq_id'] });
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
 export function presentFaq(f: FaqRow) {
   return {
-    id: f.id, question: f.question, answer: f.answer, category: f.category, keywords: f.keywords, order: f.order,
+    id: f.uuid, question: f.question, answer: f.answer, category: f.category, keywords: f.keywords, order: f.order,
     helpful_count: f.helpful_count, unhelpful_count: f.unhelpful_count, created_on: iso(f.created_on), updated_on: iso(f.updated_on),
   };
 }

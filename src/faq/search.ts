@@ -25,7 +25,8 @@ import { queryLexemes, snippet } from './snippet.js';
 import type { Vocabulary } from './vocabulary.js';
 
 export interface SearchHit {
-  id: number;
+  /** The article's public id (its uuid; the integer id stays internal). */
+  id: string;
   question: string;
   answer: string;
   snippet: string;
@@ -82,7 +83,8 @@ async function run(db: Db, tsquery: ReturnType<typeof sql<unknown>>, phrase: str
   //   question ("I lost my card" before "replace a lost or damaged card");
   // - only when those do not fill the page, the articles that match with their answer: ts_rank
   //   on their head (the more of the words there, the higher), so below every first-tier one.
-  // The total counts both. Ranked narrow (id, order, rank), then the page's articles joined back.
+  // The total counts both. Ranked narrow (id, order, rank), then the page's articles joined back,
+  // named by their public id (the uuid).
   const within = category === undefined ? sql`` : sql`AND f.category = ${category}`;
   const { rows } = await sql<Row>`
     WITH q0 AS (SELECT ${tsquery} AS query, phraseto_tsquery('english', ${phrase}) AS phrase),
@@ -107,7 +109,7 @@ async function run(db: Db, tsquery: ReturnType<typeof sql<unknown>>, phrase: str
       ORDER BY rank DESC, "order", id
       LIMIT ${limit}
     )
-    SELECT f.id, f.question, f.answer, f.category, f.keywords, f.helpful_count, f.unhelpful_count, total.n AS total, q.query::text AS lexemes
+    SELECT f.uuid AS id, f.question, f.answer, f.category, f.keywords, f.helpful_count, f.unhelpful_count, total.n AS total, q.query::text AS lexemes
     FROM ranked r JOIN faqs f ON f.id = r.id, q, total
     ORDER BY r.rank DESC, r."order", r.id`.execute(db);
   const total = rows.length === 0 ? 0 : Number(rows[0]!.total);

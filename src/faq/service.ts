@@ -49,16 +49,16 @@ export class FaqService {
     return this.deps.store.byCategory(category, limit, offset);
   }
 
-  /** An active article, or 404 FAQ_NOT_FOUND (unknown and soft-deleted alike). */
-  async get(id: number): Promise<FaqRow> {
-    const row = await this.deps.store.byId(id, { activeOnly: true });
+  /** The active article with this public id (uuid), or 404 FAQ_NOT_FOUND (unknown and soft-deleted alike). */
+  async get(uuid: string): Promise<FaqRow> {
+    const row = await this.deps.store.byUuid(uuid, { activeOnly: true });
     if (!row) throw FaqErrors.FAQ_NOT_FOUND();
     return row;
   }
 
   /** `voter.key`: `user:<uuid>` for a signed-in reader (who may change their vote), `net:<hmac>` for an anonymous client site (whose first vote stands). */
-  async vote(id: number, voter: { key: string; mayChange: boolean }, vote: Vote): Promise<{ row: FaqRow; counted: boolean }> {
-    const result = await this.deps.store.vote(id, voter.key, vote, voter.mayChange);
+  async vote(uuid: string, voter: { key: string; mayChange: boolean }, vote: Vote): Promise<{ row: FaqRow; counted: boolean }> {
+    const result = await this.deps.store.vote(uuid, voter.key, vote, voter.mayChange);
     if (!result) throw FaqErrors.FAQ_NOT_FOUND();
     return result;
   }

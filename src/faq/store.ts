@@ -23,7 +23,7 @@ export interface FaqFields {
   is_active: boolean;
 }
 
-const COLUMNS = ['id', 'question', 'answer', 'category', 'keywords', 'order', 'is_active', 'helpful_count', 'unhelpful_count', 'created_on', 'updated_on'] as const;
+const COLUMNS = ['id', 'uuid', 'question', 'answer', 'category', 'keywords', 'order', 'is_active', 'helpful_count', 'unhelpful_count', 'created_on', 'updated_on'] as const;
 
 /** Keywords as stored: trimmed, lower case, without empty or repeated entries, ", "-separated. */
 export function normaliseKeywords(raw: string): string {
@@ -35,6 +35,10 @@ export function normaliseKeywords(raw: string): string {
   return [...seen].join(', ');
 }
 
+/**
+ * Articles are found by their public id, the uuid (`uuid` of the row); the integer `id` stays
+ * internal (votes, ordering). A uuid given here is one a route schema or the import checked.
+ */
 export class FaqStore {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
@@ -42,8 +46,9 @@ export class FaqStore {
     return new Date(this.deps.clock.now());
   }
 
-  async byId(id: number, opts: { activeOnly: boolean }, trx: Db = this.deps.db): Promise<FaqRow | undefined> {
-    let q = trx.selectFrom('faqs').select(COLUMNS).where('id', '=', id);
+  /** The article with this public id (uuid). */
+  async byUuid(uuid: string, opts: { activeOnly: boolean }, trx: Db = this.deps.db): Promise<FaqRow | undefined> {
+    let q = trx.selectFrom('faqs').select(COLUMNS).where('uuid', '=', uuid);
     if (opts.activeOnly) q = q.where('is_active', '=', true);
     return (await q.executeTakeFirst()) as FaqRow | undefined;
   }
@@ -101,26 +106,26 @@ export class FaqStore {
     return rows as FaqRow[];
   }
 
-  /** Changes the given fields; undefined when no article has the id. */
-  async update(trx: Db, id: number, change: Partial<FaqFields>): Promise<FaqRow | undefined> {
+  /** Changes the given fields of the article with this uuid; undefined when there is none. */
+  async update(trx: Db, uuid: string, change: Partial<FaqFields>): Promise<FaqRow | undefined> {
     const set = { ...change, ...(change.keywords === undefined ? {} : { keywords: normaliseKeywords(change.keywords) }), updated_on: this.now() };
-    return (await trx.updateTable('faqs').set(set).where('id', '=', id).returning(COLUMNS).executeTakeFirst()) as FaqRow | undefined;
+    return (await trx.updateTable('faqs').set(set).where('uuid', '=', uuid).returning(COLUMNS).executeTakeFirst()) as FaqRow | undefined;
   }
 
-  /** The ids among `ids` that exist, with their category. */
-  async categoriesOf(trx: Db, ids: number[]): Promise<Map<number, FaqCategory>> {
-    if (ids.length === 0) return new Map();
-    const rows = await trx.selectFrom('faqs').select(['id', 'category']).where('id', 'in', ids).execute();
-    return new Map(rows.map((r) => [r.id, r.category as FaqCategory]));
+  /** The uuids among `uuids` (lower case) that name an article, with its category. */
+  async categoriesOf(trx: Db, uuids: string[]): Promise<Map<string, FaqCategory>> {
+    if (uuids.length === 0) return new Map();
+    const rows = await trx.selectFrom('faqs').select(['uuid', 'category']).where('uuid', 'in', uuids).execute();
+    return new Map(rows.map((r) => [r.uuid, r.category as FaqCategory]));
   }
 
-  /** Sets `order` to 10, 20, 30 ... in the given sequence. */
-  async reorder(trx: Db, ids: number[]): Promise<void> {
+  /** Sets `order` to 10, 20, 30 ... in the given sequence of uuids. */
+  async reorder(trx: Db, uuids: string[]): Promise<void> {
     const now = this.now();
     await sql`
       UPDATE faqs SET "order" = o.n * 10, updated_on = ${now}
-      FROM unnest(${ids}::integer[]) WITH ORDINALITY AS o(id, n)
-      WHERE faqs.id = o.id`.execute(trx);
+      FROM unnest(${uuids}::uuid[]) WITH ORDINALITY AS o(uuid, n)
+      WHERE faqs.uuid = o.uuid`.execute(trx);
   }
 
   /** Rebuilds what search derives from the articles; in the transaction of the change. */
@@ -134,11 +139,12 @@ export class FaqStore {
    * anonymous network's, which its neighbours behind one NAT would otherwise flip); the same
    * vote again counts nothing. Undefined when the article is unknown or inactive.
    */
-  async vote(faqId: number, voter: string, vote: Vote, mayChange: boolean): Promise<{ row: FaqRow; counted: boolean } | undefined> {
+  async vote(uuid: string, voter: string, vote: Vote, mayChange: boolean): Promise<{ row: FaqRow; counted: boolean } | undefined> {
     return this.deps.db.transaction().execute(async (trx) => {
       // Locks the article row first: a soft delete cannot slip in between, and the counters move together.
-      const article = await trx.selectFrom('faqs').select('id').where('id', '=', faqId).where('is_active', '=', true).forUpdate().executeTakeFirst();
+      const article = await trx.selectFrom('faqs').select('id').where('uuid', '=', uuid).where('is_active', '=', true).forUpdate().executeTakeFirst();
       if (!article) return undefined;
+      const faqId = article.id; // the votes' key: the internal id
       const now = this.now();
       const inserted = await trx.insertInto('faq_votes').values({ faq_id: faqId, voter, vote, created_at: now, updated_at: now })
         .onConflict((oc) => oc.columns(['faq_id', 'voter']).doNothing()).returning('faq_id').executeTakeFirst();

@@ -31,17 +31,17 @@ export class PushCodes implements PushCodeChannel {
 
   async codeDevice(userId: number): Promise<CodeDevice | null> {
     const d = await this.deps.deviceTokens.codeDevice(userId);
-    return d ? { id: d.id, description: describe(d) } : null;
+    return d ? codeDevice(d) : null;
   }
 
-  async enrolmentDevice(userId: number, deviceId?: number): Promise<CodeDevice | 'choose' | null> {
+  async enrolmentDevice(userId: number, deviceUuid?: string): Promise<CodeDevice | 'choose' | null> {
     const mobile = (await this.deps.deviceTokens.list(userId, true)).filter((d) => d.platform === 'mobile');
-    const d = deviceId === undefined ? (mobile.length > 1 ? 'choose' : mobile[0]) : mobile.find((m) => m.id === deviceId);
+    const d = deviceUuid === undefined ? (mobile.length > 1 ? 'choose' : mobile[0]) : mobile.find((m) => m.uuid === deviceUuid);
     if (d === 'choose') return d;
-    return d ? { id: d.id, description: describe(d) } : null;
+    return d ? codeDevice(d) : null;
   }
 
-  bind(trx: Db, userId: number, deviceId: number): Promise<boolean> {
+  bind(trx: Db, userId: number, deviceId: number): Promise<string | undefined> {
     return this.deps.deviceTokens.bindCodes(trx, userId, deviceId);
   }
 
@@ -49,10 +49,10 @@ export class PushCodes implements PushCodeChannel {
     return this.deps.deviceTokens.unbindCodes(trx, userId);
   }
 
-  async send(m: { userId: number; language: Language | null; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult> {
+  async send(m: { userId: number; language: Language | null; deviceUuid: string; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult> {
     const push = this.deps.push;
     if (!push) return { ok: false, reason: 'push is not configured' };
-    const device = await this.deps.deviceTokens.get(m.userId, m.deviceId);
+    const device = await this.deps.deviceTokens.get(m.userId, m.deviceUuid);
     if (!device || !device.is_active || device.platform !== 'mobile') return { ok: false, reason: 'the device is no longer active' };
     const text = await this.deps.templates.render('push', SEND_2FA, m.language, { code: m.code, validity_minutes: String(m.validityMinutes) });
     // The template is checked when it is saved; this guards the one thing that must never happen.
@@ -65,6 +65,10 @@ export class PushCodes implements PushCodeChannel {
     if (r.deactivate) await retireDeadToken(this.deps, m.userId, device.id, r.reason, {}, { otp_id: m.reference });
     return { ok: false, reason: r.reason };
   }
+}
+
+function codeDevice(d: DeviceToken): CodeDevice {
+  return { id: d.id, uuid: d.uuid, description: describe(d) };
 }
 
 /**

@@ -15,6 +15,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AuditLog } from '../audit/service.js';
 import type { DeviceTokenStore } from '../devices/store.js';
 import { DeviceErrors } from '../devices/errors.js';
+import { DEVICE_TOKEN_ID, DeviceIdParams, refuseIntegerDeviceId } from '../devices/public-id.js';
+import { publicIdSchema } from '../platform/http/public-id.js';
 import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
 import { bullets, errors } from '../platform/http/schemas.js';
@@ -59,13 +61,13 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
           '- `500 PUSH_PROVIDER_FAILED` (`details.reason`): the provider failed, timed out or refused our credentials; the token is left as it is.',
           '- `503 PUSH_NOT_CONFIGURED`; `404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike.',
         ].join('\n'),
-        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) }),
+        params: DeviceIdParams,
         response: {
-          200: Type.Object({ status: Type.Literal('sent'), device_id: Type.Integer(), message_id: Type.String({ description: 'The provider\'s name for the message.', examples: ['projects/bank-app/messages/0:1700000000000000%31bd1c9631bd1c96'] }) }),
+          200: Type.Object({ status: Type.Literal('sent'), device_id: publicIdSchema(DEVICE_TOKEN_ID, 'The device token\'s id (a uuid): the `{id}` of the path.'), message_id: Type.String({ description: 'The provider\'s name for the message.', examples: ['projects/bank-app/messages/0:1700000000000000%31bd1c9631bd1c96'] }) }),
           ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND, PushErrors.PUSH_TOKEN_INVALID, PushErrors.PUSH_TOKEN_GONE, PushErrors.PUSH_PROVIDER_FAILED, PushErrors.PUSH_NOT_CONFIGURED),
         },
       },
-      onRequest: s.guard.authenticate,
+      onRequest: s.guard.authenticate, preValidation: refuseIntegerDeviceId,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const user = await signedInUser(request, s.users);
@@ -76,7 +78,7 @@ export function notificationRoutes(s: NotificationRouteDeps): FastifyPluginAsync
       const result = await s.push.send({ token: device.push_token, title: 'Test notification', body: 'Notifications reach this device.', data: { kind: 'test' } });
       if (result.ok) {
         await s.deviceTokens.markUsed(user.id, device.id);
-        return { status: 'sent' as const, device_id: device.id, message_id: result.messageId };
+        return { status: 'sent' as const, device_id: device.uuid, message_id: result.messageId };
       }
       if (result.deactivate) {
         await retireDeadToken(s, user.id, device.id, result.reason, { ...requestAuditContext(request), userId: user.uuid, username: user.username });

@@ -136,7 +136,7 @@ describe('the client developers\' guides', () => {
       'PUT /api/v1/notifications/devices/$DEVICE/deactivate',
     ]);
     expect(serving(paths, '/api/v1/faq/category/security')).toBe('/api/v1/faq/category/{category}');
-    expect(serving(paths, '/api/v1/faq/34')).toBe('/api/v1/faq/{faq_id}');
+    expect(serving(paths, '/api/v1/faq/6d1f4b2a-8c3e-4f5a-9b7d-2e4c6a8f0b13')).toBe('/api/v1/faq/{faq_id}');
     expect(serving(paths, '/api/v1/no/such/route')).toBeUndefined();
   });
 

@@ -19,7 +19,10 @@ let t: TestApp;
 let adminToken: string;
 let customerToken: string;
 
-type AdminFaq = { id: number; question: string; answer: string; category: string; keywords: string; order: number; is_active: boolean; helpful_count: number; unhelpful_count: number };
+type AdminFaq = { id: string; question: string; answer: string; category: string; keywords: string; order: number; is_active: boolean; helpful_count: number; unhelpful_count: number };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 function call(app: App, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, token = adminToken) {
   return app.inject({ method, url, headers: bearer(token), ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
@@ -56,6 +59,7 @@ describe('FAQ administration', () => {
     const before = { created: await auditCount('FAQ_CREATED'), updated: await auditCount('FAQ_UPDATED'), deleted: await auditCount('FAQ_DELETED'), restored: await auditCount('FAQ_RESTORED') };
     const faq = await create({ question: '  How do I add a nominee?  ', answer: 'In the app: Accounts, then Nominees.\nOr at a branch.', category: 'accounts', keywords: ' Nominee, beneficiary ,, NOMINEE ', order: 40 });
     expect(faq).toMatchObject({ question: 'How do I add a nominee?', answer: 'In the app: Accounts, then Nominees.\nOr at a branch.', keywords: 'nominee, beneficiary', order: 40, is_active: true, helpful_count: 0 });
+    expect(faq.id).toMatch(UUID);
     const edited = (await call(t.app, 'PATCH', `/api/v1/admin/faqs/${faq.id}`, { answer: 'Accounts, then Nominees, then Add.' })).json() as AdminFaq;
     expect(edited.answer).toBe('Accounts, then Nominees, then Add.');
     const deleted = (await call(t.app, 'DELETE', `/api/v1/admin/faqs/${faq.id}`)).json() as AdminFaq;
@@ -85,9 +89,37 @@ describe('FAQ administration', () => {
     }
     const faq = await create({ question: 'Patch target question?', answer: 'x', category: 'general' });
     expectError(await call(t.app, 'PATCH', `/api/v1/admin/faqs/${faq.id}`, {}), 422, 'VALIDATION_ERROR');
-    expectError(await call(t.app, 'PATCH', '/api/v1/admin/faqs/999999', { answer: 'y' }), 404, 'FAQ_NOT_FOUND');
-    expectError(await call(t.app, 'DELETE', '/api/v1/admin/faqs/999999'), 404, 'FAQ_NOT_FOUND');
-    expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/999999/restore'), 404, 'FAQ_NOT_FOUND');
+    expectError(await call(t.app, 'GET', `/api/v1/admin/faqs/${UNKNOWN_ID}`), 404, 'FAQ_NOT_FOUND');
+    expectError(await call(t.app, 'PATCH', `/api/v1/admin/faqs/${UNKNOWN_ID}`, { answer: 'y' }), 404, 'FAQ_NOT_FOUND');
+    expectError(await call(t.app, 'DELETE', `/api/v1/admin/faqs/${UNKNOWN_ID}`), 404, 'FAQ_NOT_FOUND');
+    expectError(await call(t.app, 'POST', `/api/v1/admin/faqs/${UNKNOWN_ID}/restore`), 404, 'FAQ_NOT_FOUND');
+  });
+
+  it('threat: an integer FAQ article id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
+    const faq = await create({ question: 'Integer id admin target?', answer: 'unchanged', category: 'loans', order: 7 });
+    const other = await create({ question: 'Integer id admin second?', answer: 'unchanged', category: 'loans', order: 8 });
+    const internal = (await t.s.faqStore.byUuid(faq.id, { activeOnly: false }))!.id;
+    const audited = (await t.s.audit.query({ limit: 1, offset: 0 })).total;
+    for (const [res, location, field] of [
+      [await call(t.app, 'GET', `/api/v1/admin/faqs/${internal}`), 'params', 'id'],
+      [await call(t.app, 'PATCH', `/api/v1/admin/faqs/${internal}`, { answer: 'changed' }), 'params', 'id'],
+      [await call(t.app, 'DELETE', `/api/v1/admin/faqs/${internal}`), 'params', 'id'],
+      [await call(t.app, 'POST', `/api/v1/admin/faqs/${internal}/restore`), 'params', 'id'],
+      [await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [other.id, internal] }), 'body', 'ids.1'],
+      [await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [String(internal)] }), 'body', 'ids.0'],
+      [await call(t.app, 'POST', '/api/v1/admin/faqs/import', { faqs: [{ question: 'Fine new row?', answer: 'x', category: 'loans' }, { id: internal, question: faq.question, answer: 'changed', category: 'loans' }] }), 'body', 'faqs.1.id'],
+    ] as const) {
+      const body = expectError(res, 422, 'VALIDATION_ERROR');
+      const details = body.details as { expected: string; fields: Array<{ location: string; field: string; message: string }> };
+      expect(details.expected, res.body).toBe('uuid');
+      expect(details.fields[0]).toMatchObject({ location, field });
+      expect(body.message).toContain('GET /api/v1/admin/faqs');
+    }
+    const csv = expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/import', { csv: `id,question,answer,category\r\n${internal},${faq.question},changed,loans\r\n` }), 422, 'FAQ_IMPORT_INVALID');
+    expect((csv.details as { problems: Array<{ row: number; field: string; message: string }> }).problems).toEqual([{ row: 1, field: 'id', message: expect.stringContaining('uuid') }]);
+    expect((await call(t.app, 'GET', `/api/v1/admin/faqs/${faq.id}`)).json()).toMatchObject({ answer: 'unchanged', order: 7, is_active: true });
+    expect((await t.s.faqStore.questions()).includes('Fine new row?')).toBe(false);
+    expect((await t.s.audit.query({ limit: 1, offset: 0 })).total).toBe(audited);
   });
 
   it('reorders a category: the listed articles get 10, 20, 30 in that order; an id of another category, unknown or repeated is 422 and changes nothing', async () => {
@@ -97,15 +129,20 @@ describe('FAQ administration', () => {
     const other = await create({ question: 'Reorder fee D?', answer: 'x', category: 'fees', order: 4 });
     const res = await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [c.id, a.id, b.id] });
     expect(res.json()).toEqual({ status: 'success', category: 'loans', reordered: 3 });
-    const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/loans?limit=50' })).json() as { faqs: Array<{ id: number; order: number }> };
+    const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/loans?limit=50' })).json() as { faqs: Array<{ id: string; order: number }> };
     const mine = listed.faqs.filter((f) => [a.id, b.id, c.id].includes(f.id));
     expect(mine.map((f) => [f.id, f.order])).toEqual([[c.id, 10], [a.id, 20], [b.id, 30]]);
 
     const wrong = expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, other.id] }), 422, 'FAQ_REORDER_INVALID');
     expect(withoutRequestId(wrong.details)).toEqual({ other_category_ids: [other.id] });
-    expect(withoutRequestId((expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, 999_999] }), 422, 'FAQ_REORDER_INVALID')).details)).toEqual({ unknown_ids: [999_999] });
+    expect(withoutRequestId((expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, UNKNOWN_ID] }), 422, 'FAQ_REORDER_INVALID')).details)).toEqual({ unknown_ids: [UNKNOWN_ID] });
     expect(withoutRequestId((expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id, a.id] }), 422, 'FAQ_REORDER_INVALID')).details)).toEqual({ repeated_ids: [a.id] });
     expect(((await call(t.app, 'GET', `/api/v1/admin/faqs/${a.id}`)).json() as AdminFaq).order).toBe(20); // unchanged by the refusals
+    const [entry] = (await t.s.audit.query({ eventType: 'FAQ_REORDERED', limit: 1, offset: 0 })).entries;
+    expect(entry!.details).toMatchObject({ category: 'loans', ids: [c.id, a.id, b.id] });
+    // A uuid in capitals names the same article.
+    expect((await call(t.app, 'POST', '/api/v1/admin/faqs/reorder', { category: 'loans', ids: [a.id.toUpperCase(), b.id, c.id] })).statusCode).toBe(200);
+    expect(((await call(t.app, 'GET', `/api/v1/admin/faqs/${a.id.toUpperCase()}`)).json() as AdminFaq)).toMatchObject({ id: a.id, order: 10 });
   });
 
   it('imports JSON all or nothing: creates and updates; one bad row or an unknown id names the row and imports nothing', async () => {
@@ -119,9 +156,9 @@ describe('FAQ administration', () => {
     expect(JSON.stringify(bad.details)).toContain('faqs.1.category');
     const unknown = expectError(await call(t.app, 'POST', '/api/v1/admin/faqs/import', { faqs: [
       { question: 'Imported three?', answer: 'x', category: 'general' },
-      { id: 999_999, question: 'Imported four?', answer: 'x', category: 'general' },
+      { id: UNKNOWN_ID, question: 'Imported four?', answer: 'x', category: 'general' },
     ] }), 422, 'FAQ_IMPORT_INVALID');
-    expect(withoutRequestId(unknown.details)).toEqual({ problems: [{ row: 2, field: 'id', message: 'no article has id 999999' }], problem_count: 1 });
+    expect(withoutRequestId(unknown.details)).toEqual({ problems: [{ row: 2, field: 'id', message: `no article has id ${UNKNOWN_ID}` }], problem_count: 1 });
     expect(await total()).toBe(n);
 
     const res = await call(t.app, 'POST', '/api/v1/admin/faqs/import', { faqs: [
@@ -142,7 +179,7 @@ describe('FAQ administration', () => {
     expect((await call(t.app, 'POST', '/api/v1/admin/faqs/import', { csv })).json()).toEqual({ status: 'success', created: 0, updated: 1 });
     expect((await call(t.app, 'GET', `/api/v1/admin/faqs/${kept.id}`)).json()).toMatchObject({ answer: 'newer', order: 70, is_active: true });
     const entries = (await t.s.audit.query({ eventType: 'FAQ_IMPORTED', limit: 100, offset: 0 })).entries; // one frozen clock: the order of equal times is the database's
-    expect(entries.filter((e) => JSON.stringify((e.details as { updated_ids?: number[] }).updated_ids) === JSON.stringify([kept.id])).map((e) => e.details))
+    expect(entries.filter((e) => JSON.stringify((e.details as { updated_ids?: string[] }).updated_ids) === JSON.stringify([kept.id])).map((e) => e.details))
       .toEqual(expect.arrayContaining([expect.objectContaining({ format: 'json', created: 0, updated: 1, created_ids: [] }), expect.objectContaining({ format: 'csv', created: 0, updated: 1, created_ids: [] })]));
   });
 
@@ -164,6 +201,7 @@ describe('FAQ administration', () => {
     expect(csvRes.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(csvRes.headers['content-disposition']).toBe('attachment; filename="faqs.csv"');
     expect(csvRes.body.split('\r\n')[0]).toBe('id,question,answer,category,keywords,order,is_active,helpful_count,unhelpful_count');
+    expect(csvRes.body.split('\r\n').find((line) => line.startsWith(`${quoted.id},`))).toBeDefined(); // the id column: the article's uuid
     expect(csvRes.body).toContain(`"'=HYPERLINK(""http://evil.example"") is this safe?"`);
 
     await call(t.app, 'PATCH', `/api/v1/admin/faqs/${tricky.id}`, { answer: 'changed meanwhile' });
@@ -204,7 +242,7 @@ describe('FAQ public routes, surroundings', () => {
       const search = await enforced.app.inject({ method: 'POST', url: '/api/v1/faq/search', payload: { query: 'exemption' } });
       expect(search.statusCode, search.body).toBe(200);
       expect(search.headers['x-encrypted']).toBeUndefined();
-      expect((await enforced.app.inject({ method: 'POST', url: `/api/v1/faq/${faq.id}/helpful` })).statusCode).toBe(200);
+      expect((await enforced.app.inject({ method: 'POST', url: `/api/v1/faq/${faq.uuid}/helpful` })).statusCode).toBe(200);
       expectError(await enforced.app.inject({ method: 'POST', url: '/mcp', payload: {} }), 401, 'TOKEN_MISSING'); // reaches authentication: not refused for want of encryption
       expectError(await enforced.app.inject({ method: 'POST', url: '/api/v1/admin/faqs', payload: { question: 'Plain write?', answer: 'x', category: 'general' } }), 422, 'ENCRYPTION_REQUIRED');
     } finally {
@@ -217,12 +255,12 @@ describe('FAQ public routes, surroundings', () => {
     expect(ids.created).toBe(4);
     const rows = (await t.s.faqStore.list({ category: 'general', limit: 200, offset: 0 })).faqs.filter((f) => f.question.startsWith('Rate limited article'));
     const statuses: number[] = [];
-    for (const row of rows) statuses.push((await t.app.inject({ method: 'POST', url: `/api/v1/faq/${row.id}/helpful`, remoteAddress: '203.0.113.77' })).statusCode);
+    for (const row of rows) statuses.push((await t.app.inject({ method: 'POST', url: `/api/v1/faq/${row.uuid}/helpful`, remoteAddress: '203.0.113.77' })).statusCode);
     expect(statuses).toEqual([200, 200, 200, 429]);
-    const last = await t.app.inject({ method: 'POST', url: `/api/v1/faq/${rows[3]!.id}/helpful`, remoteAddress: '203.0.113.77' });
+    const last = await t.app.inject({ method: 'POST', url: `/api/v1/faq/${rows[3]!.uuid}/helpful`, remoteAddress: '203.0.113.77' });
     expectError(last, 429, 'RATE_LIMITED');
     expect(Number(last.headers['retry-after'])).toBeGreaterThan(0);
-    expect((await t.s.faqStore.byId(rows[3]!.id, { activeOnly: true }))!.helpful_count).toBe(0);
+    expect((await t.s.faqStore.byUuid(rows[3]!.uuid, { activeOnly: true }))!.helpful_count).toBe(0);
   });
 });
 

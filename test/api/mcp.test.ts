@@ -64,9 +64,10 @@ describe('FAQ assistant tools over MCP', () => {
       expect(Object.keys(data).sort()).toEqual(['category_filter', 'query', 'results', 'total_matches']);
       expect(data).toMatchObject({ query: 'lost my card', category_filter: null });
       expect(Object.keys(data.results[0]!).sort()).toEqual(['answer', 'category', 'helpful_count', 'id', 'question', 'unhelpful_count']);
-      const rest = (await t.app.inject({ method: 'POST', url: '/api/v1/faq/search', payload: { query: 'lost my card' } })).json() as { total_matches: number; results: Array<{ id: number }> };
+      const rest = (await t.app.inject({ method: 'POST', url: '/api/v1/faq/search', payload: { query: 'lost my card' } })).json() as { total_matches: number; results: Array<{ id: string }> };
       expect(data.total_matches).toBe(rest.total_matches);
-      expect(data.results.map((r) => r.id)).toEqual(rest.results.map((r) => r.id));
+      expect(data.results.map((r) => r.id)).toEqual(rest.results.map((r) => r.id)); // the public id, the same as REST's
+      expect(data.results[0]!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       expect(data.results[0]!.question).toMatch(/lost my card.*block/i);
       const [text] = result.content as Array<{ type: string; text: string }>;
       expect(text!.type).toBe('text');
@@ -96,6 +97,8 @@ describe('FAQ assistant tools over MCP', () => {
       expect(sec.faqs).toHaveLength(10);
       expect(sec.total_in_category).toBe(cats.categories.find((c) => c.name === 'security')!.article_count);
       expect(Object.keys(sec.faqs[0]!).sort()).toEqual(['answer', 'helpful_count', 'id', 'keywords', 'question']);
+      const article = (await t.app.inject({ method: 'GET', url: `/api/v1/faq/${String(sec.faqs[0]!.id)}` })).json() as { id: string; question: string };
+      expect(article).toMatchObject({ id: sec.faqs[0]!.id, question: sec.faqs[0]!.question }); // the REST route reads the tool's id
       const three = (await client.callTool({ name: 'get_faq_by_category', arguments: { category: 'loans', limit: 3 } })).structuredContent as { faqs: unknown[] };
       expect(three.faqs).toHaveLength(3);
     } finally {

@@ -25,14 +25,14 @@ const pushes = (n: number) => fcm.sent.filter((m) => m.token === phone(n));
 /** The code in the newest push to device `n`. */
 const codeOn = (n: number): string => /^(\d{6}) /.exec(pushes(n).at(-1)!.notification.body)![1]!;
 
-async function register(access: string, n: number, platform: 'mobile' | 'web' = 'mobile', device_name?: string): Promise<number> {
+async function register(access: string, n: number, platform: 'mobile' | 'web' = 'mobile', device_name?: string): Promise<string> {
   const res = await post('/api/v1/notifications/devices/register', { push_token: phone(n), platform, ...(device_name ? { device_name } : {}) }, bearer(access));
   expect(res.statusCode, res.body).toBe(201);
-  return (res.json() as { id: number }).id;
+  return (res.json() as { id: string }).id;
 }
 
 /** A signed-in user with push enrolled, bound to their device `n`. */
-async function enrolled(name: string, n: number, language?: 'pt' | 'fr', email?: string): Promise<{ uuid: string; access: string; device: number }> {
+async function enrolled(name: string, n: number, language?: 'pt' | 'fr', email?: string): Promise<{ uuid: string; access: string; device: string }> {
   const { uuid } = await seedUser(t.s, name, email ? { email } : {});
   const access = (await signIn(t.app, name)).access_token;
   if (language) await t.app.inject({ method: 'PUT', url: '/api/v1/notifications/preferences', headers: bearer(access), payload: { language } });
@@ -149,10 +149,10 @@ describe('a stolen session cannot make another phone receive the codes', () => {
     expect(moved.statusCode, moved.body).toBe(200);
     expect(pushes(6)).toHaveLength(1); // the enrolment code went to the new phone only
     expect((await post('/api/v1/2fa/otp/verify', { method: 'push', code: codeOn(6) }, bearer(again))).json()).toEqual({ enrolled: true, method: 'push' });
-    const bound = await t.s.db.selectFrom('device_tokens').select(['id', 'receives_codes']).where('id', 'in', [u.device, newPhone]).orderBy('id').execute();
-    expect(bound).toEqual([{ id: u.device, receives_codes: false }, { id: newPhone, receives_codes: true }]);
+    const bound = await t.s.db.selectFrom('device_tokens').select(['uuid', 'receives_codes']).where('uuid', 'in', [u.device, newPhone]).orderBy('id').execute();
+    expect(bound).toEqual([{ uuid: u.device, receives_codes: false }, { uuid: newPhone, receives_codes: true }]);
     const enrolledAudit = await t.s.db.selectFrom('audit_log').select('details').where('event_type', '=', 'MFA_ENROLLED').where('user_id', '=', u.uuid).orderBy('timestamp', 'desc').executeTakeFirstOrThrow();
-    expect(enrolledAudit.details).toMatchObject({ device_token_id: newPhone });
+    expect(enrolledAudit.details).toMatchObject({ device_token_id: newPhone }); // the device's uuid
   });
 
   it('nor add another factor with the password: TOTP or email enrolment for a push user is 403 STEP_UP_REQUIRED until a step-up with push', async () => {
@@ -173,8 +173,26 @@ describe('a stolen session cannot make another phone receive the codes', () => {
     await register(access, 8);
     const body = expectError(await post('/api/v1/2fa/otp/setup', { method: 'push', current_password: STRONG_PASSWORD }, bearer(access)), 422, 'VALIDATION_ERROR');
     expect(JSON.stringify(body.details)).toContain('device_id');
-    const someoneElses = (await t.s.db.selectFrom('device_tokens').select('id').where('receives_codes', '=', true).executeTakeFirstOrThrow()).id;
+    const someoneElses = (await t.s.db.selectFrom('device_tokens').select('uuid').where('receives_codes', '=', true).executeTakeFirstOrThrow()).uuid;
     expectError(await post('/api/v1/2fa/otp/setup', { method: 'push', current_password: STRONG_PASSWORD, device_id: someoneElses }, bearer(access)), 400, 'MFA_METHOD_UNAVAILABLE');
+  });
+
+  it('threat: an integer device_id (the internal id earlier versions exposed) at push enrolment answers 422 VALIDATION_ERROR naming device_id, and sends and binds nothing', async () => {
+    await seedUser(t.s, 'codes.integer');
+    const access = (await signIn(t.app, 'codes.integer')).access_token;
+    const mine = await register(access, 16);
+    const { id } = await t.s.db.selectFrom('device_tokens').select('id').where('uuid', '=', mine).executeTakeFirstOrThrow();
+    for (const deviceId of [id, String(id)]) {
+      const body = expectError(await post('/api/v1/2fa/otp/setup', { method: 'push', current_password: STRONG_PASSWORD, device_id: deviceId }, bearer(access)), 422, 'VALIDATION_ERROR') as { message: string; details: { expected: string; fields: Array<{ location: string; field: string }> } };
+      expect(body.details.expected).toBe('uuid');
+      expect(body.details.fields[0]).toMatchObject({ location: 'body', field: 'device_id' });
+      expect(body.message).toContain('GET /api/v1/notifications/devices');
+    }
+    expect(pushes(16)).toHaveLength(0);
+    expect((await t.s.db.selectFrom('device_tokens').select('receives_codes').where('uuid', '=', mine).executeTakeFirstOrThrow()).receives_codes).toBe(false);
+    // Its uuid is what enrols it.
+    expect((await post('/api/v1/2fa/otp/setup', { method: 'push', current_password: STRONG_PASSWORD, device_id: mine }, bearer(access))).statusCode).toBe(200);
+    expect(pushes(16)).toHaveLength(1);
   });
 
   it('a code device that changes hands loses the binding: the new owner gets no codes of the old one, and the old one is offered push no more', async () => {
@@ -191,13 +209,13 @@ describe('a stolen session cannot make another phone receive the codes', () => {
   it('the device cap never retires the code device, and an MFA reset unbinds it', async () => {
     const u = await enrolled('codes.cap', 9);
     for (let n = 30; n < 42; n++) await register(u.access, n); // twelve more: past the cap of ten
-    const row = await t.s.db.selectFrom('device_tokens').select(['is_active', 'receives_codes']).where('id', '=', u.device).executeTakeFirstOrThrow();
+    const row = await t.s.db.selectFrom('device_tokens').select(['is_active', 'receives_codes']).where('uuid', '=', u.device).executeTakeFirstOrThrow();
     expect(row).toEqual({ is_active: true, receives_codes: true });
     const active = await t.s.db.selectFrom('device_tokens').innerJoin('users', 'users.id', 'device_tokens.user_id').select('device_tokens.id').where('users.uuid', '=', u.uuid).where('device_tokens.is_active', '=', true).execute();
     expect(active).toHaveLength(10);
     const user = (await t.s.users.findByUuid(u.uuid))!;
     await t.s.db.transaction().execute((trx) => t.s.factors.removeAll(trx, user.id, new Date(t.clock.now())));
-    expect((await t.s.db.selectFrom('device_tokens').select('receives_codes').where('id', '=', u.device).executeTakeFirstOrThrow()).receives_codes).toBe(false);
+    expect((await t.s.db.selectFrom('device_tokens').select('receives_codes').where('uuid', '=', u.device).executeTakeFirstOrThrow()).receives_codes).toBe(false);
   });
 
   it('the send route cannot imitate a code: send2FA and push_data.kind one_time_code are reserved (422)', async () => {
@@ -224,7 +242,7 @@ describe('one-time codes by push', () => {
     fcm.fail(phone(11), 'UNREGISTERED');
     expectError(await post('/api/v1/auth/2fa/request', { method: 'push' }, bearer(u.access)), 503, 'OTP_DELIVERY_FAILED');
     fcm.clear();
-    const device = await t.s.db.selectFrom('device_tokens').select('is_active').where('id', '=', u.device).executeTakeFirstOrThrow();
+    const device = await t.s.db.selectFrom('device_tokens').select('is_active').where('uuid', '=', u.device).executeTakeFirstOrThrow();
     expect(device.is_active).toBe(false);
     const failed = await t.s.db.selectFrom('audit_log').select(['details']).where('event_type', '=', 'OTP_DELIVERY_FAILED').where('user_id', '=', u.uuid).execute();
     expect(failed.map((f) => f.details)).toEqual([expect.objectContaining({ via: 'push_provider', reason: 'unregistered' })]);
@@ -279,7 +297,7 @@ describe('one-time codes by push', () => {
       expect(await methods()).toEqual(['push']);
       expectError(await login(t.app, 'codes.emailonly'), 403, 'POLICY_RESTRICTED');
     } finally {
-      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${(created.json() as { policy: { id: number } }).policy.id}`, headers: bearer(admin) });
+      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${(created.json() as { policy: { id: string } }).policy.id}`, headers: bearer(admin) });
     }
   });
 });

@@ -23,7 +23,7 @@ async function userWithDevices(name: string, tokens: number[], inactive: number[
   const who = (await signIn(t.app, name)).access_token;
   for (const n of tokens) {
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/notifications/devices/register', headers: bearer(who), payload: { push_token: token(n), platform: 'mobile' } });
-    const { id } = res.json() as { id: number };
+    const { id } = res.json() as { id: string };
     if (inactive.includes(n)) await t.app.inject({ method: 'PUT', url: `/api/v1/notifications/devices/${id}/deactivate`, headers: bearer(who) });
   }
   return uuid;
@@ -108,8 +108,10 @@ describe('push outbox', () => {
     const ids = ((await send({ user_id: user, title: 'Sign-in', body: 'New sign-in on the web' })).json() as { message_ids: string[] }).message_ids;
     await deliver();
     expect((await messages(ids)).map((m) => [m.status, m.failure_reason])).toEqual([['failed', 'unregistered'], ['sent', null]]);
-    const devices = await t.s.db.selectFrom('device_tokens').select(['is_active']).where('user_id', '=', (await t.s.users.findByUuid(user))!.id).orderBy('id').execute();
+    const devices = await t.s.db.selectFrom('device_tokens').select(['uuid', 'is_active']).where('user_id', '=', (await t.s.users.findByUuid(user))!.id).orderBy('id').execute();
     expect(devices.map((d) => d.is_active)).toEqual([false, true]);
+    const retired = await t.s.db.selectFrom('audit_log').select('details').where('event_type', '=', 'DEVICE_TOKEN_DEACTIVATED').execute();
+    expect(retired.map((r) => r.details)).toContainEqual({ device_token_id: devices[0]!.uuid, by: 'push_provider', reason: 'unregistered', push_message_id: ids[0] }); // named by its uuid
     expect(((await send({ user_id: user, title: 'Again', body: 'Only the live one' })).json() as { queued: number }).queued).toBe(1);
     fcm.clear();
   });

@@ -119,7 +119,7 @@ describe('template administration', () => {
 
   it('every route needs notifications.templates: a customer gets 403 PERMISSION_DENIED, nobody 401; nothing changes', async () => {
     const u = await user('tpl.nosy', 9);
-    const [one] = (await templates('?name=DEPOSIT&language=en')).json().templates as Array<{ id: number; subject: string }>;
+    const [one] = (await templates('?name=DEPOSIT&language=en')).json().templates as Array<{ id: string; subject: string }>;
     const routes = [
       { method: 'GET', url: '/api/v1/admin/notification-templates' },
       { method: 'GET', url: `/api/v1/admin/notification-templates/${one!.id}` },
@@ -164,7 +164,7 @@ describe('template administration', () => {
   });
 
   it('send2FA must keep {code} in every language (a reworded template can never send a code-less message)', async () => {
-    const [fr] = (await templates('?name=send2FA&language=fr')).json().templates as Array<{ id: number }>;
+    const [fr] = (await templates('?name=send2FA&language=fr')).json().templates as Array<{ id: string }>;
     const body = expectError(await t.app.inject({ method: 'PUT', url: `/api/v1/admin/notification-templates/${fr!.id}`, headers: bearer(admin), payload: { subject: 'Votre code', message: 'Appelez le +33 1 23 45 67 89 pour obtenir votre code.' } }), 422, 'TEMPLATE_INVALID');
     expect(JSON.stringify(body.details)).toContain('{code}');
     expect((await t.app.inject({ method: 'PUT', url: `/api/v1/admin/notification-templates/${fr!.id}`, headers: bearer(admin), payload: { subject: 'Code {code}', message: 'Valable {validity_minutes} minutes.' } })).statusCode).toBe(200); // in the title is enough
@@ -187,7 +187,7 @@ describe('template administration', () => {
   });
 
   it('rewording: the next send uses the new text; a named template cannot gain a placeholder its callers do not send, nor a stray brace', async () => {
-    const [en] = (await templates('?name=INITIAL_DEPOSIT&language=en')).json().templates as Array<{ id: number }>;
+    const [en] = (await templates('?name=INITIAL_DEPOSIT&language=en')).json().templates as Array<{ id: string }>;
     const put = (payload: Record<string, unknown>) => t.app.inject({ method: 'PUT', url: `/api/v1/admin/notification-templates/${en!.id}`, headers: bearer(admin), payload });
     const bad = expectError(await put({ subject: 'Welcome', message: 'Welcome {name}, your branch is {branch}.' }), 422, 'TEMPLATE_INVALID');
     expect(JSON.stringify(bad.details)).toContain('{branch}');
@@ -206,12 +206,13 @@ describe('template administration', () => {
     const create = (language: string, subject: string, message: string) => t.app.inject({ method: 'POST', url: '/api/v1/admin/notification-templates', headers: bearer(admin), payload: { name: 'LOAN_DUE', language, subject, message } });
     const en = await create('en', 'Loan payment due', '{amount} {currency} is due on {due_date}.');
     expect(en.statusCode, en.body).toBe(201);
+    expect(en.json().id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const pt = await create('pt', 'Prestação a pagar', '{amount} {currency} a pagar até {due_date}.');
     expect(pt.statusCode).toBe(201);
     expect(expectError(await create('en', 'again', 'again'), 409, 'TEMPLATE_EXISTS').details).toMatchObject({ id: en.json().id });
     const preview = await t.app.inject({ method: 'POST', url: `/api/v1/admin/notification-templates/${pt.json().id}/preview`, headers: bearer(admin), payload: { values: { amount: '300.00', currency: 'MZN', due_date: '30/11' } } });
     expect(preview.json()).toEqual({ language: 'pt', title: 'Prestação a pagar', body: '300.00 MZN a pagar até 30/11.' });
-    const del = (id: number) => t.app.inject({ method: 'DELETE', url: `/api/v1/admin/notification-templates/${id}`, headers: bearer(admin) });
+    const del = (id: string) => t.app.inject({ method: 'DELETE', url: `/api/v1/admin/notification-templates/${id}`, headers: bearer(admin) });
     expectError(await del(en.json().id), 409, 'TEMPLATE_REQUIRED');
     const u = await user('tpl.loan', 11, 'pt');
     const values = { amount: '300.00', currency: 'MZN', due_date: '30/11' };
@@ -222,11 +223,26 @@ describe('template administration', () => {
     expect((await delivered(11))?.notification).toEqual({ title: 'Loan payment due', body: '300.00 MZN is due on 30/11.' });
     expectError(await del(pt.json().id), 404, 'TEMPLATE_NOT_FOUND');
     // The en of a named template is everyone's fallback: never deleted.
-    const [named] = (await templates('?name=DEPOSIT&language=en')).json().templates as Array<{ id: number }>;
+    const [named] = (await templates('?name=DEPOSIT&language=en')).json().templates as Array<{ id: string }>;
     expectError(await del(named!.id), 409, 'TEMPLATE_REQUIRED');
     const events = (await t.s.db.selectFrom('audit_log').select(['event_type', 'details']).where('event_type', 'like', 'NOTIFICATION_TEMPLATE_%').execute()).filter((r) => r.details.name === 'LOAN_DUE').map((r) => r.event_type);
     expect(events.filter((e) => e === 'NOTIFICATION_TEMPLATE_CREATED')).toHaveLength(2);
     expect(events.filter((e) => e === 'NOTIFICATION_TEMPLATE_DELETED')).toHaveLength(1);
+  });
+
+  it('threat: an integer notification template id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
+    const [one] = (await templates('?name=DEPOSIT&language=pt')).json().templates as Array<{ id: string }>;
+    const row = await t.s.db.selectFrom('notification_templates').selectAll().where('uuid', '=', one!.id).executeTakeFirstOrThrow();
+    const url = `/api/v1/admin/notification-templates/${row.id}`;
+    for (const r of [
+      { method: 'GET', url }, { method: 'PUT', url, payload: { subject: 'Changed', message: 'Changed {amount}' } },
+      { method: 'DELETE', url }, { method: 'POST', url: `${url}/preview`, payload: { values: {} } },
+    ] as const) {
+      const body = expectError(await t.app.inject({ ...r, headers: bearer(admin) }), 422, 'VALIDATION_ERROR');
+      expect(body.details, r.method).toMatchObject({ expected: 'uuid', fields: [{ location: 'params', field: 'id' }] });
+      expect(body.message).toContain('GET /api/v1/admin/notification-templates');
+    }
+    expect(await t.s.db.selectFrom('notification_templates').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()).toEqual(row);
   });
 });
 

@@ -19,14 +19,14 @@ let uuid: string;
 
 const token = (n: number): string => `push${n}:APA91bH2x7k3Lq9Zr0Xc3A_${'k'.repeat(100)}`;
 
-async function device(app: App, bearerToken: string, n: number): Promise<number> {
+async function device(app: App, bearerToken: string, n: number): Promise<string> {
   const res = await app.inject({ method: 'POST', url: '/api/v1/notifications/devices/register', headers: bearer(bearerToken), payload: { push_token: token(n), platform: 'mobile' } });
   expect(res.statusCode, res.body).toBe(201);
-  return (res.json() as { id: number }).id;
+  return (res.json() as { id: string }).id;
 }
 
-const test = (app: App, bearerToken: string, id: number) => app.inject({ method: 'POST', url: `/api/v1/notifications/devices/${id}/test`, headers: bearer(bearerToken) });
-const activeOf = async (id: number): Promise<boolean> => (await t.s.db.selectFrom('device_tokens').select('is_active').where('id', '=', id).executeTakeFirstOrThrow()).is_active;
+const test = (app: App, bearerToken: string, id: string) => app.inject({ method: 'POST', url: `/api/v1/notifications/devices/${id}/test`, headers: bearer(bearerToken) });
+const activeOf = async (id: string): Promise<boolean> => (await t.s.db.selectFrom('device_tokens').select('is_active').where('uuid', '=', id).executeTakeFirstOrThrow()).is_active;
 
 beforeAll(async () => {
   fcm = await startFakeFcm();
@@ -45,11 +45,12 @@ describe('test notification (FCM HTTP v1)', () => {
     const res = await test(t.app, who, id);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ status: 'sent', device_id: id, message_id: expect.stringMatching(/^projects\/strongroom-test\/messages\//) });
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/); // the device's uuid, not the internal integer
     expect(fcm.sent.at(-1)).toEqual({ token: token(1), notification: { title: 'Test notification', body: 'Notifications reach this device.' }, data: { kind: 'test' } });
     expect(fcm.grants).toEqual({ accepted: 1, refused: [] });
     expect((await test(t.app, who, id)).statusCode).toBe(200);
     expect(fcm.grants.accepted).toBe(1); // cached until it expires
-    const row = await t.s.db.selectFrom('device_tokens').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.s.db.selectFrom('device_tokens').select('last_used_at').where('uuid', '=', id).executeTakeFirstOrThrow();
     expect(row.last_used_at).not.toBeNull();
   });
 
@@ -69,6 +70,8 @@ describe('test notification (FCM HTTP v1)', () => {
     expect(withoutRequestId(expectError(res, 410, 'PUSH_TOKEN_GONE').details)).toEqual({ reason: 'unregistered' });
     expect(await activeOf(id)).toBe(false);
     expect(await auditTotal(t.s, uuid, 'DEVICE_TOKEN_DEACTIVATED')).toBe(1);
+    const [entry] = (await t.s.audit.query({ userId: uuid, eventType: 'DEVICE_TOKEN_DEACTIVATED', limit: 1, offset: 0 })).entries;
+    expect(entry!.details).toMatchObject({ device_token_id: id, by: 'push_provider', reason: 'unregistered' }); // named by its uuid
     const sentBefore = fcm.sent.length;
     expect(withoutRequestId(expectError(await test(t.app, who, id), 410, 'PUSH_TOKEN_GONE').details)).toEqual({ reason: 'inactive' });
     expect(fcm.sent.length).toBe(sentBefore);

@@ -42,7 +42,7 @@ describe('methods', () => {
   });
 
   it('matches path parameters: PUT on an article is 405, GET and HEAD are allowed there', async () => {
-    const res = await plain.app.inject({ method: 'PUT', url: '/api/v1/faq/12' });
+    const res = await plain.app.inject({ method: 'PUT', url: '/api/v1/faq/6d1f4b2a-8c3e-4f5a-9b7d-2e4c6a8f0b13' });
     expectError(res, 405, 'METHOD_NOT_ALLOWED');
     expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
     const categories = await plain.app.inject({ method: 'PATCH', url: '/api/v1/faq/categories' });

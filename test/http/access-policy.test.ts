@@ -18,6 +18,8 @@ import { withoutRequestId } from '../harness/request-id.js';
 const OFFICE_V4 = '10.20.1.5';
 const OFFICE_V6 = '2001:db8:40::7';
 const ELSEWHERE = '192.0.2.44';
+const NO_SUCH_POLICY = '00000000-0000-4000-8000-000000000000';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 async function adminToken(t: TestApp, name: string): Promise<string> {
   await seedUser(t.s, name, { roles: ['admin'] });
@@ -28,13 +30,13 @@ function createPolicy(app: App, token: string, body: Record<string, unknown>) {
   return app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(token), payload: body });
 }
 
-async function withPolicy(app: App, token: string, body: Record<string, unknown>): Promise<number> {
+async function withPolicy(app: App, token: string, body: Record<string, unknown>): Promise<string> {
   const res = await createPolicy(app, token, body);
   expect(res.statusCode, res.body).toBe(201);
-  return res.json<{ policy: { id: number } }>().policy.id;
+  return res.json<{ policy: { id: string } }>().policy.id;
 }
 
-async function deletePolicy(app: App, token: string, id: number): Promise<void> {
+async function deletePolicy(app: App, token: string, id: string): Promise<void> {
   const res = await app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(token) });
   expect(res.statusCode, res.body).toBe(200);
 }
@@ -191,20 +193,20 @@ describe('access policy administration', () => {
     expectError(await createPolicy(t.app, admin, { name: 'r', channel: 'agent', rules: { geofences: [{ type: 'circle', lat: 91, lon: 0, radius_m: 10 }] } }), 422, 'VALIDATION_ERROR');
     const id = await withPolicy(t.app, admin, { name: 'unique', channel: 'web', rules: {} });
     expectError(await createPolicy(t.app, admin, { name: 'unique', channel: 'mobile', rules: {} }), 409, 'ACCESS_POLICY_EXISTS');
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/admin/access-policies/999999', headers: bearer(admin) }), 404, 'ACCESS_POLICY_NOT_FOUND');
-    expectError(await t.app.inject({ method: 'PUT', url: '/api/v1/admin/access-policies/999999', headers: bearer(admin), payload: { name: 'x', channel: 'web', rules: {} } }), 404, 'ACCESS_POLICY_NOT_FOUND');
+    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/admin/access-policies/${NO_SUCH_POLICY}`, headers: bearer(admin) }), 404, 'ACCESS_POLICY_NOT_FOUND');
+    expectError(await t.app.inject({ method: 'PUT', url: `/api/v1/admin/access-policies/${NO_SUCH_POLICY}`, headers: bearer(admin), payload: { name: 'x', channel: 'web', rules: {} } }), 404, 'ACCESS_POLICY_NOT_FOUND');
     await deletePolicy(t.app, admin, id);
   });
 
   it('renaming onto a taken name is 409 ACCESS_POLICY_EXISTS, also for two renames to one name at once (one wins)', async () => {
-    const put = (id: number, name: string) => t.app.inject({ method: 'PUT', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(admin), payload: { name, channel: 'web', rules: {} } });
+    const put = (id: string, name: string) => t.app.inject({ method: 'PUT', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(admin), payload: { name, channel: 'web', rules: {} } });
     const first = await withPolicy(t.app, admin, { name: 'rename first', channel: 'web', rules: {} });
     const second = await withPolicy(t.app, admin, { name: 'rename second', channel: 'web', rules: {} });
     expectError(await put(second, 'rename first'), 409, 'ACCESS_POLICY_EXISTS');
     const both = await Promise.all([put(first, 'rename target'), put(second, 'rename target')]);
     expect(both.map((r) => r.statusCode).sort()).toEqual([200, 409]);
     expectError(both.find((r) => r.statusCode === 409)!, 409, 'ACCESS_POLICY_EXISTS');
-    const names = (await t.s.database.db.selectFrom('access_policies').select('name').where('id', 'in', [first, second]).execute()).map((r) => r.name).sort();
+    const names = (await t.s.database.db.selectFrom('access_policies').select('name').where('uuid', 'in', [first, second]).execute()).map((r) => r.name).sort();
     expect(names).toContain('rename target');
     expect(await t.s.audit.query({ eventType: 'ACCESS_POLICY_UPDATED', limit: 100, offset: 0 }).then((r) => r.entries.filter((e) => (e.details as { name: string }).name === 'rename target'))).toHaveLength(1);
     await deletePolicy(t.app, admin, first);
@@ -221,18 +223,37 @@ describe('access policy administration', () => {
 
   it('create, read, replace, list and delete, each change audited with who made it', async () => {
     const id = await withPolicy(t.app, admin, { name: 'lifecycle', channel: 'mobile', rules: { ip: { deny: ['198.51.100.0/24'] } } });
+    expect(id).toMatch(UUID);
     const read = await t.app.inject({ method: 'GET', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(admin) });
     expect(read.json().policy).toMatchObject({ id, name: 'lifecycle', channel: 'mobile', role: null, enabled: true, rules: { ip: { deny: ['198.51.100.0/24'] } } });
     const put = await t.app.inject({ method: 'PUT', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(admin), payload: { name: 'lifecycle', channel: 'mobile', enabled: false, rules: {} } });
     expect(put.statusCode, put.body).toBe(200);
     expect(put.json().policy).toMatchObject({ enabled: false, rules: {} });
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/admin/access-policies', headers: bearer(admin) });
-    expect(list.json().policies.map((p: { id: number }) => p.id)).toContain(id);
+    expect(list.json().policies.map((p: { id: string }) => p.id)).toContain(id);
     await deletePolicy(t.app, admin, id);
     for (const eventType of ['ACCESS_POLICY_CREATED', 'ACCESS_POLICY_UPDATED', 'ACCESS_POLICY_DELETED'] as const) {
       const a = await t.s.audit.query({ eventType, limit: 10, offset: 0 });
-      expect(a.entries.find((e) => (e.details as { policy_id?: number }).policy_id === id), eventType).toMatchObject({ username: 'policy.admin2', status: 'SUCCESS' });
+      expect(a.entries.find((e) => (e.details as { policy_id?: string }).policy_id === id), eventType).toMatchObject({ username: 'policy.admin2', status: 'SUCCESS' });
     }
+  });
+
+  it('threat: an integer access policy id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
+    const id = await withPolicy(t.app, admin, { name: 'integer id', channel: 'web', rules: { ip: { deny: ['198.51.100.0/24'] } } });
+    const stored = () => t.s.database.db.selectFrom('access_policies').selectAll().where('uuid', '=', id).executeTakeFirst();
+    const before = await stored();
+    const audited = async () => (await t.s.audit.query({ limit: 1000, offset: 0 })).entries.filter((e) => (e.details as { policy_id?: unknown }).policy_id === id).length;
+    const auditedBefore = await audited();
+    const url = `/api/v1/admin/access-policies/${before!.id}`;
+    for (const [method, payload] of [['GET', undefined], ['PUT', { name: 'taken over', channel: 'web', enabled: false, rules: {} }], ['DELETE', undefined]] as const) {
+      const res = await t.app.inject({ method, url, headers: bearer(admin), ...(payload ? { payload } : {}) });
+      const body = expectError(res, 422, 'VALIDATION_ERROR');
+      expect(body.details, method).toMatchObject({ expected: 'uuid', fields: [{ location: 'params', field: 'id' }] });
+      expect(body.message, method).toContain('GET /api/v1/admin/access-policies');
+    }
+    expect(await stored()).toEqual(before);
+    expect(await audited()).toBe(auditedBefore);
+    await deletePolicy(t.app, admin, id);
   });
 });
 

@@ -29,7 +29,7 @@ beforeAll(async () => {
   staffToken = (await signIn(t.app, 'sam.staff')).access_token;
   for (const [code, name] of [['NBO-001', 'Nairobi'], ['MSA-002', 'Mombasa'], ['OLD-009', 'Closed branch']] as const) await t.s.entities.create(t.s.database.db, code, name);
   const old = (await t.s.entities.byCode('OLD-009'))!;
-  await t.s.entities.update(t.s.database.db, old.id, { isActive: false });
+  await t.s.entities.update(t.s.database.db, old.uuid, { isActive: false });
 });
 afterAll(async () => t.close());
 
@@ -200,6 +200,15 @@ describe('one public id: integer user ids are refused saying to send the uuid', 
     }
     // Nothing was done to the account the integer names.
     expect((await validate(rootToken)).statusCode).toBe(200);
+  });
+
+  it('threat: the urn:uuid: form of a uuid (which a generic uuid format accepts and PostgreSQL refuses) answers 422 VALIDATION_ERROR naming the format, never 500, on a signed-in and a public route', async () => {
+    const urn = `urn:uuid:${root.uuid}`;
+    for (const [url, token] of [[`${users}/${urn}`, rootToken], [`/api/v1/faq/${urn}`, undefined]] as const) {
+      const res = await t.app.inject({ method: 'GET', url, ...(token ? { headers: bearer(token) } : {}) });
+      const body = expectError(res, 422, 'VALIDATION_ERROR');
+      expect(body.details, url).toMatchObject({ fields: [{ location: 'params', constraint: 'format', format: 'uuid' }] });
+    }
   });
 
   it('the sign-in answer keeps its integer user.id (published contract, deprecated) beside user.uuid', async () => {

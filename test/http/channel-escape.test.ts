@@ -38,7 +38,7 @@ describe('threat: a customer names the agent channel to escape the mobile policy
     try {
       await run();
     } finally {
-      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${res.json<{ policy: { id: number } }>().policy.id}`, headers: bearer(admin) });
+      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${res.json<{ policy: { id: string } }>().policy.id}`, headers: bearer(admin) });
     }
   }
 

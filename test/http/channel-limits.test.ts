@@ -18,7 +18,7 @@ const MINUTE = 60_000;
 const DEVICE = 'limits-phone-0001';
 
 let t: TestApp;
-const policies: number[] = [];
+const policies: string[] = [];
 
 beforeAll(async () => {
   t = await createTestApp({ clock: new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0)) });
@@ -41,7 +41,7 @@ async function admin(): Promise<string> {
 async function policy(channel: string, rules: Record<string, unknown>, role: string | null = null): Promise<void> {
   const res = await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(await admin()), payload: { name: `limits ${channel} ${policies.length} ${role ?? ''}`, channel, role, rules } });
   expect(res.statusCode, res.body).toBe(201);
-  policies.push(res.json<{ policy: { id: number } }>().policy.id);
+  policies.push(res.json<{ policy: { id: string } }>().policy.id);
 }
 
 function web(username: string, password = STRONG_PASSWORD) {

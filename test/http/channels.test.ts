@@ -19,6 +19,7 @@ const OUTSIDE = { latitude: -1.2950, longitude: 36.81723, accuracy_m: 12 }; // a
 const PHONE = 'agent-phone-0001-a3f1';
 const OTHER_PHONE = 'agent-phone-0002-77c0';
 const MONDAY_NOON_NAIROBI = Date.UTC(2026, 10, 23, 9, 0, 0); // UTC+3 all year
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const AGENT_POLICY = {
   name: 'Agents: bound phone, branch area, working hours', channel: 'agent', role: 'agent',
@@ -53,17 +54,17 @@ async function adminToken(t: TestApp, name: string): Promise<string> {
   return (await signIn(t.app, name)).access_token;
 }
 
-async function createPolicy(app: App, token: string, body: Record<string, unknown>): Promise<number> {
+async function createPolicy(app: App, token: string, body: Record<string, unknown>): Promise<string> {
   const res = await app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(token), payload: body });
   expect(res.statusCode, res.body).toBe(201);
-  return res.json<{ policy: { id: number } }>().policy.id;
+  return res.json<{ policy: { id: string } }>().policy.id;
 }
 
-async function deletePolicy(app: App, token: string, id: number): Promise<void> {
+async function deletePolicy(app: App, token: string, id: string): Promise<void> {
   expect((await app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(token) })).statusCode).toBe(200);
 }
 
-interface Binding { id: number; user_id: string; username: string; status: string; label: string; channel: string; decided_by: string | null }
+interface Binding { id: string; user_id: string; username: string; status: string; label: string; channel: string; decided_by: string | null }
 
 async function bindings(app: App, token: string, query: string): Promise<{ bindings: Binding[]; total: number }> {
   const res = await app.inject({ method: 'GET', url: `/api/v1/admin/device-bindings?${query}`, headers: bearer(token) });
@@ -71,7 +72,7 @@ async function bindings(app: App, token: string, query: string): Promise<{ bindi
   return res.json();
 }
 
-function decide(app: App, token: string, id: number, verb: 'approve' | 'revoke') {
+function decide(app: App, token: string, id: string | number, verb: 'approve' | 'revoke') {
   return app.inject({ method: 'POST', url: `/api/v1/admin/device-bindings/${id}/${verb}`, headers: bearer(token) });
 }
 
@@ -258,6 +259,9 @@ describe('device bindings: administration', () => {
     const user = await seedUser(t.s, 'operator.revoked', { roles: ['operator'] });
     expectRestricted(await mobileLogin('operator.revoked', PHONE), 'device');
     const [pending] = (await bindings(t.app, admin, `user_id=${user.uuid}`)).bindings;
+    expect(pending!.id).toMatch(UUID);
+    const requested = await t.s.audit.query({ userId: user.uuid, eventType: 'DEVICE_BINDING_REQUESTED', limit: 10, offset: 0 });
+    expect(requested.entries[0]!.details).toMatchObject({ binding_id: pending!.id });
     expect((await decide(t.app, admin, pending!.id, 'approve')).statusCode).toBe(200);
     const signedIn = await mobileLogin('operator.revoked', PHONE);
     expect(signedIn.statusCode, signedIn.body).toBe(200);
@@ -326,7 +330,7 @@ describe('device bindings: administration', () => {
     expectError(await decide(t.app, selfToken, own!.id, 'approve'), 403, 'DEVICE_BINDING_SELF_APPROVAL');
     expect((await decide(t.app, admin, own!.id, 'approve')).statusCode).toBe(200);
     expectError(await decide(t.app, admin, own!.id, 'approve'), 409, 'DEVICE_BINDING_UNCHANGED');
-    expectError(await decide(t.app, admin, 999_999, 'revoke'), 404, 'DEVICE_BINDING_NOT_FOUND');
+    expectError(await decide(t.app, admin, '00000000-0000-4000-8000-000000000000', 'revoke'), 404, 'DEVICE_BINDING_NOT_FOUND');
     await seedUser(t.s, 'nosy.customer');
     const customer = (await signIn(t.app, 'nosy.customer')).access_token;
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/admin/device-bindings', headers: bearer(customer) }), 403, 'PERMISSION_DENIED');
@@ -353,7 +357,28 @@ describe('device bindings: administration', () => {
     const results = await Promise.all([decide(t.app, admin, pending!.id, 'approve'), decide(t.app, admin, pending!.id, 'approve')]);
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409]);
     const audit = await t.s.audit.query({ eventType: 'DEVICE_BINDING_APPROVED', limit: 50, offset: 0 });
-    expect(audit.entries.filter((e) => (e.details as { binding_id: number }).binding_id === pending!.id)).toHaveLength(1);
+    expect(audit.entries.filter((e) => (e.details as { binding_id: string }).binding_id === pending!.id)).toHaveLength(1);
+  });
+
+  it('threat: an integer device binding id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
+    const user = await seedUser(t.s, 'operator.integer', { roles: ['operator'] });
+    expectRestricted(await mobileLogin('operator.integer', PHONE), 'device');
+    const [pending] = (await bindings(t.app, admin, `user_id=${user.uuid}`)).bindings;
+    const stored = () => t.s.database.db.selectFrom('device_bindings').selectAll().where('uuid', '=', pending!.id).executeTakeFirstOrThrow();
+    const before = await stored();
+    const decisions = async () => (await t.s.audit.query({ limit: 1000, offset: 0 })).entries.filter((e) => (e.details as { binding_id?: unknown }).binding_id === pending!.id).length;
+    const decisionsBefore = await decisions();
+    for (const verb of ['approve', 'revoke'] as const) {
+      const body = expectError(await decide(t.app, admin, before.id, verb), 422, 'VALIDATION_ERROR');
+      expect(body.details, verb).toMatchObject({ expected: 'uuid', fields: [{ location: 'params', field: 'id' }] });
+      expect(body.message, verb).toContain('GET /api/v1/admin/device-bindings');
+    }
+    expect(await stored()).toEqual(before);
+    expect(await decisions()).toBe(decisionsBefore);
+    expectRestricted(await mobileLogin('operator.integer', PHONE), 'device');
+    // The user filter takes the user's uuid too: their internal id is refused alike.
+    const byInteger = expectError(await t.app.inject({ method: 'GET', url: `/api/v1/admin/device-bindings?user_id=${user.id}`, headers: bearer(admin) }), 422, 'VALIDATION_ERROR');
+    expect(byInteger.details).toMatchObject({ expected: 'uuid', fields: [{ location: 'querystring', field: 'user_id' }] });
   });
 });
 

@@ -15,8 +15,9 @@ let kofi: string;
 let aminaUuid: string;
 let kofiUuid: string;
 const BASE = '/api/v1/notifications/devices';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-type Device = { id: number; push_token: string; platform: string; device_name: string | null; is_active: boolean; last_used_at: string | null; created_on: string; updated_on: string };
+type Device = { id: string; push_token: string; platform: string; device_name: string | null; is_active: boolean; last_used_at: string | null; created_on: string; updated_on: string };
 
 function token(n: number): string {
   return `fcm${n.toString().padStart(4, '0')}:APA91bH2x7k3Lq9Zr0Xc3A_${'x'.repeat(120)}-${n}`;
@@ -43,9 +44,11 @@ describe('device tokens', () => {
     expect(res.statusCode, res.body).toBe(201);
     const d = res.json() as Device;
     expect(d).toMatchObject({ platform: 'mobile', device_name: 'Amina\'s Pixel 8', is_active: true, last_used_at: null });
+    expect(d.id).toMatch(UUID); // the public id: the uuid, never the internal integer
     expect(d.push_token).toBe(`${token(1).slice(0, 6)}…${token(1).slice(-4)}`);
     expect(res.body).not.toContain(token(1));
-    const row = await t.s.db.selectFrom('device_tokens').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow();
+    const row = await t.s.db.selectFrom('device_tokens').selectAll().where('uuid', '=', d.id).executeTakeFirstOrThrow();
+    expect(Object.keys(d)).not.toContain('uuid');
     expect(row.push_token).not.toContain('APA91b');
     expect(t.s.sensitive.reveal(row.push_token, ENCRYPTED_COLUMNS.devicePushToken.context)).toBe(token(1));
     expect(row.push_token_bidx).toMatch(/^[0-9a-f]{8}:[0-9a-f]{64}$/);
@@ -77,7 +80,7 @@ describe('device tokens', () => {
 
   it('threat: a token that changes hands shows nothing of its previous owner\'s use (last_used_at cleared, created_on anew)', async () => {
     const old = (await register(amina, { push_token: token(13), platform: 'mobile' })).json() as Device;
-    await t.s.db.updateTable('device_tokens').set({ last_used_at: new Date(t.clock.now() - 60_000), created_on: new Date(t.clock.now() - 86_400_000) }).where('id', '=', old.id).execute();
+    await t.s.db.updateTable('device_tokens').set({ last_used_at: new Date(t.clock.now() - 60_000), created_on: new Date(t.clock.now() - 86_400_000) }).where('uuid', '=', old.id).execute();
     t.clock.advance(1000);
     const moved = (await register(kofi, { push_token: token(13), platform: 'mobile' })).json() as Device;
     expect(moved.last_used_at).toBeNull();
@@ -120,10 +123,29 @@ describe('device tokens', () => {
     for (const [method, url] of [['GET', `${BASE}/${mine.id}`], ['PUT', `${BASE}/${mine.id}/deactivate`], ['PUT', `${BASE}/${mine.id}/activate`], ['DELETE', `${BASE}/${mine.id}`]] as const) {
       expectError(await call(method, url, amina), 404, 'DEVICE_TOKEN_NOT_FOUND');
     }
-    expectError(await call('GET', `${BASE}/999999`, amina), 404, 'DEVICE_TOKEN_NOT_FOUND');
+    expectError(await call('GET', `${BASE}/00000000-0000-4000-8000-000000000000`, amina), 404, 'DEVICE_TOKEN_NOT_FOUND');
     expect((await call('GET', `${BASE}/${mine.id}`, kofi)).json()).toMatchObject({ id: mine.id, is_active: true });
     await call('DELETE', BASE, amina); // all of amina's: none of kofi's
     expect((await call('GET', `${BASE}/${mine.id}`, kofi)).statusCode).toBe(200);
+  });
+
+  it('threat: an integer device token id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
+    const mine = (await register(kofi, { push_token: token(14), platform: 'mobile' })).json() as Device;
+    const row = await t.s.db.selectFrom('device_tokens').select(['id', 'is_active', 'updated_on']).where('uuid', '=', mine.id).executeTakeFirstOrThrow();
+    const before = await t.s.db.selectFrom('audit_log').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    // The owner's own integer id and another user's alike: refused before any lookup.
+    for (const who of [kofi, amina]) {
+      for (const [method, url] of [['GET', `${BASE}/${row.id}`], ['PUT', `${BASE}/${row.id}/deactivate`], ['PUT', `${BASE}/${row.id}/activate`], ['DELETE', `${BASE}/${row.id}`], ['POST', `${BASE}/${row.id}/test`]] as const) {
+        const body = expectError(await call(method, url, who), 422, 'VALIDATION_ERROR') as { message: string; details: { expected: string; fields: Array<{ location: string; field: string; message: string }> } };
+        expect(body.details.expected, `${method} ${url}`).toBe('uuid');
+        expect(body.details.fields[0]).toMatchObject({ location: 'params', field: 'id' });
+        expect(body.message).toContain('GET /api/v1/notifications/devices');
+      }
+    }
+    const after = await t.s.db.selectFrom('device_tokens').select(['id', 'is_active', 'updated_on']).where('uuid', '=', mine.id).executeTakeFirstOrThrow();
+    expect(after).toEqual(row);
+    expect(await t.s.db.selectFrom('audit_log').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).toEqual(before);
+    expect((await call('GET', `${BASE}/${mine.id}`, kofi)).json()).toMatchObject({ id: mine.id, is_active: true });
   });
 
   it('deactivates, activates and deletes one token, each audited; DELETE / deletes all of the user\'s', async () => {
@@ -141,7 +163,8 @@ describe('device tokens', () => {
     expect(((await call('GET', BASE, who)).json() as { total: number }).total).toBe(0);
     for (const e of ['DEVICE_TOKEN_DEACTIVATED', 'DEVICE_TOKEN_ACTIVATED'] as const) expect(await auditTotal(t.s, uuid, e)).toBe(1);
     expect(await auditTotal(t.s, uuid, 'DEVICE_TOKEN_DELETED')).toBe(2);
-    expect(b.id).toBeGreaterThan(a.id);
+    const deleted = await t.s.db.selectFrom('audit_log').select('details').where('event_type', '=', 'DEVICE_TOKEN_DELETED').where('username', '=', 'device.lindiwe').execute();
+    expect(deleted.map((r) => r.details)).toEqual(expect.arrayContaining([{ device_token_ids: [a.id] }, { device_token_ids: expect.arrayContaining([b.id]), all: true }])); // named by uuid
   });
 
   it('refuses bad input with 422 naming the field: token characters and length, platform, device name; no token, 401', async () => {
@@ -178,9 +201,9 @@ describe('device tokens', () => {
   it('fan-out amplification: at most 10 active tokens and 30 in all per user, the least recently used retired first (audited), even in a parallel burst', async () => {
     await seedUser(t.s, 'device.hoarder');
     const who = (await signIn(t.app, 'device.hoarder')).access_token;
-    const ids: number[] = [];
+    const ids: string[] = [];
     for (let n = 100; n < 110; n++) {
-      ids.push((await register(who, { push_token: token(n), platform: 'mobile' })).json().id as number);
+      ids.push((await register(who, { push_token: token(n), platform: 'mobile' })).json().id as string);
       t.clock.advance(1000);
     }
     const eleventh = await register(who, { push_token: token(110), platform: 'mobile' });
@@ -191,7 +214,7 @@ describe('device tokens', () => {
     expect(retired.map((r) => r.details)).toEqual([{ device_token_ids: [ids[0]], by: 'device_limit', limit: 10 }]);
     // Turning the old one back on retires the least recently used of the others instead.
     expect((await call('PUT', `${BASE}/${ids[0]}/activate`, who)).statusCode).toBe(200);
-    expect((await active()).sort((a, b) => a - b)).toEqual([ids[0]!, ...ids.slice(2), eleventh.json().id].sort((a, b) => a - b));
+    expect((await active()).sort()).toEqual([ids[0]!, ...ids.slice(2), eleventh.json().id].sort());
     // A burst of 40 registrations at once: 10 active, 30 rows, whatever the interleaving.
     const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => register(who, { push_token: token(200 + i), platform: 'web' })));
     expect(burst.every((r) => r.statusCode === 201)).toBe(true);
@@ -204,9 +227,9 @@ describe('device tokens', () => {
   it('the cap holds when a user turns many tokens back on at once', async () => {
     const { uuid } = await seedUser(t.s, 'device.switcher');
     const who = (await signIn(t.app, 'device.switcher')).access_token;
-    const ids: number[] = [];
+    const ids: string[] = [];
     for (let n = 300; n < 315; n++) {
-      const id = (await register(who, { push_token: token(n), platform: 'mobile' })).json().id as number;
+      const id = (await register(who, { push_token: token(n), platform: 'mobile' })).json().id as string;
       await call('PUT', `${BASE}/${id}/deactivate`, who);
       ids.push(id);
     }

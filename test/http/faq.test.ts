@@ -16,7 +16,7 @@ import { bearer, botnetAddress, expectError, seedUser, signIn } from '../harness
 let t: TestApp;
 const SYSTEM = { actor: { uuid: null, username: 'test' }, context: {} };
 
-type Hit = { id: number; question: string; answer: string; snippet: string; category: string; helpful_count: number; unhelpful_count: number };
+type Hit = { id: string; question: string; answer: string; snippet: string; category: string; helpful_count: number; unhelpful_count: number };
 type Search = { query: string; category_filter: string | null; total_matches: number; results: Hit[]; match: 'exact' | 'fuzzy'; did_you_mean: string | null };
 
 function search(app: App, body: Record<string, unknown>) {
@@ -29,11 +29,20 @@ async function found(body: Record<string, unknown>): Promise<Search> {
   return res.json() as Search;
 }
 
-async function add(item: FaqInputItem): Promise<number> {
-  return (await t.s.faqAdmin.create(SYSTEM, item)).id;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+/** Creates an article; its public id (uuid). */
+async function add(item: FaqInputItem): Promise<string> {
+  return (await t.s.faqAdmin.create(SYSTEM, item)).uuid;
 }
 
-function vote(id: number, kind: 'helpful' | 'unhelpful', opts: { remoteAddress?: string; headers?: Record<string, string> } = {}) {
+/** The internal integer id of an article (the votes' key), which no route takes or gives. */
+async function internalId(uuid: string): Promise<number> {
+  return (await t.s.faqStore.byUuid(uuid, { activeOnly: false }))!.id;
+}
+
+function vote(id: string | number, kind: 'helpful' | 'unhelpful', opts: { remoteAddress?: string; headers?: Record<string, string> } = {}) {
   return t.app.inject({ method: 'POST', url: `/api/v1/faq/${id}/${kind}`, remoteAddress: opts.remoteAddress, headers: opts.headers });
 }
 
@@ -165,7 +174,7 @@ describe('FAQ search', () => {
     expect((await found({ query: 'kingfisherform' })).total_matches).toBe(0);
     expect((await found({ query: 'kingfisherfrom' })).total_matches).toBe(0);
     expectError(await t.app.inject({ method: 'GET', url: `/api/v1/faq/${id}` }), 404, 'FAQ_NOT_FOUND');
-    const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/accounts?limit=50' })).json() as { faqs: Array<{ id: number }> };
+    const listed = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/accounts?limit=50' })).json() as { faqs: Array<{ id: string }> };
     expect(listed.faqs.map((f) => f.id)).not.toContain(id);
     expectError(await vote(id, 'helpful'), 404, 'FAQ_NOT_FOUND');
 
@@ -186,25 +195,49 @@ describe('FAQ reading', () => {
   });
 
   it('gives a category\'s articles by display order, 10 by default, paged by offset; an unknown category is 422', async () => {
-    const first = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/security' })).json() as { category: string; total_in_category: number; faqs: Array<{ id: number; order: number; question: string }> };
+    const first = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/security' })).json() as { category: string; total_in_category: number; faqs: Array<{ id: string; order: number; question: string }> };
     expect(first.faqs).toHaveLength(10);
     expect(first.total_in_category).toBeGreaterThanOrEqual(11);
     expect(first.faqs[0]!.question).toMatch(/lost my card/i);
     const orders = first.faqs.map((f) => f.order);
     expect(orders).toEqual([...orders].sort((a, b) => a - b));
-    const next = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/security?offset=10' })).json() as { faqs: Array<{ id: number }> };
+    const next = (await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/security?offset=10' })).json() as { faqs: Array<{ id: string }> };
+    for (const f of [...first.faqs, ...next.faqs]) expect(f.id).toMatch(UUID);
     expect(next.faqs.map((f) => f.id)).not.toContain(first.faqs[0]!.id);
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/cards' }), 422, 'VALIDATION_ERROR');
     expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/category/security?limit=51' }), 422, 'VALIDATION_ERROR');
   });
 
-  it('gives one article with SPEC\'s fields; an unknown id is 404 FAQ_NOT_FOUND, a non-number 422', async () => {
+  it('gives one article by its uuid with SPEC\'s fields; an unknown uuid is 404 FAQ_NOT_FOUND, a non-uuid 422', async () => {
     const [hit] = (await found({ query: 'lost my card' })).results;
+    expect(hit!.id).toMatch(UUID);
     const res = await t.app.inject({ method: 'GET', url: `/api/v1/faq/${hit!.id}` });
     expect(res.statusCode).toBe(200);
     expect(Object.keys(res.json() as object).sort()).toEqual(['answer', 'category', 'created_on', 'helpful_count', 'id', 'keywords', 'order', 'question', 'unhelpful_count', 'updated_on']);
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/999999' }), 404, 'FAQ_NOT_FOUND');
-    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/abc' }), 422, 'VALIDATION_ERROR');
+    expect((res.json() as { id: string }).id).toBe(hit!.id);
+    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/faq/${UNKNOWN_ID}` }), 404, 'FAQ_NOT_FOUND');
+    const bad = expectError(await t.app.inject({ method: 'GET', url: '/api/v1/faq/abc' }), 422, 'VALIDATION_ERROR');
+    expect((bad.details as { fields: unknown }).fields).toEqual([expect.objectContaining({ location: 'params', field: 'faq_id', format: 'uuid' })]);
+  });
+
+  it('threat: an integer FAQ article id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
+    const id = await add({ question: 'Integer id probe article?', answer: 'Text.', category: 'general' });
+    const internal = await internalId(id);
+    const votesBefore = (await t.s.db.selectFrom('faq_votes').select('faq_id').execute()).length;
+    for (const res of [
+      await t.app.inject({ method: 'GET', url: `/api/v1/faq/${internal}` }),
+      await vote(internal, 'helpful', { remoteAddress: '198.51.100.31' }),
+      await vote(internal, 'unhelpful', { remoteAddress: '198.51.100.31' }),
+    ]) {
+      const body = expectError(res, 422, 'VALIDATION_ERROR');
+      const details = body.details as { expected: string; fields: Array<{ location: string; field: string; message: string }> };
+      expect(details.expected).toBe('uuid');
+      expect(details.fields[0]).toMatchObject({ location: 'params', field: 'faq_id' });
+      expect(details.fields[0]!.message).toContain('uuid');
+      expect(body.message).toContain('GET /api/v1/admin/faqs');
+    }
+    expect(await t.s.faqStore.byUuid(id, { activeOnly: true })).toMatchObject({ helpful_count: 0, unhelpful_count: 0 });
+    expect((await t.s.db.selectFrom('faq_votes').select('faq_id').execute()).length).toBe(votesBefore);
   });
 
   it('answers GET /faq/search?q= with the search (never as article "search"), the same results as POST; its errors name the parameter', async () => {
@@ -250,13 +283,13 @@ describe('FAQ feedback', () => {
   it('threat: a forged bearer token is refused (401), not counted as an anonymous vote', async () => {
     const id = await add({ question: 'Feedback counting article two?', answer: 'Text.', category: 'general' });
     expectError(await vote(id, 'helpful', { headers: bearer('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl') }), 401, 'TOKEN_INVALID');
-    expect((await t.s.faqStore.byId(id, { activeOnly: true }))!.helpful_count).toBe(0);
+    expect((await t.s.faqStore.byUuid(id, { activeOnly: true }))!.helpful_count).toBe(0);
   });
 
   it('an unknown article is 404 FAQ_NOT_FOUND and writes no vote', async () => {
-    expectError(await vote(999_999, 'helpful'), 404, 'FAQ_NOT_FOUND');
-    const rows = await t.s.db.selectFrom('faq_votes').select('faq_id').where('faq_id', '=', 999_999).execute();
-    expect(rows).toHaveLength(0);
+    const before = (await t.s.db.selectFrom('faq_votes').select('faq_id').execute()).length;
+    expectError(await vote(UNKNOWN_ID, 'helpful'), 404, 'FAQ_NOT_FOUND');
+    expect((await t.s.db.selectFrom('faq_votes').select('faq_id').execute()).length).toBe(before);
   });
 
   it('concurrency: 50 parallel votes from 50 voters count exactly 50; 50 parallel votes of one voter count exactly one', async () => {
@@ -266,9 +299,9 @@ describe('FAQ feedback', () => {
     expect(many.filter((r) => (r.json() as { counted: boolean }).counted)).toHaveLength(50);
     const one = await Promise.all(Array.from({ length: 50 }, (_, i) => vote(id, i % 2 === 0 ? 'unhelpful' : 'unhelpful', { remoteAddress: '192.0.2.99' })));
     expect(one.filter((r) => (r.json() as { counted: boolean }).counted)).toHaveLength(1);
-    const row = (await t.s.faqStore.byId(id, { activeOnly: true }))!;
+    const row = (await t.s.faqStore.byUuid(id, { activeOnly: true }))!;
     expect(row).toMatchObject({ helpful_count: 50, unhelpful_count: 1 });
-    const votes = await t.s.db.selectFrom('faq_votes').select(['vote']).where('faq_id', '=', id).execute();
+    const votes = await t.s.db.selectFrom('faq_votes').select(['vote']).where('faq_id', '=', row.id).execute();
     expect(votes.filter((v) => v.vote === 'helpful')).toHaveLength(50);
     expect(votes.filter((v) => v.vote === 'unhelpful')).toHaveLength(1);
   });
@@ -281,8 +314,8 @@ describe('FAQ feedback', () => {
       tokens.push((await signIn(t.app, `faq.flipper${i}`)).access_token);
     }
     await Promise.all(Array.from({ length: 40 }, (_, i) => vote(id, i % 2 === 0 ? 'helpful' : 'unhelpful', { headers: bearer(tokens[i % 4]!) })));
-    const row = (await t.s.faqStore.byId(id, { activeOnly: true }))!;
-    const votes = await t.s.db.selectFrom('faq_votes').select(['vote']).where('faq_id', '=', id).execute();
+    const row = (await t.s.faqStore.byUuid(id, { activeOnly: true }))!;
+    const votes = await t.s.db.selectFrom('faq_votes').select(['vote']).where('faq_id', '=', row.id).execute();
     expect(votes).toHaveLength(4);
     expect(row.helpful_count).toBe(votes.filter((v) => v.vote === 'helpful').length);
     expect(row.unhelpful_count).toBe(votes.filter((v) => v.vote === 'unhelpful').length);
@@ -315,7 +348,7 @@ describe('the typo fallback\'s vocabulary, held by each node', () => {
       b.s.database.bus.subscribe((e) => {
         if (e.type === 'faq.changed') heard.fire();
       });
-      const id = (await a.s.faqAdmin.create(SYSTEM, { question: 'What is a zebrapass?', answer: 'A travel card for the zebrapass network.', category: 'accounts' })).id;
+      const id = (await a.s.faqAdmin.create(SYSTEM, { question: 'What is a zebrapass?', answer: 'A travel card for the zebrapass network.', category: 'accounts' })).uuid;
       await heard.promise; // (on PostgreSQL the notice crosses by NOTIFY)
       const typo = await onB('zebrapas');
       expect(typo.did_you_mean).toBe('zebrapass');

@@ -17,12 +17,15 @@ const BASE = '/api/v1/auth/security-questions';
 
 let t: TestApp;
 let adminToken: string;
-let pool: Array<{ id: number; text: string }>;
+let pool: Array<{ id: string; text: string }>;
 
 type Res = Awaited<ReturnType<typeof login>>;
-interface Challenge { challenge_id: string; questions: Array<{ id: number; text: string }>; expires_in: number }
-/** A user's chosen questions: question id -> the answer as given at setup. */
-type Answers = Map<number, string>;
+interface Challenge { challenge_id: string; questions: Array<{ id: string; text: string }>; expires_in: number }
+/** A user's chosen questions: question id (a uuid) -> the answer as given at setup. */
+type Answers = Map<string, string>;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A well-formed question id no question has. */
+const NO_QUESTION = '00000000-0000-4000-8000-000000000000';
 
 function post(url: string, payload: unknown, token?: string, headers: Record<string, string> = {}): Promise<Res> {
   return t.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers: token ? bearer(token, headers) : headers });
@@ -46,7 +49,7 @@ async function startChallenge(token: string, extra: Record<string, unknown> = {}
   return res.json() as Challenge;
 }
 
-function verify(token: string | undefined, ch: Challenge, answers: Array<{ question_id: number; answer: string }>, extra: Record<string, unknown> = {}): Promise<Res> {
+function verify(token: string | undefined, ch: Challenge, answers: Array<{ question_id: string; answer: string }>, extra: Record<string, unknown> = {}): Promise<Res> {
   return post(`${BASE}/verify`, { challenge_id: ch.challenge_id, answers, ...extra }, token);
 }
 
@@ -72,7 +75,7 @@ describe('POST /api/v1/auth/security-questions/predefined', () => {
   it('lists the active pool of at least 30 questions to a signed-in user', async () => {
     expect(pool.length).toBeGreaterThanOrEqual(30);
     for (const q of pool) {
-      expect(Number.isInteger(q.id)).toBe(true);
+      expect(q.id).toMatch(UUID);
       expect(q.text).toMatch(/\?$/);
     }
     expect(new Set(pool.map((q) => q.id)).size).toBe(pool.length);
@@ -99,7 +102,7 @@ describe('POST /api/v1/auth/security-questions/setup', () => {
     await seedUser(t.s, 'sara.setup');
     token = (await signIn(t.app, 'sara.setup')).access_token;
   });
-  const setup = (answers: Array<{ question_id: number; answer: string }>) => post(`${BASE}/setup`, { answers, current_password: STRONG_PASSWORD }, token);
+  const setup = (answers: Array<{ question_id: string; answer: string }>) => post(`${BASE}/setup`, { answers, current_password: STRONG_PASSWORD }, token);
 
   it('a stolen access token alone cannot set the answers that back an MFA reset (current_password required)', async () => {
     await seedUser(t.s, 'sara.stolen');
@@ -131,8 +134,8 @@ describe('POST /api/v1/auth/security-questions/setup', () => {
   });
 
   it('refuses a question that is not in the pool (422 SECURITY_QUESTION_UNKNOWN)', async () => {
-    const body = expectError(await setup([...asList(choose(['Simba', 'Kisumu'])), { question_id: 999_999, answer: 'Tembo' }]), 422, 'SECURITY_QUESTION_UNKNOWN');
-    expect(body.details).toMatchObject({ question_ids: [999_999] });
+    const body = expectError(await setup([...asList(choose(['Simba', 'Kisumu'])), { question_id: NO_QUESTION, answer: 'Tembo' }]), 422, 'SECURITY_QUESTION_UNKNOWN');
+    expect(body.details).toMatchObject({ question_ids: [NO_QUESTION] });
   });
 
   it('sets 3 answered questions (201) and audits SECURITY_QUESTIONS_SET without the answers', async () => {
@@ -437,7 +440,7 @@ describe('POST /api/v1/auth/security-questions/delete', () => {
 
   it('404 for an unknown user or question', async () => {
     expectError(await del({ user_id: '00000000-0000-4000-8000-000000000000' }), 404, 'USER_NOT_FOUND');
-    expectError(await del({ question_id: 999_999 }), 404, 'SECURITY_QUESTION_NOT_FOUND');
+    expectError(await del({ question_id: NO_QUESTION }), 404, 'SECURITY_QUESTION_NOT_FOUND');
   });
 
   it('an administrator removes a user\'s questions (audited with the actor); the user may set new ones', async () => {
@@ -470,10 +473,11 @@ describe('POST /api/v1/admin/security-questions and retiring a question', () => 
   it('adds a question (201), refuses the same text in another case (409), and retiring takes it out of the pool', async () => {
     const res = await add('What  was the name of your first football team?');
     expect(res.statusCode, res.body).toBe(201);
-    const q = res.json() as { id: number; text: string };
+    const q = res.json() as { id: string; text: string };
+    expect(q.id).toMatch(UUID);
     expect(q.text).toBe('What was the name of your first football team?');
     expectError(await add('WHAT WAS THE NAME OF YOUR FIRST FOOTBALL TEAM?'), 409, 'SECURITY_QUESTION_EXISTS');
-    const listed = (await post(`${BASE}/predefined`, {}, adminToken)).json() as { questions: Array<{ id: number }> };
+    const listed = (await post(`${BASE}/predefined`, {}, adminToken)).json() as { questions: Array<{ id: string }> };
     expect(listed.questions.map((x) => x.id)).toContain(q.id);
 
     // A user who chose it keeps it until they reset.
@@ -482,7 +486,7 @@ describe('POST /api/v1/admin/security-questions and retiring a question', () => 
     const retired = await post(`${BASE}/delete`, { question_id: q.id }, adminToken);
     expect(retired.statusCode, retired.body).toBe(200);
     expect(retired.json()).toEqual({ retired: q.id });
-    const after = (await post(`${BASE}/predefined`, {}, adminToken)).json() as { questions: Array<{ id: number }> };
+    const after = (await post(`${BASE}/predefined`, {}, adminToken)).json() as { questions: Array<{ id: string }> };
     expect(after.questions.map((x) => x.id)).not.toContain(q.id);
     expect(after.questions.length).toBe(listed.questions.length - 1);
     await seedUser(t.s, 'late.comer');
@@ -544,27 +548,28 @@ describe('hostile input never reaches a 500', () => {
     expect((await t.s.database.db.selectFrom('users').select('id').execute()).length).toBeGreaterThan(1);
   });
 
+  const [q1, q2, q3] = ['1', '2', '3'].map((n) => `00000000-0000-4000-8000-00000000000${n}`);
   it.each([
-    ['an answer over 256 characters', { answers: [{ question_id: 1, answer: 'a'.repeat(257) }, { question_id: 2, answer: 'bb' }, { question_id: 3, answer: 'cc' }] }],
-    ['a NUL in an answer', { answers: [{ question_id: 1, answer: 'a\u0000b' }, { question_id: 2, answer: 'bb' }, { question_id: 3, answer: 'cc' }] }],
-    ['a question id that is a string', { answers: [{ question_id: '1 OR 1=1', answer: 'aa' }, { question_id: 2, answer: 'bb' }, { question_id: 3, answer: 'cc' }] }],
-    ['a question id beyond int4', { answers: [{ question_id: 2 ** 40, answer: 'aa' }, { question_id: 2, answer: 'bb' }, { question_id: 3, answer: 'cc' }] }],
-    ['an unknown field', { answers: [{ question_id: 1, answer: 'aa', hint: 'x' }, { question_id: 2, answer: 'bb' }, { question_id: 3, answer: 'cc' }] }],
+    ['an answer over 256 characters', { answers: [{ question_id: q1, answer: 'a'.repeat(257) }, { question_id: q2, answer: 'bb' }, { question_id: q3, answer: 'cc' }] }],
+    ['a NUL in an answer', { answers: [{ question_id: q1, answer: 'a\u0000b' }, { question_id: q2, answer: 'bb' }, { question_id: q3, answer: 'cc' }] }],
+    ['a question id that is not a uuid', { answers: [{ question_id: '1 OR 1=1', answer: 'aa' }, { question_id: q2, answer: 'bb' }, { question_id: q3, answer: 'cc' }] }],
+    ['a question id beyond int4', { answers: [{ question_id: 2 ** 40, answer: 'aa' }, { question_id: q2, answer: 'bb' }, { question_id: q3, answer: 'cc' }] }],
+    ['an unknown field', { answers: [{ question_id: q1, answer: 'aa', hint: 'x' }, { question_id: q2, answer: 'bb' }, { question_id: q3, answer: 'cc' }] }],
     ['answers that are not a list', { answers: 'Simba' }],
   ])('setup refuses %s (422 VALIDATION_ERROR)', async (_name, payload) => {
     expectError(await post(`${BASE}/setup`, { ...payload, current_password: STRONG_PASSWORD }, token), 422, 'VALIDATION_ERROR');
   });
 
   it.each([
-    ['a challenge id that is not a uuid', { challenge_id: "1' OR '1'='1", answers: [{ question_id: 1, answer: 'aa' }] }],
-    ['a very long answer', { challenge_id: '00000000-0000-4000-8000-000000000000', answers: [{ question_id: 1, answer: 'x'.repeat(5000) }] }],
+    ['a challenge id that is not a uuid', { challenge_id: "1' OR '1'='1", answers: [{ question_id: q1, answer: 'aa' }] }],
+    ['a very long answer', { challenge_id: '00000000-0000-4000-8000-000000000000', answers: [{ question_id: q1, answer: 'x'.repeat(5000) }] }],
     ['no answers', { challenge_id: '00000000-0000-4000-8000-000000000000', answers: [] }],
   ])('verify refuses %s (422 VALIDATION_ERROR)', async (_name, payload) => {
     expectError(await post(`${BASE}/verify`, payload, token), 422, 'VALIDATION_ERROR');
   });
 
   it('an unknown challenge id is 409 SECURITY_CHALLENGE_INVALID', async () => {
-    expectError(await post(`${BASE}/verify`, { challenge_id: '00000000-0000-4000-8000-000000000000', answers: [{ question_id: 1, answer: 'aa' }] }, token), 409, 'SECURITY_CHALLENGE_INVALID');
+    expectError(await post(`${BASE}/verify`, { challenge_id: '00000000-0000-4000-8000-000000000000', answers: [{ question_id: q1, answer: 'aa' }] }, token), 409, 'SECURITY_CHALLENGE_INVALID');
   });
 
   it('a 2-byte-per-character answer at the length limit is hashed whole (no 72-byte bcrypt truncation)', async () => {
@@ -582,6 +587,52 @@ describe('hostile input never reaches a 500', () => {
     expect(next.questions).toEqual(ch.questions);
     const right = await verify(tok, next, reply(next, answers));
     expect(right.statusCode, right.body).toBe(200);
+  });
+});
+
+describe('one public id: a question is named by its uuid', () => {
+  it('threat: an integer security question id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
+    adminToken = (await signIn(t.app, 'root.admin')).access_token;
+    const chosen = choose(['Harare', 'Bulawayo', 'Mutare'], 11);
+    const { user, token } = await userWithQuestions('ivan.integer', chosen);
+    const internal = async (uuid: string) => (await t.s.database.db.selectFrom('security_questions').select('id').where('uuid', '=', uuid).executeTakeFirstOrThrow()).id;
+    const answersOf = () => t.s.database.db.selectFrom('user_security_answers').selectAll().where('user_id', '=', user.id).orderBy('question_id').execute();
+    const before = await answersOf();
+    const refused = (res: Res, field: string) => {
+      const body = expectError(res, 422, 'VALIDATION_ERROR');
+      expect(body.details, field).toMatchObject({ expected: 'uuid', fields: [{ location: 'body', field }] });
+      expect(body.message).toContain('/api/v1/auth/security-questions/predefined');
+    };
+
+    const ch = await startChallenge(token);
+    const asked = reply(ch, chosen);
+    const integers = await Promise.all(asked.map(async (a) => ({ ...a, question_id: await internal(a.question_id) })));
+    refused(await post(`${BASE}/verify`, { challenge_id: ch.challenge_id, answers: integers }, token), 'answers.0.question_id');
+    const secondAsDigits = await Promise.all(asList(chosen).map(async (a, i) => (i === 1 ? { ...a, question_id: String(await internal(a.question_id)) } : a)));
+    refused(await post('/api/v1/auth/reset/security-questions', { current_password: STRONG_PASSWORD, answers: secondAsDigits }, token), 'answers.1.question_id');
+    await seedUser(t.s, 'ivan.fresh');
+    const fresh = (await signIn(t.app, 'ivan.fresh')).access_token;
+    refused(await post(`${BASE}/setup`, { answers: [...asList(chosen).slice(0, 2), { question_id: await internal(pool[20]!.id), answer: 'Gweru' }], current_password: STRONG_PASSWORD }, fresh), 'answers.2.question_id');
+    for (const id of [await internal(pool[11]!.id), String(await internal(pool[11]!.id))]) refused(await post(`${BASE}/delete`, { question_id: id }, adminToken), 'question_id');
+
+    // Nothing changed: the answers, the pool, the fresh user's (absent) answers; the challenge is unspent.
+    expect(await answersOf()).toEqual(before);
+    expect((await post(`${BASE}/predefined`, {}, adminToken)).json().questions).toEqual(expect.arrayContaining([pool[11]]));
+    expect(await t.s.database.db.selectFrom('user_security_answers').innerJoin('users', 'users.id', 'user_security_answers.user_id').select('question_id').where('users.username', '=', 'ivan.fresh').execute()).toEqual([]);
+    expect((await verify(token, ch, asked)).statusCode).toBe(200);
+  });
+
+  it('a question id in capitals names the same question (the same question twice is still refused)', async () => {
+    const chosen = choose(['Gaborone', 'Francistown', 'Maun'], 17);
+    const upper = asList(chosen).map((a) => ({ ...a, question_id: a.question_id.toUpperCase() }));
+    await seedUser(t.s, 'cara.caps');
+    const token = (await signIn(t.app, 'cara.caps')).access_token;
+    expectError(await post(`${BASE}/setup`, { answers: [...upper.slice(0, 2), { ...upper[0]!, question_id: upper[0]!.question_id.toLowerCase(), answer: 'Kasane' }], current_password: STRONG_PASSWORD }, token), 422, 'SECURITY_QUESTIONS_DUPLICATE');
+    const res = await post(`${BASE}/setup`, { answers: upper, current_password: STRONG_PASSWORD }, token);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toEqual({ configured: 3, question_ids: [...chosen.keys()] });
+    const ch = await startChallenge(token);
+    expect((await verify(token, ch, reply(ch, chosen).map((a) => ({ ...a, question_id: a.question_id.toUpperCase() })))).statusCode).toBe(200);
   });
 });
 

@@ -26,13 +26,13 @@ function expectRestricted(res: { statusCode: number; json(): unknown; body: stri
   expect(withoutRequestId(body.details)).toEqual({ rule });
 }
 
-async function createPolicy(app: App, token: string, body: Record<string, unknown>): Promise<number> {
+async function createPolicy(app: App, token: string, body: Record<string, unknown>): Promise<string> {
   const res = await app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(token), payload: body, remoteAddress: OFFICE });
   expect(res.statusCode, res.body).toBe(201);
-  return res.json<{ policy: { id: number } }>().policy.id;
+  return res.json<{ policy: { id: string } }>().policy.id;
 }
 
-async function deletePolicy(app: App, token: string, id: number): Promise<void> {
+async function deletePolicy(app: App, token: string, id: string): Promise<void> {
   const res = await app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${id}`, headers: bearer(token), remoteAddress: OFFICE });
   expect(res.statusCode, res.body).toBe(200);
 }

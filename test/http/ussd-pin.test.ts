@@ -292,7 +292,7 @@ describe('USSD sign-in', () => {
     const { user } = await subscriber(t, 'closed.channel', '+254700100009');
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies', headers: bearer(adminToken), payload: { name: 'ussd closed', channel: 'ussd', rules: { allow_channel: false } } });
     expect(created.statusCode, created.body).toBe(201);
-    const id = created.json<{ policy: { id: number } }>().policy.id;
+    const id = created.json<{ policy: { id: string } }>().policy.id;
     try {
       const refused = expectError(await ussdLogin(t.app, '+254700100009', PIN), 403, 'POLICY_RESTRICTED');
       expect(withoutRequestId(refused.details)).toEqual({ rule: 'channel' });

@@ -243,7 +243,7 @@ describe('strongroom CLI on PostgreSQL', () => {
     const second = await runCli(['faq', 'seed'], env);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain(`The FAQ already has every starter article (${count}); nothing added.`);
-    expect((await t.s.faqStore.byId(card!.id, { activeOnly: true }))!.answer).toBe('Edited by the bank.');
+    expect((await t.s.faqStore.byUuid(card!.id, { activeOnly: true }))!.answer).toBe('Edited by the bank.');
     expect((await runCli(['faq'], env)).code).toBe(64);
   });
 

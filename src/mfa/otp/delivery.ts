@@ -24,7 +24,7 @@ export interface CodeDelivery {
   userId: number;
   /** The user's language (push uses it; null: en). */
   language: 'en' | 'pt' | 'fr' | null;
-  /** The real address: an email address or an E.164 number (push: the device token's id). */
+  /** The real address: an email address or an E.164 number (push: the device token's uuid). */
   to: string;
   /** Its masked form (audit, log). */
   destination: string;
@@ -68,7 +68,7 @@ export class OtpDelivery {
     if (via === null) throw new DeliveryFailure('dev_outbox', `${d.method} delivery is not configured`);
     const message = { code: d.code, purpose: d.purpose, method: d.method, validityMinutes: Math.round(this.deps.config.mfa.otpValiditySec / 60) };
     if (via === 'push_provider') {
-      const r = await this.deps.pushCodes!.send({ userId: d.userId, language: d.language, deviceId: Number(d.to), code: d.code, validityMinutes: message.validityMinutes, reference: d.reference });
+      const r = await this.deps.pushCodes!.send({ userId: d.userId, language: d.language, deviceUuid: d.to, code: d.code, validityMinutes: message.validityMinutes, reference: d.reference });
       if (!r.ok) throw new DeliveryFailure(via, r.reason);
       return { via, ref: r.ref };
     }

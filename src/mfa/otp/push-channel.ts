@@ -5,7 +5,10 @@ export type PushCodeResult = { ok: true; ref: string } | { ok: false; reason: st
 
 /** A device a code can go to, described for the answer and the audit trail (never its token). */
 export interface CodeDevice {
+  /** Internal: what the code's row keeps (`mfa_otp_codes.device_token_id`). */
   id: number;
+  /** Its public id: what a client sends as `device_id`, and what the audit trail names. */
+  uuid: string;
   description: string;
 }
 
@@ -18,12 +21,12 @@ export interface PushCodeChannel {
   readonly configured: boolean;
   /** The user's bound code device, when it is still active. */
   codeDevice(userId: number): Promise<CodeDevice | null>;
-  /** A device to enrol: `deviceId` if it is the user's active mobile token, else their only one; null when none fits. */
-  enrolmentDevice(userId: number, deviceId?: number): Promise<CodeDevice | 'choose' | null>;
-  /** `language`: the user's (null: en). */
-  send(m: { userId: number; language: 'en' | 'pt' | 'fr' | null; deviceId: number; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult>;
-  /** Binds the device an enrolment code went to; false when it is no longer the user's active mobile token. */
-  bind(trx: Db, userId: number, deviceId: number): Promise<boolean>;
+  /** A device to enrol: `deviceUuid` if it is the user's active mobile token, else their only one; null when none fits. */
+  enrolmentDevice(userId: number, deviceUuid?: string): Promise<CodeDevice | 'choose' | null>;
+  /** `language`: the user's (null: en). `deviceUuid`: the device's uuid (`CodeDevice.uuid`). */
+  send(m: { userId: number; language: 'en' | 'pt' | 'fr' | null; deviceUuid: string; code: string; validityMinutes: number; reference: string }): Promise<PushCodeResult>;
+  /** Binds the device (internal id) an enrolment code went to: its uuid; undefined when it is no longer the user's active mobile token. */
+  bind(trx: Db, userId: number, deviceId: number): Promise<string | undefined>;
   /** No device of the user receives codes (the user's factors were reset). */
   unbind(trx: Db, userId: number): Promise<void>;
 }

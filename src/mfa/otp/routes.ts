@@ -19,6 +19,8 @@ import { OtpErrors } from './errors.js';
 import { MfaErrors } from '../errors.js';
 import { SignInErrors } from '../../signin/errors.js';
 import { PolicyErrors } from '../../policy/errors.js';
+import { DEVICE_TOKEN_ID } from '../../devices/public-id.js';
+import { publicIdSchema, refuseIntegerIds } from '../../platform/http/public-id.js';
 
 const tags = ['MFA and 2FA'];
 const bearer = [{ bearer: [] }];
@@ -141,11 +143,12 @@ export function otpRoutes(s: OtpRouteDeps): FastifyPluginAsync {
         body: Type.Object({
           method: Method,
           two_factor_token: Type.Optional(TwoFactorToken),
-          device_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'Push: which of your active mobile device tokens receives the codes (`GET /api/v1/notifications/devices`); needed when you have more than one.', examples: [17] })),
+          device_id: Type.Optional(publicIdSchema(DEVICE_TOKEN_ID, 'Push: which of your active mobile device tokens receives the codes, by its uuid (the `id` of `GET /api/v1/notifications/devices`); needed when you have more than one. Integer ids are not accepted.')),
           current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Push with a bearer token: your password (a stolen access token alone must not make an attacker\'s phone receive your codes).' })),
         }, { additionalProperties: false }),
         response: { 200: Sent, ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED, MfaErrors.MFA_METHOD_UNAVAILABLE, MfaErrors.MFA_LOCKED, OtpErrors.OTP_FACTOR_ALREADY_ENROLLED, OtpErrors.OTP_SEND_LIMIT, OtpErrors.OTP_RESEND_THROTTLED, OtpErrors.OTP_DELIVERY_FAILED) },
       },
+      preValidation: refuseIntegerIds(DEVICE_TOKEN_ID, { body: ['device_id'] }),
       preHandler: resolveAs('setup'),
       config: { rateLimit: limit('second_factor') },
     }, async (request) => {

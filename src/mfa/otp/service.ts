@@ -81,12 +81,12 @@ export class OtpService {
 
   /**
    * Sends a code to the account's own address, to enrol it as a factor. Push: to one active
-   * mobile device (`deviceId`, or the user's only one), which entering the code binds; when push
+   * mobile device (`deviceId`, its uuid, or the user's only one), which entering the code binds; when push
    * is enrolled already this moves it to that device. A signed-in user who has a factor already
    * must have stepped up with it lately (`requireRecentStepUp`): a stolen session must not add
    * or move a factor.
    */
-  async requestEnrolment(user: UserRow, method: OtpMethod, ctx: MfaContext, opts: { auth?: AuthContext; deviceId?: number } = {}): Promise<OtpSent> {
+  async requestEnrolment(user: UserRow, method: OtpMethod, ctx: MfaContext, opts: { auth?: AuthContext; deviceId?: string } = {}): Promise<OtpSent> {
     if (!(await this.deps.factors.deliverable(user, method, 'enrol'))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
     if (method !== 'push') await this.notEnrolled(user, method);
     if (opts.auth) await this.deps.challenges.requireRecentStepUp(opts.auth, await this.deps.factors.active(user.id));
@@ -116,11 +116,12 @@ export class OtpService {
     const row = await this.check(user, enrollChallenge(user, method), code, ctx, 'enroll', method);
     const { destination } = method === 'push' ? { destination: row.destination_masked } : await this.target(user, method);
     await d.db.transaction().execute(async (trx) => {
-      if (method === 'push' && !(row.device_token_id !== null && (await d.pushCodes!.bind(trx, user.id, row.device_token_id)))) {
+      const bound = method === 'push' && row.device_token_id !== null ? await d.pushCodes!.bind(trx, user.id, row.device_token_id) : undefined;
+      if (method === 'push' && bound === undefined) {
         throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method, reason: 'the device is no longer an active mobile device of this account' });
       }
       await d.factors.activate(trx, user, method, new Date(d.clock.now()));
-      await d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, method, { destination, ...(method === 'push' ? { device_token_id: row.device_token_id } : {}) }, trx);
+      await d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, method, { destination, ...(method === 'push' ? { device_token_id: bound } : {}) }, trx);
     });
   }
 
@@ -210,11 +211,11 @@ export class OtpService {
     return row;
   }
 
-  /** Where a method's code goes: the real address and its mask (push: the device's id and description). */
+  /** Where a method's code goes: the real address and its mask (push: the device's uuid and description; `deviceId`, internal, for the code's row). */
   private async target(user: UserRow, method: OtpMethod, device?: CodeDevice): Promise<{ to: string; destination: string; deviceId: number | null }> {
     if (method === 'push') {
       const d = device ?? (await this.deps.pushCodes?.codeDevice(user.id)) ?? null;
-      return d ? { to: String(d.id), destination: d.description, deviceId: d.id } : { to: '', destination: 'no device', deviceId: null };
+      return d ? { to: d.uuid, destination: d.description, deviceId: d.id } : { to: '', destination: 'no device', deviceId: null };
     }
     const to = (method === 'email' ? user.email : user.phone) ?? '';
     return { to, destination: maskDestination(method, to), deviceId: null };

@@ -18,6 +18,7 @@ import type { UserStore } from '../../users/store.js';
 import { AdminErrors } from '../../admin/errors.js';
 import type { App } from '../../platform/http/app.js';
 import { CommonErrors } from '../../platform/errors.js';
+import { publicIdSchema, refuseIntegerIds, type PublicIdKind } from '../../platform/http/public-id.js';
 import { bullets, errors, NO_NUL } from '../../platform/http/schemas.js';
 import { MFA_RESET_PROOF_PURPOSE, mfaContext, type ChallengePurpose } from '../challenge.js';
 import { routeActors, type RouteActorDeps } from '../route-actors.js';
@@ -32,8 +33,12 @@ const tags = ['Security questions'];
 const bearer = [{ bearer: [] }];
 const PURPOSES: readonly ChallengePurpose[] = ['signin', 'setup'];
 
-const QuestionId = Type.Integer({ minimum: 1, maximum: 2_147_483_647, examples: [3] });
-const Question = Type.Object({ id: QuestionId, text: Type.String({ examples: ['What was the name of your first pet?'] }) });
+/** A pool question's public id: its uuid (the integer `id` of `security_questions` stays internal). */
+export const QUESTION_ID: PublicIdKind = { what: 'security question', source: 'the `id` of the question in POST /api/v1/auth/security-questions/predefined', example: 'c7a1e5d2-4b9f-4e36-8d0a-5f2b9c6e1a38' };
+/** Three more, for examples that name several questions. */
+const EXAMPLE_IDS = ['0f4d8b6a-1c3e-4a57-9b2d-7e6f5a4c3b21', '6e2b9d14-8a7c-4f05-b3e1-2d9c0a8f7e65', 'b85c3f70-2e9d-4b1a-a6f4-9c0d7e3b5a12'] as const;
+const QuestionId = publicIdSchema(QUESTION_ID);
+const Question = Type.Object({ id: publicIdSchema(QUESTION_ID, 'The question\'s id (a uuid): what `question_id` names in setup, verification and retirement.'), text: Type.String({ examples: ['What was the name of your first pet?'] }) });
 const Answer = Type.Object({
   question_id: QuestionId,
   answer: Type.String({
@@ -45,9 +50,12 @@ const Answer = Type.Object({
 const AnswerSet = Type.Array(Answer, { minItems: 3, maxItems: 5, description: '3 to 5 distinct active questions, each with its answer; no two answers alike.' });
 const Configured = Type.Object({
   configured: Type.Integer({ description: 'How many questions are set', examples: [3] }),
-  question_ids: Type.Array(QuestionId, { examples: [[1, 7, 12]] }),
+  question_ids: Type.Array(QuestionId, { examples: [[...EXAMPLE_IDS]] }),
 });
-const SETUP_EXAMPLE = [{ question_id: 1, answer: 'Simba' }, { question_id: 7, answer: 'Mrs Wanjiru' }, { question_id: 12, answer: 'Nairobi West' }];
+const SETUP_EXAMPLE = [{ question_id: EXAMPLE_IDS[0], answer: 'Simba' }, { question_id: EXAMPLE_IDS[1], answer: 'Mrs Wanjiru' }, { question_id: EXAMPLE_IDS[2], answer: 'Nairobi West' }];
+
+/** A `preValidation` hook: an integer `question_id` in any of `answers` is refused, naming it (`answers.1.question_id`). */
+const refuseIntegerAnswerIds = refuseIntegerIds(QUESTION_ID, { body: ['answers.*.question_id'] });
 
 const LOCKED = '`429 SECURITY_QUESTIONS_LOCKED` (with `Retry-After`, `details.retry_after_seconds`): 3 wrong verifications lock the factor for `SECURITY_QUESTION_LOCKOUT_MINUTES` (30); right answers are refused meanwhile.';
 const ANSWER_RULES = [
@@ -55,7 +63,7 @@ const ANSWER_RULES = [
   '`422 SECURITY_QUESTIONS_DUPLICATE`: the same question twice.',
   '`422 SECURITY_ANSWER_TOO_SHORT`: an answer shorter than 2 characters after normalising (`details.question_ids`).',
   '`422 SECURITY_ANSWERS_DUPLICATE`: two answers alike after normalising.',
-  '`422 VALIDATION_ERROR`: fewer than 3 or more than 5 answers, an answer over 256 characters, unknown fields.',
+  '`422 VALIDATION_ERROR`: fewer than 3 or more than 5 answers, an answer over 256 characters, unknown fields, a `question_id` that is not a question\'s uuid (an integer answers `details.expected: "uuid"`).',
 ];
 const doc = (...parts: string[]): string => parts.join('\n\n');
 
@@ -108,6 +116,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         }, { additionalProperties: false, examples: [{ answers: SETUP_EXAMPLE, current_password: 'Vt7#qLm2!xRp9$' }] }),
         response: { 201: Configured, ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, SQ.SECURITY_QUESTIONS_ALREADY_SET, ...ANSWER_CODES) },
       },
+      preValidation: refuseIntegerAnswerIds,
       preHandler: resolve(['setup']),
       config: { rateLimit: limit('account') },
     }, async (request, reply) => {
@@ -159,7 +168,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
           challenge_id: Type.String({ format: 'uuid', examples: ['0b6f5c1e-2f4a-4c55-9a43-1d8c2b7e9f10'] }),
           answers: Type.Array(Answer, { minItems: 1, maxItems: 5 }),
           two_factor_token: Type.Optional(TwoFactorToken),
-        }, { additionalProperties: false, examples: [{ challenge_id: '0b6f5c1e-2f4a-4c55-9a43-1d8c2b7e9f10', answers: [{ question_id: 7, answer: 'Mrs Wanjiru' }, { question_id: 12, answer: 'nairobi west' }] }] }),
+        }, { additionalProperties: false, examples: [{ challenge_id: '0b6f5c1e-2f4a-4c55-9a43-1d8c2b7e9f10', answers: [{ question_id: EXAMPLE_IDS[1], answer: 'Mrs Wanjiru' }, { question_id: EXAMPLE_IDS[2], answer: 'nairobi west' }] }] }),
         response: {
           200: Type.Union([
             StepUpResponse,
@@ -172,6 +181,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
           ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, SQ.SECURITY_ANSWERS_INVALID, SQ.SECURITY_CHALLENGE_INVALID, SQ.SECURITY_ANSWERS_MISMATCH, SQ.SECURITY_QUESTIONS_LOCKED),
         },
       },
+      preValidation: refuseIntegerAnswerIds,
       preHandler: resolve(PURPOSES),
       config: { rateLimit: limit('second_factor') },
     }, async (request) => {
@@ -190,18 +200,18 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         tags, security: bearer, summary: 'Remove a user\'s security questions, or retire a pool question',
         description: doc(
           'Needs permission `delete_security_question`. Send exactly one of:',
-          '- `user_id`: removes every question and answer of that user (and any lock); they set new ones with setup. Audited as `SECURITY_QUESTIONS_DELETED` with the administrator.\n- `question_id`: retires the question from the pool (no longer offered or accepted at setup). Users who chose it keep it until they reset theirs. Audited as `SECURITY_QUESTION_RETIRED`.',
+          '- `user_id`: removes every question and answer of that user (and any lock); they set new ones with setup. Audited as `SECURITY_QUESTIONS_DELETED` with the administrator.\n- `question_id` (the question\'s uuid, its `id` in `/predefined`): retires the question from the pool (no longer offered or accepted at setup). Users who chose it keep it until they reset theirs. Audited as `SECURITY_QUESTION_RETIRED`.',
           bullets(
             '`401 TOKEN_*`, `401 SESSION_*`: no valid session.',
             '`403 PERMISSION_DENIED`: the caller lacks `delete_security_question`.',
             '`404 USER_NOT_FOUND`, `404 SECURITY_QUESTION_NOT_FOUND`: no such user or question.',
-            '`422 VALIDATION_ERROR`: neither or both of `user_id` and `question_id`.',
+            '`422 VALIDATION_ERROR`: neither or both of `user_id` and `question_id`; an integer `question_id` (`details.expected: "uuid"`).',
           ),
         ),
         body: Type.Object({
           user_id: Type.Optional(Type.String({ format: 'uuid', description: 'The user whose questions go', examples: ['7d1c3f0a-9b2e-4e6f-8a51-2c4d6e8f0a1b'] })),
           question_id: Type.Optional(QuestionId),
-        }, { additionalProperties: false, examples: [{ user_id: '7d1c3f0a-9b2e-4e6f-8a51-2c4d6e8f0a1b' }, { question_id: 31 }] }),
+        }, { additionalProperties: false, examples: [{ user_id: '7d1c3f0a-9b2e-4e6f-8a51-2c4d6e8f0a1b' }, { question_id: QUESTION_ID.example }] }),
         response: {
           200: Type.Union([
             Type.Object({ deleted: Type.Integer({ description: 'Answers removed', examples: [3] }) }, { title: 'User questions removed' }),
@@ -211,6 +221,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         },
       },
       onRequest: s.guard.requirePermission('delete_security_question'),
+      preValidation: refuseIntegerIds(QUESTION_ID, { body: ['question_id'] }),
       config: { rateLimit: limit('account') },
     }, async (request) => {
       const { user_id: userId, question_id: questionId } = request.body;
@@ -218,10 +229,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: '(root)', message: 'give exactly one of user_id or question_id' }] });
       }
       const by = await operator(request);
-      if (questionId !== undefined) {
-        await s.securityQuestions.retire(questionId, by);
-        return { retired: questionId };
-      }
+      if (questionId !== undefined) return { retired: await s.securityQuestions.retire(questionId, by) };
       const target = await s.users.findByUuid(userId!);
       if (!target) throw AdminErrors.USER_NOT_FOUND();
       return { deleted: await s.securityQuestions.removeForUser(target, by) };
@@ -242,6 +250,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         response: { 200: Configured, ...errors(SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, ...ANSWER_CODES) },
       },
       onRequest: s.guard.authenticate,
+      preValidation: refuseIntegerAnswerIds,
       config: { rateLimit: limit('account') },
     }, async (request) => {
       const user = await signedIn(request);

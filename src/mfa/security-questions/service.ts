@@ -22,16 +22,20 @@ import { accountLane } from '../../credentials/hashing.js';
 import { retryLater } from '../../platform/errors.js';
 import { SecurityQuestionErrors as E } from './errors.js';
 import { answerLength, MIN_ANSWER_LENGTH, normaliseAnswer } from './normalise.js';
-import { SecurityQuestionStore, type PoolQuestion, type StoredAnswer } from './store.js';
+import { SecurityQuestionStore, type PoolQuestion, type QuestionRow, type StoredAnswer } from './store.js';
 
 export const METHOD = 'security_questions';
 /** A challenge lives 5 minutes, like a one-time code. */
 export const CHALLENGE_TTL_SEC = 300;
 
+/** An answer as a client sends it: `question_id` is the question's public id (a uuid). */
 export interface AnswerInput {
-  question_id: number;
+  question_id: string;
   answer: string;
 }
+
+/** The question ids of answers, as public ids in one spelling (uuids compare without regard to case). */
+const questionUuids = (answers: readonly AnswerInput[]): string[] => answers.map((a) => a.question_id.toLowerCase());
 
 export interface ChallengeView {
   challenge_id: string;
@@ -73,11 +77,11 @@ export class SecurityQuestionService {
    * `reset`: replaces them (the caller proved the password), and forgets open challenges and
    * the failure count, which were about the old answers.
    */
-  async configure(user: UserRow, answers: readonly AnswerInput[], ctx: MfaContext, mode: 'setup' | 'reset'): Promise<{ configured: number; question_ids: number[] }> {
+  async configure(user: UserRow, answers: readonly AnswerInput[], ctx: MfaContext, mode: 'setup' | 'reset'): Promise<{ configured: number; question_ids: string[] }> {
     const d = this.deps;
     if (mode === 'setup' && (await this.store.countAnswers(user.id)) > 0) throw E.SECURITY_QUESTIONS_ALREADY_SET();
     const hashed = await this.prepare(answers, accountLane(user.id)); // bcrypt outside the transaction
-    const ids = hashed.map((a) => a.questionId);
+    const ids = questionUuids(answers);
     const now = new Date(d.clock.now());
     await d.db.transaction().execute(async (trx) => {
       await lockUserRow(trx, user.id); // concurrent changes to one user's answers, one after another
@@ -104,8 +108,9 @@ export class SecurityQuestionService {
     const now = d.clock.now();
     const id = await this.store.createChallenge(user.id, ids, new Date(now), new Date(now + CHALLENGE_TTL_SEC * 1000));
     await this.store.pruneChallenges(user.id, id, new Date(now));
-    const texts = new Map((await this.store.questions(ids)).map((q) => [q.id, q.text]));
-    return { challenge_id: id, questions: ids.map((q) => ({ id: q, text: texts.get(q) ?? '' })), expires_in: CHALLENGE_TTL_SEC };
+    const rows = new Map((await this.store.questions(ids)).map((q) => [q.id, q]));
+    const questions = ids.map((q) => rows.get(q)!).map((q) => ({ id: q.uuid, text: q.text }));
+    return { challenge_id: id, questions, expires_in: CHALLENGE_TTL_SEC };
   }
 
   /**
@@ -119,9 +124,10 @@ export class SecurityQuestionService {
     if (!challenge || challenge.userId !== user.id) throw E.SECURITY_CHALLENGE_INVALID({ reason: 'unknown' });
     if (challenge.consumedAt !== null) throw E.SECURITY_CHALLENGE_INVALID({ reason: 'used' });
     if (challenge.expiresAt <= now.getTime()) throw E.SECURITY_CHALLENGE_INVALID({ reason: 'expired' });
-    const given = answers.map((a) => a.question_id);
-    if (given.length !== challenge.questionIds.length || new Set(given).size !== given.length || !given.every((q) => challenge.questionIds.includes(q))) {
-      throw E.SECURITY_ANSWERS_MISMATCH({ question_ids: challenge.questionIds });
+    const given = await this.internalIds(questionUuids(answers));
+    if (given.length !== challenge.questionIds.length || new Set(given).size !== given.length || !given.every((q) => q !== undefined && challenge.questionIds.includes(q))) {
+      const asked = new Map((await this.store.questions(challenge.questionIds)).map((q) => [q.id, q.uuid]));
+      throw E.SECURITY_ANSWERS_MISMATCH({ question_ids: challenge.questionIds.map((q) => asked.get(q)) });
     }
     if (!(await this.store.consumeChallenge(challengeId, user.id, now))) throw E.SECURITY_CHALLENGE_INVALID({ reason: 'used' });
 
@@ -131,12 +137,12 @@ export class SecurityQuestionService {
 
     const stored = new Map((await this.store.answers(user.id)).map((a) => [a.questionId, a.hash]));
     // Every answer is compared, in parallel, with no early exit: timing does not say which was wrong.
-    const results = await Promise.all(answers.map((a) => d.hasher.verify(this.pepper(normaliseAnswer(a.answer)), stored.get(a.question_id) ?? null, accountLane(user.id))));
+    const results = await Promise.all(answers.map((a, i) => d.hasher.verify(this.pepper(normaliseAnswer(a.answer)), stored.get(given[i]!) ?? null, accountLane(user.id))));
     if (results.every(Boolean)) {
       await d.db.transaction().execute(async (trx) => {
         await d.attempts.clear(user.id, METHOD, trx);
         await this.store.dropChallenges(user.id, trx); // the next verification draws new questions
-        await d.challenges.audit('SECURITY_QUESTIONS_VERIFIED', 'SUCCESS', user, ctx, METHOD, { challenge_id: challengeId, question_ids: given }, trx);
+        await d.challenges.audit('SECURITY_QUESTIONS_VERIFIED', 'SUCCESS', user, ctx, METHOD, { challenge_id: challengeId, question_ids: questionUuids(answers) }, trx);
       });
       return;
     }
@@ -162,12 +168,14 @@ export class SecurityQuestionService {
     });
   }
 
-  /** Takes a question out of the pool; users who chose it keep it until they reset theirs. */
-  async retire(questionId: number, by: Operator): Promise<void> {
+  /** Takes a question (by public id) out of the pool; users who chose it keep it until they reset theirs. Its uuid. */
+  async retire(questionUuid: string, by: Operator): Promise<string> {
     const d = this.deps;
-    await d.db.transaction().execute(async (trx) => {
-      if (!(await this.store.retire(questionId, trx))) throw E.SECURITY_QUESTION_NOT_FOUND();
-      await d.challenges.audit('SECURITY_QUESTION_RETIRED', 'SUCCESS', by.user, by.ctx, null, { question_id: questionId }, trx);
+    return d.db.transaction().execute(async (trx) => {
+      const retired = await this.store.retire(questionUuid, trx);
+      if (retired === undefined) throw E.SECURITY_QUESTION_NOT_FOUND();
+      await d.challenges.audit('SECURITY_QUESTION_RETIRED', 'SUCCESS', by.user, by.ctx, null, { question_id: retired }, trx);
+      return retired;
     });
   }
 
@@ -185,17 +193,24 @@ export class SecurityQuestionService {
 
   /** Validates a set of answers and hashes them (422 with a specific code for each rule). */
   private async prepare(answers: readonly AnswerInput[], lane: string): Promise<StoredAnswer[]> {
-    const ids = answers.map((a) => a.question_id);
+    const ids = questionUuids(answers);
     if (new Set(ids).size !== ids.length) throw E.SECURITY_QUESTIONS_DUPLICATE();
     const normalised = answers.map((a) => normaliseAnswer(a.answer));
     const short = ids.filter((_, i) => answerLength(normalised[i]!) < MIN_ANSWER_LENGTH);
     if (short.length > 0) throw E.SECURITY_ANSWER_TOO_SHORT({ question_ids: short, min_length: MIN_ANSWER_LENGTH });
     if (new Set(normalised).size !== normalised.length) throw E.SECURITY_ANSWERS_DUPLICATE();
-    const active = new Set((await this.store.questions(ids)).filter((q) => q.isActive).map((q) => q.id));
+    const active = new Map((await this.store.questionsByUuid(ids)).filter((q) => q.isActive).map((q) => [q.uuid, q.id]));
     const unknown = ids.filter((id) => !active.has(id));
     if (unknown.length > 0) throw E.SECURITY_QUESTION_UNKNOWN({ question_ids: unknown });
     const hashes = await Promise.all(normalised.map((n) => this.deps.hasher.hash(this.pepper(n), lane)));
-    return ids.map((questionId, i) => ({ questionId, hash: hashes[i]! }));
+    return ids.map((uuid, i) => ({ questionId: active.get(uuid)!, hash: hashes[i]! }));
+  }
+
+  /** The internal ids of questions named by public id, in order (undefined for an unknown one). */
+  private async internalIds(uuids: readonly string[]): Promise<Array<number | undefined>> {
+    const rows: QuestionRow[] = await this.store.questionsByUuid([...new Set(uuids)]);
+    const byUuid = new Map(rows.map((q) => [q.uuid, q.id]));
+    return uuids.map((u) => byUuid.get(u));
   }
 
   /** HMAC of the normalised answer under a server key: what bcrypt hashes (see the file head). */

@@ -35,10 +35,13 @@ describe('question pool', () => {
     const added = await store.addQuestion('What was your first football team?', 'admin-uuid', now);
     expect(added).toMatchObject({ text: 'What was your first football team?' });
     expect(await store.addQuestion('WHAT WAS YOUR FIRST FOOTBALL TEAM?', 'admin-uuid', now)).toBeNull();
-    expect(await store.retire(added!.id)).toBe(true);
+    expect(added!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(await store.retire(added!.id)).toBe(added!.id);
     expect((await store.activePool()).map((q) => q.id)).not.toContain(added!.id);
-    expect(await store.questions([added!.id])).toEqual([{ id: added!.id, text: added!.text, isActive: false }]);
-    expect(await store.retire(999_999)).toBe(false);
+    const [row] = await store.questionsByUuid([added!.id]);
+    expect(row).toEqual({ id: expect.any(Number), uuid: added!.id, text: added!.text, isActive: false });
+    expect(await store.questions([row!.id])).toEqual([row]);
+    expect(await store.retire('00000000-0000-4000-8000-000000000000')).toBeUndefined();
   });
 });
 

@@ -6,9 +6,18 @@
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 
+/** A question as clients see it: `id` is its public id (the uuid). */
 export interface PoolQuestion {
-  id: number;
+  id: string;
   text: string;
+}
+
+/** A question with its internal id (the key of answers and challenges) and its public one. */
+export interface QuestionRow {
+  id: number;
+  uuid: string;
+  text: string;
+  isActive: boolean;
 }
 
 export interface StoredAnswer {
@@ -37,16 +46,25 @@ function toChallenge(r: { id: string; user_id: number; question_ids: unknown; ex
 export class SecurityQuestionStore {
   constructor(private readonly db: Db) {}
 
-  /** The active pool, oldest first (what a user may choose from). */
+  /** The active pool, oldest first (what a user may choose from), by public id. */
   async activePool(trx: Db = this.db): Promise<PoolQuestion[]> {
-    return trx.selectFrom('security_questions').select(['id', 'text']).where('is_active', '=', true).orderBy('id').execute();
+    return trx.selectFrom('security_questions').select(['uuid as id', 'text']).where('is_active', '=', true).orderBy('security_questions.id').execute();
   }
 
-  /** Questions by id, active or retired (a retired question is still asked of who chose it). */
-  async questions(ids: readonly number[], trx: Db = this.db): Promise<Array<PoolQuestion & { isActive: boolean }>> {
+  /** Questions by internal id, active or retired (a retired question is still asked of who chose it). */
+  async questions(ids: readonly number[], trx: Db = this.db): Promise<QuestionRow[]> {
     if (ids.length === 0) return [];
-    const rows = await trx.selectFrom('security_questions').select(['id', 'text', 'is_active']).where('id', 'in', [...ids]).execute();
-    return rows.map((r) => ({ id: r.id, text: r.text, isActive: r.is_active }));
+    return this.rows(trx.selectFrom('security_questions').select(['id', 'uuid', 'text', 'is_active']).where('id', 'in', [...ids]));
+  }
+
+  /** Questions by public id (the uuids clients send), active or retired; unknown ones are absent. */
+  async questionsByUuid(uuids: readonly string[], trx: Db = this.db): Promise<QuestionRow[]> {
+    if (uuids.length === 0) return [];
+    return this.rows(trx.selectFrom('security_questions').select(['id', 'uuid', 'text', 'is_active']).where('uuid', 'in', [...uuids]));
+  }
+
+  private async rows(q: { execute(): Promise<Array<{ id: number; uuid: string; text: string; is_active: boolean }>> }): Promise<QuestionRow[]> {
+    return (await q.execute()).map((r) => ({ id: r.id, uuid: r.uuid, text: r.text, isActive: r.is_active }));
   }
 
   /** Adds a question; null when the pool already has the same text (any letter case). */
@@ -54,15 +72,15 @@ export class SecurityQuestionStore {
     const row = await trx.insertInto('security_questions')
       .values({ text, is_active: true, created_at: now, created_by: createdBy })
       .onConflict((oc) => oc.expression(sql`lower(text)`).doNothing())
-      .returning(['id', 'text'])
+      .returning(['uuid as id', 'text'])
       .executeTakeFirst();
     return row ?? null;
   }
 
-  /** Takes a question out of the pool; false when there is no such question. */
-  async retire(id: number, trx: Db = this.db): Promise<boolean> {
-    const r = await trx.updateTable('security_questions').set({ is_active: false }).where('id', '=', id).executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  /** Takes the question whose public id is `uuid` out of the pool; its uuid, or undefined when there is no such question. */
+  async retire(uuid: string, trx: Db = this.db): Promise<string | undefined> {
+    const r = await trx.updateTable('security_questions').set({ is_active: false }).where('uuid', '=', uuid).returning('uuid').executeTakeFirst();
+    return r?.uuid;
   }
 
   async answers(userId: number, trx: Db = this.db): Promise<StoredAnswer[]> {

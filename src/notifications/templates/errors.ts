@@ -2,11 +2,11 @@ import { defineErrors } from '../../platform/errors.js';
 
 /** Notification templates: administration and sending. */
 export const TemplateErrors = defineErrors({
-  /** No template of this name in the user's language nor in en (`details.template`); or no template with this id. */
+  /** No template of this name in the user's language nor in en (`details.template`); or no template with this id (`details.id`, the uuid sent). */
   TEMPLATE_NOT_FOUND: { status: 404, message: 'There is no such notification template.' },
   /** `details.missing`: placeholders of the template without a value; `details.unknown`: values the template has no placeholder for. Nothing was sent. */
   TEMPLATE_VALUES_INVALID: { status: 422, message: 'The values do not match the template\'s placeholders.' },
-  /** A template of this channel, name and language exists (`details.id`). */
+  /** A template of this channel, name and language exists (`details.id`: its uuid). */
   TEMPLATE_EXISTS: { status: 409, message: 'A template of this name and language already exists.' },
   /** `details.fields`: a brace outside a placeholder, or (a named template) a placeholder its callers do not send. */
   TEMPLATE_INVALID: { status: 422, message: 'The template text cannot be used.' },

@@ -6,6 +6,7 @@
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/app.js';
+import { publicIdSchema, refuseIntegerIds, type PublicIdKind } from '../../platform/http/public-id.js';
 import { bullets, errors } from '../../platform/http/schemas.js';
 import { requestWho, type Guard, type Who } from '../../sessions/guard.js';
 import type { UserStore } from '../../users/store.js';
@@ -25,7 +26,12 @@ export interface TemplateRouteDeps {
 
 const tags = ['Notification templates'];
 const security = [{ bearer: [] }];
-const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2_147_483_647 }) });
+
+/** A template's public id: its uuid (one per channel, name and language; the integer `id` stays internal). */
+export const TEMPLATE_ID: PublicIdKind = { what: 'notification template', source: 'the `id` of the template in GET /api/v1/admin/notification-templates', example: '9d3f6a2b-7e41-4c58-b0a9-3e5d1c7f8a24' };
+const TemplateId = publicIdSchema(TEMPLATE_ID);
+const IdParams = Type.Object({ id: TemplateId });
+const preValidation = refuseIntegerIds(TEMPLATE_ID, { params: ['id'] });
 
 export const LanguageSchema = Type.Union([Type.Literal('en'), Type.Literal('pt'), Type.Literal('fr')], { description: 'en, pt or fr', examples: ['pt'] });
 const ChannelSchema = Type.Union([Type.Literal('push')], { description: 'push (the only channel so far)', examples: ['push'] });
@@ -39,7 +45,7 @@ export const TemplateValues = Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Z
 });
 
 const Template = Type.Object({
-  id: Type.Integer({ examples: [7] }),
+  id: publicIdSchema(TEMPLATE_ID, 'The template\'s id (a uuid; one per channel, name and language), which `/api/v1/admin/notification-templates/{id}` takes.'),
   channel: ChannelSchema,
   language: LanguageSchema,
   name: TemplateName,
@@ -54,7 +60,7 @@ const Template = Type.Object({
 
 function present(t: TemplateRow, family: readonly TemplateRow[]) {
   return {
-    id: t.id, channel: t.channel, language: t.language, name: t.name, subject: t.subject, message: t.message,
+    id: t.uuid, channel: t.channel, language: t.language, name: t.name, subject: t.subject, message: t.message,
     placeholders: templatePlaceholders(t),
     allowed_placeholders: allowedPlaceholders(t.name, family),
     named: namedTemplate(t.name) !== undefined,
@@ -68,8 +74,8 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
   const onRequest = s.guard.requirePermission('notifications.templates');
   const who = (request: FastifyRequest): Promise<Who> => requestWho(request, s.users);
   const presentOne = async (t: TemplateRow) => present(t, await s.templates.store.family(t.channel, t.name));
-  const found = async (id: number): Promise<TemplateRow> => {
-    const t = await s.templates.store.get(id);
+  const found = async (id: string): Promise<TemplateRow> => {
+    const t = await s.templates.store.byUuid(id);
     if (!t) throw TemplateErrors.TEMPLATE_NOT_FOUND({ id });
     return t;
   };
@@ -92,13 +98,13 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
 
     app.get('/api/v1/admin/notification-templates/:id', {
       schema: { tags, security, summary: 'Read a notification template', params: IdParams, response: { 200: Template, ...errors(TemplateErrors.TEMPLATE_NOT_FOUND) } },
-      onRequest,
+      onRequest, preValidation,
     }, async (request) => presentOne(await found(request.params.id)));
 
     app.post('/api/v1/admin/notification-templates', {
       schema: {
         tags, security, summary: 'Add a template, or a language of one',
-        description: bullets('`409 TEMPLATE_EXISTS` (`details.id`): this channel, name and language exist; reword it with PUT.', TEXT_ERRORS, 'Audited as NOTIFICATION_TEMPLATE_CREATED.'),
+        description: bullets('`409 TEMPLATE_EXISTS` (`details.id`, the id of the one that exists): this channel, name and language exist; reword it with PUT.', TEXT_ERRORS, 'Audited as NOTIFICATION_TEMPLATE_CREATED.'),
         body: Type.Object({ channel: Type.Optional(ChannelSchema), name: TemplateName, language: LanguageSchema, subject: Subject, message: Message }, { additionalProperties: false }),
         response: { 201: Template, ...errors(TemplateErrors.TEMPLATE_EXISTS, TemplateErrors.TEMPLATE_INVALID, TemplateErrors.TEMPLATE_FALLBACK_MISSING) },
       },
@@ -117,7 +123,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
         body: Type.Object({ subject: Subject, message: Message }, { additionalProperties: false }),
         response: { 200: Template, ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_INVALID) },
       },
-      onRequest,
+      onRequest, preValidation,
     }, async (request) => presentOne(await s.templates.update(await who(request), request.params.id, request.body)));
 
     app.delete('/api/v1/admin/notification-templates/:id', {
@@ -125,9 +131,9 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
         tags, security, summary: 'Delete one language of a template',
         description: bullets('`409 TEMPLATE_REQUIRED`: the en version of a named template, or of a template that has other languages, is the fallback and stays.', '`404 TEMPLATE_NOT_FOUND`.', 'Audited as NOTIFICATION_TEMPLATE_DELETED.'),
         params: IdParams,
-        response: { 200: Type.Object({ deleted: Type.Literal(true), id: Type.Integer() }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_REQUIRED) },
+        response: { 200: Type.Object({ deleted: Type.Literal(true), id: TemplateId }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_REQUIRED) },
       },
-      onRequest,
+      onRequest, preValidation,
     }, async (request) => {
       await s.templates.delete(await who(request), request.params.id);
       return { deleted: true as const, id: request.params.id };
@@ -141,7 +147,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
         body: Type.Object({ values: TemplateValues }, { additionalProperties: false }),
         response: { 200: Type.Object({ language: LanguageSchema, title: Type.String({ examples: ['Transfer completed'] }), body: Type.String({ examples: ['Amina Otieno sent 1,500.00 KES from account ****4471 to Kofi Mensah, account ****9012. Reference TRX-20261126-0042.'] }) }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_VALUES_INVALID) },
       },
-      onRequest,
+      onRequest, preValidation,
     }, async (request) => {
       const t = await found(request.params.id);
       const r = await s.templates.render(t.channel, t.name, t.language, request.body.values);

@@ -23,7 +23,6 @@ export interface Rendered {
   body: string;
   /** The language it was rendered in (the user's, or en). */
   language: Language;
-  templateId: number;
 }
 
 /** The placeholders values may name for a template family. */
@@ -69,13 +68,13 @@ export class TemplateService {
     const missing = used.filter((p) => !Object.hasOwn(values, p));
     const unknown = Object.keys(values).filter((k) => !allowed.includes(k));
     if (missing.length > 0 || unknown.length > 0) throw TemplateErrors.TEMPLATE_VALUES_INVALID({ template: name, language: t.language, missing, unknown, placeholders: allowed });
-    return { title: fill(t.subject, values), body: fill(t.message, values), language: t.language, templateId: t.id };
+    return { title: fill(t.subject, values), body: fill(t.message, values), language: t.language };
   }
 
   private async audited<T>(who: Who, event: AuditEvent, work: (trx: Db) => Promise<T & TemplateRow>): Promise<T & TemplateRow> {
     return this.deps.db.transaction().execute(async (trx) => {
       const row = await work(trx);
-      await this.deps.audit.record({ ...who.context, eventType: event, status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: { template_id: row.id, channel: row.channel, name: row.name, language: row.language } }, trx);
+      await this.deps.audit.record({ ...who.context, eventType: event, status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username, details: { template_id: row.uuid, channel: row.channel, name: row.name, language: row.language } }, trx);
       return row;
     });
   }
@@ -87,34 +86,35 @@ export class TemplateService {
     return this.audited(who, 'NOTIFICATION_TEMPLATE_CREATED', async (trx) => {
       if (input.language !== FALLBACK_LANGUAGE && !(await this.store.lockFallback(trx, input.channel, input.name, 'share'))) throw TemplateErrors.TEMPLATE_FALLBACK_MISSING({ name: input.name });
       const row = await this.store.create(trx, { ...input, created_at: now, updated_at: now });
-      if (!row) throw TemplateErrors.TEMPLATE_EXISTS({ id: (await this.store.family(input.channel, input.name, trx)).find((r) => r.language === input.language)?.id ?? null });
+      if (!row) throw TemplateErrors.TEMPLATE_EXISTS({ id: (await this.store.family(input.channel, input.name, trx)).find((r) => r.language === input.language)?.uuid ?? null });
       return row;
     });
   }
 
-  async update(who: Who, id: number, text: { subject: string; message: string }): Promise<TemplateRow> {
-    const current = await this.store.get(id);
+  /** Rewords the template whose public id is `id`. */
+  async update(who: Who, id: string, text: { subject: string; message: string }): Promise<TemplateRow> {
+    const current = await this.store.byUuid(id);
     if (!current) throw TemplateErrors.TEMPLATE_NOT_FOUND({ id });
     const problems = textProblems(current.name, text);
     if (problems.length > 0) throw TemplateErrors.TEMPLATE_INVALID({ fields: problems });
     return this.audited(who, 'NOTIFICATION_TEMPLATE_UPDATED', async (trx) => {
-      const row = await this.store.update(trx, id, text, new Date(this.deps.clock.now()));
+      const row = await this.store.update(trx, current.id, text, new Date(this.deps.clock.now()));
       if (!row) throw TemplateErrors.TEMPLATE_NOT_FOUND({ id });
       return row;
     });
   }
 
-  /** Deletes one language of a template; the en of a named template, or of one with other languages, stays (the fallback). */
-  async delete(who: Who, id: number): Promise<void> {
+  /** Deletes one language of a template (its public id is `id`); the en of a named template, or of one with other languages, stays (the fallback). */
+  async delete(who: Who, id: string): Promise<void> {
     await this.audited(who, 'NOTIFICATION_TEMPLATE_DELETED', async (trx) => {
-      const row = await this.store.get(id, trx);
+      const row = await this.store.byUuid(id, trx);
       if (!row) throw TemplateErrors.TEMPLATE_NOT_FOUND({ id });
       if (row.language === FALLBACK_LANGUAGE) {
         await this.store.lockFallback(trx, row.channel, row.name, 'update');
         const others = (await this.store.family(row.channel, row.name, trx)).filter((r) => r.id !== row.id);
         if (namedTemplate(row.name) || others.length > 0) throw TemplateErrors.TEMPLATE_REQUIRED({ name: row.name, languages: others.map((r) => r.language) });
       }
-      await this.store.delete(trx, id);
+      await this.store.delete(trx, row.id);
       return row;
     });
   }

@@ -22,8 +22,9 @@ export class TemplateStore {
     return trx.selectFrom('notification_templates').selectAll().where('channel', '=', channel).where('name', '=', name).orderBy('language').execute();
   }
 
-  async get(id: number, trx: Db = this.db): Promise<TemplateRow | undefined> {
-    return trx.selectFrom('notification_templates').selectAll().where('id', '=', id).executeTakeFirst();
+  /** The template whose public id is `uuid`. */
+  async byUuid(uuid: string, trx: Db = this.db): Promise<TemplateRow | undefined> {
+    return trx.selectFrom('notification_templates').selectAll().where('uuid', '=', uuid).executeTakeFirst();
   }
 
   /**
@@ -36,7 +37,7 @@ export class TemplateStore {
   }
 
   /** Inserts; undefined when the channel, name and language are taken. */
-  async create(trx: Db, row: Omit<TemplateRow, 'id'>): Promise<TemplateRow | undefined> {
+  async create(trx: Db, row: Omit<TemplateRow, 'id' | 'uuid'>): Promise<TemplateRow | undefined> {
     return trx.insertInto('notification_templates').values(row)
       .onConflict((oc) => oc.columns(['channel', 'name', 'language']).doNothing())
       .returningAll().executeTakeFirst();

@@ -200,6 +200,8 @@ export interface JwtSigningKeysTable {
 
 export interface AccessPoliciesTable {
   id: Generated<number>;
+  /** The public id (routes and answers); `id` is internal. */
+  uuid: Generated<string>;
   name: string;
   channel: string;
   role: string | null;
@@ -221,6 +223,8 @@ export interface ChannelAccessTable {
 
 export interface DeviceBindingsTable {
   id: Generated<number>;
+  /** The public id (routes and answers); `id` is internal. */
+  uuid: Generated<string>;
   user_id: number;
   fingerprint_hash: string;
   label: string;
@@ -301,6 +305,8 @@ export interface MfaOtpCodesTable {
 
 export interface SecurityQuestionsTable {
   id: Generated<number>;
+  /** The public id (routes and answers); `id` is internal. */
+  uuid: Generated<string>;
   text: string;
   is_active: Generated<boolean>;
   created_at: Timestamp;
@@ -438,6 +444,8 @@ export interface SamlSpKeysTable {
 /** Bank branches (migration 015); `code` unique without regard to case. */
 export interface EntitiesTable {
   id: Generated<number>;
+  /** The public id (routes and answers); `id` is internal. */
+  uuid: Generated<string>;
   code: string;
   name: string;
   is_active: Generated<boolean>;
@@ -466,6 +474,8 @@ export interface UserIdentityProvidersTable {
 /** SPEC FAQ (migration 018); `search` is generated from the question, keywords and answer. */
 export interface FaqsTable {
   id: Generated<number>;
+  /** The public id (routes and answers); `id` is internal. */
+  uuid: Generated<string>;
   question: string;
   answer: string;
   category: string;
@@ -490,6 +500,8 @@ export interface FaqVotesTable {
 /** SPEC Device token (migration 020); `push_token` encrypted (ENCRYPTED_COLUMNS.devicePushToken), unique by `push_token_bidx`. */
 export interface DeviceTokensTable {
   id: Generated<number>;
+  /** The public id (routes and answers); `id` is internal. */
+  uuid: Generated<string>;
   user_id: number;
   push_token: string;
   push_token_bidx: string;
@@ -525,6 +537,8 @@ export interface PushMessagesTable {
 
 export interface NotificationTemplatesTable {
   id: Generated<number>;
+  /** The public id (routes and answers); `id` is internal. */
+  uuid: Generated<string>;
   channel: 'push';
   language: 'en' | 'pt' | 'fr';
   name: string;

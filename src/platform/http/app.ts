@@ -13,7 +13,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Config, TrustProxy } from '../config.js';
 import { AppError, CommonErrors } from '../errors.js';
-import { isStrictDateTime } from './formats.js';
+import { isStrictDateTime, UUID } from './formats.js';
 import { accessLogger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { BodyEnvelope } from './envelope.js';
@@ -67,6 +67,7 @@ export function makeAjv(options: AjvOptions): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, verbose: true, ...options });
   addFormats.default(ajv);
   ajv.addFormat('date-time', { type: 'string', validate: isStrictDateTime }); // replaces ajv-formats' (formats.ts)
+  ajv.addFormat('uuid', UUID); // replaces ajv-formats', which takes urn:uuid: too (formats.ts)
   return ajv;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isStrictDateTime } from './formats.js';
+import { isStrictDateTime, UUID } from './formats.js';
 
 describe('isStrictDateTime', () => {
   it('accepts RFC 3339 instants in UTC and with offsets, with fractions', () => {
@@ -17,6 +17,18 @@ describe('isStrictDateTime', () => {
       '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-01:00', // in years 0 and 10000 once the offset is applied
     ]) {
       expect(isStrictDateTime(v), v).toBe(false);
+    }
+  });
+});
+
+describe('UUID', () => {
+  it('accepts what PostgreSQL stores as a uuid, in either case', () => {
+    for (const v of ['3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', '3F0C8A5E-2B7D-4D6A-9A51-0C6B1E2F4A77', '00000000-0000-0000-0000-000000000000']) expect(UUID.test(v), v).toBe(true);
+  });
+
+  it('refuses the urn:uuid: form ajv-formats takes (PostgreSQL refuses it: a 500, were it let through), braces, and other shapes', () => {
+    for (const v of ['urn:uuid:3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', '{3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77}', '3f0c8a5e2b7d4d6a9a510c6b1e2f4a77', '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a7', '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77\n', '42', '']) {
+      expect(UUID.test(v), v).toBe(false);
     }
   });
 });

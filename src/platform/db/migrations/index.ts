@@ -26,6 +26,7 @@ import * as otpDeviceIndex from './024-otp-device-index.js';
 import * as channelAccess from './025-channel-access.js';
 import * as userLifecycle from './026-user-lifecycle.js';
 import * as roleAdmin from './027-role-admin.js';
+import * as publicIds from './028-public-ids.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ export const migrations: Record<string, Migration> = {
   '025-channel-access': channelAccess,
   '026-user-lifecycle': userLifecycle,
   '027-role-admin': roleAdmin,
+  '028-public-ids': publicIds,
 };
 
 export const migrationProvider: MigrationProvider = {
