@@ -27,7 +27,7 @@ const secrets = testSecrets();
 beforeAll(async () => {
   dir = await startSlapd();
   const log = pino({ level: 'debug' }, new Writable({ write(chunk, _enc, done) { logged.push(String(chunk)); done(); } }));
-  t = await createTestApp({ env: { LDAP_TIMEOUT_MS: '400' }, log, secrets, clock: new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0)) });
+  t = await createTestApp({ env: { LDAP_TIMEOUT_MS: '2000' }, log, secrets, clock: new ManualClock(Date.UTC(2026, 10, 23, 9, 0, 0)) });
   await seedUser(t.s, 'ldap.admin', { roles: ['admin'] });
   await seedUser(t.s, 'ldap.clerk', { roles: ['customer'] });
 });
