@@ -9,9 +9,6 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     testTimeout: 30_000,
-    // Two test files at a time (vitest's default on two cores is one): the suites wait on databases,
-    // directories and child processes much of the time. docs/decisions.md "Test suite speed".
-    maxWorkers: 2,
     reporters: ['default', './test/harness/summary-reporter.ts'],
     hookTimeout: 120_000,
     projects: [
