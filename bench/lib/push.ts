@@ -112,7 +112,8 @@ export interface PushBench {
 
 interface Device {
   userUuid: string;
-  deviceId: number;
+  /** The device token's public id (a uuid), as the register answer gives it. */
+  deviceId: string;
   token: string;
 }
 
@@ -152,7 +153,7 @@ export async function pushBench(o: PushBenchOptions): Promise<PushBench> {
         const token = fakePushToken(u, d);
         const r = await postJson(`${base}/api/v1/notifications/devices/register`, { push_token: token, platform: d % 2 === 0 ? 'mobile' : 'web', device_name: `Bench phone ${d}` }, user.access_token);
         if (r.status !== 201) throw new Error(`register device ${d} of ${username}: ${r.status} ${JSON.stringify(r.json)}`);
-        devices.push({ userUuid, deviceId: r.json.id as number, token });
+        devices.push({ userUuid, deviceId: r.json.id as string, token });
       }
     }));
     const users = [...new Set(devices.map((d) => d.userUuid))];
@@ -255,15 +256,17 @@ export async function pushBench(o: PushBenchOptions): Promise<PushBench> {
     });
     const tDone = Date.now();
 
-    const rows = (await db.query<{ status: string; device_token_id: number; seq: string; attempts: number; failure_reason: string | null }>(
-      `SELECT status, device_token_id, data->>'seq' AS seq, attempts, failure_reason FROM push_messages WHERE id > $1`, [crashAfter])).rows;
+    // The outbox names a device by its internal key; the register answers gave the public id (uuid).
+    const rows = (await db.query<{ status: string; device_uuid: string; seq: string; attempts: number; failure_reason: string | null }>(
+      `SELECT m.status, d.uuid::text AS device_uuid, m.data->>'seq' AS seq, m.attempts, m.failure_reason
+       FROM push_messages m JOIN device_tokens d ON d.id = m.device_token_id WHERE m.id > $1`, [crashAfter])).rows;
     const deliveries = new Map<string, number>();
     for (const m of fakeOf('crash')) deliveries.set(`${m.data!.seq}/${m.token}`, (deliveries.get(`${m.data!.seq}/${m.token}`) ?? 0) + 1);
     const failureReasons: Record<string, number> = {};
     let lost = 0;
     for (const row of rows) {
       if (row.status === 'failed') failureReasons[row.failure_reason ?? 'unknown'] = (failureReasons[row.failure_reason ?? 'unknown'] ?? 0) + 1;
-      if (row.status === 'pending' || (row.status === 'sent' && !deliveries.has(`${row.seq}/${tokenOf.get(row.device_token_id)}`))) lost++;
+      if (row.status === 'pending' || (row.status === 'sent' && !deliveries.has(`${row.seq}/${tokenOf.get(row.device_uuid)}`))) lost++;
     }
     const c = await counts(crashAfter);
     const crash: PushCrash = {
