@@ -31,6 +31,8 @@ export const AUDIT_EVENTS = [
   'USER_UPDATED', 'USER_DISABLED', 'USER_ENABLED', 'USER_DELETED',
   // Role administration (issue 25)
   'ROLE_CREATED', 'ROLE_UPDATED', 'ROLE_DELETED',
+  // Audit retention (issue 26)
+  'AUDIT_MONTH_DROPPED', 'AUDIT_HOLD_PLACED', 'AUDIT_HOLD_RELEASED',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
@@ -94,7 +96,8 @@ export class AuditLog {
   }
 
   async query(f: { userId?: string; eventType?: string; from?: string; to?: string; limit: number; offset: number }): Promise<{ total: number; entries: AuditEntry[] }> {
-    let q = this.deps.db.selectFrom('audit_log');
+    // Entries kept past their month under a legal hold are answered as the others are.
+    let q = this.deps.db.selectFrom((db) => db.selectFrom('audit_log').selectAll().unionAll(db.selectFrom('audit_log_held').selectAll()).as('audit_log'));
     if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
     if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
     if (f.from !== undefined) q = q.where('timestamp', '>=', new Date(f.from));

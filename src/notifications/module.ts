@@ -77,6 +77,12 @@ export function notificationsModule(deps: NotificationsDeps): Module<Notificatio
       await app.register(templateRoutes({ templates, users: deps.users, guard: deps.guard }));
     },
     // Registered either way (a server without push leaves the queue alone: `deliver` returns at once).
-    jobs: [{ name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: (stopping) => pushOutbox.drain(stopping) }],
+    jobs: [
+      { name: 'push delivery', everyMs: DELIVERY_EVERY_MS, scope: 'every-node', run: (stopping) => pushOutbox.drain(stopping) },
+      {
+        name: 'push record clean-up', everyMs: 60 * 60_000, scope: 'one-node',
+        run: (stopping) => pushOutbox.purgeDone(new Date(deps.clock.now() - deps.config.retention.recordDays * 86_400_000), stopping),
+      },
+    ],
   };
 }

@@ -16,6 +16,7 @@ import type { AuditLog } from '../audit/service.js';
 import type { DeviceTokenStore } from '../devices/store.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
+import { purgeInBatches } from '../platform/db/purge.js';
 import type { PushMessagesTable } from '../platform/db/schema.js';
 import { retireDeadToken } from './dead-tokens.js';
 import { textProblem } from './text.js';
@@ -201,6 +202,18 @@ export class PushOutbox {
       if (r.claimed < this.options.batchSize || r.sent === 0) break;
     }
     return total;
+  }
+
+  /**
+   * Deletes the messages delivered or failed before `cutoff` (RECORD_RETENTION_DAYS), in
+   * batches: the outbox keeps a delivery record long enough for support, not for ever.
+   */
+  purgeDone(cutoff: Date, stopping?: AbortSignal): Promise<number> {
+    return purgeInBatches(async (limit) => {
+      const r = await this.deps.db.deleteFrom('push_messages').where('id', 'in', (eb) => eb.selectFrom('push_messages').select('id')
+        .where('status', '<>', 'pending').where('updated_at', '<', cutoff).orderBy('updated_at').limit(limit)).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    }, stopping);
   }
 
   /** Pending messages (the queue's depth, for /metrics). */

@@ -97,6 +97,13 @@ export interface Config {
     /** Safety net: how often each node re-reads revocations in case a NOTIFY was lost. */
     cacheSyncMs: number;
   };
+  /** How long records are kept before the clean-up jobs remove them. */
+  retention: {
+    /** AUDIT_RETENTION_MONTHS: audit entries are kept at least this many months (whole months are dropped), except under a legal hold. */
+    auditMonths: number;
+    /** RECORD_RETENTION_DAYS: ended sessions (with their history) and delivered or failed push messages are deleted after this many days. */
+    recordDays: number;
+  };
   /** Rate limits of the authentication routes, per group (src/platform/config-rate-limits.ts). */
   rateLimits: RateLimits;
   signin: {
@@ -477,6 +484,10 @@ export function loadConfig(env: Env = process.env): Config {
       inactivitySec: r.int('SESSION_INACTIVITY_MINUTES', 15, 1, 24 * 60) * 60,
       activityWriteSec: r.int('SESSION_ACTIVITY_WRITE_SECONDS', 60, 1, 600),
       cacheSyncMs: r.int('CACHE_SYNC_MS', 2000, 100, 60_000),
+    },
+    retention: {
+      auditMonths: r.int('AUDIT_RETENTION_MONTHS', 84, 1, 1200),
+      recordDays: r.int('RECORD_RETENTION_DAYS', 90, 1, 3650),
     },
     rateLimits: readRateLimits((name) => r.opt(name), r.opt('SIGNIN_RATE_LIMIT_PER_MINUTE') === undefined ? undefined : r.int('SIGNIN_RATE_LIMIT_PER_MINUTE', 30, 1, 100_000), r.problems),
     signin: {

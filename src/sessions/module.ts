@@ -10,13 +10,14 @@ import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { Metrics } from '../platform/observability/metrics.js';
+import { purgeSessionRecords } from './records.js';
 import { SessionService } from './service.js';
 
 export interface SessionsDeps {
   db: Db;
   bus: EventBus;
   clock: Clock;
-  config: Pick<Config, 'sessions' | 'tokens' | 'transport'>;
+  config: Pick<Config, 'sessions' | 'tokens' | 'transport' | 'retention'>;
   sensitive: SensitiveColumns;
   metrics: Metrics;
 }
@@ -38,6 +39,10 @@ export function sessionsModule(deps: SessionsDeps): Module<SessionsProvides> {
     jobs: [
       // The safety net under LISTEN/NOTIFY: bounds a missed notification to CACHE_SYNC_MS.
       { name: 'session sync', everyMs: config.sessions.cacheSyncMs, scope: 'every-node', run: () => sessions.sync() },
+      {
+        name: 'session record clean-up', everyMs: 60 * 60_000, scope: 'one-node',
+        run: (stopping) => purgeSessionRecords(deps.db, new Date(deps.clock.now() - config.retention.recordDays * 86_400_000), stopping),
+      },
     ],
   };
 }

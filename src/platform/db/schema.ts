@@ -191,6 +191,20 @@ export interface AuditLogTable {
   details: Json<Record<string, unknown>>;
 }
 
+/** A legal hold (migration 029): the audit entries of a period, or of one user in it, outlive the retention period until released. */
+export interface AuditLegalHoldsTable {
+  id: Generated<string>;
+  reason: string;
+  period_from: Timestamp;
+  period_to: Timestamp;
+  /** Null: the whole period is held (its months are not dropped); else only this user's entries are kept. */
+  user_id: string | null;
+  created_by: string;
+  created_at: Timestamp;
+  released_at: Timestamp | null;
+  released_by: string | null;
+}
+
 export interface JwtSigningKeysTable {
   version: Generated<number>;
   kid: string;
@@ -565,6 +579,9 @@ export interface Database {
   rate_limits: RateLimitsTable;
   password_restrictions: PasswordRestrictionsTable;
   audit_log: AuditLogTable;
+  /** Entries of a dropped month kept under a legal hold (migration 029). */
+  audit_log_held: AuditLogTable;
+  audit_legal_holds: AuditLegalHoldsTable;
   jwt_signing_keys: JwtSigningKeysTable;
   transport_keys: TransportKeysTable;
   transport_replay: TransportReplayTable;

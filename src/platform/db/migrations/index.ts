@@ -27,6 +27,8 @@ import * as channelAccess from './025-channel-access.js';
 import * as userLifecycle from './026-user-lifecycle.js';
 import * as roleAdmin from './027-role-admin.js';
 import * as publicIds from './028-public-ids.js';
+import * as auditPartitions from './029-audit-partitions.js';
+import * as recordRetention from './030-record-retention.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -58,6 +60,8 @@ export const migrations: Record<string, Migration> = {
   '026-user-lifecycle': userLifecycle,
   '027-role-admin': roleAdmin,
   '028-public-ids': publicIds,
+  '029-audit-partitions': auditPartitions,
+  '030-record-retention': recordRetention,
 };
 
 export const migrationProvider: MigrationProvider = {
