@@ -64,7 +64,7 @@ export function serviceLdapLoad(base: string, dir: BenchDirectory, seconds: numb
 /**
  * The baseline: what the simplest direct client does per sign-in, with the same library, filter
  * and attributes: connect, bind as the service account, search, bind as the entry found, unbind.
- * One connection per sign-in (the service uses two: it reserves the attempt between search and bind).
+ * One new connection per sign-in (the service keeps a pool of them: src/ldap/pool.ts).
  */
 export function bareLdapLoad(dir: BenchDirectory, seconds: number, warmupMs = 500): Promise<Rate> {
   const { slapd } = dir;

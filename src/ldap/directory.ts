@@ -2,10 +2,11 @@
  * The directory side of LDAP sign-in (SPEC "LDAP login" steps 2 to 5): service bind, search for
  * the user with the escaped username, read mail, name and groups, bind as the found DN.
  *
- * Two steps, each on a connection of its own, always closed in `finally`: `find` (service bind
- * and search) and `verify` (bind as the DN found). The sign-in reserves its attempt between
- * them, on the directory account the search named, so every spelling the directory resolves to
- * one entry counts against that one account (src/ldap/strategy.ts).
+ * Two steps, each on a pooled connection (src/ldap/pool.ts) held for that step only: `find`
+ * (the search, on a connection bound as the service account) and `verify` (a bind as the DN
+ * found). The sign-in reserves its attempt between them, on the directory account the search
+ * named, so every spelling the directory resolves to one entry counts against that one account
+ * (src/ldap/strategy.ts).
  *
  * Outcomes: `{kind:'ok'}`; `{kind:'invalid'}` for an unknown, ambiguous or wrong-password user
  * alike, so the caller cannot tell them apart; `DirectoryUnavailableError` when the directory
@@ -14,9 +15,11 @@
  */
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
-import { Client, InvalidCredentialsError, ResultCodeError } from 'ldapts';
+import { InvalidCredentialsError, ResultCodeError, type Client } from 'ldapts';
+import { LDAP_POOL_SIZE } from '../platform/config-ldap.js';
 import { inSpan } from '../platform/observability/tracing.js';
-import { buildUserFilter, validateUserFilterTemplate } from './filter.js';
+import { userFilter } from './filter.js';
+import { ConnectionClosedError, DirectoryPool, watchedClient, type DirectoryConnection, type Identity, type Sockets } from './pool.js';
 import type { LdapSettings } from './settings.js';
 
 /** The directory's part of the settings (src/ldap/settings.ts, fields documented there), with the CA and the time limit. */
@@ -27,9 +30,12 @@ export type LdapDirectoryConfig = Omit<LdapSettings, 'groupRoles' | 'groupsBaseD
   ca?: Buffer | string;
   /**
    * Limit for the TCP/TLS connect, for each operation (each bind, search, StartTLS), and for
-   * all the directory work of one sign-in together (its `DirectoryBudget`).
+   * all the directory work of one sign-in together (its `DirectoryBudget`), waiting for a
+   * pooled connection included.
    */
   timeoutMs: number;
+  /** Connections kept open to the directory at most (LDAP_POOL_SIZE); default `LDAP_POOL_SIZE.default`. */
+  poolSize?: number;
 };
 
 /**
@@ -74,6 +80,9 @@ export class LdapDirectory {
   private readonly url: URL;
   /** The directory's address for spans: never a DN, a filter or a value. */
   private readonly server: { 'server.address': string; 'server.port': number };
+  private readonly filter: (username: string) => string;
+  private readonly attributes: string[];
+  private readonly pool: DirectoryPool;
 
   constructor(private readonly config: LdapDirectoryConfig) {
     this.url = new URL(config.uri);
@@ -81,22 +90,24 @@ export class LdapDirectory {
     if (this.url.protocol !== 'ldap:' && this.url.protocol !== 'ldaps:') throw new TypeError(`LDAP uri must be ldap:// or ldaps://, not ${this.url.protocol}`);
     if (config.startTls && this.url.protocol === 'ldaps:') throw new TypeError('StartTLS is for ldap:// URIs; ldaps:// is already TLS');
     if (!(config.timeoutMs > 0)) throw new TypeError('LDAP timeoutMs must be positive');
-    validateUserFilterTemplate(config.userFilter);
+    this.filter = userFilter(config.userFilter);
+    this.attributes = [...new Set([config.attrMail, config.attrName, config.groupMemberAttr].filter((a) => a !== ''))];
+    this.pool = new DirectoryPool({ size: config.poolSize ?? LDAP_POOL_SIZE.default, service: config, open: (signal) => this.open(signal) });
   }
 
-  /** Service bind, then search for `username`: the one entry it names, or null (none, or several). */
+  /** The service account's search for `username`: the one entry it names, or null (none, or several). */
   async find(username: string, budget = this.budget()): Promise<DirectoryEntry | null> {
     // An empty username or one with a lone surrogate (no UTF-8 form; it would be sent as U+FFFD)
     // cannot name anyone.
     if (username === '' || /\p{Cs}/u.test(username)) return null;
     const { config } = this;
-    return this.connected(budget, async (client) => {
-      await this.step('service-bind', () => stillConnected(client, config.startTls === true).bind(config.bindDn, config.bindPassword));
-      const attributes = [...new Set([config.attrMail, config.attrName, config.groupMemberAttr].filter((a) => a !== ''))];
-      const { searchEntries } = await this.step('search', () => stillBound(client).search(config.baseDn, {
+    const filter = this.filter(username);
+    return this.leased(budget, 'service', async (conn) => {
+      if (conn.identity !== 'service') await this.step('service-bind', () => conn.asService());
+      const { searchEntries } = await this.step('search', () => conn.search(config.baseDn, {
         scope: 'sub',
-        filter: buildUserFilter(config.userFilter, username),
-        attributes,
+        filter,
+        attributes: this.attributes,
         // Two is enough to know "more than one"; the server stops there (sizeLimitExceeded).
         sizeLimit: 2,
         timeLimit: Math.max(1, Math.ceil(config.timeoutMs / 1000)),
@@ -110,15 +121,15 @@ export class LdapDirectory {
     });
   }
 
-  /** Binds as `dn` with `password` on a connection of its own: true when the directory accepts it. */
+  /** Binds as `dn` with `password`: true when the directory accepts it. */
   async verify(dn: string, password: string, budget = this.budget()): Promise<boolean> {
     // A simple bind with a DN and an empty password is an "unauthenticated bind" (RFC 4513 5.1.2)
     // that servers such as Active Directory answer with success. Only the empty string is that;
     // a password of spaces is a password and goes to the directory.
     if (password === '') return false;
-    return this.connected(budget, async (client) => {
+    return this.leased(budget, 'unknown', async (conn) => {
       try {
-        await this.traced('user-bind', () => stillConnected(client, this.config.startTls === true).bind(dn, password));
+        await this.traced('user-bind', () => conn.bindUser(dn, password));
         return true;
       } catch (err) {
         // 49 covers wrong password, and locked or expired accounts on most servers. Anything else
@@ -143,12 +154,62 @@ export class LdapDirectory {
     return new DirectoryBudget(this.config.timeoutMs);
   }
 
-  /** A connection (TLS as configured, StartTLS done) for `work`, within what is left of `budget`, always unbound after it. */
-  private async connected<T>(budget: DirectoryBudget, work: (client: Client) => Promise<T>): Promise<T> {
-    const { config } = this;
-    const left = budget.leftMs;
-    if (left <= 0) throw new DirectoryUnavailableError('timeout', `the sign-in's ${config.timeoutMs} ms for the directory ran out`);
+  /** Closes the idle connections now and the busy ones when their operation ends (shutdown, or settings replaced). */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  /** Open connections to the directory, busy or idle. */
+  get connections(): number {
+    return this.pool.connections;
+  }
+
+  /**
+   * `work` on a pooled connection (preferably one in identity `prefer`), within what is left of
+   * `budget`. The connection goes back to the pool when `work` ends cleanly, and is closed when
+   * it fails or the time runs out (its state is then unknown). A connection that had sat in the
+   * pool and turns out dropped (a directory restart) costs one more try, on a new connection.
+   */
+  private async leased<T>(budget: DirectoryBudget, prefer: Identity, work: (conn: DirectoryConnection) => Promise<T>): Promise<T> {
+    const { timeoutMs } = this.config;
+    if (budget.leftMs <= 0) throw new DirectoryUnavailableError('timeout', `the sign-in's ${timeoutMs} ms for the directory ran out`);
     const began = performance.now();
+    const expiry = new AbortController();
+    let held: DirectoryConnection | undefined;
+    const run = async (): Promise<T> => {
+      for (let retry = false; ; retry = true) {
+        const conn = await this.pool.acquire(prefer, expiry.signal, retry);
+        held = conn;
+        try {
+          expiry.signal.throwIfAborted();
+          return await work(conn);
+        } catch (err) {
+          if (held === conn) this.pool.discard(conn);
+          held = undefined;
+          const dropped = err instanceof DirectoryUnavailableError && err.reason === 'connection-lost';
+          if (retry || !dropped || conn.uses === 0 || expiry.signal.aborted) throw err;
+        } finally {
+          if (held === conn) this.pool.release(conn);
+          held = undefined;
+        }
+      }
+    };
+    try {
+      return await withTimeout(run(), budget.leftMs, () => {
+        expiry.abort(new DirectoryUnavailableError('timeout', `the directory took longer than the sign-in's ${timeoutMs} ms in all`));
+        // Ends the operation under way too (its answer would come on a closed socket).
+        if (held) this.pool.discard(held);
+        held = undefined;
+        return expiry.signal.reason as Error;
+      });
+    } finally {
+      budget.leftMs -= performance.now() - began;
+    }
+  }
+
+  /** A new client (TLS as configured, StartTLS done); closed again if `signal` aborts first. */
+  private async open(signal: AbortSignal): Promise<{ client: Client; sockets: Sockets }> {
+    const { config } = this;
     const hostname = this.url.hostname.replace(/^\[(.*)\]$/, '$1');
     const tlsOptions: ConnectionOptions = {
       rejectUnauthorized: true,
@@ -156,26 +217,27 @@ export class LdapDirectory {
       // SNI must be a name, never an address (RFC 6066).
       ...(isIP(hostname) ? {} : { servername: hostname }),
     };
-    const client = new Client({
+    const opened = watchedClient({
       url: config.uri,
       connectTimeout: config.timeoutMs,
       timeout: config.timeoutMs,
       // ldapts switches to TLS-from-the-start whenever tlsOptions are given, so only for ldaps://.
       ...(this.url.protocol === 'ldaps:' ? { tlsOptions } : {}),
     });
-    const run = async (): Promise<T> => {
-      if (config.startTls) {
-        await this.step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, () => new Error(`StartTLS handshake timed out after ${config.timeoutMs} ms`)));
-      }
-      return work(client);
-    };
+    const { client } = opened;
+    if (!config.startTls) return opened;
+    // unbind() destroys the socket, which also ends a handshake the directory never answers.
+    const abandon = (): void => void client.unbind().catch(() => undefined);
+    signal.addEventListener('abort', abandon, { once: true });
     try {
-      return await withTimeout(run(), left, () => new DirectoryUnavailableError('timeout', `the directory took longer than the sign-in's ${config.timeoutMs} ms in all`));
+      await this.step('tls', () => withTimeout(client.startTLS({ ...tlsOptions, host: hostname }), config.timeoutMs, () => new Error(`StartTLS handshake timed out after ${config.timeoutMs} ms`)));
+      signal.throwIfAborted();
+      return opened;
+    } catch (err) {
+      abandon();
+      throw err;
     } finally {
-      budget.leftMs -= performance.now() - began;
-      // unbind() also destroys the socket when the server does not answer or is gone (which
-      // also ends an operation the budget cut short).
-      await client.unbind().catch(() => undefined);
+      signal.removeEventListener('abort', abandon);
     }
   }
 
@@ -194,26 +256,11 @@ export class LdapDirectory {
   }
 }
 
-/*
- * ldapts silently reconnects a dropped connection on the next operation, unbound and, for ldap://
- * with StartTLS, in clear text. So a drop between steps must end the attempt: otherwise a bind
- * password could travel unencrypted, or a search run anonymously, find no one and turn an outage
- * into "invalid". Checked synchronously right before the call, where no close event can slip in.
- */
-function stillConnected(client: Client, required: boolean): Client {
-  if (required && !client.isConnected) throw new DirectoryUnavailableError('connection-lost', 'the connection closed between operations');
-  return client;
-}
-
-function stillBound(client: Client): Client {
-  if (!client.isBound) throw new DirectoryUnavailableError('connection-lost', 'the connection closed after the service bind');
-  return client;
-}
-
 type Phase = 'tls' | 'service-bind' | 'search' | 'user-bind';
 
 function unavailable(phase: Phase, err: unknown): DirectoryUnavailableError {
   if (err instanceof DirectoryUnavailableError) return err;
+  if (err instanceof ConnectionClosedError) return new DirectoryUnavailableError('connection-lost', `${phase}: ${err.message}`, { cause: err });
   const e = err instanceof Error ? err : new Error(String(err));
   const code = (e as NodeJS.ErrnoException).code;
   const detail = `${phase}: ${e.message || e.name}`;
@@ -239,7 +286,7 @@ async function withTimeout<T>(work: Promise<T>, ms: number, expired: () => Error
     return await Promise.race([work, late]);
   } finally {
     clearTimeout(timer);
-    // The loser settles later (when `finally` in authenticate destroys the socket); keep it quiet.
+    // The loser settles later (when its connection is closed); keep it quiet.
     work.catch(() => undefined);
   }
 }

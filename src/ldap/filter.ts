@@ -42,8 +42,14 @@ export function validateUserFilterTemplate(template: string): void {
 
 /** The template with every `{username}` replaced by the escaped username. */
 export function buildUserFilter(template: string, username: string): string {
+  return userFilter(template)(username);
+}
+
+/** `buildUserFilter` for one template, checked once (a directory client's, for every sign-in). */
+export function userFilter(template: string): (username: string) => string {
   validateUserFilterTemplate(template);
-  return substitute(template, username);
+  const parts = template.split(USERNAME_PLACEHOLDER);
+  return (username) => parts.join(escapeFilterValue(username));
 }
 
 function substitute(template: string, username: string): string {

@@ -51,7 +51,7 @@ export interface LdapProvides {
 export function ldapModule(deps: LdapDeps): Module<LdapProvides> {
   const ldapSettings = new LdapSettingsStore({ db: deps.db, clock: deps.clock, bus: deps.bus, cipher: deps.keys.cipher(ENCRYPTED_COLUMNS.ldapBindPassword.purpose), env: deps.config.ldap.env });
   const provisioning = new LdapProvisioning({ db: deps.db, clock: deps.clock, users: deps.users, audit: deps.audit });
-  const ldapStrategy = new LdapStrategy({ settings: ldapSettings, provisioning, attempts: deps.attempts, log: deps.log, metrics: deps.metrics, timeoutMs: deps.config.ldap.timeoutMs });
+  const ldapStrategy = new LdapStrategy({ settings: ldapSettings, provisioning, attempts: deps.attempts, log: deps.log, metrics: deps.metrics, timeoutMs: deps.config.ldap.timeoutMs, poolSize: deps.config.ldap.poolSize });
   // A directory user's current password is checked in the directory (src/credentials/external.ts).
   deps.externalPasswords.register('LDAP', (link, password) => ldapStrategy.verifyPassword(link.subject, password));
   return {
@@ -78,5 +78,6 @@ export function ldapModule(deps: LdapDeps): Module<LdapProvides> {
         deps.log.warn({ field: p.field }, `In ${where}, ${p.field}: ${p.message}. Until then those groups grant no role.`);
       }
     },
+    close: () => ldapStrategy.close(),
   };
 }

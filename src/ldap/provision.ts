@@ -19,7 +19,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import { SignInErrors } from '../signin/errors.js';
-import type { Grants, UserRow, UserStore } from '../users/store.js';
+import { grantsOf, userColumnsOf, type Grants, type UserRow, type UserStore } from '../users/store.js';
 import { mapRoles, nextRoles, refreshFromProvider, sameRoles } from '../users/provisioned.js';
 import { ldapGroupKeys } from './groups.js';
 import type { LdapSettings } from './settings.js';
@@ -38,10 +38,11 @@ export function subjectOf(dn: string): string {
   return dn.trim().toLowerCase();
 }
 
-/** A directory entry's account, by its link. */
+/** A directory entry's account, by its link, with the roles and permissions it held when read. */
 export interface Linked {
   user: UserRow;
   active: boolean;
+  grants: Grants;
 }
 
 export interface ProvisioningDeps {
@@ -54,19 +55,24 @@ export interface ProvisioningDeps {
 export class LdapProvisioning {
   constructor(private readonly deps: ProvisioningDeps) {}
 
-  /** The account linked to `dn`, if any, and whether the link is active. */
+  /** The account linked to `dn`, if any, whether the link is active, and its grants: one query. */
   async linked(dn: string): Promise<Linked | undefined> {
-    const link = await this.deps.db.selectFrom('user_identity_providers').select(['user_id', 'active'])
-      .where('idp_type', '=', 'LDAP').where('idp_issuer', '=', '').where('idp_subject', '=', subjectOf(dn)).executeTakeFirst();
-    const user = link && (await this.deps.users.findById(link.user_id));
-    return user ? { user, active: link.active } : undefined;
+    const { rows } = await sql<UserRow & Grants & { link_active: boolean }>`
+      SELECT ${userColumnsOf('u')}, ${grantsOf(sql.ref('u.id'))}, l.active AS link_active
+      FROM user_identity_providers l JOIN users u ON u.id = l.user_id
+      WHERE l.idp_type = ${'LDAP'} AND l.idp_issuer = '' AND l.idp_subject = ${subjectOf(dn)}`.execute(this.deps.db);
+    const row = rows[0];
+    if (!row) return undefined;
+    const { link_active: active, roles, permissions, ...user } = row;
+    return { user: this.deps.users.reveal(user), active, grants: { roles, permissions } };
   }
 
   /**
    * The account of a directory user who just proved their password: found by link, or created.
    * `known`: what `linked` read before the password was checked; when it is an active link and
-   * the account already holds what the directory says, that is the answer, with no lock and no
-   * write (most sign-ins).
+   * the account already holds what the directory says, that is the answer, with no lock, no
+   * write and no other read (most sign-ins). Its grants may be a moment old: the session's
+   * transaction keeps only those the account still holds (src/signin/pipeline.ts).
    */
   async userFor(identity: DirectoryIdentity, groups: Pick<LdapSettings, 'groupRoles' | 'groupsBaseDn'>, ctx: AuditContext, known?: Linked): Promise<{ user: UserRow; grants?: Grants }> {
     const d = this.deps;
@@ -76,7 +82,7 @@ export class LdapProvisioning {
     const email = identity.mail?.trim() || null;
     const fullName = identity.name?.trim() || null;
     if (known?.active && known.user.full_name === fullName && (known.user.email ?? null) === email) {
-      const grants = await d.users.grants(known.user.id);
+      const { grants } = known;
       if (sameRoles(grants.roles, nextRoles(grants.roles, roles))) return { user: known.user, grants };
     }
     const outcome = await d.db.transaction().execute(async (trx): Promise<UserRow | { conflict: string[] }> => {

@@ -40,13 +40,15 @@ export interface LdapStrategyDeps {
   log: Logger;
   metrics: Metrics;
   timeoutMs: number;
+  /** Connections to the directory kept open at most (LDAP_POOL_SIZE). */
+  poolSize: number;
 }
 
 export class LdapStrategy implements SignInStrategy<LdapInput> {
   readonly name = 'ldap' as const;
   readonly passwordElsewhere = true;
-  /** The directory client of the settings it was built for: rebuilt when the settings change. */
-  private built: { for: LdapSettings; client: LdapDirectory } | undefined;
+  /** The directory client (and its connections) of the settings it was built for: rebuilt when the directory's settings change. */
+  private built: { for: LdapSettings; key: string; client: LdapDirectory } | undefined;
   private readonly unavailable;
 
   constructor(private readonly deps: LdapStrategyDeps) {
@@ -119,11 +121,33 @@ export class LdapStrategy implements SignInStrategy<LdapInput> {
     }
   }
 
+  /**
+   * The client of `settings`. Settings read again with the same directory fields (another node's
+   * change of the group map, a bus reconnect) keep the pool; others replace it, and the old one
+   * closes its connections as the sign-ins under way on it finish.
+   */
   private client(settings: LdapSettings): LdapDirectory {
-    if (this.built?.for !== settings) {
-      const client = new LdapDirectory({ ...settings, ca: settings.caCert, timeoutMs: this.deps.timeoutMs });
-      this.built = { for: settings, client };
+    if (this.built?.for === settings) return this.built.client;
+    const key = directoryKey(settings);
+    if (this.built?.key !== key) {
+      const client = new LdapDirectory({ ...settings, ca: settings.caCert, timeoutMs: this.deps.timeoutMs, poolSize: this.deps.poolSize });
+      void this.built?.client.close();
+      this.built = { for: settings, key, client };
+    } else {
+      this.built = { ...this.built, for: settings };
     }
     return this.built.client;
   }
+
+  /** Closes the directory connections (shutdown). */
+  async close(): Promise<void> {
+    const built = this.built;
+    this.built = undefined;
+    await built?.client.close();
+  }
+}
+
+/** The settings the directory client is built from (not the group map, which the provisioning reads). */
+function directoryKey(s: LdapSettings): string {
+  return JSON.stringify([s.uri, s.bindDn, s.bindPassword, s.baseDn, s.userFilter, s.attrMail, s.attrName, s.groupMemberAttr, s.startTls, s.caCert ?? null]);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readLdapEnv } from './config-ldap.js';
+import { loadConfig } from './config.js';
+import { LDAP_POOL_SIZE, readLdapEnv } from './config-ldap.js';
 
 const read = (env: Record<string, string>, production = false) => {
   const problems: string[] = [];
@@ -27,5 +28,15 @@ describe('LDAP_* variables', () => {
     expect(read({ ...BASE, LDAP_URI: 'ldap://ldap.bank.example' }, true).problems).toEqual([expect.stringContaining('LDAP_URI plain ldap:// would send the bind password in clear')]);
     expect(read({ ...BASE, LDAP_URI: 'ldaps://ldap.bank.example', LDAP_START_TLS: '1' }).problems).toEqual([expect.stringContaining('LDAP_START_TLS is for ldap://')]);
     expect(read({ ...BASE, LDAP_URI: 'ldap://ldap.bank.example', LDAP_START_TLS: '1' }, true).problems).toEqual([]);
+  });
+});
+
+describe('LDAP_POOL_SIZE', () => {
+  it('defaults to 4 connections, takes 1 to 64, and refuses anything else naming the variable', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }).ldap.poolSize).toBe(LDAP_POOL_SIZE.default);
+    expect(LDAP_POOL_SIZE.default).toBe(4);
+    expect(loadConfig({ NODE_ENV: 'test', LDAP_POOL_SIZE: '1' }).ldap.poolSize).toBe(1);
+    expect(loadConfig({ NODE_ENV: 'test', LDAP_POOL_SIZE: '64' }).ldap.poolSize).toBe(64);
+    for (const bad of ['0', '65', 'four', '2.5']) expect(() => loadConfig({ NODE_ENV: 'test', LDAP_POOL_SIZE: bad })).toThrow(/LDAP_POOL_SIZE/);
   });
 });

@@ -38,6 +38,13 @@ export const LDAP_DEFAULTS = {
   groupMemberAttr: 'memberOf',
 } as const;
 
+/**
+ * LDAP_POOL_SIZE: connections each node keeps open to the directory at most, shared by every
+ * directory sign-in (src/ldap/pool.ts). Each carries one operation at a time (a search or a
+ * bind, about a millisecond on a local network), so a few serve many sign-ins in flight.
+ */
+export const LDAP_POOL_SIZE = { default: 4, min: 1, max: 64 } as const;
+
 type Opt = (name: string) => string | undefined;
 
 /**

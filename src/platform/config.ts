@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { readLdapEnv, type LdapEnvSettings } from './config-ldap.js';
+import { LDAP_POOL_SIZE, readLdapEnv, type LdapEnvSettings } from './config-ldap.js';
 import { readPushEnv, type PushConfig } from './config-push.js';
 import { readSamlEnv, type SamlSettings } from './config-saml.js';
 import { readTracingEnv, type TracingConfig } from './config-tracing.js';
@@ -180,6 +180,8 @@ export interface Config {
     env: LdapEnvSettings | undefined;
     /** LDAP_TIMEOUT_MS: the limit on connecting, on each directory operation, and on one sign-in's directory work in all. */
     timeoutMs: number;
+    /** LDAP_POOL_SIZE: connections to the directory this node keeps open at most (src/ldap/pool.ts). */
+    poolSize: number;
   };
   /** The push provider (src/notifications; src/platform/config-push.ts). */
   push: PushConfig;
@@ -526,7 +528,7 @@ export function loadConfig(env: Env = process.env): Config {
     mail: { url: smtpUrl(r), from: smtpFrom(r), requireTls: r.bool('SMTP_REQUIRE_TLS', production) },
     management: management(r, port),
     ussd: { gateways: ussdGateways(r) },
-    ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000) },
+    ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
     push: readPushEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),
   };

@@ -73,9 +73,14 @@ export interface RunningSlapd {
    */
   pause: () => Promise<void>;
   resume: () => void;
+  /**
+   * Stops slapd (SIGTERM: it closes every connection, as a directory being restarted does) and
+   * starts it again on the same ports and data, resolving once it answers. The log goes on.
+   */
+  restart: () => Promise<void>;
   stop: () => Promise<void>;
-  /** The slapd process (the bench counts its CPU as its own). */
-  pid: number;
+  /** The slapd process (the bench counts its CPU as its own); a new one after `restart`. */
+  readonly pid: number;
 }
 
 function isRoot(): boolean {
@@ -266,28 +271,35 @@ export async function startSlapd(): Promise<RunningSlapd> {
 
     // -d keeps slapd in the foreground (our child, our pid) and writes the stats log to stderr,
     // which we must keep draining or slapd blocks on a full pipe.
-    child = spawn(SLAPD, ['-f', path.join(dir, 'slapd.conf'), '-h', `${uri}/ ${ldapsUri}/`, '-d', 'stats'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let log = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      log += chunk;
+    const launch = (): ChildProcess => {
+      const started = spawn(SLAPD, ['-f', path.join(dir, 'slapd.conf'), '-h', `${uri}/ ${ldapsUri}/`, '-d', 'stats'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      started.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        log += chunk;
+      });
+      return started;
+    };
+    const exitOf = (p: ChildProcess): Promise<void> => new Promise<void>((resolve) => {
+      if (p.exitCode !== null || p.signalCode !== null) resolve();
+      else p.once('exit', () => resolve());
     });
+    child = launch();
     process.once('exit', killOnExit);
-    const proc = child;
+    let proc = child;
     await waitUntilReady(proc, uri, adminDn, adminPassword, () => log);
     const { users, groups } = await seed(uri, adminDn, adminPassword, bindDn, bindPassword);
     const startupMs = Math.round(performance.now() - began);
 
-    const exited = new Promise<void>((resolve) => {
-      if (proc.exitCode !== null || proc.signalCode !== null) resolve();
-      else proc.once('exit', () => resolve());
-    });
+    let exited = exitOf(proc);
     return {
       uri, ldapsUri, port, ldapsPort,
       caFile: path.join(dir, 'ca.pem'),
       untrustedCaFile: path.join(dir, 'other-ca.pem'),
       baseDn: BASE_DN, bindDn, bindPassword, adminDn, adminPassword,
       users, groups, startupMs,
-      pid: proc.pid!,
+      get pid() {
+        return proc.pid!;
+      },
       log: () => log,
       waitForLog: async (pattern, from = 0, timeoutMs = 5000) => {
         const deadline = Date.now() + timeoutMs;
@@ -307,6 +319,13 @@ export async function startSlapd(): Promise<RunningSlapd> {
       },
       resume: () => {
         proc.kill('SIGCONT');
+      },
+      restart: async () => {
+        proc.kill('SIGTERM');
+        await exited;
+        child = proc = launch();
+        exited = exitOf(proc);
+        await waitUntilReady(proc, uri, adminDn, adminPassword, () => log);
       },
       stop: async () => {
         process.removeListener('exit', killOnExit);

@@ -167,3 +167,33 @@ describe('threat: a local password outliving the directory account', () => {
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'alice', password: dir.users.alice.password } }), 401, 'INVALID_CREDENTIALS');
   });
 });
+
+describe('the directory connections of a node', () => {
+  it('LDAP_POOL_SIZE bounds them (three sign-ins waiting on the directory at once share one connection), and closing the service closes them', async () => {
+    const node = await createTestApp({
+      env: {
+        LDAP_POOL_SIZE: '1', LDAP_TIMEOUT_MS: '5000', LDAP_URI: dir.uri, LDAP_BIND_DN: dir.bindDn, LDAP_BIND_PASSWORD: dir.bindPassword, LDAP_BASE_DN: dir.baseDn,
+        LDAP_USER_FILTER: '(&(objectClass=inetOrgPerson)(uid={username}))',
+      },
+    });
+    const mark = dir.log().length;
+    let accepted: string[] = [];
+    try {
+      await dir.pause();
+      let signIns: Array<Promise<{ statusCode: number }>>;
+      try {
+        signIns = (['alice', 'bob', 'carol'] as const).map((k) => node.app.inject({ method: 'POST', url: '/api/v1/auth/ldap/login', payload: { username: dir.users[k].uid, password: dir.users[k].password } }));
+        await new Promise((resolve) => setTimeout(resolve, 200)); // all three reach the directory step
+      } finally {
+        dir.resume();
+      }
+      for (const res of await Promise.all(signIns)) expect(res.statusCode).toBe(200);
+      await dir.waitForLog(/BIND dn="uid=carol,ou=people,dc=bank,dc=test" mech=SIMPLE/, mark);
+      accepted = [...dir.log().slice(mark).matchAll(/ (conn=\d+) fd=\d+ ACCEPT /g)].map((m) => m[1]!);
+      expect(accepted).toHaveLength(1);
+    } finally {
+      await node.close();
+    }
+    await dir.waitForLog(new RegExp(` ${accepted[0]} fd=\\d+ closed`), mark);
+  });
+});

@@ -388,4 +388,26 @@ describe('TLS to the directory, configured through the route', () => {
       expect((await config(settings(), token)).json()).toEqual({ status: 'success' });
     }
   });
+
+  it('a new configuration replaces the pooled directory connections: those opened on the old settings close, and the next sign-in opens its own on the new ones (StartTLS here)', async () => {
+    const token = await admin();
+    expect(await signInAs()).toBe(200); // plain ldap://: the pool keeps its connections open
+    const before = dir.log();
+    const closed = (conn: string): RegExp => new RegExp(` ${conn} fd=\\d+ closed`);
+    const open = [...before.matchAll(/ (conn=\d+) fd=\d+ ACCEPT /g)].map((m) => m[1]!).filter((conn) => !closed(conn).test(before));
+    expect(open.length).toBeGreaterThan(0);
+    try {
+      expect((await config({ ...settings(), start_tls: true, ca_cert: readFileSync(dir.caFile, 'utf8') }, token)).json()).toEqual({ status: 'success' });
+      const mark = dir.log().length;
+      expect(await signInAs()).toBe(200);
+      for (const conn of open) await dir.waitForLog(closed(conn));
+      await dir.waitForLog(/BIND dn="uid=carol,ou=people,dc=bank,dc=test" mech=SIMPLE/, mark);
+      const binds = dir.log().slice(mark).split('\n').filter((l) => / mech=SIMPLE /.test(l));
+      expect(binds.length).toBeGreaterThan(0);
+      for (const line of binds) expect(line).toMatch(/ ssf=(?!0\b)\d+/); // every bind of the new pool is over TLS
+      expect(binds.some((l) => open.some((conn) => l.includes(` ${conn} `)))).toBe(false);
+    } finally {
+      expect((await config(settings(), token)).json()).toEqual({ status: 'success' });
+    }
+  });
 });
