@@ -2,7 +2,7 @@
 /**
  * `strongroom <command>` (from a checkout: `npm run cli -- <command>`): the operator commands
  * `migrate`, `create-admin`, `rotate-keys`, `rotate-field-key`, `rotate-transport-key`, `rotate-saml-sp-key`,
- * `users ...` (create, unlock, list, show, update, disable, enable, delete, sessions, end-sessions), `faq seed` and `roles ...`, against the database the server uses. Results go to stdout for people; errors to stderr; the exit code
+ * `users ...` (create, unlock, list, show, update, disable, enable, delete, sessions, end-sessions), `faq seed`, `roles ...` and `bench seed` (synthetic data for the scale bench), against the database the server uses. Results go to stdout for people; errors to stderr; the exit code
  * follows sysexits.h (see src/cli/usage.ts) so scripts can tell a refusal from a usage error.
  */
 import { ConfigError, loadConfig, type Config } from './platform/config.js';

@@ -2,6 +2,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isHelpTopic, UsageError, type HelpTopic } from './usage.js';
 import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN } from '../users/rules.js';
+import { parseAudit, type AuditCommand } from './audit-args.js';
+import { parseBench, type BenchSeedCommand } from './bench-seed-args.js';
 import { parseRoles, type RolesCommand } from './roles-args.js';
 import { parseUserLifecycle, USER_LIFECYCLE_SUBCOMMANDS, type UserLifecycleCommand } from './users-args.js';
 
@@ -17,7 +19,9 @@ export type Command =
   | { name: 'users unlock'; username: string }
   | UserLifecycleCommand
   | { name: 'faq seed' }
-  | RolesCommand;
+  | RolesCommand
+  | AuditCommand
+  | BenchSeedCommand;
 
 // The same rules as the admin API's request schema (src/users/rules.ts).
 const USERNAME = new RegExp(USERNAME_PATTERN);
@@ -97,6 +101,10 @@ export function parseCommand(argv: string[]): Command {
       return parseUsers(rest);
     case 'roles':
       return parseRoles(rest);
+    case 'audit':
+      return parseAudit(rest);
+    case 'bench':
+      return parseBench(rest) ?? { name: 'help', topic: 'bench' };
     case 'faq': {
       const [sub, ...more] = rest;
       if (sub === undefined) throw new UsageError('faq needs a subcommand: seed.', 'faq');

@@ -13,7 +13,9 @@ import { starterArticles } from '../faq/starter.js';
 import { openRuntime } from '../runtime.js';
 import type { UserRow } from '../users/store.js';
 import type { Command } from './args.js';
+import { benchSeed } from './bench-seed.js';
 import { rotateFieldKey } from './field-key.js';
+import { runAudit } from './audit-commands.js';
 import { runRoles } from './roles-commands.js';
 import { describe as describeUser, runUserLifecycle } from './users-commands.js';
 import type { Print } from './usage.js';
@@ -124,6 +126,7 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
   // Quiet: warnings and errors only, on stderr, so stdout holds nothing but the results.
   const log = createLogger('warn', pino.destination({ fd: 2, sync: true }));
   if (cmd.name === 'rotate-field-key') return rotateFieldKey(config, cmd, log, print);
+  if (cmd.name === 'bench seed') return benchSeed(config, cmd, log, print);
   const { strongroom, generated, migrated } = await openRuntime(config, log);
   const services = strongroom.registry;
   try {
@@ -156,6 +159,12 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
       case 'users sessions':
       case 'users end-sessions':
         return await runUserLifecycle(services, cmd, print, { actor: actor(), context: {} });
+      case 'audit partitions':
+      case 'audit prune':
+      case 'audit holds':
+      case 'audit hold':
+      case 'audit release':
+        return await runAudit(services, cmd, print, actor().username);
       default:
         return await runRoles(services, cmd, print, { actor: actor(), context: {} });
     }

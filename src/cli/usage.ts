@@ -82,6 +82,15 @@ const COMMANDS = `Commands:
   roles create NAME --description TEXT [--permissions P[,P...]]
   roles update NAME [--description TEXT] [--permissions P[,P...] | --add P[,P...] --remove P[,P...]]
   roles delete NAME             Role administration (built-in roles keep their permissions).
+  audit partitions              The audit log's monthly partitions and the retention cut-off.
+  audit prune [--dry-run]       Drop the months past AUDIT_RETENTION_MONTHS now (not those held).
+  audit hold --reason TEXT --from DATE --to DATE [--user UUID]
+  audit holds | audit release ID
+                                Legal holds: keep a period's audit entries (or one user's) past
+                                the retention period; list them; release one.
+  bench seed --database NAME [--users N] [--sessions N] [--active-sessions N] [--audit N] [--months N]
+                                Fill a benchmark database with synthetic users, sessions and
+                                audit entries (PostgreSQL; never a database people use).
   help [COMMAND]                This text, or the help of one command.`;
 
 const EXIT_CODES = `Exit codes: 0 done, 1 refused or unfinished (the reason is printed), 64 usage error,
@@ -235,6 +244,65 @@ categories. An article whose question is already in the FAQ (in any case, active
 skipped, so running it again adds nothing and never overwrites an edited article. A development
 server loads the set by itself on its first start; in production run this once, then edit the
 articles under /api/v1/admin/faqs.
+`,
+  audit: `Usage: strongroom audit <partitions|prune|holds|hold|release> [options]
+
+The audit log is partitioned by calendar month (UTC). Entries are kept at least
+AUDIT_RETENTION_MONTHS months (default 84); every hour the server drops the months wholly older
+than that, except what a legal hold keeps. Every drop, hold and release is itself audited.
+
+  audit partitions              Each month's partition, its entries, and the retention cut-off.
+  audit prune [--dry-run]       Drop the months due now (the hourly job does it anyway);
+                                --dry-run only lists them.
+  audit hold --reason TEXT --from DATE --to DATE [--user UUID]
+                                Keep every audit entry of the period [from, to), or with --user
+                                only that user's (copied aside before their month is dropped and
+                                still answered by GET /api/v1/admin/audit). DATE: 2025-03-01
+                                (UTC midnight) or an instant with its offset, 2025-03-01T10:00:00Z.
+                                --reason: the matter (a case or request reference).
+  audit holds                   The holds in force.
+  audit release ID              End a hold: its entries follow the retention period again.
+
+Example:
+  strongroom audit hold --reason "dispute 2026-0415" --from 2025-10-01 --to 2026-01-01 \
+    --user 0f8fad5b-d9cb-469f-a165-70867728950e
+`,
+  bench: `Usage: strongroom bench seed --database NAME [--users N] [--sessions N] [--active-sessions N]
+                                [--audit N] [--months N]
+
+Fills a PostgreSQL database with synthetic data for measuring the service at scale (npm run
+bench:scale): by default 1,000,000 users (each with a password, the role customer, an email; 60%
+with a phone number, 15% with a second factor, 20% with push tokens, 1% disabled), 1,000,000
+sessions of which 100,000 active (with their refresh tokens), and 10,000,000 audit entries over
+the 13 months before now. Rows are written in batches, one per core at a time, each committed
+with its record (tables bench_seed, bench_seed_batches): stopped at any point, run the same
+command again and it continues. Run on a finished seed, it changes nothing. At the end it runs
+VACUUM ANALYZE on the tables it filled.
+
+Synthetic user <n> is seed.u<n> (seed.u1, seed.u2, ...), email u<n>@seed.bench.example, phone
++2547 and <n> on 8 digits (when n mod 10 < 6), and every password is "Seed-Bench#2026-synthetic".
+Emails, phone numbers and push tokens are encrypted and blind-indexed with the field key of the
+environment (FIELD_ENCRYPTION_KEY, DB_FIELD_ENCRYPTION): give the command the environment the
+server of that database uses, or the server will not find the users.
+
+It refuses, whatever the other options say:
+  - without DATABASE_URL (the embedded PGlite database is a developer's own), or with
+    NODE_ENV=production;
+  - unless --database NAME is the name of the database DATABASE_URL opens: you name what you fill;
+  - when that database holds a user the seed did not make (an account of a person, an
+    administrator): seed an empty database, then create its administrator (create-admin);
+  - when it holds a seed of other sizes, or one written under another field key.
+
+  --database NAME        The name of the database DATABASE_URL opens (a confirmation). Required.
+  --users N              Synthetic users (default 1,000,000; at most 10,000,000).
+  --sessions N           Sessions, spread over the users (default 1,000,000).
+  --active-sessions N    How many of them are active (default 100,000).
+  --audit N              Audit entries (default 10,000,000), through the monthly partitions.
+  --months N             Months before now the audit entries are spread over (default 13).
+Counts may be grouped: 1_000_000 or 1,000,000.
+
+Example:
+  DATABASE_URL=postgres://bench@127.0.0.1/strongroom_scale strongroom bench seed --database strongroom_scale
 `,
 } as const;
 
