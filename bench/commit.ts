@@ -2,7 +2,8 @@
  * `npm run bench:commit`: the refresh row of `npm run bench` alone, against the durable-commit
  * ceiling of the same PostgreSQL (bench/lib/pgbench.ts), in one run: what to run while working
  * on what a refresh commits. Builds the server, starts a durable PostgreSQL and Strongroom,
- * measures pgbench, then refresh (32 token chains), and prints both with their ratio.
+ * measures pgbench, then refresh (32 token chains) on a server with named prepared statements and
+ * on one without, and prints them with their ratio to the ceiling.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,27 +31,37 @@ async function main(): Promise<void> {
   await admin.connect();
   await admin.query('CREATE DATABASE strongroom_commit');
   await admin.end();
-  const server = await startNode('strongroom', [SERVER_JS], strongroomEnv({ DATABASE_URL: postgres.url('strongroom_commit'), DATA_DIR: dataDir }), await freePort());
+  // The same server twice on one PostgreSQL: named prepared statements (the default) and without
+  // (DB_PREPARED_STATEMENTS=0), measured in turns against the same ceiling.
+  const variants: { label: string; env: Record<string, string> }[] = [
+    { label: 'prepared statements', env: {} },
+    { label: 'unnamed statements', env: { DB_PREPARED_STATEMENTS: '0' } },
+  ];
+  const servers = [];
+  for (const v of variants) {
+    servers.push(await startNode('strongroom', [SERVER_JS], strongroomEnv({ DATABASE_URL: postgres.url('strongroom_commit'), DATA_DIR: dataDir, ...v.env }), await freePort()));
+  }
   try {
-    const root = await login(server.url, ADMIN.username, ADMIN.password);
-    await createUser(server.url, root.access_token, USER.username, USER.password);
-    const chains: Tokens[] = [];
-    for (let i = 0; i < REFRESH.workers; i++) chains.push(await login(server.url, USER.username, USER.password));
-
+    const root = await login(servers[0]!.url, ADMIN.username, ADMIN.password);
+    await createUser(servers[0]!.url, root.access_token, USER.username, USER.password);
+    const rows: string[] = [];
     console.log(`pgbench: ${PGBENCH.clients} clients, ${PGBENCH.seconds} s, one small write transaction per commit ...`);
     const ceiling = await pgbenchCeiling(postgres.url('postgres'));
-    console.log(`Refresh: ${REFRESH.workers} token chains, ${REFRESH.seconds} s ...`);
-    const refresh = await refreshLoad(server.url, chains);
-    if (refresh.failed > 0) throw new Error(`${refresh.failed} refreshes failed`);
-    console.log(`Refresh: one client, ${REFRESH.seconds} s (what one refresh waits for) ...`);
-    const single = await refreshLoad(server.url, chains, 1);
-    if (single.failed > 0) throw new Error(`${single.failed} refreshes failed`);
-    console.log(`\n| Measure | Figure | Ratio |\n|---|---|---|`);
-    console.log(`| pgbench durable commits | ${ceiling.perSec.toFixed(0)} /s | 1.00 |`);
-    console.log(`| POST /auth/refresh, ${REFRESH.workers} clients | ${refresh.perSec.toFixed(0)} /s (p99 ${refresh.p99Ms.toFixed(1)} ms) | ${(refresh.perSec / ceiling.perSec).toFixed(2)} |`);
-    console.log(`| POST /auth/refresh, one client | ${single.perSec.toFixed(0)} /s (p50 ${single.p50Ms.toFixed(2)} ms, p99 ${single.p99Ms.toFixed(2)} ms) | |`);
+    rows.push(`| pgbench durable commits | ${ceiling.perSec.toFixed(0)} /s | 1.00 |`);
+    for (const [i, server] of servers.entries()) {
+      const chains: Tokens[] = [];
+      for (let c = 0; c < REFRESH.workers; c++) chains.push(await login(server.url, USER.username, USER.password));
+      console.log(`Refresh (${variants[i]!.label}): ${REFRESH.workers} token chains, ${REFRESH.seconds} s ...`);
+      const refresh = await refreshLoad(server.url, chains);
+      if (refresh.failed > 0) throw new Error(`${refresh.failed} refreshes failed`);
+      const single = await refreshLoad(server.url, chains, 1);
+      if (single.failed > 0) throw new Error(`${single.failed} refreshes failed`);
+      rows.push(`| POST /auth/refresh, ${variants[i]!.label}, ${REFRESH.workers} clients | ${refresh.perSec.toFixed(0)} /s (p99 ${refresh.p99Ms.toFixed(1)} ms) | ${(refresh.perSec / ceiling.perSec).toFixed(2)} |`);
+      rows.push(`| POST /auth/refresh, ${variants[i]!.label}, one client | ${single.perSec.toFixed(0)} /s (p50 ${single.p50Ms.toFixed(2)} ms, p99 ${single.p99Ms.toFixed(2)} ms) | |`);
+    }
+    console.log(`\n| Measure | Figure | Ratio |\n|---|---|---|\n${rows.join('\n')}`);
   } finally {
-    await server.stop();
+    for (const server of servers) await server.stop();
   }
 }
 

@@ -7,7 +7,7 @@ import { resolveSecrets } from './platform/crypto/secrets.js';
 import { openDatabase, type DatabaseTarget } from './platform/db/database.js';
 
 export function databaseTarget(config: Config): DatabaseTarget {
-  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
+  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl, preparedStatements: config.databasePreparedStatements } : { kind: 'pglite', dataDir: config.dataDir };
 }
 
 export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<{ strongroom: Strongroom; generated: string[]; fromDataDir: string[]; migrated: string[] }> {

@@ -33,6 +33,8 @@ export interface Config {
   dataDir: string;
   /** Unset means the embedded PGlite database under `dataDir`. */
   databaseUrl: string | undefined;
+  /** DB_PREPARED_STATEMENTS: named prepared statements on PostgreSQL (off behind a transaction-mode pooler without their support). */
+  databasePreparedStatements: boolean;
   logLevel: string;
   /**
    * LOG_FORMAT: `json` (one object a line, for a collector), `pretty` (coloured lines for a
@@ -452,6 +454,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     dataDir: path.resolve(r.str('DATA_DIR', './data')),
     databaseUrl,
+    databasePreparedStatements: r.bool('DB_PREPARED_STATEMENTS', true),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     logFormat: r.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty'] as const),
     accessLog: r.bool('ACCESS_LOG', true),

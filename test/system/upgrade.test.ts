@@ -59,7 +59,7 @@ async function call(port: number, method: string, url: string, body?: unknown, h
   return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-describe(`upgrade to the release that adds ${NEWEST}`, () => {
+describe(`upgrade to the release that adds ${NEWEST}`, { timeout: 180_000 }, () => {
   const secrets = testSecrets();
   const dirs: string[] = [];
   let previous: string;

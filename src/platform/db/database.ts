@@ -10,6 +10,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
+import { PreparingClient } from './prepared.js';
 import type { Logger } from 'pino';
 import { LocalBus, PgBus, type EventBus } from './bus.js';
 import { runMigrations } from './migrate.js';
@@ -57,7 +58,7 @@ export interface DatabaseHandle {
 }
 
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolSize?: number }
+  | { kind: 'postgres'; url: string; poolSize?: number; /** Named prepared statements on the main pool (src/platform/db/prepared.ts); default on. */ preparedStatements?: boolean }
   | { kind: 'pglite'; dataDir: string }
   | { kind: 'pglite-memory'; image?: Blob };
 
@@ -127,7 +128,7 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
   };
 
   if (target.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10 });
+    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10, ...(target.preparedStatements === false ? {} : { Client: PreparingClient }) });
     pool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
     db = new Kysely<Database>({ dialect: tracedDialect(new PostgresDialect({ pool }), target.url) });
     const pgBus = new PgBus(pool, target.url, log);
