@@ -7,6 +7,7 @@ import type { TracingConfig } from './platform/config-tracing.js';
 import { DatabaseLockedError } from './platform/db/database.js';
 import type { App } from './platform/http/app.js';
 import { metricsExposure } from './platform/http/ops-routes.js';
+import { collectWhenQuiet } from './platform/memory.js';
 import { createLogger } from './platform/observability/logger.js';
 import { openRuntime } from './runtime.js';
 
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
   const app = await strongroom.buildApp();
   strongroom.scheduler.start();
   const address = await app.listen({ host: config.host, port: config.port });
+  const startupGarbage = collectWhenQuiet(log); // start-up's garbage, once, the first time the node is quiet
   const exposure = metricsExposure(config);
   let management: App | undefined;
   let metricsAt = 'not served';
@@ -152,6 +154,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
+    startupGarbage.stop();
     // No new background runs while requests drain; those under way finish before the database closes.
     await Promise.all([strongroom.scheduler.stop(), app.close(), management?.close()]); // stops accepting, waits for in-flight requests
     await strongroom.close(); // the password-strength worker, the SMTP pool, the last spans

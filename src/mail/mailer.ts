@@ -2,9 +2,11 @@
  * Outgoing email (ARCHITECTURE.md section 2: nodemailer over SMTP). One `Mailer` interface with
  * two implementations: SMTP when SMTP_URL is set, and `disabled` when it is not, so callers ask
  * `configured` instead of reading the environment. SMTP credentials may sit in SMTP_URL: the URL
- * is never logged, only `host:port` (`describeSmtp`).
+ * is never logged, only `host:port` (`describeSmtp`). nodemailer itself is imported only where
+ * SMTP_URL is set (`SmtpMailer.load`), so a node without email never holds its code.
  */
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { Logger } from 'pino';
 import type { Config } from '../platform/config.js';
 import { inSpan } from '../platform/observability/tracing.js';
@@ -70,7 +72,9 @@ function reasonOf(err: unknown): string {
 
 export class SmtpMailer implements Mailer {
   readonly configured = true;
-  private readonly transport;
+  private readonly options: SMTPTransport.Options;
+  private readonly from: string;
+  private transport: Promise<Transporter<SMTPTransport.SentMessageInfo>> | undefined;
   private readonly where: string;
   /** The relay's address for spans: never a recipient, a subject or a body. */
   private readonly server: { 'server.address': string; 'server.port': number };
@@ -85,8 +89,9 @@ export class SmtpMailer implements Mailer {
     const u = new URL(mail.url);
     const secure = u.protocol === 'smtps:';
     this.where = describeSmtp(mail.url, mail.requireTls);
+    this.from = mail.from;
     this.server = { 'server.address': u.hostname.replace(/^\[(.*)\]$/, '$1'), 'server.port': Number(u.port || (secure ? 465 : 587)) };
-    this.transport = createTransport({
+    this.options = {
       host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
       port: u.port ? Number(u.port) : undefined,
       secure,
@@ -96,13 +101,20 @@ export class SmtpMailer implements Mailer {
       ...SMTP_TIMEOUTS,
       logger: false,
       debug: false,
-    }, { from: mail.from });
+    };
+  }
+
+  /** Imports nodemailer and makes the transport, once (the mail module does it at start). */
+  load(): Promise<Transporter<SMTPTransport.SentMessageInfo>> {
+    this.transport ??= import('nodemailer').then(({ createTransport }) => createTransport(this.options, { from: this.from }));
+    return this.transport;
   }
 
   async send(msg: MailMessage): Promise<{ messageId: string }> {
     try {
       return await inSpan('SMTP send', this.server, async () => {
-        const info = await this.transport.sendMail({ to: msg.to, subject: msg.subject, text: msg.text });
+        const transport = await this.load();
+        const info = await transport.sendMail({ to: msg.to, subject: msg.subject, text: msg.text });
         if (info.rejected.length > 0) throw Object.assign(new Error('recipient rejected'), { code: 'EENVELOPE' });
         return { messageId: info.messageId };
       });
@@ -114,7 +126,7 @@ export class SmtpMailer implements Mailer {
   }
 
   close(): void {
-    this.transport.close();
+    void this.transport?.then((t) => t.close());
   }
 }
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../platform/config.js';
 import type { Module } from '../platform/module.js';
 import type { Metrics } from '../platform/observability/metrics.js';
-import { createMailer, type Mailer } from './mailer.js';
+import { createMailer, SmtpMailer, type Mailer } from './mailer.js';
 
 export interface MailDeps {
   config: Pick<Config, 'mail'>;
@@ -36,6 +36,14 @@ function counted(inner: Mailer, metrics: Metrics): Mailer {
 }
 
 export function mailModule(deps: MailDeps): Module<{ mailer: Mailer }> {
-  const mailer = counted(deps.mailerOverride ?? createMailer(deps.config, deps.log), deps.metrics);
-  return { name: 'mail', provides: { mailer }, close: () => mailer.close?.() };
+  const inner = deps.mailerOverride ?? createMailer(deps.config, deps.log);
+  const mailer = counted(inner, deps.metrics);
+  return {
+    name: 'mail', provides: { mailer },
+    // SMTP_URL set: nodemailer is loaded at start, not on the first email.
+    init: async () => {
+      if (inner instanceof SmtpMailer) await inner.load();
+    },
+    close: () => mailer.close?.(),
+  };
 }

@@ -14,7 +14,7 @@ import { SamlErrors } from './errors.js';
 import { identityOf, type SamlIdentity } from './provision.js';
 import type { SamlAssertionCache } from './replay.js';
 import type { SamlRequests, SentRequest } from './requests.js';
-import { readResponse, type SamlAssertion } from './response.js';
+import type { SamlAssertion } from './response.js';
 
 export interface Consumed {
   assertion: SamlAssertion;
@@ -50,6 +50,8 @@ export class SamlConsumer {
    */
   async consume(settings: SamlSettings, samlResponse: string, browserNonce?: string): Promise<Consumed | RefusedBrowser> {
     try {
+      // The SAML library (./response.js and what it imports) is loaded by the first response, not at start.
+      const { readResponse } = await import('./response.js');
       const assertion = await readResponse(settings, samlResponse, this.deps.clock.now(), this.deps.requests);
       let request: SentRequest | null = null;
       if (assertion.inResponseTo !== null) {

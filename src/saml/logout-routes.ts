@@ -25,7 +25,8 @@ import { relayAllowed } from './signin-routes.js';
 export interface SamlLogoutRouteDeps {
   db: Db;
   samlSettings: SamlSettingsStore;
-  logout: SamlLogout;
+  /** The single-logout service, loaded with the SAML library on first use. */
+  logout: () => Promise<SamlLogout>;
   sessions: SessionService;
   denylist: Denylist;
   guard: Guard;
@@ -60,12 +61,12 @@ export function samlLogoutRoutes(s: SamlLogoutRouteDeps): FastifyPluginAsync {
   const answer = async (message: SlsMessage, request: Parameters<typeof clientContext>[0], reply: FastifyReply) => {
     const settings = await enabled();
     if (message.fields.SAMLRequest !== undefined) {
-      const { redirect, ended } = await s.logout.idpRequest(settings, message, auditContext(clientContext(request, s.ipHasher, 'web')));
+      const { redirect, ended } = await (await s.logout()).idpRequest(settings, message, auditContext(clientContext(request, s.ipHasher, 'web')));
       if (redirect !== null) return reply.code(302).header('location', redirect).send(null);
       return reply.send({ status: 'success', sessions_ended: ended });
     }
     if (message.fields.SAMLResponse !== undefined) {
-      const sent = await s.logout.idpResponse(settings, message);
+      const sent = await (await s.logout()).idpResponse(settings, message);
       if (sent.relayUrl !== null) return reply.code(303).header('location', sent.relayUrl).send(null);
       return reply.send({ status: 'success' });
     }
@@ -129,7 +130,7 @@ export function samlLogoutRoutes(s: SamlLogoutRouteDeps): FastifyPluginAsync {
       const relayUrl = request.body.relay_state ?? null;
       if (relayUrl !== null && !relayAllowed(relayUrl, settings?.allowedRelayOrigins ?? [])) throw SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED({ allowed_origins: settings?.allowedRelayOrigins ?? [] });
       // The IdP's URL first (it reads which IdP session this was), then the session ends.
-      const redirect = settings?.enabled ? await s.logout.start(settings, auth.session.sessionId, { relayUrl, channel: auth.session.channel }) : null;
+      const redirect = settings?.enabled ? await (await s.logout()).start(settings, auth.session.sessionId, { relayUrl, channel: auth.session.channel }) : null;
       const expiresAt = auth.claims.exp * 1000;
       const user = await s.users.findByUuid(auth.claims.user_id);
       await s.db.transaction().execute(async (trx) => {

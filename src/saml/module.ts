@@ -30,7 +30,7 @@ import { SamlAssertionCache } from './replay.js';
 import { SamlRequests } from './requests.js';
 import { SamlSettingsStore } from './settings.js';
 import { samlSignInRoutes, samlStarter, type SamlStart } from './signin-routes.js';
-import { SamlLogout } from './logout.js';
+import type { SamlLogout } from './logout.js';
 import { samlLogoutRoutes } from './logout-routes.js';
 import { SamlSpKeys } from './sp-keys.js';
 import { SamlStrategy } from './strategy.js';
@@ -84,7 +84,10 @@ export function samlModule(deps: SamlDeps): Module<SamlProvides> {
     if (!origin.issuer || !origin.name_id) return;
     await trx.insertInto('saml_sessions').values({ session_id: session.sessionId, user_id: user.id, issuer: origin.issuer, name_id: origin.name_id, session_index: origin.session_index ?? null, created_at: new Date(deps.clock.now()) }).execute();
   });
-  const logout = new SamlLogout({ db: deps.db, clock: deps.clock, sessions: deps.sessions, audit: deps.audit, requests: samlRequests, replay, spKeys: samlSpKeys });
+  // The SAML library (@node-saml/node-saml, xmldom, xml-crypto) is imported on first use, not at start:
+  // a bank without SAML never holds it (docs/benchmarks.md "Idle memory").
+  let loadedLogout: Promise<SamlLogout> | undefined;
+  const logout = (): Promise<SamlLogout> => (loadedLogout ??= import('./logout.js').then(({ SamlLogout }) => new SamlLogout({ db: deps.db, clock: deps.clock, sessions: deps.sessions, audit: deps.audit, requests: samlRequests, replay, spKeys: samlSpKeys })));
   return {
     name: 'saml',
     provides: { samlSettings, samlStrategy, samlSpKeys, samlStart },

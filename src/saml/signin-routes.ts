@@ -22,7 +22,6 @@ import { clientContext, SignInResponseSchema } from '../signin/routes.js';
 import { useResponseKey } from '../transport/plugin.js';
 import type { UserStore } from '../users/store.js';
 import { browserNonce, clearBinding, newBrowserBinding } from './browser-binding.js';
-import { authnRequestUrl } from './client.js';
 import { CODE_TTL_MS, type PendingSignIn, type SamlCodes } from './codes.js';
 import { browserBound, type SamlConsumer } from './consumer.js';
 import { SamlErrors } from './errors.js';
@@ -56,6 +55,8 @@ export function samlStarter(settingsStore: SamlSettingsStore, requests: SamlRequ
     const settings = current.settings;
     if (relayUrl !== null && !relayAllowed(relayUrl, settings.allowedRelayOrigins)) throw SamlErrors.SAML_RELAY_STATE_NOT_ALLOWED({ allowed_origins: settings.allowedRelayOrigins });
     const binding = relayUrl !== null && reply ? newBrowserBinding(settings.acsUrl) : null;
+    // The SAML library (./client.js and what it imports) is loaded by the first sign-in, not at start.
+    const { authnRequestUrl } = await import('./client.js');
     const { url, requestId } = await authnRequestUrl(settings, requests, { relayUrl, channel, browserBinding: binding?.hash ?? null });
     // Only once the request is recorded: a failed start leaves an earlier login's cookie alone.
     if (binding && reply) reply.header('set-cookie', binding.setCookie);

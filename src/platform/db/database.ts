@@ -2,13 +2,7 @@
  * Opens the system of record: PostgreSQL when `DATABASE_URL` is set, otherwise PGlite (the same
  * PostgreSQL, compiled to WASM, in-process) under `DATA_DIR/pglite`. Same SQL, same migrations.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { fuzzystrmatch } from '@electric-sql/pglite/contrib/fuzzystrmatch';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { PreparingClient } from './prepared.js';
 import type { Logger } from 'pino';
@@ -62,16 +56,7 @@ export type DatabaseTarget =
   | { kind: 'pglite'; dataDir: string }
   | { kind: 'pglite-memory'; image?: Blob };
 
-export class DatabaseLockedError extends Error {}
-
-/**
- * The embedded database is for one process with modest data: PostgreSQL's default 128 MB of
- * shared buffers cost about 140 MiB of resident memory in PGlite's heap for nothing
- * (docs/benchmarks.md). The file replaces PGlite's postgresql.conf at each start.
- */
-const PGLITE_CONF = ['shared_buffers = 16MB', 'work_mem = 4MB'];
-/** Contrib extensions the migrations create (PostgreSQL ships them; PGlite loads them on demand). */
-const PGLITE_EXTENSIONS = { pg_trgm, fuzzystrmatch };
+export { DatabaseLockedError } from './lock.js';
 
 /** Redacts the password of a connection string for logs. */
 export function describeUrl(url: string): string {
@@ -81,35 +66,6 @@ export function describeUrl(url: string): string {
   } catch {
     return 'PostgreSQL (unparseable DATABASE_URL)';
   }
-}
-
-/**
- * PGlite is single-process: a lock file keeps a second server or a CLI from opening the same
- * data directory at once, which would corrupt it. A lock left by a dead process is taken over.
- */
-function takeLock(dir: string): () => void {
-  const file = path.join(dir, 'strongroom.lock');
-  try {
-    const pid = Number(readFileSync(file, 'utf8'));
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) { // empty file: Number("") is 0, a process group
-      try {
-        process.kill(pid, 0);
-        throw new DatabaseLockedError(
-          `The embedded database in ${dir} is in use by process ${pid}. Stop that process first, or set DATABASE_URL to use PostgreSQL.`,
-        );
-      } catch (err) {
-        if (err instanceof DatabaseLockedError) throw err;
-        // ESRCH: the process is gone; the lock is stale. EPERM: it lives, under another user.
-        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') {
-          throw new DatabaseLockedError(`The embedded database in ${dir} is in use by process ${pid} (another user's). Stop that process first, or set DATABASE_URL to use PostgreSQL.`);
-        }
-      }
-    }
-  } catch (err) {
-    if (err instanceof DatabaseLockedError) throw err;
-  }
-  writeFileSync(file, String(process.pid));
-  return () => rmSync(file, { force: true });
 }
 
 /** Connections of `indexScans` (PostgreSQL), on top of the main pool. */
@@ -150,27 +106,15 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
       await db.destroy();
     };
   } else {
-    let pglite: PGlite;
-    if (target.kind === 'pglite') {
-      mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
-      release = takeLock(target.dataDir);
-      pglite = new PGlite(path.join(target.dataDir, 'pglite'), { postgresqlconf: PGLITE_CONF, extensions: PGLITE_EXTENSIONS });
-      location = `PGlite (embedded) at ${path.join(target.dataDir, 'pglite')}`;
-    } else {
-      pglite = new PGlite({ postgresqlconf: PGLITE_CONF, extensions: PGLITE_EXTENSIONS, loadDataDir: target.image });
-      location = 'PGlite (embedded, in memory)';
-    }
-    await pglite.waitReady;
-    db = new Kysely<Database>({ dialect: tracedDialect(new PGliteDialect(pglite)) });
+    // Loaded only here: a node on PostgreSQL never reads PGlite's code (docs/benchmarks.md "Idle memory").
+    const { openPglite } = await import('./pglite.js');
+    const embedded = await openPglite(target);
+    db = embedded.db;
     bus = new LocalBus();
-    // PGlite (0.4) hangs for good, spinning, when closed while a query runs (a worker's sync, a
-    // keyring reload after a NOTIFY). Take the one connection the dialect hands out, so what was
-    // queued first finishes, and close while holding it, so nothing starts in between; a later
-    // query fails with "PGlite is closed" instead. (Kysely's destroy would only close PGlite.)
-    snapshot = async () => pglite.dumpDataDir('none');
-    closeDb = async () => {
-      if (!pglite.closed) await db.connection().execute(() => pglite.close());
-    };
+    location = embedded.location;
+    release = embedded.release;
+    snapshot = embedded.snapshot;
+    closeDb = embedded.close;
   }
 
   return {
