@@ -12,7 +12,7 @@
  *
  * This module only reads the catalogue and runs DDL; it decides nothing about retention.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type QueryExecutorProvider } from 'kysely';
 
 export const AUDIT_DEFAULT_PARTITION = 'audit_log_default';
 
@@ -111,20 +111,19 @@ async function createMonth<DB>(db: Kysely<DB>, month: Date): Promise<void> {
 /**
  * Detaches and drops one partition, first copying into `audit_log_held` the entries of the
  * users named by `heldUsers` (entries under a legal hold outlive their month). Returns how
- * many entries the partition held and how many were kept.
+ * many entries the partition held and how many were kept. Run it in a transaction (`trx`),
+ * with the audit entry that records the drop.
  */
-export async function dropAuditPartition<DB>(db: Kysely<DB>, p: AuditPartition, heldUsers: readonly string[]): Promise<{ rows: number; kept: number }> {
-  return db.transaction().execute(async (trx) => {
-    const counted = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(p.name)}`.execute(trx);
-    let kept = 0;
-    if (heldUsers.length > 0) {
-      const copied = await sql`
-        INSERT INTO audit_log_held SELECT * FROM ${sql.table(p.name)} WHERE user_id = ANY(${[...heldUsers]}::text[])
-        ON CONFLICT DO NOTHING`.execute(trx);
-      kept = Number(copied.numAffectedRows ?? 0);
-    }
-    await sql`ALTER TABLE audit_log DETACH PARTITION ${sql.table(p.name)}`.execute(trx);
-    await sql`DROP TABLE ${sql.table(p.name)}`.execute(trx);
-    return { rows: counted.rows[0]?.n ?? 0, kept };
-  });
+export async function dropAuditPartition(trx: QueryExecutorProvider, p: AuditPartition, heldUsers: readonly string[]): Promise<{ rows: number; kept: number }> {
+  const counted = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(p.name)}`.execute(trx);
+  let kept = 0;
+  if (heldUsers.length > 0) {
+    const copied = await sql`
+      INSERT INTO audit_log_held SELECT * FROM ${sql.table(p.name)} WHERE user_id = ANY(${[...heldUsers]}::text[])
+      ON CONFLICT DO NOTHING`.execute(trx);
+    kept = Number(copied.numAffectedRows ?? 0);
+  }
+  await sql`ALTER TABLE audit_log DETACH PARTITION ${sql.table(p.name)}`.execute(trx);
+  await sql`DROP TABLE ${sql.table(p.name)}`.execute(trx);
+  return { rows: counted.rows[0]?.n ?? 0, kept };
 }

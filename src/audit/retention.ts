@@ -69,12 +69,16 @@ export class AuditRetention {
       const touching = holds.filter((h) => overlaps(p, h));
       if (touching.some((h) => h.user_id === null)) continue;
       const heldUsers = [...new Set(touching.map((h) => h.user_id!))];
-      const { rows, kept } = opts.dryRun ? { rows: -1, kept: -1 } : await dropAuditPartition(this.deps.db, p, heldUsers);
-      const month: DroppedMonth = { partition: p.name, from: p.from?.toISOString() ?? null, to: p.to.toISOString(), entries: rows, kept_under_hold: kept };
-      dropped.push(month);
+      const month: DroppedMonth = { partition: p.name, from: p.from?.toISOString() ?? null, to: p.to.toISOString(), entries: -1, kept_under_hold: -1 };
       if (!opts.dryRun) {
-        await this.deps.audit.record({ eventType: 'AUDIT_MONTH_DROPPED', status: 'SUCCESS', details: { ...month, retention_months: this.deps.retentionMonths } });
+        // The drop and its audit entry commit together.
+        await this.deps.db.transaction().execute(async (trx) => {
+          const { rows, kept } = await dropAuditPartition(trx, p, heldUsers);
+          Object.assign(month, { entries: rows, kept_under_hold: kept });
+          await this.deps.audit.record({ eventType: 'AUDIT_MONTH_DROPPED', status: 'SUCCESS', details: { ...month, retention_months: this.deps.retentionMonths } }, trx);
+        });
       }
+      dropped.push(month);
     }
     return dropped;
   }

@@ -3,12 +3,8 @@ import { sql } from 'kysely';
 import type { Registry } from '../app.js';
 import { listAuditPartitions } from '../audit/partitions.js';
 import type { AuditCommand } from './audit-args.js';
+import { table } from './roles-commands.js';
 import { CommandFailed, type Print } from './usage.js';
-
-function table(print: Print, rows: string[][]): void {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) print(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
-}
 
 const day = (iso: string | null) => (iso === null ? '(the beginning)' : iso.slice(0, 10));
 

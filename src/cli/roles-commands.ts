@@ -13,7 +13,8 @@ function describeRole(print: Print, r: RoleView, descriptions: Map<string, strin
   for (const p of r.permissions) print(`    ${p.padEnd(26)} ${descriptions.get(p) ?? ''}`);
 }
 
-function table(print: Print, rows: string[][]): void {
+/** Rows as aligned columns, the first row the header; the last column is not padded. */
+export function table(print: Print, rows: string[][]): void {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) print(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
 }

@@ -122,6 +122,14 @@ describe('audit log partitioned by month', () => {
       expect((await t.s.auditRetention.holdsInForce()).map((h) => h.user_id)).toEqual([userA]);
     });
 
+    it('a hold released by ten operators at once is released once, and audited once', async () => {
+      const hold = await t.s.auditRetention.placeHold({ reason: 'case 2026-116', from: month(-12), to: month(-11), userId: null, by: 'dpo' });
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => t.s.auditRetention.releaseHold(hold.id, `operator-${i}`)));
+      expect(results.filter((r) => r !== null)).toHaveLength(1);
+      const audited = await t.s.db.selectFrom('audit_log').select('details').where('event_type', '=', 'AUDIT_HOLD_RELEASED').execute();
+      expect(audited.filter((r) => (r.details as { hold_id: string }).hold_id === hold.id)).toHaveLength(1);
+    });
+
     it('the hourly job creates the months ahead and drops the months due', async () => {
       await ensureAuditPartitions(t.s.db, month(-3), month(-3));
       const id = await write(t, new Date(month(-3).getTime() + 3_600_000), userB);
