@@ -1,7 +1,8 @@
 /** Administration: users and the audit trail. Each route names the permission it needs. */
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { AUDIT_EVENTS, type AuditLog } from '../audit/service.js';
+import { AUDIT_EVENTS, COUNT_CAP, type AuditLog } from '../audit/service.js';
+import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL, Pagination } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
@@ -51,6 +52,15 @@ const AuditEntrySchema = Type.Object({
   suspicious_indicators: Type.Array(Type.Unknown()),
   details: Type.Record(Type.String(), Type.Unknown()),
 });
+
+const AuditPage = Type.Object({
+  entries: Type.Array(AuditEntrySchema),
+  page: Type.Integer({ description: 'The page number asked for (1 when `cursor` was sent).' }),
+  page_size: Type.Integer(),
+  total: Type.Integer({ description: `Entries matching the filters, counted up to ${COUNT_CAP}.` }),
+  total_exact: Type.Boolean({ description: `false: more than ${COUNT_CAP} entries match, and \`total\` says ${COUNT_CAP}.` }),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Send as `cursor` for the next page; null on the last page.' }),
+}, { title: 'AuditPage', examples: [{ entries: [], page: 1, page_size: 50, total: 1000, total_exact: false, next_cursor: 'eyJ2IjoxLCJhdCI6IjIwMjYtMTEtMjhUMDE6MDI6MDMuMTIzNDU2WiIsImlkIjoiMGI5ZS4uLiJ9' }] });
 
 export interface AdminRouteDeps {
   admin: AdminService;
@@ -130,23 +140,24 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
     app.get('/api/v1/admin/audit', {
       schema: {
         tags, security, summary: 'Read the audit trail (permission audit.read)',
-        description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}) and a time range \`[from, to)\`.`,
+        description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}) and a time range \`[from, to)\`. Page through with \`cursor\`: send the \`next_cursor\` of a page to get the next one (null on the last page); each page then costs the same however deep it is. \`page\` numbers still work but read past every entry before the page; \`page\` is ignored when \`cursor\` is sent. \`total\` counts the matching entries exactly up to ${COUNT_CAP}; past that it says ${COUNT_CAP} with \`total_exact: false\` ("more than"), so a busy day's first page does not wait for a count of the whole day.`,
         querystring: Type.Object({
           user_id: Type.Optional(Type.String({ format: 'uuid' })),
           event_type: Type.Optional(Type.String({ pattern: '^[A-Z0-9_]{1,64}$' })),
           from: Type.Optional(Type.String(ISO)),
           to: Type.Optional(Type.String(ISO)),
+          cursor: Type.Optional(Type.String({ maxLength: 256, description: 'The `next_cursor` of the previous page, unchanged.' })),
           ...Pagination,
         }, { additionalProperties: false }),
-        response: { 200: Type.Object({ entries: Type.Array(AuditEntrySchema), page: Type.Integer(), page_size: Type.Integer(), total: Type.Integer() }, { title: 'AuditPage' }) },
+        response: { 200: AuditPage, ...errors(CommonErrors.VALIDATION_ERROR) },
       },
       onRequest: s.guard.requirePermission('audit.read'),
     }, async (request) => {
       const q = request.query;
       const page = q.page ?? 1;
       const pageSize = q.page_size ?? 50;
-      const r = await s.audit.query({ userId: q.user_id, eventType: q.event_type, from: q.from, to: q.to, limit: pageSize, offset: (page - 1) * pageSize });
-      return { entries: r.entries as never, page, page_size: pageSize, total: r.total };
+      const r = await s.audit.query({ userId: q.user_id, eventType: q.event_type, from: q.from, to: q.to, limit: pageSize, offset: (page - 1) * pageSize, cursor: q.cursor });
+      return { entries: r.entries as never, page: q.cursor === undefined ? page : 1, page_size: pageSize, total: r.total, total_exact: r.totalExact, next_cursor: r.nextCursor };
     });
   };
 }

@@ -7,7 +7,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
-import { CommonErrors } from '../platform/errors.js';
+import { decodeCursor, encodeCursor } from '../platform/http/cursor.js';
 import type { UserRow, UserStore } from '../users/store.js';
 
 /** What an account is now: `deleted` wins over `disabled`, which wins over `locked`. */
@@ -34,22 +34,9 @@ export interface DirectoryQuery {
   limit: number;
 }
 
-const CURSOR_VERSION = 1;
-
 /** The opaque cursor after `username`. */
-export function encodeCursor(username: string): string {
-  return Buffer.from(JSON.stringify({ v: CURSOR_VERSION, after: username.toLowerCase() })).toString('base64url');
-}
-
-/** The username a cursor continues after; 422 VALIDATION_ERROR naming `cursor` for anything this service did not issue. */
-export function decodeCursor(cursor: string): string {
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { v?: unknown; after?: unknown };
-    if (parsed.v === CURSOR_VERSION && typeof parsed.after === 'string' && parsed.after.length > 0) return parsed.after;
-  } catch {
-    // falls through to the refusal
-  }
-  throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'querystring', field: 'cursor', message: 'is not a cursor this service issued: send the next_cursor of the previous page unchanged, or no cursor for the first page' }] }, { message: 'The cursor is not one this service issued; send the `next_cursor` of the previous page unchanged, or none for the first page.' });
+function encodeUserCursor(username: string): string {
+  return encodeCursor({ after: username.toLowerCase() });
 }
 
 export class UserDirectory {
@@ -63,11 +50,11 @@ export class UserDirectory {
 
   /** A page, and the cursor of the next one (null: this is the last). */
   async page(q: DirectoryQuery): Promise<{ users: DirectoryUser[]; nextCursor: string | null }> {
-    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, ['after']).after;
     const rows = await this.select(this.deps.db, this.where(q, after), q.limit + 1);
     const more = rows.length > q.limit;
     const users = more ? rows.slice(0, q.limit) : rows;
-    return { users, nextCursor: more ? encodeCursor(users.at(-1)!.username) : null };
+    return { users, nextCursor: more ? encodeUserCursor(users.at(-1)!.username) : null };
   }
 
   private where(q: DirectoryQuery, after: string | undefined): RawBuilder<unknown> {

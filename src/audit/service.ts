@@ -7,6 +7,7 @@ import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import type { AuditLogTable } from '../platform/db/schema.js';
+import { decodeCursor, encodeCursor } from '../platform/http/cursor.js';
 
 export const AUDIT_EVENTS = [
   'USER_LOGIN', 'FAILED_LOGIN_ATTEMPT', 'LOCKED_LOGIN_ATTEMPT', 'ACCOUNT_LOCKED', 'ACCOUNT_UNLOCKED', 'LOGOUT', 'TOKEN_REFRESH',
@@ -77,6 +78,23 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
+/** Past this many matching entries, a page's `total` stops counting (`totalExact` false). */
+export const COUNT_CAP = 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+export interface AuditQuery {
+  userId?: string;
+  eventType?: string;
+  from?: string;
+  to?: string;
+  limit: number;
+  /** Entries to skip (page numbers); ignored when `cursor` is given. */
+  offset: number;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
 export class AuditLog {
   constructor(private readonly deps: { db: Db; clock: Clock }) {}
 
@@ -95,18 +113,36 @@ export class AuditLog {
     };
   }
 
-  async query(f: { userId?: string; eventType?: string; from?: string; to?: string; limit: number; offset: number }): Promise<{ total: number; entries: AuditEntry[] }> {
+  /**
+   * A page of entries, newest first, and the cursor of the next page (null: this is the last).
+   * `total` is exact up to `COUNT_CAP` matching entries; past it the count stops there and
+   * `totalExact` is false, so a busy day's page costs what its rows cost, not a count of the day.
+   */
+  async query(f: AuditQuery): Promise<{ total: number; totalExact: boolean; entries: AuditEntry[]; nextCursor: string | null }> {
+    const { db } = this.deps;
     // Entries kept past their month under a legal hold are answered as the others are.
-    let q = this.deps.db.selectFrom((db) => db.selectFrom('audit_log').selectAll().unionAll(db.selectFrom('audit_log_held').selectAll()).as('audit_log'));
+    let q = db.selectFrom((d) => d.selectFrom('audit_log').selectAll().unionAll(d.selectFrom('audit_log_held').selectAll()).as('audit_log'));
     if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
     if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
     if (f.from !== undefined) q = q.where('timestamp', '>=', new Date(f.from));
     if (f.to !== undefined) q = q.where('timestamp', '<', new Date(f.to));
-    const total = (await q.select(sql<number>`count(*)::int`.as('n')).executeTakeFirst())?.n ?? 0;
-    const rows = await q.selectAll().orderBy('timestamp', 'desc').orderBy('audit_id').limit(f.limit).offset(f.offset).execute();
+    const counted = await db.selectFrom(q.select(sql`1`.as('one')).limit(COUNT_CAP + 1).as('c')).select(sql<number>`count(*)::int`.as('n')).executeTakeFirst();
+    const n = counted?.n ?? 0;
+    let page = q;
+    if (f.cursor !== undefined) {
+      const after = decodeCursor(f.cursor, ['at', 'id'], (c) => UUID.test(c.id) && ISO_MICROS.test(c.at));
+      page = page.where((eb) => eb.or([eb('timestamp', '<', sql<Date>`${after.at}::timestamptz`), eb.and([eb('timestamp', '=', sql<Date>`${after.at}::timestamptz`), eb('audit_id', '>', after.id)])]));
+    }
+    const rows = await page.selectAll()
+      .select(sql<string>`to_char(timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'))
+      .orderBy('timestamp', 'desc').orderBy('audit_id').limit(f.limit + 1).offset(f.cursor === undefined ? f.offset : 0).execute();
+    const more = rows.length > f.limit;
+    const shown = more ? rows.slice(0, f.limit) : rows;
+    const last = shown.at(-1);
     return {
-      total,
-      entries: rows.map((r) => ({
+      total: Math.min(n, COUNT_CAP), totalExact: n <= COUNT_CAP,
+      nextCursor: more && last ? encodeCursor({ at: last.cursor_at, id: last.audit_id }) : null,
+      entries: shown.map(({ cursor_at: _, ...r }) => ({
         ...r,
         timestamp: new Date(r.timestamp).toISOString(),
         location: r.location as Record<string, unknown> | null,

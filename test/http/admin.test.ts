@@ -2,6 +2,8 @@
  * Administration (issue 2, section 3): creating and listing users, the audit trail, and the
  * permission each route needs (users.create, users.read, users.update, audit.read).
  */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '../../src/audit/service.js';
 import type { UserRow } from '../../src/users/store.js';
@@ -221,6 +223,43 @@ describe('GET /api/v1/admin/audit', () => {
     const logins = (await get('/api/v1/admin/audit?event_type=USER_LOGIN')).json() as AuditPage;
     expect(logins.total).toBeGreaterThanOrEqual(3);
     expect(logins.entries.every((e) => e.event_type === 'USER_LOGIN')).toBe(true);
+  });
+
+  it('pages with next_cursor through entries sharing a timestamp (to the microsecond), each once and in the order page numbers give; total stops counting at 1,000', async () => {
+    const subject = randomUUID();
+    const at = new Date(t.clock.now() - 5 * MINUTE);
+    const rows = Array.from({ length: 1005 }, (_, i) => ({ ...t.s.audit.row({ eventType: 'USER_LOGIN', status: 'SUCCESS', userId: subject }), timestamp: new Date(at.getTime() + (i % 5) * 1000) }));
+    await t.s.db.insertInto('audit_log').values(rows).execute();
+    // Ties, and timestamps apart by microseconds only (which a millisecond cursor would lose).
+    await sql`UPDATE audit_log SET timestamp = timestamp + (ascii(substr(audit_id::text, 1, 1)) % 3) * interval '1 microsecond' WHERE user_id = ${subject}`.execute(t.s.db);
+    const path = `/api/v1/admin/audit?user_id=${subject}&page_size=200`;
+    const byCursor: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page = (await get(cursor === null ? path : `${path}&cursor=${cursor}`)).json() as AuditPage & { total_exact: boolean; next_cursor: string | null };
+      expect(page).toMatchObject({ page: 1, page_size: 200, total: 1000, total_exact: false });
+      byCursor.push(...page.entries.map((e) => e.audit_id));
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor !== null && pages < 10);
+    expect(pages).toBe(6);
+    expect(new Set(byCursor).size).toBe(1005);
+    const byNumber: string[] = [];
+    for (let n = 1; n <= 6; n++) byNumber.push(...((await get(`${path}&page=${n}`)).json() as AuditPage).entries.map((e) => e.audit_id));
+    expect(byCursor).toEqual(byNumber);
+    const few = (await get(`/api/v1/admin/audit?user_id=${customer.uuid}`)).json() as AuditPage & { total_exact: boolean; next_cursor: string | null };
+    expect(few).toMatchObject({ total_exact: true, next_cursor: null });
+    expect(few.total).toBe(few.entries.length);
+  });
+
+  it('a cursor the service did not issue is 422 VALIDATION_ERROR naming cursor, never a 500', async () => {
+    const forged = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    for (const cursor of ['not-a-cursor', forged({ v: 1, at: "2026-01-01T00:00:00.000000Z' OR 1=1 --", id: randomUUID() }), forged({ v: 1, at: '2026-01-01T00:00:00.000000Z', id: 'x' }), forged({ v: 2, at: '2026-01-01T00:00:00.000000Z', id: randomUUID() }), forged({ v: 1, after: 'alice' })]) {
+      const res = await get(`/api/v1/admin/audit?cursor=${encodeURIComponent(cursor)}`);
+      expectError(res, 422, 'VALIDATION_ERROR');
+      expect(invalidFields(res), cursor).toEqual(['cursor']);
+    }
   });
 
   it('refuses malformed filters with 422 VALIDATION_ERROR', async () => {

@@ -1,0 +1,27 @@
+/**
+ * Opaque keyset cursors: the position after the last row of a page, as base64url JSON with a
+ * version, so a later page starts there instead of scanning past the pages before it (OFFSET).
+ * A cursor this service did not issue is `422 VALIDATION_ERROR` naming `cursor`.
+ */
+import { CommonErrors } from '../errors.js';
+
+const VERSION = 1;
+
+export function encodeCursor(position: Record<string, string>): string {
+  return Buffer.from(JSON.stringify({ v: VERSION, ...position })).toString('base64url');
+}
+
+/**
+ * The position a cursor holds: `keys` are the fields it must carry, each a non-empty string, and
+ * `valid` may check their form further.
+ */
+export function decodeCursor<K extends string>(cursor: string, keys: readonly K[], valid: (position: Record<K, string>) => boolean = () => true): Record<K, string> {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const position = parsed as Record<K, string>;
+    if (parsed.v === VERSION && keys.every((k) => typeof parsed[k] === 'string' && (parsed[k] as string).length > 0) && valid(position)) return position;
+  } catch {
+    // falls through to the refusal
+  }
+  throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'querystring', field: 'cursor', message: 'is not a cursor this service issued: send the next_cursor of the previous page unchanged, or no cursor for the first page' }] }, { message: 'The cursor is not one this service issued; send the `next_cursor` of the previous page unchanged, or none for the first page.' });
+}
