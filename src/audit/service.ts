@@ -6,6 +6,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
+import { uuidV7 } from '../platform/crypto/uuid-v7.js';
 import type { AuditLogTable } from '../platform/db/schema.js';
 import { decodeCursor, encodeCursor } from '../platform/http/cursor.js';
 
@@ -104,8 +105,9 @@ export class AuditLog {
 
   /** The row `record` writes, for a caller that folds the insert into a larger statement. */
   row(e: AuditInput): Insertable<AuditLogTable> {
+    const now = this.deps.clock.now();
     return {
-      timestamp: new Date(this.deps.clock.now()), event_type: e.eventType, user_id: e.userId ?? null,
+      audit_id: uuidV7(now), timestamp: new Date(now), event_type: e.eventType, user_id: e.userId ?? null,
       username: e.username?.slice(0, 256) ?? null, status: e.status, ip_address: e.ip ?? null,
       device_fingerprint: e.deviceFingerprint?.slice(0, 256) ?? null, user_agent: e.userAgent?.slice(0, 512) ?? null,
       channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: null, security_events: '[]',

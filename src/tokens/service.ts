@@ -4,10 +4,10 @@
  * signature, exp, nbf, iss, aud, then the token type, the denylist, the device fingerprint and,
  * when enabled, the IP address.
  */
-import { randomUUID } from 'node:crypto';
 import type { Config } from '../platform/config.js';
 import { seconds, type Clock } from '../platform/clock.js';
 import { safeEqual } from '../platform/crypto/field-cipher.js';
+import { uuidV7 } from '../platform/crypto/uuid-v7.js';
 import type { Denylist } from './denylist.js';
 import { TokenErrors } from './errors.js';
 import { JwtError, signHs256, verifyHs256, VerifiedTokens } from './jwt.js';
@@ -99,7 +99,8 @@ export class TokenService {
   async issue<T extends TokenType>(type: T, claims: Omit<ClaimsOf<T>, 'token_type' | 'jti' | 'exp' | 'iat'>): Promise<Issued> {
     const now = seconds(this.deps.clock);
     const exp = now + this.ttl(type);
-    const jti = randomUUID();
+    // Time-ordered: the refresh-token and denylist indexes grow at their right edge (the id is inside a signed token; its time is the token's iat).
+    const jti = uuidV7(this.deps.clock.now());
     const { kid, key } = this.deps.keyring.signingKey(type);
     const c = this.deps.config;
     const token = signHs256(kid, key, { ...claims, token_type: type, iss: c.issuer, aud: c.audience, iat: now, nbf: now, exp, jti });
