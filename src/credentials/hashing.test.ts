@@ -31,6 +31,29 @@ describe('PasswordHasher', () => {
     expect(spy).toHaveBeenCalledTimes(1);
   });
 
+  it('threat: a sign-in flood queues at most maxQueued checks; the rest get 503 SIGNIN_BUSY at once, for known and unknown accounts alike', async () => {
+    const small = new PasswordHasher(4, 1, 2);
+    const h = await small.hash('Vt7#qLm2!xRp9$');
+    const outcomes = await Promise.allSettled([
+      small.verify('Vt7#qLm2!xRp9$', h, 'u:1'), // runs
+      small.verify('wrong', h, 'u:2'), // queued
+      small.verify('wrong', null, 'u:3'), // queued (an unknown account's dummy comparison)
+      small.verify('Vt7#qLm2!xRp9$', h, 'u:1'), // refused: two already wait
+      small.verify('wrong', null, 'u:4'), // refused, exactly as a known account is
+      small.hash('New-password-1!Zq', 'u:5'), // a request's new password: refused too
+    ]);
+    expect(outcomes.slice(0, 3).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(outcomes.slice(0, 3).map((o) => (o as PromiseFulfilledResult<boolean>).value)).toEqual([true, false, false]);
+    for (const o of outcomes.slice(3)) {
+      expect(o.status).toBe('rejected');
+      expect((o as PromiseRejectedResult).reason).toMatchObject({ statusCode: 503, code: 'SIGNIN_BUSY', details: { retry_after_seconds: 2 }, headers: { 'retry-after': '2' } });
+    }
+    // Work of no request (start-up, jobs) is never refused, and the drained queue admits again.
+    const [system] = await Promise.all([small.hash('System-password-1!Zq'), small.verify('x', h, 'u:6'), small.verify('x', h, 'u:7')]);
+    expect(system).toMatch(/^\$2[aby]\$04\$/);
+    expect(await small.verify('Vt7#qLm2!xRp9$', h, 'u:1')).toBe(true);
+  });
+
   it('refuses to hash what bcrypt cannot hold whole', async () => {
     await expect(hasher.hash(`${exactly72}X`)).rejects.toThrow();
   });

@@ -8,6 +8,8 @@
 import os from 'node:os';
 import bcrypt from 'bcrypt';
 import { inSpan, SpanKind } from '../platform/observability/tracing.js';
+import { retryLater } from '../platform/errors.js';
+import { CredentialErrors } from './errors.js';
 
 const bcryptHash = (password: string, cost: number): Promise<string> => bcrypt.hash(password, cost);
 const bcryptVerify = (password: string, hash: string): Promise<boolean> => bcrypt.compare(password, hash);
@@ -85,22 +87,42 @@ export function bcryptSafe(password: string): boolean {
   return Buffer.byteLength(password, 'utf8') <= BCRYPT_MAX_BYTES && !password.includes('\0');
 }
 
+/** SIGNIN_MAX_QUEUED's default: about 12 s of bcrypt-12 on two cores. */
+export const DEFAULT_MAX_QUEUED = 100;
+
 export class PasswordHasher {
   private dummy: Promise<string> | undefined;
   private readonly gate: FairGate;
 
-  constructor(readonly cost: number, concurrency = DEFAULT_BCRYPT_CONCURRENCY) {
+  /**
+   * `maxQueued`: requests' bcrypt work waiting for a slot, beyond which more is refused at once
+   * (`503 SIGNIN_BUSY`, see `admit`); work of no request (start-up, jobs) always queues.
+   */
+  constructor(readonly cost: number, concurrency = DEFAULT_BCRYPT_CONCURRENCY, private readonly maxQueued = DEFAULT_MAX_QUEUED) {
     this.gate = new FairGate(concurrency);
   }
 
   /** `lane`: the account the work is for (see `FairGate`). */
   async hash(password: string, lane = SYSTEM_LANE): Promise<string> {
     if (!bcryptSafe(password)) throw new Error('password not bcrypt-safe; the policy must refuse it first');
+    if (lane !== SYSTEM_LANE) this.admit();
     return this.timed('hash', lane, () => bcryptHash(password, this.cost));
+  }
+
+  /**
+   * Load shedding: when more password checks wait than the node can do in about `maxQueued`
+   * bcrypt times, a new one is refused before it queues (`503 SIGNIN_BUSY` with Retry-After)
+   * instead of waiting for minutes behind a flood while its client has given up. Checked before
+   * any comparison, for known and unknown accounts alike (the answer tells nothing about the
+   * account), and thrown before the caller's attempt is judged, so it counts as no failure.
+   */
+  private admit(): void {
+    if (this.gate.waiting >= this.maxQueued) throw retryLater(CredentialErrors.SIGNIN_BUSY, 2);
   }
 
   /** Constant-time bcrypt comparison; false for anything bcrypt cannot hold whole. */
   async verify(password: string, hash: string | null, lane = SYSTEM_LANE): Promise<boolean> {
+    this.admit();
     if (hash === null || !bcryptSafe(password)) {
       await this.dummyVerify(password, lane);
       return false;
@@ -117,6 +139,7 @@ export class PasswordHasher {
    * time does not tell whether an account exists (ruling 6).
    */
   async dummyVerify(password: string, lane = SYSTEM_LANE): Promise<void> {
+    this.admit();
     this.dummy ??= this.timed('hash', SYSTEM_LANE, () => bcryptHash('strongroom-dummy-password', this.cost));
     const safe = bcryptSafe(password) ? password : password.replace(/\0/g, '').slice(0, 32);
     const dummy = await this.dummy;

@@ -40,7 +40,7 @@ const HOUR = 3_600_000;
 
 export function credentialsModule(deps: CredentialsDeps): Module<CredentialsProvides> {
   const { db, clock } = deps;
-  const hasher = new PasswordHasher(deps.config.passwords.bcryptCost);
+  const hasher = new PasswordHasher(deps.config.passwords.bcryptCost, undefined, deps.config.signin.maxQueued);
   const policy = new PasswordPolicy(db);
   const externalPasswords = new ExternalPasswords(db);
   const credentials = new CredentialService({ db, hasher, policy, cipher: deps.keys.cipher(ENCRYPTED_COLUMNS.passwordCopy.purpose), clock, users: deps.users, external: externalPasswords });

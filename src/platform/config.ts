@@ -113,6 +113,8 @@ export interface Config {
     lockoutMinutes: number;
     /** SIGNIN_MAX_IN_FLIGHT_PER_IP: password checks one client address may have in flight per node. */
     maxInFlightPerIp: number;
+    /** SIGNIN_MAX_QUEUED: password checks waiting for bcrypt on a node beyond which more are refused (503 SIGNIN_BUSY). */
+    maxQueued: number;
   };
   passwords: {
     bcryptCost: number;
@@ -499,6 +501,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxLoginAttempts: r.int('MAX_LOGIN_ATTEMPTS', 5, 1, 100),
       lockoutMinutes: r.int('ACCOUNT_LOCKOUT_MINUTES', 15, 1, 24 * 60),
       maxInFlightPerIp: r.int('SIGNIN_MAX_IN_FLIGHT_PER_IP', 10, 1, 10_000),
+      maxQueued: r.int('SIGNIN_MAX_QUEUED', 100, 1, 100_000),
     },
     passwords: { bcryptCost },
     bootstrapAdmin: {
