@@ -33,8 +33,11 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   ussd: { ip: minute(600), account: minute(10) },
   /** Second-factor checks and code requests: per address and per challenge or user. */
   second_factor: { ip: minute(30), account: minute(10) },
-  /** Password, PIN and MFA recovery: per address and per named account or reset token. */
-  recovery: { ip: minute(10), account: { limit: 5, windowSec: 15 * 60 } },
+  /**
+   * Password, PIN and MFA recovery: per address and per named account, reset token or recovery
+   * workflow (a password recovery takes four or five calls; each proof also has its own 3 attempts).
+   */
+  recovery: { ip: minute(10), account: { limit: 10, windowSec: 15 * 60 } },
   /** Refresh and sign-out: per address only (the token itself is the unguessable credential). */
   token: { ip: minute(300), account: null },
   /** A signed-in user's credential changes: per address and per user. */
