@@ -24,6 +24,7 @@ import { Composition } from './platform/module.js';
 import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
+import { recoveryModule } from './recovery/module.js';
 import { rolesModule } from './roles/module.js';
 import { entitiesModule } from './entities/module.js';
 import { devicesModule } from './devices/module.js';
@@ -73,6 +74,7 @@ function compose(opts: StrongroomOptions) {
     .use(samlModule)
     .use(thirdPartyModule)
     .use(mfaModule)
+    .use(recoveryModule)
     .use(adminModule)
     .use(rolesModule)
     .use(faqModule)

@@ -13,6 +13,7 @@ import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { OpsErrors } from './platform/http/ops-errors.js';
 import { PinErrors } from './pins/errors.js';
+import { RecoveryErrors } from './recovery/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
@@ -53,6 +54,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'One-time codes': OtpErrors.definitions,
   'Security questions': SecurityQuestionErrors.definitions,
   'MFA reset': MfaResetErrors.definitions,
+  'Account recovery': RecoveryErrors.definitions,
   Operations: OpsErrors.definitions,
 };
 

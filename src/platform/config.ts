@@ -12,6 +12,7 @@ import { readSamlEnv, type SamlSettings } from './config-saml.js';
 import { readTracingEnv, type TracingConfig } from './config-tracing.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 import { readCorsEnv, type CorsConfig } from './config-cors.js';
+import { readRecoveryMatrix, type RecoveryMatrix } from '../recovery/matrix.js';
 
 /**
  * MFA_REQUIRED_ROLES when unset in production: everyone who can do more than see their own
@@ -193,6 +194,13 @@ export interface Config {
   saml: {
     /** SAML_CONFIG_FILE and the SAML_* variables: used while the database holds no SAML configuration. Undefined: no identity provider named. */
     env: SamlSettings | undefined;
+  };
+  /** Self-service account recovery (src/recovery). */
+  recovery: {
+    /** RECOVERY_TTL_MINUTES: a workflow not completed in this time expires. */
+    ttlMinutes: number;
+    /** RECOVERY_PROOFS_PASSWORD, _PIN, _MFA, _DEVICE: the proofs that suffice for each lost thing (src/recovery/matrix.ts). */
+    matrix: RecoveryMatrix;
   };
   /** The USSD gateways (docs/operations.md "USSD gateways"). */
   ussd: {
@@ -534,6 +542,7 @@ export function loadConfig(env: Env = process.env): Config {
     mail: { url: smtpUrl(r), from: smtpFrom(r), requireTls: r.bool('SMTP_REQUIRE_TLS', production) },
     management: management(r, port),
     ussd: { gateways: ussdGateways(r) },
+    recovery: { ttlMinutes: r.int('RECOVERY_TTL_MINUTES', 30, 5, 24 * 60), matrix: readRecoveryMatrix((name) => r.opt(name), r.problems) },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
     push: readPushEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),

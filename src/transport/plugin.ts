@@ -23,7 +23,7 @@ import type { BodyEnvelope } from '../platform/http/envelope.js';
  * SPEC Transport encryption 3, plus the routes a client calls before it holds a session key
  * (docs/decisions.md): refresh, the forced password change, email/SMS factor enrolment with a
  * 2FA token, fetching security questions, requesting an MFA reset, the mobile channel's sign-in
- * and validate (the app's first request), and setting a PIN with a reset token.
+ * and validate (the app's first request), setting a PIN with a reset token, and account recovery.
  */
 export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/login', '/api/v1/auth/validate', '/api/v1/auth/2fa/request', '/api/v1/auth/2fa/verify',
@@ -33,6 +33,7 @@ export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/refresh', '/api/v1/auth/reset/password',
   '/api/v1/2fa/otp/setup', '/api/v1/2fa/otp/verify', '/api/v1/auth/security-questions', '/api/v1/auth/reset/mfa',
   '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin', '/api/v1/auth/ldap/login', '/api/v1/auth/third-party/login',
+  '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
 ];
 
 /**

@@ -154,22 +154,77 @@ export class OtpService {
         consumed_at: null, superseded_at: null, delivery_ref: null, delivery_error: null, delivered_at: null, device_token_id: deviceId,
       }, now);
     });
-    const audit = { destination, purpose: t.purpose, otp_id: id };
+    await this.dispatch(t, { id, code, to, destination }, ctx);
+    return { method: t.method, destination, expires_in: cfg.otpValiditySec, resend_after: cfg.otpResendSec };
+  }
+
+  /**
+   * Delivers a stored code, then records `sent` (OTP_SENT) or `failed` (OTP_DELIVERY_FAILED,
+   * and 503 OTP_DELIVERY_FAILED).
+   */
+  private async dispatch(t: Target, c: { id: string; code: string; to: string; destination: string }, ctx: MfaContext): Promise<void> {
+    const d = this.deps;
+    const audit = { destination: c.destination, purpose: t.purpose, otp_id: c.id };
     try {
       const { via, ref } = await this.delivery.deliver({
-        method: t.method, userId: t.user.id, language: t.user.language, to, destination, code, purpose: t.purpose, reference: id, recipient: { username: t.user.username, fullName: t.user.full_name },
+        method: t.method, userId: t.user.id, language: t.user.language, to: c.to, destination: c.destination, code: c.code, purpose: t.purpose, reference: c.id, recipient: { username: t.user.username, fullName: t.user.full_name },
       });
-      await this.store.markSent(id, ref, new Date(d.clock.now()));
+      await this.store.markSent(c.id, ref, new Date(d.clock.now()));
       await d.challenges.audit('OTP_SENT', 'SUCCESS', t.user, ctx, t.method, { ...audit, via, delivery_status: 'sent' });
     } catch (err) {
       // The code is void either way; an unexpected error (a bug) still surfaces as a 500.
       const known = err instanceof DeliveryFailure;
       const reason = known ? err.reason : 'internal error';
-      await this.store.markFailed(id, reason, new Date(d.clock.now()));
+      await this.store.markFailed(c.id, reason, new Date(d.clock.now()));
       await d.challenges.audit('OTP_DELIVERY_FAILED', 'FAILURE', t.user, ctx, t.method, { ...audit, via: known ? err.via : this.delivery.via(t.method), delivery_status: 'failed', reason });
       throw known ? OtpErrors.OTP_DELIVERY_FAILED({ method: t.method }) : err;
     }
-    return { method: t.method, destination, expires_in: cfg.otpValiditySec, resend_after: cfg.otpResendSec };
+  }
+
+  /**
+   * Account recovery (src/recovery): stores a new code for `challenge` (replacing the last) and
+   * sends it to the user's address on file, by email or SMS. The workflow throttles its sends and
+   * counts its attempts itself, so neither the send throttle nor the user's second-factor counter
+   * applies here. Delivery runs in the background (`delivered`, which never rejects): whether it
+   * works, and how long it takes, must not show in an answer that has to read the same for an
+   * account that does not exist. Its outcome is audited (OTP_SENT or OTP_DELIVERY_FAILED).
+   */
+  async sendRecovery(user: UserRow, method: 'email' | 'sms', challenge: string, ctx: MfaContext): Promise<{ delivered: Promise<void> }> {
+    const d = this.deps;
+    const { to, destination } = await this.target(user, method);
+    const id = randomUUID();
+    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+    const now = new Date(d.clock.now());
+    await d.db.transaction().execute((trx) => this.store.replace(trx, {
+      id, user_id: user.id, challenge, purpose: 'recovery', method, code_hash: this.hash(code, id), destination_masked: destination, created_at: now,
+      expires_at: new Date(now.getTime() + d.config.mfa.otpValiditySec * 1000), delivery_status: 'queued', consumed_at: null, superseded_at: null,
+      delivery_ref: null, delivery_error: null, delivered_at: null, device_token_id: null,
+    }, now));
+    const delivered = this.dispatch({ user, method, purpose: 'recovery', challenge }, { id, code, to, destination }, ctx)
+      .catch((err: unknown) => d.log.warn({ err, user_id: user.uuid, otp_id: id }, 'account recovery code not delivered'));
+    return { delivered };
+  }
+
+  /**
+   * Account recovery: whether `code` is the live code of `challenge`, spending it when it is.
+   * The code's own attempts are spent before the comparison (constant time), as for every code;
+   * the workflow reserves and audits its attempts, so nothing else is counted or audited here.
+   * False for no code, a used, replaced or expired one, or a wrong one.
+   */
+  async checkRecovery(challenge: string, code: string): Promise<boolean> {
+    const d = this.deps;
+    const row = await this.store.current(challenge);
+    if (!row || row.consumed_at !== null || new Date(row.expires_at).getTime() <= d.clock.now()) return false;
+    const attempt = await this.store.spendAttempt(row.id, d.config.mfa.otpMaxAttempts);
+    if (!attempt || !this.matches(code, row.id, attempt.code_hash)) return false;
+    return this.store.consume(row.id, new Date(d.clock.now()));
+  }
+
+  /** Constant-time comparison of the keyed hash of `code` with the stored one. */
+  private matches(code: string, id: string, storedHex: string): boolean {
+    const given = Buffer.from(this.hash(code, id), 'hex');
+    const stored = Buffer.from(storedHex, 'hex');
+    return given.length === stored.length && timingSafeEqual(given, stored);
   }
 
   /**
@@ -199,9 +254,7 @@ export class OtpService {
     const limit = secondFactorLimit(d.config);
     const reservation = await d.attempts.reserve(user.id, 'second_factor', limit);
     if (!reservation.ok) return fail(retryAfter(MfaErrors.MFA_LOCKED, reservation.retryAfterSec), 'locked');
-    const given = Buffer.from(this.hash(code, row.id), 'hex');
-    const stored = Buffer.from(attempt.code_hash, 'hex');
-    if (given.length !== stored.length || !timingSafeEqual(given, stored)) {
+    if (!this.matches(code, row.id, attempt.code_hash)) {
       const left = Math.max(0, cfg.otpMaxAttempts - attempt.attempts);
       if (reservation.failedCount >= limit.max) await d.challenges.audit('MFA_LOCKED', 'SUCCESS', user, ctx, method, { locked_minutes: limit.lockMinutes });
       return fail(OtpErrors.OTP_INVALID({ attempts_remaining: left }), 'invalid_code', { attempts: attempt.attempts });

@@ -8,8 +8,8 @@ import type { MailMessage } from '../../mail/mailer.js';
 import { maskEmail, type Recipient } from '../../mail/templates.js';
 import type { OtpMethod } from '../../platform/db/schema.js';
 
-/** What a code is for: finishing a sign-in, a signed-in step-up, or confirming a new factor. */
-export type OtpPurpose = 'signin' | 'stepup' | 'enroll';
+/** What a code is for: finishing a sign-in, a signed-in step-up, confirming a new factor, or recovering an account (src/recovery). */
+export type OtpPurpose = 'signin' | 'stepup' | 'enroll' | 'recovery';
 
 export interface CodeMessage {
   code: string;
@@ -21,6 +21,7 @@ export interface CodeMessage {
 function action(m: Pick<CodeMessage, 'purpose' | 'method'>): string {
   if (m.purpose === 'signin') return 'to finish signing in';
   if (m.purpose === 'stepup') return 'to confirm it is you';
+  if (m.purpose === 'recovery') return 'to recover your account';
   return m.method === 'email' ? 'to confirm this email address for sign-in codes' : 'to confirm this phone number for sign-in codes';
 }
 
@@ -30,6 +31,7 @@ const SUBJECTS: Record<OtpPurpose, string> = {
   signin: 'Your sign-in code',
   stepup: 'Your verification code',
   enroll: 'Confirm your email address for sign-in codes',
+  recovery: 'Your account recovery code',
 };
 
 /** The email carrying a code. The code stands alone on its `Code:` line. */

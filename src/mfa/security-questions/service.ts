@@ -155,6 +155,25 @@ export class SecurityQuestionService {
     throw E.SECURITY_ANSWERS_INVALID({ attempts_remaining: limit.max - reservation.failedCount });
   }
 
+  /**
+   * Account recovery (src/recovery): whether `answers` (one per question of `asked`, internal
+   * ids, in that order) are the user's. Every answer is compared, in parallel, with no early
+   * exit; a question the user has no answer for, or no user at all (a made-up account), costs a
+   * dummy comparison, so the time taken tells none of them apart. No counter, no audit: the
+   * workflow reserves its attempts before calling this, and audits the outcome.
+   */
+  async answersMatch(user: UserRow | undefined, asked: readonly number[], answers: readonly string[], lane: string): Promise<boolean> {
+    const d = this.deps;
+    const stored = new Map(user ? (await this.store.answers(user.id)).map((a) => [a.questionId, a.hash]) : []);
+    const results = await Promise.all(asked.map(async (q, i) => {
+      const hash = stored.get(q);
+      const given = this.pepper(normaliseAnswer(answers[i] ?? ''));
+      if (hash === undefined) return d.hasher.dummyVerify(given, lane).then(() => false);
+      return d.hasher.verify(given, hash, lane);
+    }));
+    return user !== undefined && results.length > 0 && results.every(Boolean);
+  }
+
   /** An administrator removes every question and answer of `target`; how many there were. */
   async removeForUser(target: UserRow, by: Operator): Promise<number> {
     const d = this.deps;

@@ -300,7 +300,7 @@ export interface MfaOtpCodesTable {
   user_id: number;
   /** `signin:<2fa jti>`, `stepup:<session id>` or `enroll:<user id>:<method>`. */
   challenge: string;
-  purpose: 'signin' | 'stepup' | 'enroll';
+  purpose: 'signin' | 'stepup' | 'enroll' | 'recovery';
   method: OtpMethod;
   code_hash: string;
   destination_masked: string;
@@ -358,6 +358,47 @@ export interface MfaResetRequestsTable {
   decided_by: string | null;
   decision_note: string | null;
   completed_at: Timestamp | null;
+}
+
+export type RecoveryState = 'initiated' | 'verifying' | 'verified' | 'waiting' | 'completed' | 'cancelled' | 'expired' | 'rejected';
+
+/** Account recovery workflows (migration 031); found by the keyed hash of the `recovery_id`. */
+export interface RecoveryWorkflowsTable {
+  id: Generated<string>;
+  handle_hash: string;
+  kind: 'password' | 'pin' | 'mfa' | 'device';
+  state: RecoveryState;
+  /** Null: a decoy for an identifier that names no account. */
+  user_id: number | null;
+  /** Never completes (unknown, disabled or unusable account, or a second initiate). */
+  decoy: boolean;
+  /** Keyed hash of the account (or the unknown identifier): one active workflow per account and kind. */
+  account_hash: string;
+  /** Whether this workflow is the account's one active workflow of its kind (the unique index). */
+  holds_slot: boolean;
+  /** The sign-in lockout's counter key of the account or identifier (`u:<id>` or `n:<hash>`). */
+  login_key: string;
+  /** The identifier as given, masked (the audit trail of a decoy). */
+  subject_masked: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  verified_at: Timestamp | null;
+  completed_at: Timestamp | null;
+  ended_at: Timestamp | null;
+}
+
+/** One proof of a recovery workflow (migration 031). */
+export interface RecoveryProofsTable {
+  workflow_id: string;
+  proof: string;
+  attempts: Generated<number>;
+  passed_at: Timestamp | null;
+  sends: Generated<number>;
+  last_sent_at: Timestamp | null;
+  code_expires_at: Timestamp | null;
+  destination_masked: string | null;
+  /** Security questions: the internal ids of the questions asked, comma-separated. */
+  question_ids: string | null;
 }
 
 /** The LDAP configuration singleton (migration 013). */
@@ -597,6 +638,8 @@ export interface Database {
   user_security_answers: UserSecurityAnswersTable;
   security_question_challenges: SecurityQuestionChallengesTable;
   mfa_reset_requests: MfaResetRequestsTable;
+  recovery_workflows: RecoveryWorkflowsTable;
+  recovery_proofs: RecoveryProofsTable;
   ldap_config: LdapConfigTable;
   saml_config: SamlConfigTable;
   entities: EntitiesTable;

@@ -29,6 +29,7 @@ import * as roleAdmin from './027-role-admin.js';
 import * as publicIds from './028-public-ids.js';
 import * as auditPartitions from './029-audit-partitions.js';
 import * as recordRetention from './030-record-retention.js';
+import * as recovery from './031-recovery.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -62,6 +63,7 @@ export const migrations: Record<string, Migration> = {
   '028-public-ids': publicIds,
   '029-audit-partitions': auditPartitions,
   '030-record-retention': recordRetention,
+  '031-recovery': recovery,
 };
 
 export const migrationProvider: MigrationProvider = {

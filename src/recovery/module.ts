@@ -1,0 +1,86 @@
+/**
+ * Self-service account recovery (issue 27, phase 1): a customer who lost their password or PIN
+ * proves who they are with the proofs the bank's matrix accepts and sets a new one; workflows
+ * for lost second factors or a lost device can be started and proved, and wait for the next
+ * phase (a branch's approval, a cooling-off period). Built on the one-time codes, security
+ * questions, authenticator and backup codes, PINs, the lockout and the rate limits that exist.
+ */
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/service.js';
+import type { PasswordHasher } from '../credentials/hashing.js';
+import type { CredentialService } from '../credentials/service.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { OtpService } from '../mfa/otp/service.js';
+import type { SecurityQuestionService } from '../mfa/security-questions/service.js';
+import { BackupCodes } from '../mfa/totp/backup-codes.js';
+import type { PinService } from '../pins/service.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { KeyMaterial } from '../platform/crypto/key-material.js';
+import type { Db } from '../platform/db/database.js';
+import type { Module } from '../platform/module.js';
+import type { InFlightLimit } from '../policy/in-flight.js';
+import type { LoginAttempts } from '../policy/lockout.js';
+import type { RateLimiter } from '../policy/rate-limit.js';
+import type { SessionService } from '../sessions/service.js';
+import type { TokenService } from '../tokens/service.js';
+import type { UserStore } from '../users/store.js';
+import { ProofChecks } from './proofs.js';
+import { recoveryRoutes } from './routes.js';
+import { RecoveryService } from './service.js';
+
+export interface RecoveryModuleDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  log: Logger;
+  keys: KeyMaterial;
+  ipHasher: Hasher;
+  users: UserStore;
+  tokens: TokenService;
+  sessions: SessionService;
+  audit: AuditLog;
+  mailer: Mailer;
+  hasher: PasswordHasher;
+  credentials: CredentialService;
+  attempts: LoginAttempts;
+  rateLimiter: RateLimiter;
+  inFlight: InFlightLimit;
+  otp: OtpService;
+  securityQuestions: SecurityQuestionService;
+  pins: PinService;
+}
+
+export interface RecoveryProvides {
+  recovery: RecoveryService;
+}
+
+const EXPIRY_MS = 10 * 60_000;
+const CLEAN_UP_MS = 60 * 60_000;
+
+export function recoveryModule(deps: RecoveryModuleDeps): Module<RecoveryProvides> {
+  const { keys } = deps;
+  const proofs = new ProofChecks({
+    ...deps,
+    totpCipher: keys.cipher(ENCRYPTED_COLUMNS.totpSecret.purpose),
+    // The key the MFA module hashes backup codes with (src/mfa/module.ts `codeHasher`): the same codes, checked here.
+    backupCodes: new BackupCodes(keys.hasher('ip', 'mfa-codes')),
+    seeds: keys.hasher('field', 'recovery-seeds'),
+  });
+  const recovery = new RecoveryService({
+    ...deps, proofs, handles: keys.hasher('field', 'recovery-handle'), accounts: keys.hasher('field', 'recovery-account'),
+  });
+  return {
+    name: 'recovery',
+    provides: { recovery },
+    tags: [{ name: 'Account recovery', description: 'Self-service recovery of a lost password or PIN (and, started and proved, of lost second factors or a device): proofs of identity the bank\'s matrix accepts, the same answers whether an account exists or not' }],
+    routes: recoveryRoutes({ recovery }),
+    jobs: [
+      { name: 'account recovery expiry', everyMs: EXPIRY_MS, scope: 'one-node', run: () => recovery.expireDue() },
+      { name: 'account recovery clean-up', everyMs: CLEAN_UP_MS, scope: 'one-node', run: (stopping) => recovery.purgeEnded(stopping) },
+    ],
+    close: () => recovery.settled(),
+  };
+}

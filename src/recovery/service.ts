@@ -1,0 +1,281 @@
+/**
+ * Self-service account recovery, phase 1: a customer who lost their password or PIN proves who
+ * they are with proofs the bank's matrix accepts (src/recovery/matrix.ts), and gets the reset
+ * token of `POST /api/v1/auth/reset/password` or `/reset/pin`; a workflow for lost second
+ * factors or a lost device can be started and proved, and waits for the branch approval and
+ * cooling-off of the next phase.
+ *
+ * Nobody learns from these routes whether an account exists:
+ *
+ * - `initiate` always answers 202 with the same body, for an unknown, disabled or real account;
+ *   a workflow without a usable account is a *decoy*: it behaves as a real one in every route
+ *   (sends "codes", asks questions, counts attempts, locks, expires) and never passes a proof;
+ * - one active workflow per account and lost thing (a unique index over a keyed hash of the
+ *   account, decoys included); a second `initiate` meanwhile gets a decoy that answers exactly
+ *   like the first, so it buys no new codes and never hands out the first workflow's handle;
+ * - what the answers show of contacts are masks, the same for a decoy (masks.ts).
+ *
+ * The `recovery_id` (`rcv_` and 32 random bytes) is stored only as a keyed hash. Holding it is
+ * never enough: only proofs move a workflow. A proof has 3 attempts per workflow, reserved
+ * before anything is compared; knowledge proofs are checked only once a possession proof of the
+ * same alternative was given (no guessing oracle for strangers). Every step is audited without
+ * codes, answers or the handle.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { auditContext, type AuditContext, type AuditEvent, type AuditLog } from '../audit/service.js';
+import type { CredentialService } from '../credentials/service.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { MfaContext } from '../mfa/challenge.js';
+import { PIN_CHANGE_PURPOSE, type PinService } from '../pins/service.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { Db } from '../platform/db/database.js';
+import { purgeInBatches } from '../platform/db/purge.js';
+import { AppError } from '../platform/errors.js';
+import type { LoginAttempts } from '../policy/lockout.js';
+import type { SessionService } from '../sessions/service.js';
+import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
+import type { TokenService } from '../tokens/service.js';
+import type { UserRow, UserStore } from '../users/store.js';
+import { RecoveryErrors as E } from './errors.js';
+import { recoveryNoticeMail, type RecoveryNotice } from './mail.js';
+import { emailMask, identifierKind, maskIdentifier, phoneMask, standInEmailMask, standInPhoneMask } from './masks.js';
+import { proofsOf, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
+import type { ProofChecks, Subject } from './proofs.js';
+import { assertProofFields, ProofSteps, type ProofInput, type StepHost, type VerifyAnswer } from './steps.js';
+import { ACTIVE_STATES, FINISHED_STATES, RecoveryStore, type WorkflowRow } from './store.js';
+import { present, type RecoveryView } from './view.js';
+
+/** No account has this id (identities start at 1): lookups for an identifier that names none run against it. */
+const NO_USER = 0;
+
+/** A rejection handler: false for an error of `type` (a refusal), the error again for anything else. */
+const refusedBy = (type: typeof AppError) => (err: unknown): false => {
+  if (err instanceof type) return false;
+  throw err;
+};
+
+/** The route a completed workflow's reset token is for. */
+export const RESET_ROUTES = { password: '/api/v1/auth/reset/password', pin: '/api/v1/auth/reset/pin' } as const;
+
+export interface RecoveryDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'recovery' | 'mfa' | 'tokens' | 'retention'>;
+  log: Logger;
+  /** Keyed hash of a `recovery_id` (the handle is never stored). */
+  handles: Hasher;
+  /** Keyed hashes of accounts and unknown identifiers (the one-active index, stand-in masks). */
+  accounts: Hasher;
+  users: UserStore;
+  credentials: CredentialService;
+  pins: PinService;
+  tokens: TokenService;
+  sessions: SessionService;
+  audit: AuditLog;
+  mailer: Mailer;
+  attempts: LoginAttempts;
+  proofs: ProofChecks;
+}
+
+export type InitiateAnswer = { recovery_id: string } & RecoveryView;
+
+/** Whose a workflow is in the audit trail: the user, or for a decoy nobody (the identifier masked). */
+interface Who {
+  userId: string | null;
+  username: string;
+}
+
+export class RecoveryService implements StepHost {
+  private readonly store = new RecoveryStore();
+  private readonly steps: ProofSteps;
+  /** Deliveries and notices under way (awaited by `settled`, and before the module closes). */
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(private readonly deps: RecoveryDeps) {
+    this.steps = new ProofSteps({ ...deps, store: this.store, host: this });
+  }
+
+  /** The alternatives of a kind, as configured. */
+  alternatives(kind: RecoveryKind): readonly Alternative[] {
+    return this.deps.config.recovery.matrix[kind];
+  }
+
+  /**
+   * Starts a workflow for whatever `identifier` names (username, email or E.164 phone number):
+   * a real one for a usable account that has no active workflow of this kind, else a decoy.
+   * The answer is the same either way.
+   */
+  async initiate(identifierRaw: string, kind: RecoveryKind, ctx: MfaContext): Promise<InitiateAnswer> {
+    const d = this.deps;
+    const identifier = identifierRaw.normalize('NFKC').trim();
+    const found = identifierKind(identifier) === 'phone' ? await d.users.findByPhone(identifier) : await d.users.findByLogin(identifier);
+    const usable = await this.eligible(found, kind);
+    const accountHash = d.accounts.hex(found ? `u:${found.id}` : `i:${identifier.toLowerCase()}`);
+    const handle = `rcv_${randomBytes(32).toString('base64url')}`;
+    const now = new Date(d.clock.now());
+    const w = {
+      handleHash: d.handles.hex(handle), kind, userId: found?.id ?? null, decoy: !usable, accountHash, now,
+      loginKey: d.attempts.subjectKey(found?.id, identifier), subjectMasked: maskIdentifier(identifier),
+      expiresAt: new Date(now.getTime() + d.config.recovery.ttlMinutes * 60_000),
+    };
+    const destinations = this.destinations(found, identifier, accountHash);
+    const wf = await d.db.transaction().execute(async (trx) => {
+      await this.expire(trx, now, { account: { hash: accountHash, kind } }); // a lapsed workflow must not hold the slot
+      const first = await this.store.insert(trx, w, true);
+      // The account has an active workflow of this kind: a decoy that answers alike (and holds no slot).
+      const id = first ?? (await this.store.insert(trx, { ...w, decoy: true }, false))!;
+      await this.store.insertProofs(trx, id, proofsOf(this.alternatives(kind)), destinations);
+      const created = (await this.store.find(trx, id))!;
+      await this.record(created, found, 'RECOVERY_INITIATED', 'SUCCESS', auditContext(ctx), { identifier_type: identifierKind(identifier) }, trx);
+      return created;
+    });
+    if (!wf.decoy && found) this.notify(found, 'started', kind);
+    return { recovery_id: handle, ...(await this.viewOf(wf)) };
+  }
+
+  /** Where a workflow stands (404 RECOVERY_NOT_FOUND for a handle that names none). */
+  async status(handle: string): Promise<RecoveryView> {
+    return this.viewOf(await this.load(handle));
+  }
+
+  /** One proof: a request for a code or the questions, or a check (src/recovery/steps.ts). */
+  async verify(handle: string, input: ProofInput, ctx: MfaContext): Promise<VerifyAnswer> {
+    assertProofFields(input);
+    return this.steps.verify(await this.load(handle), input, ctx);
+  }
+
+  /** Cancels an active workflow (409 RECOVERY_STALE once it has ended). */
+  async cancel(handle: string, ctx: MfaContext): Promise<RecoveryView> {
+    const d = this.deps;
+    const wf = await this.load(handle);
+    if (FINISHED_STATES.includes(wf.state)) throw E.RECOVERY_STALE({ state: wf.state });
+    const now = new Date(d.clock.now());
+    const user = await this.userOf(wf);
+    const cancelled = await d.db.transaction().execute(async (trx) => {
+      if (!(await this.store.transition(trx, wf.id, ACTIVE_STATES, 'cancelled', now))) return false;
+      await this.record(wf, user, 'RECOVERY_CANCELLED', 'SUCCESS', auditContext(ctx), { by: 'holder' }, trx);
+      return true;
+    });
+    const after = (await this.reload(wf))!;
+    if (!cancelled) throw E.RECOVERY_STALE({ state: after.state }); // a parallel step ended it first
+    return this.viewOf(after);
+  }
+
+  /** Expires every active workflow past its expiry, audited; how many (a background job). */
+  async expireDue(): Promise<number> {
+    const d = this.deps;
+    return d.db.transaction().execute((trx) => this.expire(trx, new Date(d.clock.now())));
+  }
+
+  /** Deletes workflows that ended more than RECORD_RETENTION_DAYS ago, in batches (a background job). */
+  async purgeEnded(stopping?: AbortSignal): Promise<number> {
+    const d = this.deps;
+    const cutoff = new Date(d.clock.now() - d.config.retention.recordDays * 86_400_000);
+    return purgeInBatches((limit) => this.store.purgeEnded(d.db, cutoff, limit), stopping);
+  }
+
+  /** Resolves once every background delivery and notice started so far has ended. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Keeps a background promise until it settles (it must never reject). */
+  track(p: Promise<unknown>): void {
+    const kept = p.finally(() => this.pending.delete(kept));
+    this.pending.add(kept);
+  }
+
+  /** The workflow of `handle` (404), expired first when its time is up. */
+  private async load(handle: string): Promise<WorkflowRow> {
+    const d = this.deps;
+    const wf = await this.store.findByHandle(d.db, d.handles.hex(handle));
+    if (!wf) throw E.RECOVERY_NOT_FOUND();
+    if (!ACTIVE_STATES.includes(wf.state) || wf.expires_at.getTime() > d.clock.now()) return wf;
+    await d.db.transaction().execute((trx) => this.expire(trx, new Date(d.clock.now()), { id: wf.id }));
+    return (await this.reload(wf))!;
+  }
+
+  async reload(wf: WorkflowRow, db: Db = this.deps.db): Promise<WorkflowRow | undefined> {
+    return this.store.find(db, wf.id);
+  }
+
+  /** Marks due workflows expired inside `trx` and audits each; how many. */
+  private async expire(trx: Db, now: Date, only: Parameters<RecoveryStore['expireDue']>[2] = {}): Promise<number> {
+    const rows = await this.store.expireDue(trx, now, only);
+    for (const wf of rows) await this.record(wf, await this.userOf(wf, trx), 'RECOVERY_EXPIRED', 'SUCCESS', {}, {}, trx);
+    return rows.length;
+  }
+
+  /**
+   * A real account that may recover this: active, a person, and holding what it lost (a local
+   * password; a PIN). The same lookups run when no account was found (for an id none has): the
+   * answer's time must not tell the two apart.
+   */
+  private async eligible(user: UserRow | undefined, kind: RecoveryKind): Promise<boolean> {
+    const d = this.deps;
+    const id = user?.id ?? NO_USER;
+    let holds = true;
+    if (kind === 'password') {
+      // A directory's password is recovered with the directory, not here.
+      const [state, local] = await Promise.all([d.credentials.state(id), d.credentials.assertLocalPassword(id).then(() => true, refusedBy(AppError))]);
+      holds = state !== undefined && local;
+    } else if (kind === 'pin') {
+      holds = (await d.pins.hashOf(id)) !== undefined;
+    }
+    return user !== undefined && user.is_active && user.deleted_at === null && !user.is_service_account && holds;
+  }
+
+  /**
+   * The masks codes would go to: the account's contacts; else the identifier's own mask when it
+   * is that kind of contact; else stand-ins from a keyed hash of the account (masks.ts).
+   */
+  private destinations(found: UserRow | undefined, identifier: string, accountHash: string): Partial<Record<Proof, string>> {
+    const kind = identifierKind(identifier);
+    const seed = (what: string): string => this.deps.accounts.hex(`${what}:${accountHash}`);
+    return {
+      email_code: found?.email ? emailMask(found.email) : kind === 'email' ? emailMask(identifier) : standInEmailMask(seed('email')),
+      sms_code: found?.phone ? phoneMask(found.phone) : kind === 'phone' ? phoneMask(identifier) : standInPhoneMask(seed('phone')),
+    };
+  }
+
+  /** The account of a real workflow (undefined for a decoy, or an account gone since). */
+  async userOf(wf: WorkflowRow, db: Db = this.deps.db): Promise<UserRow | undefined> {
+    return wf.decoy || wf.user_id === null ? undefined : this.deps.users.findById(wf.user_id, db);
+  }
+
+  /** Who a check is for: the account only while it can still sign in (disabled since: a decoy's checks). */
+  async subject(wf: WorkflowRow, ctx: MfaContext): Promise<Subject> {
+    const user = await this.userOf(wf);
+    const usable = user !== undefined && user.is_active && user.deleted_at === null;
+    return { wf, user: usable ? user : undefined, ctx, audit: auditContext(ctx) };
+  }
+
+  /** The workflow as the API shows it. */
+  async viewOf(wf: WorkflowRow, db: Db = this.deps.db): Promise<RecoveryView> {
+    return present(wf, this.alternatives(wf.kind), await this.store.proofs(db, wf.id));
+  }
+
+  /** Audits a step of `wf`: the user, or for a decoy the identifier masked; never a code, answer or the handle. */
+  async record(wf: WorkflowRow, user: UserRow | undefined, eventType: AuditEvent, status: 'SUCCESS' | 'FAILURE', ctx: AuditContext, details: Record<string, unknown>, trx: Db = this.deps.db): Promise<void> {
+    const who: Who = wf.decoy || !user ? { userId: null, username: wf.subject_masked } : { userId: user.uuid, username: user.username };
+    await this.deps.audit.record({ ...ctx, eventType, status, ...who, details: { workflow_id: wf.id, lost: wf.kind, decoy: wf.decoy, ...details } }, trx);
+  }
+
+  /** The reset token a completed password or PIN workflow hands out (once). */
+  async resetToken(kind: 'password' | 'pin', user: UserRow): Promise<{ reset_token: string; reset_token_expires_in: number; reset_with: string }> {
+    const d = this.deps;
+    const issued = await d.tokens.issue('reset', { user_id: user.uuid, purpose: kind === 'password' ? PASSWORD_CHANGE_PURPOSE : PIN_CHANGE_PURPOSE });
+    return { reset_token: issued.token, reset_token_expires_in: d.config.tokens.resetTtlSec, reset_with: RESET_ROUTES[kind] };
+  }
+
+  /** Emails the account's address on file (when mail is configured), in the background; a refusal is logged. */
+  notify(user: UserRow, notice: RecoveryNotice, kind: RecoveryKind): void {
+    const d = this.deps;
+    if (!d.mailer.configured || !user.email) return;
+    const mail = recoveryNoticeMail({ to: user.email, username: user.username, fullName: user.full_name }, notice, kind);
+    this.track(d.mailer.send(mail).catch((err: unknown) => d.log.warn({ err, user_id: user.uuid, notice }, 'account recovery notice not delivered')));
+  }
+}

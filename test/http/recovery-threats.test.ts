@@ -1,0 +1,339 @@
+/**
+ * Account recovery (issue 27), threats, on both databases. Each is named after the attack and
+ * asserts the exact status and error code; work done is counted (attempt columns, audit rows,
+ * bcrypt comparisons, codes sent), never timed; the clock is frozen. Codes come from the
+ * development outbox (no SMTP or SMS gateway configured).
+ */
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../src/platform/clock.js';
+import type { App } from '../../src/platform/http/app.js';
+import { enrolTotp } from '../harness/authenticator.js';
+import { watchComparisons } from '../harness/comparisons.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { expectError, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
+
+type Res = Awaited<ReturnType<App['inject']>>;
+type Body = Record<string, unknown> & { recovery_id?: string; state: string; proofs: { given: string[]; needed: number; options: Array<{ proof: string; attempts_left: number; destination?: string }> }; sent?: { destination: string } };
+
+const CTX = { ip: '127.0.0.1', userAgent: 'test', fingerprint: '', channel: 'web' };
+const MINUTE = 60_000;
+
+let t: TestApp;
+
+afterEach(() => vi.restoreAllMocks());
+
+const post = (app: App, url: string, payload: Record<string, unknown>): Promise<Res> => app.inject({ method: 'POST', url, payload });
+const initiate = (identifier: string, lost = 'password', app = t.app) => post(app, '/api/v1/auth/reset/initiate', { identifier, lost });
+const verify = (id: string, body: Record<string, unknown>, app = t.app) => post(app, '/api/v1/auth/reset/verify-identity', { recovery_id: id, ...body });
+const status = (id: string) => post(t.app, '/api/v1/auth/reset/status', { recovery_id: id });
+const cancel = (id: string) => post(t.app, '/api/v1/auth/reset/cancel', { recovery_id: id });
+
+function ok(res: Res, code = 200): Body {
+  expect(res.statusCode, res.body).toBe(code);
+  return res.json() as Body;
+}
+
+const start = async (identifier: string, lost = 'password'): Promise<string> => ok(await initiate(identifier, lost), 202).recovery_id!;
+const codeTo = (address: string): string => t.s.otp.outbox.latest(address)!.code;
+const wrongFor = (code: string, i = 1): string => String((Number(code) + i) % 1_000_000).padStart(6, '0');
+
+/** The stored workflow behind a handle (found by the handle's keyed hash, as the service finds it). */
+async function workflow(id: string) {
+  const hash = t.s.keys.hasher('field', 'recovery-handle').hex(id);
+  return t.s.database.db.selectFrom('recovery_workflows').selectAll().where('handle_hash', '=', hash).executeTakeFirstOrThrow();
+}
+
+async function proofRow(id: string, proof: string) {
+  const wf = await workflow(id);
+  return t.s.database.db.selectFrom('recovery_proofs').selectAll().where('workflow_id', '=', wf.id).where('proof', '=', proof).executeTakeFirstOrThrow();
+}
+
+/** Audit rows of one workflow and event type. */
+async function audited(id: string, event: string): Promise<Array<{ user_id: string | null; username: string | null; details: Record<string, unknown> }>> {
+  const wf = await workflow(id);
+  const rows = await t.s.database.db.selectFrom('audit_log').select(['user_id', 'username', 'details']).where('event_type', '=', event)
+    .where(sql<boolean>`details->>'workflow_id' = ${wf.id}`).execute();
+  return rows as Array<{ user_id: string | null; username: string | null; details: Record<string, unknown> }>;
+}
+
+async function withAnswers(username: string, answers: string[]): Promise<Map<string, string>> {
+  const user = (await t.s.users.findByLogin(username))!;
+  const pool = (await t.s.securityQuestions.pool()).slice(0, answers.length);
+  await t.s.securityQuestions.configure(user, pool.map((q, i) => ({ question_id: q.id, answer: answers[i]! })), CTX, 'setup');
+  return new Map(pool.map((q, i) => [q.id, answers[i]!]));
+}
+
+/** A body with what differs between any two workflows (the handle, a code's masked destination) replaced by its form. */
+function shape(body: Body): unknown {
+  return JSON.parse(JSON.stringify(body), (key, value: unknown) => {
+    if (key === 'recovery_id') return typeof value === 'string' && /^rcv_[A-Za-z0-9_-]{43}$/.test(value) ? '<handle>' : value;
+    if (key === 'destination') return typeof value === 'string' && /^([a-z]\*\*\*@[a-z0-9.-]+|\+\d{4}\*\*\*\*\d{2})$/.test(value) ? '<mask>' : value;
+    return value;
+  });
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ clock: new ManualClock(Date.UTC(2026, 2, 3, 9, 0, 0)) });
+});
+afterAll(async () => t?.close());
+
+describe('account recovery threats', () => {
+  it('threat: enumeration: unknown, disabled and real accounts answer alike at every step, and a decoy never completes, even with a right authenticator code', async () => {
+    await seedUser(t.s, 'eve.real', { email: 'eve@bank.example', phone: '+254700200001' });
+    await seedUser(t.s, 'dan.disabled', { email: 'dan@bank.example' });
+    const { authenticator } = await enrolTotp(t.app, t.clock, (await signIn(t.app, 'dan.disabled')).access_token);
+    await t.s.database.db.updateTable('users').set({ is_active: false }).where('username', '=', 'dan.disabled').execute();
+
+    const names = ['eve.real', 'dan.disabled', 'nobody.here'];
+    const started = await Promise.all(names.map((n) => initiate(n)));
+    const bodies = started.map((r) => ok(r, 202));
+    for (const b of bodies) expect(Object.keys(b).sort()).toEqual(['expires_at', 'lost', 'proofs', 'recovery_id', 'state']);
+    expect(shape(bodies[1]!)).toEqual(shape(bodies[0]!));
+    expect(shape(bodies[2]!)).toEqual(shape(bodies[0]!));
+    const [real, disabled, unknown] = bodies.map((b) => b.recovery_id!);
+
+    const sends = await Promise.all([real, disabled, unknown].map((id) => verify(id!, { proof: 'email_code' })));
+    const sent = sends.map((r) => ok(r));
+    for (const b of sent.slice(1)) expect(shape(b)).toEqual(shape(sent[0]!));
+    expect(sent[0]!.sent!.destination).toBe('e***@bank.example');
+    expect(t.s.otp.outbox.messages.filter((m) => ['dan@bank.example'].includes(m.to))).toEqual([]); // nothing to a disabled account
+    // The stand-in is stable: the same on a second send, and on a new workflow of the same name.
+    t.clock.advance(MINUTE);
+    expect(ok(await verify(unknown!, { proof: 'email_code' })).sent!.destination).toBe(sent[2]!.sent!.destination);
+
+    const wrong = await Promise.all([real, disabled, unknown].map((id) => verify(id!, { proof: 'email_code', code: '000000' })));
+    const details = wrong.map((r) => withoutRequestId(expectError(r, 401, 'RECOVERY_PROOF_INVALID').details));
+    expect(details).toEqual([{ attempts_left: 2, state: 'initiated' }, { attempts_left: 2, state: 'initiated' }, { attempts_left: 2, state: 'initiated' }]);
+
+    // By email address: an unknown address shows its own mask, as a real one found by it does.
+    const [byEmail, ghost] = await Promise.all([start('eve@bank.example', 'pin'), start('ghost@bank.example', 'pin')]);
+    expect(ok(await verify(ghost, { proof: 'email_code' })).sent!.destination).toBe('g***@bank.example');
+    expect(ok(await verify(byEmail, { proof: 'email_code' })).sent!.destination).toBe('e***@bank.example');
+
+    // A decoy never passes: the disabled account's right authenticator code is refused.
+    const totp = await verify(disabled!, { proof: 'totp', code: authenticator.code(t.clock.now()) });
+    expect(withoutRequestId(expectError(totp, 401, 'RECOVERY_PROOF_INVALID').details)).toEqual({ attempts_left: 2, state: 'initiated' });
+    // Decoys are audited without a user, the identifier masked.
+    expect((await audited(unknown!, 'RECOVERY_INITIATED')).map((r) => [r.user_id, r.username])).toEqual([[null, 'no***']]);
+    expect((await audited(disabled!, 'RECOVERY_INITIATED')).map((r) => [r.user_id, r.username])).toEqual([[null, 'da***']]);
+  });
+
+  it('threat: a parallel burst of 20 wrong codes gets 3 comparisons, then the proof is locked', async () => {
+    await seedUser(t.s, 'burst.code', { email: 'burst@bank.example' });
+    const id = await start('burst.code');
+    ok(await verify(id, { proof: 'email_code' }));
+    const code = codeTo('burst@bank.example');
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => verify(id, { proof: 'email_code', code: wrongFor(code, i + 1) })));
+    const invalid = answers.filter((r) => r.statusCode === 401);
+    const locked = answers.filter((r) => r.statusCode === 429);
+    expect(invalid).toHaveLength(3);
+    expect(locked).toHaveLength(17);
+    for (const r of invalid) expectError(r, 401, 'RECOVERY_PROOF_INVALID');
+    for (const r of locked) expectError(r, 429, 'RECOVERY_PROOF_LOCKED');
+    expect((await proofRow(id, 'email_code')).attempts).toBe(3);
+    expect(await audited(id, 'RECOVERY_PROOF_FAILED')).toHaveLength(3);
+    expect(await audited(id, 'RECOVERY_PROOF_LOCKED')).toHaveLength(1);
+    const wf = await workflow(id);
+    const otp = await t.s.database.db.selectFrom('mfa_otp_codes').select('attempts').where('challenge', '=', `recovery:${wf.id}:email_code`).execute();
+    expect(otp.map((r) => r.attempts)).toEqual([3]); // the code itself was compared three times
+    // Even the right code is refused now; other alternatives remain, so the workflow lives on.
+    expectError(await verify(id, { proof: 'email_code', code }), 429, 'RECOVERY_PROOF_LOCKED');
+    expect(ok(await status(id))).toMatchObject({ state: 'initiated', proofs: { options: expect.arrayContaining([expect.objectContaining({ proof: 'email_code', attempts_left: 0 })]) } });
+  });
+
+  it('threat: a parallel burst of 20 wrong passwords gets 3 bcrypt comparisons', async () => {
+    const phone = '+254700200002';
+    await seedUser(t.s, 'burst.password', { phone });
+    const { access_token } = await signIn(t.app, 'burst.password');
+    ok(await t.app.inject({ method: 'POST', url: '/api/v1/auth/pin', headers: { authorization: `Bearer ${access_token}` }, payload: { current_password: STRONG_PASSWORD, new_pin: '2580' } }));
+    const id = await start(phone, 'pin');
+    ok(await verify(id, { proof: 'sms_code' }));
+    ok(await verify(id, { proof: 'sms_code', code: codeTo(phone) }));
+    const counted = watchComparisons(t.s.hasher);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => verify(id, { proof: 'password', password: WRONG_PASSWORD })));
+    expect(answers.filter((r) => r.statusCode === 401).map((r) => (r.json() as { error_code: string }).error_code)).toEqual(['RECOVERY_PROOF_INVALID', 'RECOVERY_PROOF_INVALID', 'RECOVERY_PROOF_INVALID']);
+    for (const r of answers.filter((a) => a.statusCode !== 401)) expectError(r, 429, 'RECOVERY_PROOF_LOCKED');
+    expect(counted.started).toHaveLength(3);
+    expect((await proofRow(id, 'password')).attempts).toBe(3);
+    expect(await audited(id, 'RECOVERY_PROOF_FAILED')).toHaveLength(3);
+  });
+
+  it('threat: a replayed code is refused: 409 once its proof was given, 409 RECOVERY_STALE once the workflow completed', async () => {
+    await seedUser(t.s, 'replay.user', { email: 'replay@bank.example', phone: '+254700200003' });
+    const id = await start('replay.user');
+    ok(await verify(id, { proof: 'email_code' }));
+    const code = codeTo('replay@bank.example');
+    ok(await verify(id, { proof: 'email_code', code }));
+    expect(withoutRequestId(expectError(await verify(id, { proof: 'email_code', code }), 409, 'RECOVERY_PROOF_ALREADY_GIVEN').details)).toEqual({ proof: 'email_code' });
+    expectError(await verify(id, { proof: 'email_code' }), 409, 'RECOVERY_PROOF_ALREADY_GIVEN'); // no new code for a given proof
+    ok(await verify(id, { proof: 'sms_code' }));
+    const sms = codeTo('+254700200003');
+    expect(ok(await verify(id, { proof: 'sms_code', code: sms })).state).toBe('completed');
+    expect(withoutRequestId(expectError(await verify(id, { proof: 'sms_code', code: sms }), 409, 'RECOVERY_STALE').details)).toEqual({ state: 'completed' });
+  });
+
+  it('threat: an expired code is refused (401 RECOVERY_CODE_EXPIRED, no attempt spent); a new one works', async () => {
+    await seedUser(t.s, 'late.user', { email: 'late@bank.example' });
+    const id = await start('late.user');
+    ok(await verify(id, { proof: 'email_code' }));
+    const code = codeTo('late@bank.example');
+    t.clock.advance(5 * MINUTE + 1000);
+    expectError(await verify(id, { proof: 'email_code', code }), 401, 'RECOVERY_CODE_EXPIRED');
+    expect((await proofRow(id, 'email_code')).attempts).toBe(0);
+    ok(await verify(id, { proof: 'email_code' }));
+    const fresh = codeTo('late@bank.example');
+    expectError(await verify(id, { proof: 'email_code', code }), 401, 'RECOVERY_PROOF_INVALID'); // the old code is replaced
+    expect(ok(await verify(id, { proof: 'email_code', code: fresh })).state).toBe('verifying');
+  });
+
+  it('threat: a code asked for again too soon, or too often, is refused with Retry-After', async () => {
+    await seedUser(t.s, 'spam.user', { email: 'spam@bank.example' });
+    const id = await start('spam.user');
+    ok(await verify(id, { proof: 'email_code' }));
+    const soon = expectError(await verify(id, { proof: 'email_code' }), 429, 'OTP_RESEND_THROTTLED');
+    expect(withoutRequestId(soon.details)).toEqual({ retry_after_seconds: 60 });
+    for (let i = 0; i < 4; i++) {
+      t.clock.advance(MINUTE);
+      ok(await verify(id, { proof: 'email_code' }));
+    }
+    t.clock.advance(MINUTE);
+    expectError(await verify(id, { proof: 'email_code' }), 429, 'OTP_SEND_LIMIT');
+    expect(t.s.otp.outbox.messages.filter((m) => m.to === 'spam@bank.example')).toHaveLength(5);
+  });
+
+  it('threat: a stale recovery_id: after cancel and after completion every step is 409 RECOVERY_STALE; cancel after completion too', async () => {
+    await seedUser(t.s, 'stale.user', { email: 'stale@bank.example', phone: '+254700200004' });
+    const cancelled = await start('stale.user');
+    expect(ok(await cancel(cancelled)).state).toBe('cancelled');
+    expect(withoutRequestId(expectError(await verify(cancelled, { proof: 'email_code' }), 409, 'RECOVERY_STALE').details)).toEqual({ state: 'cancelled' });
+    expectError(await cancel(cancelled), 409, 'RECOVERY_STALE');
+    expect(ok(await status(cancelled)).state).toBe('cancelled');
+    expect(await audited(cancelled, 'RECOVERY_CANCELLED')).toHaveLength(1);
+
+    const id = await start('stale.user');
+    ok(await verify(id, { proof: 'email_code' }));
+    ok(await verify(id, { proof: 'email_code', code: codeTo('stale@bank.example') }));
+    ok(await verify(id, { proof: 'sms_code' }));
+    expect(ok(await verify(id, { proof: 'sms_code', code: codeTo('+254700200004') })).reset_token).toEqual(expect.any(String));
+    expect(withoutRequestId(expectError(await cancel(id), 409, 'RECOVERY_STALE').details)).toEqual({ state: 'completed' });
+    expectError(await verify(id, { proof: 'email_code' }), 409, 'RECOVERY_STALE');
+    expect(ok(await status(id))).toMatchObject({ state: 'completed' });
+  });
+
+  it('threat: two initiates racing for one account: one real workflow, the other a decoy that sends no second code and never passes', async () => {
+    await seedUser(t.s, 'race.user', { email: 'race@bank.example' });
+    const [a, b] = await Promise.all([initiate('race.user'), initiate('RACE.USER')]);
+    const ids = [ok(a, 202), ok(b, 202)].map((x) => x.recovery_id!);
+    expect(shape(a.json() as Body)).toEqual(shape(b.json() as Body));
+    const rows = await Promise.all(ids.map(workflow));
+    expect(rows.map((r) => r.decoy).sort()).toEqual([false, true]);
+    expect(rows.filter((r) => r.holds_slot)).toHaveLength(1);
+    const [real, decoy] = rows[0]!.decoy ? [ids[1]!, ids[0]!] : [ids[0]!, ids[1]!];
+
+    const before = t.s.otp.outbox.messages.filter((m) => m.to === 'race@bank.example').length;
+    const sends = [ok(await verify(real, { proof: 'email_code' })), ok(await verify(decoy, { proof: 'email_code' }))];
+    expect(shape(sends[1]!)).toEqual(shape(sends[0]!));
+    expect(sends[1]!.sent!.destination).toBe(sends[0]!.sent!.destination);
+    expect(t.s.otp.outbox.messages.filter((m) => m.to === 'race@bank.example')).toHaveLength(before + 1);
+    // The real workflow's code is no key to the decoy.
+    expectError(await verify(decoy, { proof: 'email_code', code: codeTo('race@bank.example') }), 401, 'RECOVERY_PROOF_INVALID');
+    // A third initiate meanwhile is a decoy too; the real one still works.
+    expect((await workflow(await start('race@bank.example'))).decoy).toBe(true);
+    expect(ok(await verify(real, { proof: 'email_code', code: codeTo('race@bank.example') })).state).toBe('verifying');
+  });
+
+  it('threat: a SIM-swapped phone alone never reaches verified; and lost factors do not take the phone at all', async () => {
+    const phone = '+254700200005';
+    await seedUser(t.s, 'sim.victim', { email: 'victim@bank.example', phone });
+    await withAnswers('sim.victim', ['Simba', 'Mrs Wanjiru', 'Kisumu']);
+    const id = await start(phone);
+    ok(await verify(id, { proof: 'sms_code' }));
+    const half = ok(await verify(id, { proof: 'sms_code', code: codeTo(phone) }));
+    expect(half).toMatchObject({ state: 'verifying', proofs: { given: ['sms_code'], needed: 1 } });
+    expect(half.reset_token).toBeUndefined();
+    const asked = ok(await verify(id, { proof: 'security_questions' })).questions as Array<{ id: string }>;
+    for (let i = 0; i < 3; i++) {
+      const res = await verify(id, { proof: 'security_questions', answers: asked.map((q) => ({ question_id: q.id, answer: `guess ${i}` })) });
+      expectError(res, 401, 'RECOVERY_PROOF_INVALID');
+    }
+    const after = ok(await status(id));
+    expect(after.state).toBe('verifying');
+    expect(after.reset_token).toBeUndefined();
+    expectError(await verify(id, { proof: 'security_questions' }), 429, 'RECOVERY_PROOF_LOCKED');
+
+    const mfa = await start(phone, 'mfa');
+    expect(withoutRequestId(expectError(await verify(mfa, { proof: 'sms_code' }), 400, 'RECOVERY_PROOF_NOT_OFFERED').details)).toEqual({ proof: 'sms_code', options: ['password', 'email_code', 'security_questions', 'branch_approval'] });
+  });
+
+  it('threat: cancelling and starting again buys no more security-answer guesses (the account\'s counter outlives the workflow)', async () => {
+    await seedUser(t.s, 'restart.user', { email: 'restart@bank.example' });
+    const answers = await withAnswers('restart.user', ['Tembo', 'Mombasa', 'Blue']);
+    const first = await start('restart.user');
+    ok(await verify(first, { proof: 'email_code' }));
+    ok(await verify(first, { proof: 'email_code', code: codeTo('restart@bank.example') }));
+    const asked = ok(await verify(first, { proof: 'security_questions' })).questions as Array<{ id: string }>;
+    for (let i = 0; i < 3; i++) expectError(await verify(first, { proof: 'security_questions', answers: asked.map((q) => ({ question_id: q.id, answer: `guess ${i}` })) }), 401, 'RECOVERY_PROOF_INVALID');
+    ok(await cancel(first));
+
+    const second = await start('restart.user');
+    ok(await verify(second, { proof: 'email_code' }));
+    ok(await verify(second, { proof: 'email_code', code: codeTo('restart@bank.example') }));
+    expect(ok(await verify(second, { proof: 'security_questions' })).questions).toEqual(asked); // no shopping for other questions
+    const right = asked.map((q) => ({ question_id: q.id, answer: answers.get(q.id)! }));
+    const refused = expectError(await verify(second, { proof: 'security_questions', answers: right }), 429, 'RECOVERY_PROOF_LOCKED');
+    expect(withoutRequestId(refused.details)).toEqual({ proof: 'security_questions', attempts_left: 3, retry_after_seconds: 30 * 60 });
+    // Once the counter's lock ends (SECURITY_QUESTION_LOCKOUT_MINUTES), the owner gets through.
+    t.clock.advance(30 * MINUTE);
+    const third = await start('restart.user');
+    ok(await verify(third, { proof: 'email_code' }));
+    ok(await verify(third, { proof: 'email_code', code: codeTo('restart@bank.example') }));
+    ok(await verify(third, { proof: 'security_questions' }));
+    expect(ok(await verify(third, { proof: 'security_questions', answers: right })).state).toBe('completed');
+  });
+
+  it('threat: a proof outside the matrix is 400 RECOVERY_PROOF_NOT_OFFERED; one the customer cannot give is 422', async () => {
+    const id = await start('whoever.user', 'mfa');
+    expectError(await verify(id, { proof: 'totp', code: '123456' }), 400, 'RECOVERY_PROOF_NOT_OFFERED');
+    expectError(await verify(id, { proof: 'pin', pin: '2580' }), 400, 'RECOVERY_PROOF_NOT_OFFERED');
+    expectError(await verify(id, { proof: 'branch_approval' }), 422, 'VALIDATION_ERROR');
+    expectError(await verify(id, { proof: 'password' }), 422, 'VALIDATION_ERROR');
+    expectError(await verify(id, { proof: 'email_code', password: 'x' }), 422, 'VALIDATION_ERROR');
+  });
+
+  it('threat: a forged recovery_id is 404 RECOVERY_NOT_FOUND on every route; a malformed one is 422', async () => {
+    const forged = `rcv_${Buffer.alloc(32, 7).toString('base64url')}`;
+    for (const res of [await status(forged), await verify(forged, { proof: 'email_code' }), await cancel(forged)]) expectError(res, 404, 'RECOVERY_NOT_FOUND');
+    expectError(await status('rcv_short'), 422, 'VALIDATION_ERROR');
+  });
+
+  it.each([
+    ['SQL', '\' OR 1=1 --', 202],
+    ['LDAP filter', '*)(uid=*))(|(uid=*', 202],
+    ['NUL', 'adm\u0000in', 422],
+    ['very long', 'a'.repeat(10_000), 422],
+    ['unicode', 'Ａｍｉｎａ\u200b', 202],
+    ['phone-like junk', '+0000000', 202],
+  ])('threat: a hostile identifier (%s) is answered, never a 500', async (_name, identifier, expected) => {
+    const res = await initiate(identifier as string);
+    expect(res.statusCode, res.body).toBe(expected);
+    if (expected === 422) expectError(res, 422, 'VALIDATION_ERROR');
+    else expect((await workflow((res.json() as Body).recovery_id!)).decoy).toBe(true);
+  });
+
+  it('threat: wrong answers count toward the route group\'s rate limit too (per recovery_id): 429 RATE_LIMITED', async () => {
+    const limited = await createTestApp({ env: { RATE_LIMIT_RECOVERY_ACCOUNT: '3/15m' }, clock: new ManualClock(Date.UTC(2026, 2, 4, 9, 0, 0)) });
+    try {
+      const id = ok(await initiate('rate.someone', 'password', limited.app), 202).recovery_id!;
+      ok(await verify(id, { proof: 'email_code' }, limited.app));
+      expectError(await verify(id, { proof: 'email_code', code: '000000' }, limited.app), 401, 'RECOVERY_PROOF_INVALID');
+      expectError(await verify(id, { proof: 'email_code', code: '000001' }, limited.app), 401, 'RECOVERY_PROOF_INVALID');
+      const limitedRes = await verify(id, { proof: 'email_code', code: '000002' }, limited.app);
+      expectError(limitedRes, 429, 'RATE_LIMITED');
+      expect(Number(limitedRes.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  });
+});
