@@ -13,6 +13,7 @@ export const DEFAULT_PREAUTH_ROUTES: readonly string[] = Object.freeze([
   '/api/v1/auth/refresh', '/api/v1/auth/reset/password',
   '/api/v1/2fa/otp/setup', '/api/v1/2fa/otp/verify', '/api/v1/auth/security-questions', '/api/v1/auth/reset/mfa',
   '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin', '/api/v1/auth/ldap/login', '/api/v1/auth/third-party/login',
+  '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
 ]);
 
 /** Never encrypted, either way. */
