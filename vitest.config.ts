@@ -24,7 +24,7 @@ export default defineConfig({
       { extends: true, test: { name: 'client', include: ['packages/client/test/**/*.test.ts'], globalSetup: ['test/harness/global-pglite.ts'] } },
       { extends: true, test: { name: 'ldap', include: ['test/ldap/**/*.test.ts'] } },
       { extends: true, test: { name: 'saml', include: ['test/saml/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'] } },
-      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false } },
+      { extends: true, test: { name: 'system', include: ['test/system/**/*.test.ts'], env: { TEST_DB: 'postgres' }, globalSetup: ['test/harness/global-postgres.ts'], fileParallelism: false, testTimeout: 90_000 } },
     ],
   },
 });

@@ -24,7 +24,9 @@ export function runCli(args: string[], env: Record<string, string>, input = ''):
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir(), ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: 25_000, // a hung CLI fails its test (code null) instead of spinning on
+      // A hung CLI fails its test (code null) instead of spinning on. A first run on the embedded
+      // PGlite creates and migrates its database: 11 s of CPU, over 25 s on a busy 2-core machine.
+      timeout: 60_000,
     });
     let stdout = '';
     let stderr = '';
