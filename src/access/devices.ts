@@ -139,6 +139,28 @@ export class DeviceBindings {
     return this.decide(uuid, 'revoked', actor, ctx);
   }
 
+  /**
+   * Account recovery of a lost device (src/recovery): revokes every approved binding of the user
+   * inside `trx` (the caller ends the sessions, and calls `changed` once committed); how many.
+   */
+  async revokeAllOf(trx: Db, userId: number, now: Date): Promise<number> {
+    const rows = await trx.updateTable('device_bindings').set({ status: 'revoked', decided_at: now, decided_by: null })
+      .where('user_id', '=', userId).where('status', '=', 'approved').returning('id').execute();
+    return rows.length;
+  }
+
+  /** The binding of one device of a user (its public id, status and channel), if any. */
+  async bindingOf(userId: number, fingerprint: string): Promise<{ id: string; status: BindingStatus; channel: string } | undefined> {
+    const r = await this.deps.db.selectFrom('device_bindings').select(['uuid', 'status', 'channel'])
+      .where('user_id', '=', userId).where('fingerprint_hash', '=', this.fingerprintHash(fingerprint)).executeTakeFirst();
+    return r && { id: r.uuid, status: r.status as BindingStatus, channel: r.channel };
+  }
+
+  /** Tells every node that a user's bindings changed (their caches drop it). */
+  async changed(userId: number): Promise<void> {
+    await this.deps.bus.publish({ type: 'device-bindings.changed', userId });
+  }
+
   private async decide(uuid: string, status: 'approved' | 'revoked', actor: RequestActor, ctx: AuditContext): Promise<DeviceBinding> {
     const d = this.deps;
     const { binding, userId, ended } = await d.db.transaction().execute(async (trx) => {

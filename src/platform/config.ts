@@ -14,6 +14,23 @@ import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 import { readCorsEnv, type CorsConfig } from './config-cors.js';
 import { readRecoveryMatrix, type RecoveryMatrix } from '../recovery/matrix.js';
 
+/** RECOVERY_CANCEL_URL: an absolute http(s) address without a fragment or query (the token goes in the fragment). */
+function cancelUrlOf(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    problems.push('RECOVERY_CANCEL_URL must be an absolute address, such as https://auth.bank.example/recovery/cancel');
+    return undefined;
+  }
+  if (!/^https?:$/.test(url.protocol) || url.hash !== '' || url.search !== '') {
+    problems.push('RECOVERY_CANCEL_URL must be an http(s) address without a query or fragment, such as https://auth.bank.example/recovery/cancel');
+    return undefined;
+  }
+  return url.toString();
+}
+
 /**
  * MFA_REQUIRED_ROLES when unset in production: everyone who can do more than see their own
  * money must have a second factor. Development leaves it empty so a first run is short (and
@@ -201,6 +218,17 @@ export interface Config {
     ttlMinutes: number;
     /** RECOVERY_PROOFS_PASSWORD, _PIN, _MFA, _DEVICE: the proofs that suffice for each lost thing (src/recovery/matrix.ts). */
     matrix: RecoveryMatrix;
+    /** RECOVERY_COOLING_OFF_HOURS: how long a verified `mfa` or `device` recovery of a customer waits, its old contacts told, before it takes effect. */
+    coolingOffHours: number;
+    /** RECOVERY_COOLING_OFF_HOURS_STAFF: the same for an account holding any role besides `customer`. */
+    coolingOffHoursStaff: number;
+    /** RECOVERY_LOCK_HOURS: how long recovery stays locked for an account whose owner reported a workflow as not theirs. */
+    lockHours: number;
+    /**
+     * RECOVERY_CANCEL_URL: the address of this service's "this was not me" page (`…/recovery/cancel`)
+     * as the account holders reach it; notices carry it with a cancel token in the fragment. Unset: no link.
+     */
+    cancelUrl: string | undefined;
   };
   /** The USSD gateways (docs/operations.md "USSD gateways"). */
   ussd: {
@@ -542,7 +570,11 @@ export function loadConfig(env: Env = process.env): Config {
     mail: { url: smtpUrl(r), from: smtpFrom(r), requireTls: r.bool('SMTP_REQUIRE_TLS', production) },
     management: management(r, port),
     ussd: { gateways: ussdGateways(r) },
-    recovery: { ttlMinutes: r.int('RECOVERY_TTL_MINUTES', 30, 5, 24 * 60), matrix: readRecoveryMatrix((name) => r.opt(name), r.problems) },
+    recovery: {
+      ttlMinutes: r.int('RECOVERY_TTL_MINUTES', 30, 5, 24 * 60), matrix: readRecoveryMatrix((name) => r.opt(name), r.problems),
+      coolingOffHours: r.int('RECOVERY_COOLING_OFF_HOURS', 24, 1, 30 * 24), coolingOffHoursStaff: r.int('RECOVERY_COOLING_OFF_HOURS_STAFF', 72, 1, 30 * 24),
+      lockHours: r.int('RECOVERY_LOCK_HOURS', 24, 1, 30 * 24), cancelUrl: cancelUrlOf(r.opt('RECOVERY_CANCEL_URL'), r.problems),
+    },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
     push: readPushEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),

@@ -19,6 +19,13 @@ export const RecoveryErrors = defineErrors({
   /** `details.attempts_left` for this proof in this workflow, and `details.state`. */
   RECOVERY_PROOF_INVALID: { status: 401, message: 'The code or answer is not correct.' },
   RECOVERY_CODE_EXPIRED: { status: 401, message: 'The code has expired; request a new one.' },
+  /**
+   * Four eyes on a branch's approval: the operator may decide neither a workflow of their own
+   * account nor one they started at the desk. `details.reason`: `own_account` or `started_by_you`.
+   */
+  RECOVERY_FOUR_EYES: { status: 403, message: 'Another operator must decide this recovery.' },
+  /** A "this was not me" link used already: it works once. `details.state`: the workflow's state. */
+  RECOVERY_CANCEL_TOKEN_USED: { status: 409, message: 'This link has been used already.' },
   /** `details.proof`; with `Retry-After` when the lock is for a while rather than for the workflow. */
   RECOVERY_PROOF_LOCKED: { status: 429, message: 'Too many wrong attempts for this proof.' },
 });

@@ -28,7 +28,7 @@ export type Proof = (typeof PROOFS)[number];
 /** Something the person holds: a contact on file, an authenticator, a backup code, or themselves in a branch. */
 export const POSSESSION_PROOFS: ReadonlySet<Proof> = new Set<Proof>(['email_code', 'sms_code', 'totp', 'backup_code', 'branch_approval']);
 
-/** Given by a bank operator who saw the person (a later phase): never through the customer's own routes. */
+/** Given by a bank operator who saw the person (approvals.ts): never through the customer's own routes. */
 export const OPERATOR_PROOFS: ReadonlySet<Proof> = new Set<Proof>(['branch_approval']);
 
 /** Proofs that would prove the lost thing with itself. */

@@ -1,9 +1,12 @@
 /**
- * Self-service account recovery (issue 27, phase 1): a customer who lost their password or PIN
- * proves who they are with the proofs the bank's matrix accepts and sets a new one; workflows
- * for lost second factors or a lost device can be started and proved, and wait for the next
- * phase (a branch's approval, a cooling-off period). Built on the one-time codes, security
- * questions, authenticator and backup codes, PINs, the lockout and the rate limits that exist.
+ * Self-service account recovery (issue 27): a customer who lost their password or PIN proves who
+ * they are with the proofs the bank's matrix accepts and sets a new one; one who lost their
+ * second factors or a bound device proves it (a branch's approval among the proofs, four eyes:
+ * approvals.ts), waits out a cooling-off while every contact is told and can stop it with one
+ * click (cooling-off.ts, cancel.ts), then enrols again or has the new device bound by an
+ * administrator (rebinding.ts). Built on the one-time codes, security questions, authenticator
+ * and backup codes, PINs, factor store, device bindings, push outbox, SMS gateway, the lockout
+ * and the rate limits that exist.
  */
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
@@ -24,9 +27,15 @@ import type { Module } from '../platform/module.js';
 import type { InFlightLimit } from '../policy/in-flight.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { RateLimiter } from '../policy/rate-limit.js';
+import type { Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserStore } from '../users/store.js';
+import type { DeviceBindings } from '../access/devices.js';
+import type { FactorStore } from '../mfa/factors.js';
+import type { PushProvider } from '../notifications/fcm.js';
+import type { PushOutbox } from '../notifications/outbox.js';
+import { RecoveryNotifier } from './notify.js';
 import { ProofChecks } from './proofs.js';
 import { recoveryRoutes } from './routes.js';
 import { RecoveryService } from './service.js';
@@ -51,6 +60,11 @@ export interface RecoveryModuleDeps {
   otp: OtpService;
   securityQuestions: SecurityQuestionService;
   pins: PinService;
+  guard: Guard;
+  factors: FactorStore;
+  deviceBindings: DeviceBindings;
+  push: PushProvider | undefined;
+  pushOutbox: PushOutbox;
 }
 
 export interface RecoveryProvides {
@@ -59,6 +73,7 @@ export interface RecoveryProvides {
 
 const EXPIRY_MS = 10 * 60_000;
 const CLEAN_UP_MS = 60 * 60_000;
+const COMPLETION_MS = 5 * 60_000;
 
 export function recoveryModule(deps: RecoveryModuleDeps): Module<RecoveryProvides> {
   const { keys } = deps;
@@ -69,16 +84,18 @@ export function recoveryModule(deps: RecoveryModuleDeps): Module<RecoveryProvide
     backupCodes: new BackupCodes(keys.hasher('ip', 'mfa-codes')),
     seeds: keys.hasher('field', 'recovery-seeds'),
   });
+  const notifier = new RecoveryNotifier(deps);
   const recovery = new RecoveryService({
-    ...deps, proofs, handles: keys.hasher('field', 'recovery-handle'), accounts: keys.hasher('field', 'recovery-account'),
+    ...deps, proofs, notifier, cancelTokens: keys.hasher('field', 'recovery-cancel'), handles: keys.hasher('field', 'recovery-handle'), accounts: keys.hasher('field', 'recovery-account'),
   });
   return {
     name: 'recovery',
     provides: { recovery },
-    tags: [{ name: 'Account recovery', description: 'Self-service recovery of a lost password or PIN (and, started and proved, of lost second factors or a device): proofs of identity the bank\'s matrix accepts, the same answers whether an account exists or not' }],
-    routes: recoveryRoutes({ recovery }),
+    tags: [{ name: 'Account recovery', description: 'Self-service recovery of a lost password, PIN, second factors or bound device: proofs of identity the bank\'s matrix accepts (a branch\'s approval among them), a cooling-off the owner can stop from any notice, the same answers whether an account exists or not' }],
+    routes: recoveryRoutes({ recovery, guard: deps.guard, users: deps.users }),
     jobs: [
       { name: 'account recovery expiry', everyMs: EXPIRY_MS, scope: 'one-node', run: () => recovery.expireDue() },
+      { name: 'account recovery completion', everyMs: COMPLETION_MS, scope: 'one-node', run: (stopping) => recovery.completeDue(stopping) },
       { name: 'account recovery clean-up', everyMs: CLEAN_UP_MS, scope: 'one-node', run: (stopping) => recovery.purgeEnded(stopping) },
     ],
     close: () => recovery.settled(),

@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { NO_NUL } from '../platform/http/schemas.js';
 import { PROOFS, RECOVERY_KINDS } from './matrix.js';
 import { CUSTOMER_PROOFS } from './steps.js';
+import { CHANNELS, type Channel } from '../access/policy.js';
 
 const ISO = { format: 'date-time' } as const;
 
@@ -22,22 +23,22 @@ export const Lost = oneOf(RECOVERY_KINDS, {
   examples: ['password'],
 });
 
-const ProofName = oneOf(PROOFS, { examples: ['email_code'] });
+export const ProofName = oneOf(PROOFS, { examples: ['email_code'] });
 
 export const CustomerProof = oneOf(CUSTOMER_PROOFS, {
   description: 'The proof this call is about (one per call). `branch_approval` is given by a bank operator, never here.',
   examples: ['email_code'],
 });
 
-const State = oneOf(STATES, {
-  description: '`initiated` (no proof yet), `verifying` (some given), `verified` (an alternative is met), `completed` (the reset token was handed out), or ended: `cancelled`, `expired`, `rejected` (no alternative can be met any more).',
+export const State = oneOf(STATES, {
+  description: '`initiated` (no proof yet), `verifying` (some given), `verified` (an alternative is met), `waiting` (lost second factors or a device: proved, taking effect at `waiting_until` unless cancelled), `completed` (the reset token was handed out), or ended: `cancelled`, `expired`, `rejected` (no alternative can be met any more, or an operator at a branch rejected it).',
   examples: ['initiated'],
 });
 
 const Option = Type.Object({
   proof: ProofName,
   attempts_left: Type.Integer({ minimum: 0, description: 'Wrong tries left for this proof in this workflow (3 in all).', examples: [3] }),
-  available: Type.Boolean({ description: 'False for a proof that cannot be given through these routes yet (`branch_approval`).', examples: [true] }),
+  available: Type.Boolean({ description: 'False for a proof the person cannot give through these routes: `branch_approval` is given by an operator at a branch, to whom the person reads `reference`.', examples: [true] }),
   destination: Type.Optional(Type.String({ description: 'Where the last code of this proof went, masked; present once a code was sent.', examples: ['a***@bank.example'] })),
 });
 
@@ -57,6 +58,12 @@ const statusProperties = {
   expires_at: Type.String({ ...ISO, description: 'The workflow ends as `expired` if not completed by then (`RECOVERY_TTL_MINUTES`, 30 by default).' }),
   proofs: Proofs,
   completed_at: Type.Optional(Type.String({ ...ISO, description: 'When the workflow completed.' })),
+  waiting_until: Type.Optional(Type.String({ ...ISO, description: '`waiting` (lost second factors or a device, once proved): when the recovery takes effect, unless cancelled meanwhile (`RECOVERY_COOLING_OFF_HOURS`, 24 by default; `RECOVERY_COOLING_OFF_HOURS_STAFF`, 72, for staff accounts). Every contact of the account is told.' })),
+  reference: Type.Optional(Type.String({
+    pattern: '^[2-9A-HJKMNP-Z]{8}$',
+    description: 'What to read to an operator at a branch, who checks an identity document and approves (`branch_approval`): present while an alternative holding a branch\'s approval can still be met.',
+    examples: ['K7QM4XPD'],
+  })),
 };
 
 export const RecoveryStatus = Type.Object(statusProperties, { title: 'RecoveryStatus' });
@@ -100,5 +107,39 @@ export const VerifyBody = Type.Object({
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, pattern: NO_NUL, description: '`password`: the account\'s current password.', examples: ['Vt7#qLm2!xRp9$'] })),
   pin: Type.Optional(Type.String({ pattern: '^[0-9]{4,6}$', description: '`pin`: the USSD PIN.', examples: ['2580'] })),
 }, { additionalProperties: false, examples: [{ recovery_id: EXAMPLE_ID, proof: 'email_code', code: '048213' }] });
+
+const CancelToken = Type.String({
+  pattern: '^rcx_[A-Za-z0-9_-]{43}$',
+  description: 'The single-use token of a notice\'s "this was not me" link (the part after `#`).',
+  examples: ['rcx_Q2hhbmdlIG1lOiB0aGlzIGlzIG5vdCBhIHJlYWwgdG9'],
+});
+
+export const CancelBody = Type.Object({
+  recovery_id: Type.Optional(RecoveryId),
+  cancel_token: Type.Optional(CancelToken),
+}, { additionalProperties: false, description: 'Either `recovery_id` or `cancel_token`.', examples: [{ recovery_id: EXAMPLE_ID }] });
+
+export const TokenBody = Type.Object({ cancel_token: CancelToken }, { additionalProperties: false });
+
+export const CancelAnswerSchema = Type.Object({
+  ...statusProperties,
+  reported: Type.Optional(Type.Boolean({ description: 'A cancel by `cancel_token`: the bank was alerted.', examples: [true] })),
+  recovery_locked_until: Type.Optional(Type.String({ ...ISO, description: 'A cancel by `cancel_token`: recovery is locked for the account until then (`RECOVERY_LOCK_HOURS`).' })),
+}, { title: 'RecoveryCancelled' });
+
+export const AccessPolicyBody = Type.Object({
+  recovery_id: RecoveryId,
+  channel: Type.Unsafe<Channel>({ type: 'string', enum: [...CHANNELS], description: 'The channel the new device signs in on (`mobile` for the app, `agent` for an agent\'s device).', examples: ['agent'] }),
+  device_fingerprint: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: NO_NUL, description: 'The new device\'s fingerprint, as it sends it at sign-in; default: the `X-Device-Fingerprint` header.', examples: ['a3f1c9e2-agent-tablet-0042'] })),
+}, { additionalProperties: false, examples: [{ recovery_id: EXAMPLE_ID, channel: 'agent', device_fingerprint: 'a3f1c9e2-agent-tablet-0042' }] });
+
+export const RebindAnswerSchema = Type.Object({
+  ...statusProperties,
+  binding: Type.Union([Type.Object({
+    id: Type.String({ format: 'uuid', description: 'The binding\'s id, as the administrators\' device-binding routes show it.' }),
+    status: Type.Unsafe<'pending' | 'approved' | 'revoked'>({ type: 'string', enum: ['pending', 'approved', 'revoked'], description: '`pending` until an administrator approves it (`approved`: the device may sign in); `revoked`: refused.', examples: ['pending'] }),
+    channel: Type.String({ examples: ['agent'] }),
+  }), Type.Null()], { description: 'The new device\'s binding; null when none could be asked for (too many open requests).' }),
+}, { title: 'RecoveryAccessPolicy' });
 
 export const HandleBody = Type.Object({ recovery_id: RecoveryId }, { additionalProperties: false, examples: [{ recovery_id: EXAMPLE_ID }] });

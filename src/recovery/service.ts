@@ -1,9 +1,12 @@
 /**
- * Self-service account recovery, phase 1: a customer who lost their password or PIN proves who
- * they are with proofs the bank's matrix accepts (src/recovery/matrix.ts), and gets the reset
- * token of `POST /api/v1/auth/reset/password` or `/reset/pin`; a workflow for lost second
- * factors or a lost device can be started and proved, and waits for the branch approval and
- * cooling-off of the next phase.
+ * Self-service account recovery: a customer who lost their password or PIN proves who they are
+ * with proofs the bank's matrix accepts (src/recovery/matrix.ts), and gets the reset token of
+ * `POST /api/v1/auth/reset/password` or `/reset/pin`; a workflow for lost second factors or a
+ * lost device, once proved (an operator's branch approval counts as a proof: approvals.ts), waits
+ * out its cooling-off (cooling-off.ts) and completes; the owner can stop any workflow from its
+ * notices and lock recovery for a while (cancel.ts); a recovered device is then bound again by an
+ * administrator (rebinding.ts). An operator may start a workflow for a customer at a desk
+ * (`initiated_by`), and may then not approve it.
  *
  * Nobody learns from these routes whether an account exists:
  *
@@ -13,7 +16,10 @@
  * - one active workflow per account and lost thing (a unique index over a keyed hash of the
  *   account, decoys included); a second `initiate` meanwhile gets a decoy that answers exactly
  *   like the first, so it buys no new codes and never hands out the first workflow's handle;
- * - what the answers show of contacts are masks, the same for a decoy (masks.ts).
+ * - what the answers show of contacts are masks, the same for a decoy (masks.ts);
+ * - while recovery is locked for an account (its owner reported a workflow as not theirs), every
+ *   initiate gets a decoy too (cancel.ts);
+ * - a decoy shows a branch `reference` as a real workflow does, but no operator ever finds it.
  *
  * The `recovery_id` (`rcv_` and 32 random bytes) is stored only as a keyed hash. Holding it is
  * never enough: only proofs move a workflow. A proof has 3 attempts per workflow, reserved
@@ -25,7 +31,6 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { auditContext, type AuditContext, type AuditEvent, type AuditLog } from '../audit/service.js';
 import type { CredentialService } from '../credentials/service.js';
-import type { Mailer } from '../mail/mailer.js';
 import type { MfaContext } from '../mfa/challenge.js';
 import { PIN_CHANGE_PURPOSE, type PinService } from '../pins/service.js';
 import type { Clock } from '../platform/clock.js';
@@ -40,13 +45,22 @@ import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { RecoveryErrors as E } from './errors.js';
-import { recoveryNoticeMail, type RecoveryNotice } from './mail.js';
 import { emailMask, identifierKind, maskIdentifier, phoneMask, standInEmailMask, standInPhoneMask } from './masks.js';
 import { proofsOf, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
 import type { ProofChecks, Subject } from './proofs.js';
 import { assertProofFields, ProofSteps, type ProofInput, type StepHost, type VerifyAnswer } from './steps.js';
 import { ACTIVE_STATES, FINISHED_STATES, RecoveryStore, type WorkflowRow } from './store.js';
 import { present, type RecoveryView } from './view.js';
+import { BranchApprovals } from './approvals.js';
+import { newReference } from './reference.js';
+import { CoolingOff } from './cooling-off.js';
+import { CancelLinks, type CancelAnswer } from './cancel.js';
+import { DeviceRebinding, type RebindAnswer } from './rebinding.js';
+import type { Channel } from '../access/policy.js';
+import type { RecoveryNotifier } from './notify.js';
+import type { RecoveryNotice } from './notices.js';
+import type { FactorStore } from '../mfa/factors.js';
+import type { DeviceBindings } from '../access/devices.js';
 
 /** No account has this id (identities start at 1): lookups for an identifier that names none run against it. */
 const NO_USER = 0;
@@ -75,9 +89,13 @@ export interface RecoveryDeps {
   tokens: TokenService;
   sessions: SessionService;
   audit: AuditLog;
-  mailer: Mailer;
   attempts: LoginAttempts;
   proofs: ProofChecks;
+  notifier: RecoveryNotifier;
+  /** Keyed hash of a cancel token ("this was not me"). */
+  cancelTokens: Hasher;
+  factors: FactorStore;
+  deviceBindings: DeviceBindings;
 }
 
 export type InitiateAnswer = { recovery_id: string } & RecoveryView;
@@ -91,11 +109,20 @@ interface Who {
 export class RecoveryService implements StepHost {
   private readonly store = new RecoveryStore();
   private readonly steps: ProofSteps;
+  /** A branch's approval or rejection, by an operator (approvals.ts). */
+  readonly approvals: BranchApprovals;
+  private readonly cooling: CoolingOff;
+  private readonly links: CancelLinks;
+  private readonly rebinding: DeviceRebinding;
   /** Deliveries and notices under way (awaited by `settled`, and before the module closes). */
   private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: RecoveryDeps) {
     this.steps = new ProofSteps({ ...deps, store: this.store, host: this });
+    this.approvals = new BranchApprovals({ ...deps, store: this.store, steps: this.steps, host: this });
+    this.cooling = new CoolingOff({ ...deps, store: this.store, host: this });
+    this.links = new CancelLinks({ ...deps, store: this.store, host: this });
+    this.rebinding = new DeviceRebinding({ ...deps, host: this });
   }
 
   /** The alternatives of a kind, as configured. */
@@ -108,7 +135,7 @@ export class RecoveryService implements StepHost {
    * a real one for a usable account that has no active workflow of this kind, else a decoy.
    * The answer is the same either way.
    */
-  async initiate(identifierRaw: string, kind: RecoveryKind, ctx: MfaContext): Promise<InitiateAnswer> {
+  async initiate(identifierRaw: string, kind: RecoveryKind, ctx: MfaContext, operator?: UserRow): Promise<InitiateAnswer> {
     const d = this.deps;
     const identifier = identifierRaw.normalize('NFKC').trim();
     const found = identifierKind(identifier) === 'phone' ? await d.users.findByPhone(identifier) : await d.users.findByLogin(identifier);
@@ -120,19 +147,20 @@ export class RecoveryService implements StepHost {
       handleHash: d.handles.hex(handle), kind, userId: found?.id ?? null, decoy: !usable, accountHash, now,
       loginKey: d.attempts.subjectKey(found?.id, identifier), subjectMasked: maskIdentifier(identifier),
       expiresAt: new Date(now.getTime() + d.config.recovery.ttlMinutes * 60_000),
+      reference: newReference(), initiatedBy: operator?.id ?? null,
     };
     const destinations = this.destinations(found, identifier, accountHash);
     const wf = await d.db.transaction().execute(async (trx) => {
       await this.expire(trx, now, { account: { hash: accountHash, kind } }); // a lapsed workflow must not hold the slot
       const first = await this.store.insert(trx, w, true);
       // The account has an active workflow of this kind: a decoy that answers alike (and holds no slot).
-      const id = first ?? (await this.store.insert(trx, { ...w, decoy: true }, false))!;
+      const id = first ?? (await this.store.insert(trx, { ...w, decoy: true, reference: newReference() }, false))!;
       await this.store.insertProofs(trx, id, proofsOf(this.alternatives(kind)), destinations);
       const created = (await this.store.find(trx, id))!;
-      await this.record(created, found, 'RECOVERY_INITIATED', 'SUCCESS', auditContext(ctx), { identifier_type: identifierKind(identifier) }, trx);
+      await this.record(created, found, 'RECOVERY_INITIATED', 'SUCCESS', auditContext(ctx), { identifier_type: identifierKind(identifier), ...(operator ? { initiated_by: operator.uuid } : {}) }, trx);
       return created;
     });
-    if (!wf.decoy && found) this.notify(found, 'started', kind);
+    if (!wf.decoy && found) await this.notify(found, 'started', wf);
     return { recovery_id: handle, ...(await this.viewOf(wf)) };
   }
 
@@ -164,22 +192,44 @@ export class RecoveryService implements StepHost {
     return this.viewOf(after);
   }
 
+  /** The owner's one-click "this was not me" from a notice (cancel.ts). */
+  async cancelByToken(token: string, ctx: MfaContext): Promise<CancelAnswer> {
+    return this.links.cancel(token, ctx);
+  }
+
+  /** A completed device recovery asks for its new device's binding (rebinding.ts). */
+  async accessPolicy(handle: string, channel: Channel, fingerprint: string, ctx: MfaContext): Promise<RebindAnswer> {
+    return this.rebinding.request(await this.load(handle), channel, fingerprint, ctx);
+  }
+
   /** Expires every active workflow past its expiry, audited; how many (a background job). */
   async expireDue(): Promise<number> {
     const d = this.deps;
     return d.db.transaction().execute((trx) => this.expire(trx, new Date(d.clock.now())));
   }
 
+  /** Completes every workflow whose cooling-off has ended (a background job). */
+  async completeDue(stopping?: AbortSignal): Promise<number> {
+    return this.cooling.completeDue(stopping);
+  }
+
+  /** The cooling-off of an account (customers' or staff's). */
+  coolingOff(trx: Db, user: UserRow): Promise<{ hours: number; basis: 'customer' | 'staff' }> {
+    return this.cooling.hoursFor(trx, user);
+  }
+
   /** Deletes workflows that ended more than RECORD_RETENTION_DAYS ago, in batches (a background job). */
   async purgeEnded(stopping?: AbortSignal): Promise<number> {
     const d = this.deps;
     const cutoff = new Date(d.clock.now() - d.config.retention.recordDays * 86_400_000);
+    await d.db.deleteFrom('recovery_locks').where('locked_until', '<', new Date(d.clock.now())).execute();
     return purgeInBatches((limit) => this.store.purgeEnded(d.db, cutoff, limit), stopping);
   }
 
   /** Resolves once every background delivery and notice started so far has ended. */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.deps.notifier.settled();
   }
 
   /** Keeps a background promise until it settles (it must never reject). */
@@ -190,9 +240,18 @@ export class RecoveryService implements StepHost {
 
   /** The workflow of `handle` (404), expired first when its time is up. */
   private async load(handle: string): Promise<WorkflowRow> {
-    const d = this.deps;
-    const wf = await this.store.findByHandle(d.db, d.handles.hex(handle));
+    const wf = await this.store.findByHandle(this.deps.db, this.deps.handles.hex(handle));
     if (!wf) throw E.RECOVERY_NOT_FOUND();
+    return this.current(wf);
+  }
+
+  /** A workflow as it stands now: completed when its cooling-off has ended, expired when its time is up. */
+  async current(wf: WorkflowRow): Promise<WorkflowRow> {
+    const d = this.deps;
+    if (wf.state === 'waiting') {
+      if (wf.waiting_until !== null && wf.waiting_until.getTime() <= d.clock.now()) await this.cooling.complete(wf);
+      return (await this.reload(wf))!;
+    }
     if (!ACTIVE_STATES.includes(wf.state) || wf.expires_at.getTime() > d.clock.now()) return wf;
     await d.db.transaction().execute((trx) => this.expire(trx, new Date(d.clock.now()), { id: wf.id }));
     return (await this.reload(wf))!;
@@ -225,7 +284,9 @@ export class RecoveryService implements StepHost {
     } else if (kind === 'pin') {
       holds = (await d.pins.hashOf(id)) !== undefined;
     }
-    return user !== undefined && user.is_active && user.deleted_at === null && !user.is_service_account && holds;
+    // An owner who reported a workflow as not theirs locked recovery for a while: a decoy meanwhile.
+    const locked = (await this.links.lockedUntil(id)) !== null;
+    return user !== undefined && user.is_active && user.deleted_at === null && !user.is_service_account && holds && !locked;
   }
 
   /**
@@ -271,11 +332,15 @@ export class RecoveryService implements StepHost {
     return { reset_token: issued.token, reset_token_expires_in: d.config.tokens.resetTtlSec, reset_with: RESET_ROUTES[kind] };
   }
 
-  /** Emails the account's address on file (when mail is configured), in the background; a refusal is logged. */
-  notify(user: UserRow, notice: RecoveryNotice, kind: RecoveryKind): void {
+  /**
+   * Tells every contact of the account (notify.ts), with a new cancel link, all in the background:
+   * a real workflow's answer must take no longer than a decoy's, which tells nobody.
+   */
+  async notify(user: UserRow, notice: RecoveryNotice, wf: WorkflowRow, extra: { until?: Date } = {}): Promise<void> {
     const d = this.deps;
-    if (!d.mailer.configured || !user.email) return;
-    const mail = recoveryNoticeMail({ to: user.email, username: user.username, fullName: user.full_name }, notice, kind);
-    this.track(d.mailer.send(mail).catch((err: unknown) => d.log.warn({ err, user_id: user.uuid, notice }, 'account recovery notice not delivered')));
+    this.track((async () => {
+      const cancelLink = notice === 'cancelled' ? undefined : await this.links.mint(wf);
+      d.notifier.notify(user, notice, wf.kind, { ...extra, ...(cancelLink ? { cancelLink } : {}) });
+    })().catch((err: unknown) => d.log.warn({ err, user_id: user.uuid, notice }, 'account recovery notice not sent')));
   }
 }

@@ -22,6 +22,7 @@ import type { Db } from '../platform/db/database.js';
 import { CommonErrors, retryLater, type AppError } from '../platform/errors.js';
 import type { SessionService } from '../sessions/service.js';
 import type { UserRow } from '../users/store.js';
+import type { RecoveryNotice } from './notices.js';
 import { RecoveryErrors as E } from './errors.js';
 import { emailMask, phoneMask } from './masks.js';
 import { isMet, knowledgeUnlocked, liveAlternatives, proofsOf, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
@@ -61,7 +62,10 @@ export interface StepHost {
   reload(wf: WorkflowRow, db?: Db): Promise<WorkflowRow | undefined>;
   record(wf: WorkflowRow, user: UserRow | undefined, eventType: AuditEvent, status: 'SUCCESS' | 'FAILURE', ctx: AuditContext, details: Record<string, unknown>, trx?: Db): Promise<void>;
   resetToken(kind: 'password' | 'pin', user: UserRow): Promise<ResetToken>;
-  notify(user: UserRow, notice: 'started' | 'completed', kind: RecoveryKind): void;
+  /** Tells every contact of the account (in the background). */
+  notify(user: UserRow, notice: RecoveryNotice, wf: WorkflowRow, extra?: { until?: Date }): Promise<void>;
+  /** The cooling-off of the account (customers' or staff's). */
+  coolingOff(trx: Db, user: UserRow): Promise<{ hours: number; basis: 'customer' | 'staff' }>;
   track(p: Promise<unknown>): void;
 }
 
@@ -200,16 +204,21 @@ export class ProofSteps {
     return outcome.kind === 'ok' ? this.pass(s, row.proof) : this.fail(s, row.proof, attempts, outcome);
   }
 
-  /** A proof passed: recorded; an alternative met verifies the workflow (and completes a password or PIN one). */
-  private async pass(s: Subject, proof: Proof): Promise<VerifyAnswer> {
+  /**
+   * A proof passed: recorded; an alternative met verifies the workflow (and completes a password
+   * or PIN one). `also`: an event recorded in the same transaction (an operator's approval).
+   * 409 RECOVERY_PROOF_ALREADY_GIVEN when a parallel step gave it first.
+   */
+  async pass(s: Subject, proof: Proof, also?: { event: AuditEvent; details: Record<string, unknown> }): Promise<VerifyAnswer> {
     const d = this.deps;
     const now = new Date(d.clock.now());
     const alternatives = d.host.alternatives(s.wf.kind);
-    const out = await d.db.transaction().execute(async (trx): Promise<{ stale?: string; ended: string[]; token?: ResetToken }> => {
+    const out = await d.db.transaction().execute(async (trx): Promise<{ stale?: string; given?: true; ended: string[]; token?: ResetToken; waiting?: Date }> => {
       const wf = await d.store.lock(trx, s.wf.id);
       if (!wf || !proving(wf) || wf.expires_at.getTime() <= now.getTime()) return { stale: wf && proving(wf) ? 'expired' : wf?.state ?? 'expired', ended: [] };
-      await d.store.markPassed(trx, wf.id, proof, now);
+      if (!(await d.store.markPassed(trx, wf.id, proof, now))) return { given: true, ended: [] };
       await d.host.record(wf, s.user, 'RECOVERY_PROOF_PASSED', 'SUCCESS', s.audit, { proof }, trx);
+      if (also) await d.host.record(wf, s.user, also.event, 'SUCCESS', s.audit, also.details, trx);
       if (!isMet(alternatives, passedOf(await d.store.proofs(trx, wf.id)))) {
         await d.store.transition(trx, wf.id, ['initiated'], 'verifying', now);
         return { ended: [] };
@@ -217,22 +226,28 @@ export class ProofSteps {
       return this.verified(trx, wf, s.user!, s.audit, now);
     });
     if (out.stale !== undefined) throw E.RECOVERY_STALE({ state: out.stale });
+    if (out.given) throw E.RECOVERY_PROOF_ALREADY_GIVEN({ proof });
     await d.sessions.announce(out.ended);
-    if (out.token) d.host.notify(s.user!, 'completed', s.wf.kind);
+    if (out.token) await d.host.notify(s.user!, 'completed', s.wf);
+    if (out.waiting) await d.host.notify(s.user!, 'waiting', s.wf, { until: out.waiting });
     return { ...(await d.host.viewOf((await d.host.reload(s.wf))!)), ...out.token };
   }
 
   /**
    * An alternative is met. A lost password or PIN completes at once: every session (and its
    * refresh family) of the account ends, and the reset token is handed out, this once. Lost
-   * factors or a device stay `verified`: what follows is the next phase's.
+   * factors or a device start their cooling-off (`waiting`, cooling-off.ts): nothing changes
+   * yet, and every contact is told when it will.
    */
-  private async verified(trx: Db, wf: WorkflowRow, user: UserRow, audit: AuditContext, now: Date): Promise<{ ended: string[]; token?: ResetToken }> {
+  private async verified(trx: Db, wf: WorkflowRow, user: UserRow, audit: AuditContext, now: Date): Promise<{ ended: string[]; token?: ResetToken; waiting?: Date }> {
     const d = this.deps;
     await d.host.record(wf, user, 'RECOVERY_VERIFIED', 'SUCCESS', audit, {}, trx);
     if (wf.kind !== 'password' && wf.kind !== 'pin') {
-      await d.store.transition(trx, wf.id, ['initiated', 'verifying'], 'verified', now);
-      return { ended: [] };
+      const { hours, basis } = await d.host.coolingOff(trx, user);
+      const until = new Date(now.getTime() + hours * 3_600_000);
+      await d.store.startWaiting(trx, wf.id, now, until, hours);
+      await d.host.record(wf, user, 'RECOVERY_WAITING', 'SUCCESS', audit, { waiting_until: until.toISOString(), cooling_off_hours: hours, basis }, trx);
+      return { ended: [], waiting: until };
     }
     await d.store.transition(trx, wf.id, ['initiated', 'verifying'], 'completed', now);
     const ended = await d.sessions.endAllForUser(trx, user.id, 'account_recovery');

@@ -25,6 +25,12 @@ export interface WorkflowRow {
   created_at: Date;
   expires_at: Date;
   completed_at: Date | null;
+  /** What the person reads to a branch operator (null: started before branch approvals existed). */
+  reference: string | null;
+  /** The operator who started it at a desk (null: the person did). */
+  initiated_by: number | null;
+  /** `waiting`: when it takes effect unless cancelled. */
+  waiting_until: Date | null;
 }
 
 export interface ProofRow {
@@ -49,9 +55,11 @@ export interface NewWorkflow {
   subjectMasked: string;
   now: Date;
   expiresAt: Date;
+  reference: string;
+  initiatedBy: number | null;
 }
 
-const WORKFLOW_COLUMNS = ['id', 'kind', 'state', 'user_id', 'decoy', 'account_hash', 'login_key', 'subject_masked', 'created_at', 'expires_at', 'completed_at'] as const;
+const WORKFLOW_COLUMNS = ['id', 'kind', 'state', 'user_id', 'decoy', 'account_hash', 'login_key', 'subject_masked', 'created_at', 'expires_at', 'completed_at', 'reference', 'initiated_by', 'waiting_until'] as const;
 const PROOF_COLUMNS = ['proof', 'attempts', 'passed_at', 'sends', 'last_sent_at', 'code_expires_at', 'destination_masked', 'question_ids'] as const;
 
 const date = (d: Date | string): Date => new Date(d);
@@ -62,6 +70,7 @@ function toWorkflow(r: Record<(typeof WORKFLOW_COLUMNS)[number], unknown>): Work
     id: r.id as string, kind: r.kind as RecoveryKind, state: r.state as RecoveryState, user_id: r.user_id as number | null, decoy: r.decoy as boolean,
     account_hash: r.account_hash as string, login_key: r.login_key as string, subject_masked: r.subject_masked as string,
     created_at: date(r.created_at as Date), expires_at: date(r.expires_at as Date), completed_at: dateOrNull(r.completed_at as Date | null),
+    reference: r.reference as string | null, initiated_by: r.initiated_by as number | null, waiting_until: dateOrNull(r.waiting_until as Date | null),
   };
 }
 
@@ -81,10 +90,10 @@ export class RecoveryStore {
    * predicate literally, as PostgreSQL infers a partial unique index only from it).
    */
   async insert(trx: Db, w: NewWorkflow, holdsSlot: boolean): Promise<string | undefined> {
-    const values = sql`(${w.handleHash}, ${w.kind}, 'initiated', ${w.userId}, ${w.decoy}, ${w.accountHash}, ${holdsSlot}, ${w.loginKey}, ${w.subjectMasked}, ${w.now}, ${w.expiresAt})`;
+    const values = sql`(${w.handleHash}, ${w.kind}, 'initiated', ${w.userId}, ${w.decoy}, ${w.accountHash}, ${holdsSlot}, ${w.loginKey}, ${w.subjectMasked}, ${w.now}, ${w.expiresAt}, ${w.reference}, ${w.initiatedBy})`;
     const conflict = holdsSlot ? sql`ON CONFLICT (account_hash, kind) WHERE holds_slot AND state IN ('initiated', 'verifying', 'verified', 'waiting') DO NOTHING` : sql``;
     const r = await sql<{ id: string }>`
-      INSERT INTO recovery_workflows (handle_hash, kind, state, user_id, decoy, account_hash, holds_slot, login_key, subject_masked, created_at, expires_at)
+      INSERT INTO recovery_workflows (handle_hash, kind, state, user_id, decoy, account_hash, holds_slot, login_key, subject_masked, created_at, expires_at, reference, initiated_by)
       VALUES ${values} ${conflict}
       RETURNING id`.execute(trx);
     return r.rows[0]?.id;
@@ -105,6 +114,20 @@ export class RecoveryStore {
   async find(db: Db, id: string): Promise<WorkflowRow | undefined> {
     const r = await db.selectFrom('recovery_workflows').select(WORKFLOW_COLUMNS).where('id', '=', id).executeTakeFirst();
     return r && toWorkflow(r);
+  }
+
+  /** The real (never a decoy's) workflow of a branch reference; locked until `trx` ends when `lock`. */
+  async findByReference(db: Db, reference: string, lock = false): Promise<WorkflowRow | undefined> {
+    const q = db.selectFrom('recovery_workflows').select(WORKFLOW_COLUMNS).where('reference', '=', reference).where('decoy', '=', false);
+    const r = await (lock ? q.forUpdate() : q).executeTakeFirst();
+    return r && toWorkflow(r);
+  }
+
+  /** An account's real workflows still being proved (a branch approval may be waited for), oldest first. */
+  async provingOf(db: Db, userId: number): Promise<WorkflowRow[]> {
+    const rows = await db.selectFrom('recovery_workflows').select(WORKFLOW_COLUMNS).where('user_id', '=', userId).where('decoy', '=', false)
+      .where('state', 'in', ['initiated', 'verifying']).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toWorkflow);
   }
 
   /** The workflow, its row locked until `trx` ends: its transitions one after another. */
@@ -149,8 +172,11 @@ export class RecoveryStore {
     return (await this.proofs(db, workflowId)).get('security_questions')?.question_ids ?? [...ids];
   }
 
-  async markPassed(trx: Db, workflowId: string, proof: Proof, now: Date): Promise<void> {
-    await trx.updateTable('recovery_proofs').set({ passed_at: now }).where('workflow_id', '=', workflowId).where('proof', '=', proof).where('passed_at', 'is', null).execute();
+  /** Records a proof given; false when it was given already (a parallel step was first). */
+  async markPassed(trx: Db, workflowId: string, proof: Proof, now: Date): Promise<boolean> {
+    const r = await trx.updateTable('recovery_proofs').set({ passed_at: now }).where('workflow_id', '=', workflowId).where('proof', '=', proof).where('passed_at', 'is', null)
+      .returning('proof').executeTakeFirst();
+    return r !== undefined;
   }
 
   /** Moves a workflow from one of `from` to `to`; false when it was in none of them. */
@@ -168,10 +194,30 @@ export class RecoveryStore {
     return r !== undefined;
   }
 
+  /**
+   * A verified workflow starts its cooling-off: `waiting` until `until` (which is also when it
+   * would expire, were it never completed); false when it was not being proved.
+   */
+  async startWaiting(trx: Db, id: string, now: Date, until: Date, hours: number): Promise<boolean> {
+    const r = await trx.updateTable('recovery_workflows')
+      .set({ state: 'waiting', verified_at: now, waiting_until: until, cooling_off_hours: hours, expires_at: until })
+      .where('id', '=', id).where('state', 'in', ['initiated', 'verifying'])
+      .returning('id').executeTakeFirst();
+    return r !== undefined;
+  }
+
+  /** Workflows whose cooling-off has ended (at most `limit`, the longest due first). */
+  async waitingDue(db: Db, now: Date, limit: number): Promise<WorkflowRow[]> {
+    const rows = await db.selectFrom('recovery_workflows').select(WORKFLOW_COLUMNS).where('state', '=', 'waiting').where('waiting_until', '<=', now)
+      .orderBy('waiting_until').limit(limit).execute();
+    return rows.map(toWorkflow);
+  }
+
   /** Marks active workflows past their expiry expired (one, an account's of a kind, or all); returns them. */
   async expireDue(db: Db, now: Date, only: { id?: string; account?: { hash: string; kind: RecoveryKind } } = {}): Promise<WorkflowRow[]> {
+    // A workflow `waiting` is never expired: its cooling-off ends in completion (or a cancel).
     let q = db.updateTable('recovery_workflows').set({ state: 'expired', ended_at: now })
-      .where('state', 'in', [...ACTIVE_STATES]).where('expires_at', '<=', now);
+      .where('state', 'in', ACTIVE_STATES.filter((st) => st !== 'waiting')).where('expires_at', '<=', now);
     if (only.id !== undefined) q = q.where('id', '=', only.id);
     if (only.account !== undefined) q = q.where('account_hash', '=', only.account.hash).where('kind', '=', only.account.kind);
     return (await q.returning(WORKFLOW_COLUMNS).execute()).map(toWorkflow);

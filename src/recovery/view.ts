@@ -6,7 +6,7 @@
  * workflow reads the same.
  */
 import type { RecoveryState } from '../platform/db/schema.js';
-import { OPERATOR_PROOFS, proofsOf, stillNeeded, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
+import { liveAlternatives, OPERATOR_PROOFS, proofsOf, stillNeeded, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
 import type { ProofRow, WorkflowRow } from './store.js';
 
 /** Attempts per proof per workflow (the security-question count). */
@@ -33,6 +33,10 @@ export interface RecoveryView {
     options: ProofOption[];
   };
   completed_at?: string;
+  /** `waiting`: when the recovery takes effect, unless cancelled. */
+  waiting_until?: string;
+  /** What to read to a branch operator: while an alternative holding a branch's approval can still be met. */
+  reference?: string;
 }
 
 /** The proofs given so far. */
@@ -53,6 +57,7 @@ export function present(wf: WorkflowRow, alternatives: readonly Alternative[], r
     const sent = r?.last_sent_at != null && r.destination_masked !== null;
     return { proof, attempts_left: Math.max(0, PROOF_ATTEMPTS - (r?.attempts ?? 0)), available: !OPERATOR_PROOFS.has(proof), ...(sent ? { destination: r.destination_masked! } : {}) };
   });
+  const branchOpen = proving && liveAlternatives(alternatives, given, lockedOf(rows)).some((a) => a.includes('branch_approval'));
   return {
     state: wf.state,
     lost: wf.kind,
@@ -64,5 +69,7 @@ export function present(wf: WorkflowRow, alternatives: readonly Alternative[], r
       options,
     },
     ...(wf.completed_at ? { completed_at: wf.completed_at.toISOString() } : {}),
+    ...(wf.state === 'waiting' && wf.waiting_until ? { waiting_until: wf.waiting_until.toISOString() } : {}),
+    ...(branchOpen && wf.reference !== null ? { reference: wf.reference } : {}),
   };
 }

@@ -153,8 +153,8 @@ describe('a USSD subscriber\'s lost PIN: a text-message code plus the password',
   });
 });
 
-describe('lost second factors in this phase', () => {
-  it('can be proved to verified (password, an emailed code and the answers) and goes no further: a branch approval is shown, not yet available', async () => {
+describe('lost second factors, proved without a branch', () => {
+  it('can be proved (password, an emailed code and the answers), then waits out its cooling-off: a branch approval is shown, given by an operator', async () => {
     await seedUser(t.s, 'chege.factors', { email: 'chege@bank.example' });
     const answers = await withAnswers('chege.factors', ['Tembo', 'Mombasa', 'Blue']);
     const started = ok(await initiate('chege@bank.example', 'mfa'), 202);
@@ -167,10 +167,10 @@ describe('lost second factors in this phase', () => {
     ok(await verify(id, { proof: 'password', password: STRONG_PASSWORD }));
     const asked = ok(await verify(id, { proof: 'security_questions' })).questions as Array<{ id: string }>;
     const verified = ok(await verify(id, { proof: 'security_questions', answers: asked.map((q) => ({ question_id: q.id, answer: answers.get(q.id)! })) }));
-    expect(verified).toMatchObject({ state: 'verified', proofs: { needed: 0 } });
+    expect(verified).toMatchObject({ state: 'waiting', proofs: { needed: 0 }, waiting_until: new Date(t.clock.now() + 24 * 60 * MINUTE).toISOString() });
     expect(verified.reset_token).toBeUndefined();
     expect(expectError(await verify(id, { proof: 'password', password: STRONG_PASSWORD }), 400, 'RECOVERY_INVALID_STATE').details).toMatchObject({ reason: 'already_verified' });
-    expect(ok(await status(id)).state).toBe('verified');
+    expect(ok(await status(id)).state).toBe('waiting');
   });
 });
 

@@ -62,6 +62,17 @@ export class OtpDelivery {
     return this.gateway ? 'sms_gateway' : 'dev_outbox';
   }
 
+  /**
+   * A text message that carries no code (an account recovery notice) through the SMS gateway;
+   * false when none is configured (the development outbox keeps codes only). Rejects with
+   * `SmsDeliveryError` when the gateway refuses it.
+   */
+  async sendText(to: string, message: string, reference: string): Promise<boolean> {
+    if (!this.gateway) return false;
+    await this.gateway.send({ to, message, reference });
+    return true;
+  }
+
   /** Sends the code; resolves with the transport's message id, rejects with `DeliveryFailure`. */
   async deliver(d: CodeDelivery): Promise<{ via: Via; ref: string }> {
     const via = this.via(d.method);

@@ -205,6 +205,11 @@ export class OtpService {
     return { delivered };
   }
 
+  /** Account recovery: a notice by SMS to the user's phone, through the SMS gateway when one is configured (else false). */
+  async sendRecoveryNotice(user: UserRow, message: string, reference: string): Promise<boolean> {
+    return user.phone ? this.delivery.sendText(user.phone, message, reference) : false;
+  }
+
   /**
    * Account recovery: whether `code` is the live code of `challenge`, spending it when it is.
    * The code's own attempts are spent before the comparison (constant time), as for every code;

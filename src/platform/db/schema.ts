@@ -385,6 +385,28 @@ export interface RecoveryWorkflowsTable {
   verified_at: Timestamp | null;
   completed_at: Timestamp | null;
   ended_at: Timestamp | null;
+  /** What the person reads to a branch operator (migration 032); null for workflows started before it. */
+  reference: string | null;
+  /** The operator who started it for a customer at the desk (migration 032): never its approver. */
+  initiated_by: number | null;
+  /** A verified `mfa` or `device` workflow takes effect then, unless cancelled (migration 032). */
+  waiting_until: Timestamp | null;
+  /** The cooling-off chosen for the account (customers' or staff's setting). */
+  cooling_off_hours: number | null;
+}
+
+/** A "this was not me" token of a recovery notice (migration 032): only its keyed hash; single use. */
+export interface RecoveryCancelTokensTable {
+  token_hash: string;
+  workflow_id: string;
+  created_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+/** Recovery locked for an account after its owner reported a workflow as not theirs (migration 032). */
+export interface RecoveryLocksTable {
+  user_id: number;
+  locked_until: Timestamp;
 }
 
 /** One proof of a recovery workflow (migration 031). */
@@ -640,6 +662,8 @@ export interface Database {
   mfa_reset_requests: MfaResetRequestsTable;
   recovery_workflows: RecoveryWorkflowsTable;
   recovery_proofs: RecoveryProofsTable;
+  recovery_cancel_tokens: RecoveryCancelTokensTable;
+  recovery_locks: RecoveryLocksTable;
   ldap_config: LdapConfigTable;
   saml_config: SamlConfigTable;
   entities: EntitiesTable;

@@ -30,6 +30,7 @@ import * as publicIds from './028-public-ids.js';
 import * as auditPartitions from './029-audit-partitions.js';
 import * as recordRetention from './030-record-retention.js';
 import * as recovery from './031-recovery.js';
+import * as recoveryPhase2 from './032-recovery-phase-2.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -64,6 +65,7 @@ export const migrations: Record<string, Migration> = {
   '029-audit-partitions': auditPartitions,
   '030-record-retention': recordRetention,
   '031-recovery': recovery,
+  '032-recovery-phase-2': recoveryPhase2,
 };
 
 export const migrationProvider: MigrationProvider = {
