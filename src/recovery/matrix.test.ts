@@ -20,9 +20,10 @@ describe('the recovery matrix settings', () => {
     const problems: string[] = [];
     const m = readRecoveryMatrix(() => undefined, problems);
     expect(problems).toEqual([]);
-    expect(m.password).toHaveLength(8);
+    expect(m.password).toHaveLength(7);
+    expect(m.password).not.toContainEqual(['pin', 'sms_code']); // a shoulder-surfed PIN and a swapped SIM fall together
     expect(m.password[0]).toEqual(['email_code', 'sms_code']);
-    expect(m.pin).toEqual([['sms_code', 'password'], ['sms_code', 'security_questions'], ['email_code', 'password']]);
+    expect(m.pin).toEqual([['sms_code', 'password'], ['email_code', 'password'], ['sms_code', 'branch_approval']]); // never a SIM and answers alone
     expect(m.mfa).toEqual([['password', 'email_code', 'security_questions'], ['password', 'branch_approval']]);
     expect(m.device).toEqual([['password', 'branch_approval']]);
     for (const kind of RECOVERY_KINDS) {
@@ -69,7 +70,7 @@ describe('the recovery matrix settings', () => {
 });
 
 describe('the matrix rules', () => {
-  const pin = readRecoveryMatrix(() => undefined, []).pin; // sms+password | sms+questions | email+password
+  const pin = readRecoveryMatrix(() => undefined, []).pin; // sms+password | email+password | sms+branch
 
   it('an alternative is met only when every one of its proofs is given', () => {
     expect(isMet(pin, new Set<Proof>(['sms_code']))).toBe(false);
@@ -91,8 +92,8 @@ describe('the matrix rules', () => {
 
   it('threat: knowledge is never checked for someone who holds nothing: a knowledge proof waits for a possession proof of its own alternative', () => {
     expect(knowledgeUnlocked(pin, 'password', new Set())).toBe(false);
-    expect(knowledgeUnlocked(pin, 'security_questions', new Set<Proof>(['email_code']))).toBe(false); // email_code+security_questions is no alternative for a PIN
-    expect(knowledgeUnlocked(pin, 'security_questions', new Set<Proof>(['sms_code']))).toBe(true);
+    expect(knowledgeUnlocked(pin, 'password', new Set<Proof>(['branch_approval']))).toBe(false); // sms_code+branch_approval holds no password
+    expect(knowledgeUnlocked(pin, 'password', new Set<Proof>(['sms_code']))).toBe(true);
     expect(knowledgeUnlocked(pin, 'password', new Set<Proof>(['email_code']))).toBe(true);
     expect(knowledgeUnlocked(pin, 'sms_code', new Set())).toBe(true);
   });

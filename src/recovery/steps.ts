@@ -29,6 +29,9 @@ import type { CheckOutcome, ProofCheck, ProofChecks, Subject } from './proofs.js
 import { FINISHED_STATES, type ProofRow, type RecoveryStore, type WorkflowRow } from './store.js';
 import { lockedOf, passedOf, PROOF_ATTEMPTS, type RecoveryView } from './view.js';
 
+/** The window of an account's code budget: OTP_MAX_SENDS codes of each kind per hour, all its workflows together. */
+const ACCOUNT_SEND_WINDOW_SEC = 3600;
+
 /** The proofs a customer gives through `verify-identity` (a branch's approval is an operator's). */
 export const CUSTOMER_PROOFS = ['email_code', 'sms_code', 'totp', 'backup_code', 'security_questions', 'password', 'pin'] as const;
 export type CustomerProof = (typeof CUSTOMER_PROOFS)[number];
@@ -131,14 +134,19 @@ export class ProofSteps {
     const d = this.deps;
     const cfg = d.config.mfa;
     const now = new Date(d.clock.now());
-    // The account's contact as it is now; else the mask chosen when the workflow started (a decoy's stand-in).
+    // What the answer shows was fixed at initiate from the identifier typed (service.ts
+    // `destinations`); the audit trail, which the caller never sees, keeps the real contact's mask.
+    const destination = row.destination_masked ?? '***';
     const live = proof === 'email_code' ? s.user?.email && emailMask(s.user.email) : s.user?.phone && phoneMask(s.user.phone);
-    const destination = live || (row.destination_masked ?? '***');
     const send = { now, resendSec: cfg.otpResendSec, maxSends: cfg.otpMaxSends, codeExpiresAt: new Date(now.getTime() + cfg.otpValiditySec * 1000), destination };
+    // The account's budget across workflows: starting again (or a stranger doing so) sends no more.
+    if ((await d.store.accountSends(d.db, s.wf.account_hash, proof, new Date(now.getTime() - ACCOUNT_SEND_WINDOW_SEC * 1000))) >= cfg.otpMaxSends) {
+      throw retryLater(OtpErrors.OTP_SEND_LIMIT, ACCOUNT_SEND_WINDOW_SEC);
+    }
     if (!(await d.store.reserveSend(d.db, s.wf.id, proof, send))) throw await this.sendRefusal(s.wf, proof, now);
     const delivered = await d.proofs.sendCode(s, proof);
     if (delivered) d.host.track(delivered);
-    await d.host.record(s.wf, s.user, 'RECOVERY_CODE_SENT', 'SUCCESS', s.audit, { proof, destination });
+    await d.host.record(s.wf, s.named, 'RECOVERY_CODE_SENT', 'SUCCESS', s.audit, { proof, destination: live || destination });
     return { ...(await d.host.viewOf(s.wf)), sent: { proof, destination, expires_in: cfg.otpValiditySec, resend_after: cfg.otpResendSec } };
   }
 
@@ -209,7 +217,7 @@ export class ProofSteps {
       const wf = await d.store.lock(trx, s.wf.id);
       if (!wf || !proving(wf) || wf.expires_at.getTime() <= now.getTime()) return { stale: wf && proving(wf) ? 'expired' : wf?.state ?? 'expired', ended: [] };
       await d.store.markPassed(trx, wf.id, proof, now);
-      await d.host.record(wf, s.user, 'RECOVERY_PROOF_PASSED', 'SUCCESS', s.audit, { proof }, trx);
+      await d.host.record(wf, s.named, 'RECOVERY_PROOF_PASSED', 'SUCCESS', s.audit, { proof }, trx);
       if (!isMet(alternatives, passedOf(await d.store.proofs(trx, wf.id)))) {
         await d.store.transition(trx, wf.id, ['initiated'], 'verifying', now);
         return { ended: [] };
@@ -245,7 +253,7 @@ export class ProofSteps {
   private async fail(s: Subject, proof: Proof, attempts: number, outcome: Exclude<CheckOutcome, { kind: 'ok' }>): Promise<never> {
     const d = this.deps;
     const left = PROOF_ATTEMPTS - attempts;
-    await d.host.record(s.wf, s.user, 'RECOVERY_PROOF_FAILED', 'FAILURE', s.audit, { proof, attempts_left: left, reason: outcome.kind === 'locked' ? 'account_counter_locked' : 'wrong' });
+    await d.host.record(s.wf, s.named, 'RECOVERY_PROOF_FAILED', 'FAILURE', s.audit, { proof, attempts_left: left, reason: outcome.kind === 'locked' ? 'account_counter_locked' : 'wrong' });
     const state = left === 0 ? await this.exhausted(s, proof) : s.wf.state;
     if (outcome.kind === 'locked') throw lockedError(proof, outcome.retryAfterSec, left);
     throw E.RECOVERY_PROOF_INVALID({ attempts_left: left, state });
@@ -254,7 +262,7 @@ export class ProofSteps {
   /** A proof out of attempts: audited; with no alternative left to meet, the workflow is rejected. Its state after. */
   private async exhausted(s: Subject, proof: Proof): Promise<string> {
     const d = this.deps;
-    await d.host.record(s.wf, s.user, 'RECOVERY_PROOF_LOCKED', 'SUCCESS', s.audit, { proof });
+    await d.host.record(s.wf, s.named, 'RECOVERY_PROOF_LOCKED', 'SUCCESS', s.audit, { proof });
     const alternatives = d.host.alternatives(s.wf.kind);
     return d.db.transaction().execute(async (trx) => {
       const wf = await d.store.lock(trx, s.wf.id);
@@ -262,7 +270,7 @@ export class ProofSteps {
       const rows = await d.store.proofs(trx, wf.id);
       if (liveAlternatives(alternatives, passedOf(rows), lockedOf(rows)).length > 0) return wf.state;
       await d.store.transition(trx, wf.id, ['initiated', 'verifying'], 'rejected', new Date(d.clock.now()));
-      await d.host.record(wf, s.user, 'RECOVERY_REJECTED', 'SUCCESS', s.audit, { locked: [...lockedOf(rows)] }, trx);
+      await d.host.record(wf, s.named, 'RECOVERY_REJECTED', 'SUCCESS', s.audit, { locked: [...lockedOf(rows)] }, trx);
       return 'rejected';
     });
   }

@@ -177,6 +177,26 @@ export class RecoveryStore {
     return (await q.returning(WORKFLOW_COLUMNS).execute()).map(toWorkflow);
   }
 
+  /**
+   * Codes of `proof` sent for an account in workflows touched since `since`, every workflow of the
+   * account together (a budget that cancelling and starting again does not renew).
+   */
+  async accountSends(db: Db, accountHash: string, proof: Proof, since: Date): Promise<number> {
+    const r = await db.selectFrom('recovery_proofs as p').innerJoin('recovery_workflows as w', 'w.id', 'p.workflow_id')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('p.sends'), eb.lit(0)).as('n'))
+      .where('w.account_hash', '=', accountHash).where('p.proof', '=', proof).where('p.last_sent_at', '>', since)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  /** Ends the account's open workflow of `kind` (the one holding its slot) as `cancelled`; returns it. */
+  async supersede(trx: Db, accountHash: string, kind: RecoveryKind, now: Date): Promise<WorkflowRow[]> {
+    const r = await trx.updateTable('recovery_workflows').set({ state: 'cancelled', ended_at: now })
+      .where('account_hash', '=', accountHash).where('kind', '=', kind).where('holds_slot', '=', true).where('state', 'in', [...ACTIVE_STATES])
+      .returning(WORKFLOW_COLUMNS).execute();
+    return r.map(toWorkflow);
+  }
+
   /** Deletes at most `limit` workflows (with their proofs) that ended before `cutoff`; how many. */
   async purgeEnded(db: Db, cutoff: Date, limit: number): Promise<number> {
     const { rows } = await sql<{ n: number }>`
