@@ -118,7 +118,9 @@ export class ProofSteps {
     if (FINISHED_STATES.includes(wf.state)) throw E.RECOVERY_STALE({ state: wf.state });
     if (!proving(wf)) throw E.RECOVERY_INVALID_STATE({ state: wf.state, reason: 'already_verified' });
     const rows = await d.store.proofs(d.db, wf.id);
-    const row = rows.get(proof)!;
+    const row = rows.get(proof);
+    // A proof the bank added to the matrix after this workflow started: not one of its proofs.
+    if (row === undefined) throw E.RECOVERY_PROOF_NOT_OFFERED({ proof, options: [...rows.keys()] });
     if (row.passed_at !== null) throw E.RECOVERY_PROOF_ALREADY_GIVEN({ proof });
     if (!knowledgeUnlocked(alternatives, proof, passedOf(rows))) throw E.RECOVERY_INVALID_STATE({ state: wf.state, reason: 'possession_proof_first' });
     if (row.attempts >= PROOF_ATTEMPTS) throw E.RECOVERY_PROOF_LOCKED({ proof, attempts_left: 0 });
@@ -152,6 +154,8 @@ export class ProofSteps {
 
   private async sendRefusal(wf: WorkflowRow, proof: Proof, now: Date): Promise<AppError> {
     const d = this.deps;
+    const current = await d.store.find(d.db, wf.id);
+    if (!current || FINISHED_STATES.includes(current.state) || current.expires_at.getTime() <= now.getTime()) return E.RECOVERY_STALE({ state: current?.state ?? 'expired' });
     const row = (await d.store.proofs(d.db, wf.id)).get(proof)!;
     if (row.passed_at !== null) return E.RECOVERY_PROOF_ALREADY_GIVEN({ proof });
     if (row.sends >= d.config.mfa.otpMaxSends) return retryLater(OtpErrors.OTP_SEND_LIMIT, (wf.expires_at.getTime() - now.getTime()) / 1000);
@@ -213,10 +217,10 @@ export class ProofSteps {
     const d = this.deps;
     const now = new Date(d.clock.now());
     const alternatives = d.host.alternatives(s.wf.kind);
-    const out = await d.db.transaction().execute(async (trx): Promise<{ stale?: string; ended: string[]; token?: ResetToken }> => {
+    const out = await d.db.transaction().execute(async (trx): Promise<{ stale?: string; given?: true; ended: string[]; token?: ResetToken }> => {
       const wf = await d.store.lock(trx, s.wf.id);
       if (!wf || !proving(wf) || wf.expires_at.getTime() <= now.getTime()) return { stale: wf && proving(wf) ? 'expired' : wf?.state ?? 'expired', ended: [] };
-      await d.store.markPassed(trx, wf.id, proof, now);
+      if (!(await d.store.markPassed(trx, wf.id, proof, now))) return { given: true, ended: [] }; // a parallel right answer recorded it first
       await d.host.record(wf, s.named, 'RECOVERY_PROOF_PASSED', 'SUCCESS', s.audit, { proof }, trx);
       if (!isMet(alternatives, passedOf(await d.store.proofs(trx, wf.id)))) {
         await d.store.transition(trx, wf.id, ['initiated'], 'verifying', now);
@@ -225,6 +229,7 @@ export class ProofSteps {
       return this.verified(trx, wf, s.user!, s.audit, now);
     });
     if (out.stale !== undefined) throw E.RECOVERY_STALE({ state: out.stale });
+    if (out.given) throw E.RECOVERY_PROOF_ALREADY_GIVEN({ proof });
     await d.sessions.announce(out.ended);
     if (out.token) d.host.notify(s.user!, 'completed', s.wf.kind);
     return { ...(await d.host.viewOf((await d.host.reload(s.wf))!)), ...out.token };

@@ -138,6 +138,9 @@ export class RecoveryStore {
       .set((eb) => ({ sends: eb('sends', '+', 1), last_sent_at: s.now, code_expires_at: s.codeExpiresAt, destination_masked: s.destination }))
       .where('workflow_id', '=', workflowId).where('proof', '=', proof).where('passed_at', 'is', null).where('sends', '<', s.maxSends)
       .where((eb) => eb.or([eb('last_sent_at', 'is', null), eb('last_sent_at', '<=', new Date(s.now.getTime() - s.resendSec * 1000))]))
+      // Still proving when the code goes out: a cancel or expiry just before sends nothing.
+      .where((eb) => eb.exists(eb.selectFrom('recovery_workflows as w').select('w.id').whereRef('w.id', '=', 'recovery_proofs.workflow_id')
+        .where('w.state', 'in', ['initiated', 'verifying']).where('w.expires_at', '>', s.now)))
       .returning('sends').executeTakeFirst();
     return r !== undefined;
   }
@@ -149,8 +152,11 @@ export class RecoveryStore {
     return (await this.proofs(db, workflowId)).get('security_questions')?.question_ids ?? [...ids];
   }
 
-  async markPassed(trx: Db, workflowId: string, proof: Proof, now: Date): Promise<void> {
-    await trx.updateTable('recovery_proofs').set({ passed_at: now }).where('workflow_id', '=', workflowId).where('proof', '=', proof).where('passed_at', 'is', null).execute();
+  /** Records a proof given; false when a parallel request recorded it first. */
+  async markPassed(trx: Db, workflowId: string, proof: Proof, now: Date): Promise<boolean> {
+    const r = await trx.updateTable('recovery_proofs').set({ passed_at: now }).where('workflow_id', '=', workflowId).where('proof', '=', proof).where('passed_at', 'is', null)
+      .returning('proof').executeTakeFirst();
+    return r !== undefined;
   }
 
   /** Moves a workflow from one of `from` to `to`; false when it was in none of them. */

@@ -13,6 +13,7 @@ import { watchComparisons } from '../harness/comparisons.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { expectError, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
 import { withoutRequestId } from '../harness/request-id.js';
+import { RecoveryStore } from '../../src/recovery/store.js';
 
 type Res = Awaited<ReturnType<App['inject']>>;
 type Body = Record<string, unknown> & { recovery_id?: string; state: string; proofs: { given: string[]; needed: number; options: Array<{ proof: string; attempts_left: number; destination?: string }> }; sent?: { destination: string } };
@@ -263,6 +264,30 @@ describe('account recovery threats', () => {
     expect(ok(await status(adminWf))).toMatchObject({ state: 'initiated', proofs: { given: [] } });
     expect((await workflow(adminWf)).decoy).toBe(true);
     expect((await audited(adminWf, 'RECOVERY_INITIATED')).map((r) => r.user_id)).toEqual([boss.uuid]);
+  });
+
+  it('threat: two right answers at once record the proof once: one moves the workflow, the other is 409 RECOVERY_PROOF_ALREADY_GIVEN', async () => {
+    await seedUser(t.s, 'twin.right', { email: 'twin.right@bank.example' });
+    const id = await start('twin.right', 'mfa'); // password + email code + security answers
+    ok(await verify(id, { proof: 'email_code' }));
+    ok(await verify(id, { proof: 'email_code', code: codeTo('twin.right@bank.example') }));
+    const both = await Promise.all([verify(id, { proof: 'password', password: STRONG_PASSWORD }), verify(id, { proof: 'password', password: STRONG_PASSWORD })]);
+    expect(both.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    expectError(both.find((r) => r.statusCode === 409)!, 409, 'RECOVERY_PROOF_ALREADY_GIVEN');
+    expect((await audited(id, 'RECOVERY_PROOF_PASSED')).map((r) => r.details.proof).sort()).toEqual(['email_code', 'password']);
+  });
+
+  it('threat: a code asked for a workflow cancelled a moment before is not sent (409 RECOVERY_STALE)', async () => {
+    await seedUser(t.s, 'send.after.cancel', { email: 'send.after.cancel@bank.example' });
+    const id = await start('send.after.cancel');
+    const sentBefore = t.s.otp.outbox.messages.filter((m) => m.to === 'send.after.cancel@bank.example').length;
+    // The cancel lands between the route's read of the workflow and the send's reservation.
+    const wf = await workflow(id);
+    await t.s.database.db.updateTable('recovery_workflows').set({ state: 'cancelled', ended_at: new Date(t.clock.now()) }).where('id', '=', wf.id).execute();
+    const store = new RecoveryStore();
+    expect(await store.reserveSend(t.s.database.db, wf.id, 'email_code', { now: new Date(t.clock.now()), resendSec: 60, maxSends: 5, codeExpiresAt: new Date(t.clock.now() + 300_000), destination: 'x' })).toBe(false);
+    expectError(await verify(id, { proof: 'email_code' }), 409, 'RECOVERY_STALE');
+    expect(t.s.otp.outbox.messages.filter((m) => m.to === 'send.after.cancel@bank.example')).toHaveLength(sentBefore);
   });
 
   it('threat: code bombing: starting again and again sends no more than OTP_MAX_SENDS codes of a kind an hour to one account', async () => {
