@@ -1,8 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { emailMask, identifierKind, maskIdentifier, phoneMask, standInEmailMask, standInPhoneMask } from './masks.js';
-
-const seed = (s: string): string => createHmac('sha256', 'k').update(s).digest('hex');
+import { emailMask, identifierKind, maskIdentifier, phoneMask } from './masks.js';
 
 describe('recovery masks', () => {
   it('tells a phone number, an email address and a username apart', () => {
@@ -22,16 +19,5 @@ describe('recovery masks', () => {
   it('threat: enumeration by letter case: an email mask is the same whatever case was typed or stored', () => {
     expect(emailMask('Amina@bank.example')).toBe(emailMask('amina@bank.example'));
     expect(phoneMask('+254712345678')).toBe('+2547****78');
-  });
-
-  it('stand-ins have the shape of real masks and are stable for one seed, different across seeds', () => {
-    const a = standInEmailMask(seed('a'));
-    expect(a).toMatch(/^[a-z]\*\*\*@(gmail|yahoo|outlook|hotmail|icloud)\.com$/);
-    expect(standInEmailMask(seed('a'))).toBe(a);
-    const p = standInPhoneMask(seed('a'));
-    expect(p).toMatch(/^\+[1-9]\d{3}\*\*\*\*\d{2}$/);
-    expect(standInPhoneMask(seed('a'))).toBe(p);
-    const many = new Set(Array.from({ length: 50 }, (_, i) => standInPhoneMask(seed(String(i)))));
-    expect(many.size).toBeGreaterThan(40);
   });
 });

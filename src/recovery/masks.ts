@@ -1,11 +1,8 @@
 /**
- * What a workflow shows of contacts, and the stand-ins of a workflow that has none (a made-up
- * account, or a real one without that contact). A stand-in must read like a real answer:
- *
- * - when the identifier typed is itself an email address or a phone number, its own mask is the
- *   destination of that code, exactly as a real account found by it would show;
- * - otherwise the mask is made from a keyed hash of the account (or identifier), so it is the
- *   same on every call and every workflow, as a real contact's mask is.
+ * What a workflow shows of contacts: only what the person typed. When the identifier is itself
+ * an email address or a phone number, a code of that kind shows its mask (the account was found
+ * by it, so it is the contact on file); any other code says "on file" (`ON_FILE`), for a real
+ * account and a made-up one alike.
  *
  * Email masks are lower-cased (`j***@bank.example`): the case a person typed must not make a real
  * account's mask differ from a stand-in's.
@@ -35,19 +32,10 @@ export function maskIdentifier(identifier: string): string {
 export const emailMask = (email: string): string => maskEmail(email.toLowerCase());
 export const phoneMask = (phone: string): string => maskPhone(phone);
 
-const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
-/** Where most customers' mail is: a stand-in names one of them. */
-const COMMON_DOMAINS = ['gmail.com', 'yahoo.com', 'outlook.com', 'hotmail.com', 'icloud.com'];
-
-/** A stand-in email mask from a keyed hash (hex): `k***@gmail.com`. */
-export function standInEmailMask(seedHex: string): string {
-  const b = Buffer.from(seedHex, 'hex');
-  return `${LETTERS[b[0]! % LETTERS.length]}***@${COMMON_DOMAINS[b[1]! % COMMON_DOMAINS.length]}`;
-}
-
-/** A stand-in phone mask from a keyed hash (hex), shaped as `maskPhone` shapes one: `+2547****12`. */
-export function standInPhoneMask(seedHex: string): string {
-  const b = Buffer.from(seedHex, 'hex');
-  const digits = [1 + (b[0]! % 9), ...[1, 2, 3, 4, 5].map((i) => b[i]! % 10)];
-  return `+${digits.slice(0, 4).join('')}****${digits.slice(4).join('')}`;
-}
+/**
+ * What a code's destination says when the identifier typed was not that contact (a username, or
+ * an email address for an SMS code): the same words for every account, so nothing about the
+ * account on file shows. A mask of the account's real contact would tell a real account from a
+ * made-up one (its country code, its mail domain, the same mask under two identifiers).
+ */
+export const ON_FILE = { email_code: 'the email address on file', sms_code: 'the phone number on file' } as const;

@@ -20,9 +20,10 @@ describe('the recovery matrix settings', () => {
     const problems: string[] = [];
     const m = readRecoveryMatrix(() => undefined, problems);
     expect(problems).toEqual([]);
-    expect(m.password).toHaveLength(8);
+    expect(m.password).toHaveLength(7);
+    expect(m.password).not.toContainEqual(['pin', 'sms_code']); // a shoulder-surfed PIN and a swapped SIM fall together
     expect(m.password[0]).toEqual(['email_code', 'sms_code']);
-    expect(m.pin).toEqual([['sms_code', 'password'], ['sms_code', 'security_questions'], ['email_code', 'password']]);
+    expect(m.pin).toEqual([['sms_code', 'password'], ['email_code', 'password']]); // never a SIM and answers alone
     expect(m.mfa).toEqual([['password', 'email_code', 'security_questions'], ['password', 'branch_approval']]);
     expect(m.device).toEqual([['password', 'branch_approval']]);
     for (const kind of RECOVERY_KINDS) {
@@ -63,13 +64,13 @@ describe('the recovery matrix settings', () => {
   it('every default setting loads through the configuration, and RECOVERY_TTL_MINUTES is bounded', () => {
     const c = loadConfig({ NODE_ENV: 'test', ...Object.fromEntries(RECOVERY_KINDS.map((k) => [`RECOVERY_PROOFS_${k.toUpperCase()}`, DEFAULT_MATRIX_SETTINGS[k]])) });
     expect(c.recovery.ttlMinutes).toBe(30);
-    expect(c.recovery.matrix.pin).toHaveLength(3);
+    expect(c.recovery.matrix.pin).toHaveLength(2);
     expect(problemsOf({ RECOVERY_TTL_MINUTES: '1' }).some((p) => p.startsWith('RECOVERY_TTL_MINUTES'))).toBe(true);
   });
 });
 
 describe('the matrix rules', () => {
-  const pin = readRecoveryMatrix(() => undefined, []).pin; // sms+password | sms+questions | email+password
+  const pin = readRecoveryMatrix(() => undefined, []).pin; // sms+password | email+password
 
   it('an alternative is met only when every one of its proofs is given', () => {
     expect(isMet(pin, new Set<Proof>(['sms_code']))).toBe(false);
@@ -91,8 +92,7 @@ describe('the matrix rules', () => {
 
   it('threat: knowledge is never checked for someone who holds nothing: a knowledge proof waits for a possession proof of its own alternative', () => {
     expect(knowledgeUnlocked(pin, 'password', new Set())).toBe(false);
-    expect(knowledgeUnlocked(pin, 'security_questions', new Set<Proof>(['email_code']))).toBe(false); // email_code+security_questions is no alternative for a PIN
-    expect(knowledgeUnlocked(pin, 'security_questions', new Set<Proof>(['sms_code']))).toBe(true);
+    expect(knowledgeUnlocked(pin, 'password', new Set<Proof>(['sms_code']))).toBe(true);
     expect(knowledgeUnlocked(pin, 'password', new Set<Proof>(['email_code']))).toBe(true);
     expect(knowledgeUnlocked(pin, 'sms_code', new Set())).toBe(true);
   });

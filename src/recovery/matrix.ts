@@ -45,8 +45,10 @@ export type RecoveryMatrix = Readonly<Record<RecoveryKind, readonly Alternative[
 
 /** What a bank would start from (docs: "Account recovery"). */
 export const DEFAULT_MATRIX_SETTINGS: Readonly<Record<RecoveryKind, string>> = {
-  password: 'email_code+sms_code|email_code+security_questions|sms_code+security_questions|totp+email_code|totp+sms_code|backup_code+email_code|pin+sms_code|pin+email_code',
-  pin: 'sms_code+password|sms_code+security_questions|email_code+password',
+  // Not PIN + SMS code: the PIN is shoulder-surfed at a USSD handset, the SIM swapped, and the two fall together.
+  password: 'email_code+sms_code|email_code+security_questions|sms_code+security_questions|totp+email_code|totp+sms_code|backup_code+email_code|pin+email_code',
+  // Not SMS code + security answers: on USSD the SIM is the channel, so a swap and a breach would be the whole account.
+  pin: 'sms_code+password|email_code+password',
   mfa: 'password+email_code+security_questions|password+branch_approval',
   device: 'password+branch_approval',
 };

@@ -54,7 +54,12 @@ export type ProofCheck =
 /** Who a check is for: the workflow, and its account when it is a real, usable one (else undefined). */
 export interface Subject {
   wf: WorkflowRow;
+  /** The account checks are made against: undefined for a decoy, whose checks never pass. */
   user: UserRow | undefined;
+  /** The account the workflow names, a decoy's too, for the audit trail only. */
+  named: UserRow | undefined;
+  /** It holds a role beyond the self-service ones: only an alternative with a branch's approval verifies it. */
+  privileged: boolean;
   ctx: MfaContext;
   audit: AuditContext;
 }

@@ -45,7 +45,7 @@ import { PASSWORD_CHANGE_PURPOSE } from '../signin/pipeline.js';
 import type { TokenService } from '../tokens/service.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { RecoveryErrors as E } from './errors.js';
-import { emailMask, identifierKind, maskIdentifier, phoneMask, standInEmailMask, standInPhoneMask } from './masks.js';
+import { emailMask, identifierKind, maskIdentifier, ON_FILE, phoneMask } from './masks.js';
 import { proofsOf, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
 import type { ProofChecks, Subject } from './proofs.js';
 import { assertProofFields, ProofSteps, type ProofInput, type StepHost, type VerifyAnswer } from './steps.js';
@@ -64,6 +64,14 @@ import type { DeviceBindings } from '../access/devices.js';
 
 /** No account has this id (identities start at 1): lookups for an identifier that names none run against it. */
 const NO_USER = 0;
+
+/**
+ * The roles whose holders may recover self-service. An account holding any other role (staff,
+ * agent, administrator) recovering a password or PIN gets a workflow that answers like any other
+ * and never completes (an administrator resets it); its lost factors or device are recovered only
+ * through an alternative with a branch's approval.
+ */
+export const SELF_SERVICE_ROLES: readonly string[] = ['customer'];
 
 /** A rejection handler: false for an error of `type` (a refusal), the error again for anything else. */
 const refusedBy = (type: typeof AppError) => (err: unknown): false => {
@@ -149,11 +157,17 @@ export class RecoveryService implements StepHost {
       expiresAt: new Date(now.getTime() + d.config.recovery.ttlMinutes * 60_000),
       reference: newReference(), initiatedBy: operator?.id ?? null,
     };
-    const destinations = this.destinations(found, identifier, accountHash);
+    const destinations = this.destinations(identifier);
     const wf = await d.db.transaction().execute(async (trx) => {
       await this.expire(trx, now, { account: { hash: accountHash, kind } }); // a lapsed workflow must not hold the slot
+      // A new initiate replaces the account's open workflow of this kind, whoever started it: a
+      // stranger who starts first can never keep the owner out. The codes it could send come from
+      // the account's budget (steps.ts), so replacing buys none, and the owner is told each time.
+      for (const old of await this.store.supersede(trx, accountHash, kind, now)) {
+        await this.record(old, found, 'RECOVERY_CANCELLED', 'SUCCESS', auditContext(ctx), { by: 'superseded' }, trx);
+      }
       const first = await this.store.insert(trx, w, true);
-      // The account has an active workflow of this kind: a decoy that answers alike (and holds no slot).
+      // Only when a parallel initiate took the slot in between: a decoy that answers alike (and holds no slot).
       const id = first ?? (await this.store.insert(trx, { ...w, decoy: true, reference: newReference() }, false))!;
       await this.store.insertProofs(trx, id, proofsOf(this.alternatives(kind)), destinations);
       const created = (await this.store.find(trx, id))!;
@@ -276,6 +290,12 @@ export class RecoveryService implements StepHost {
   private async eligible(user: UserRow | undefined, kind: RecoveryKind): Promise<boolean> {
     const d = this.deps;
     const id = user?.id ?? NO_USER;
+    // Staff, agents and administrators do not recover a password or PIN self-service (a SIM swap
+    // and a mailbox are not enough for the keys of the bank): that workflow answers alike and
+    // never completes. Their lost factors or device are recovered only with a branch's approval
+    // (`privileged` in `subject`, steps.ts).
+    const privileged = await this.privileged(id);
+    const customerOnly = !privileged || kind === 'mfa' || kind === 'device';
     let holds = true;
     if (kind === 'password') {
       // A directory's password is recovered with the directory, not here.
@@ -286,32 +306,41 @@ export class RecoveryService implements StepHost {
     }
     // An owner who reported a workflow as not theirs locked recovery for a while: a decoy meanwhile.
     const locked = (await this.links.lockedUntil(id)) !== null;
-    return user !== undefined && user.is_active && user.deleted_at === null && !user.is_service_account && holds && !locked;
+    return user !== undefined && user.is_active && user.deleted_at === null && !user.is_service_account && customerOnly && holds && !locked;
   }
 
   /**
-   * The masks codes would go to: the account's contacts; else the identifier's own mask when it
-   * is that kind of contact; else stand-ins from a keyed hash of the account (masks.ts).
+   * What the answers say a code went to: the mask of the identifier typed when it is that kind of
+   * contact, else the same "on file" words for every account (masks.ts). Never the account's own
+   * contacts: their masks would tell a real account from a made-up one.
    */
-  private destinations(found: UserRow | undefined, identifier: string, accountHash: string): Partial<Record<Proof, string>> {
+  private destinations(identifier: string): Partial<Record<Proof, string>> {
     const kind = identifierKind(identifier);
-    const seed = (what: string): string => this.deps.accounts.hex(`${what}:${accountHash}`);
     return {
-      email_code: found?.email ? emailMask(found.email) : kind === 'email' ? emailMask(identifier) : standInEmailMask(seed('email')),
-      sms_code: found?.phone ? phoneMask(found.phone) : kind === 'phone' ? phoneMask(identifier) : standInPhoneMask(seed('phone')),
+      email_code: kind === 'email' ? emailMask(identifier) : ON_FILE.email_code,
+      sms_code: kind === 'phone' ? phoneMask(identifier) : ON_FILE.sms_code,
     };
   }
 
-  /** The account of a real workflow (undefined for a decoy, or an account gone since). */
+  /**
+   * The account a workflow names, a decoy's too (a disabled or staff account's, for the audit
+   * trail); undefined for a made-up one or an account gone since. The same lookup runs either way.
+   */
   async userOf(wf: WorkflowRow, db: Db = this.deps.db): Promise<UserRow | undefined> {
-    return wf.decoy || wf.user_id === null ? undefined : this.deps.users.findById(wf.user_id, db);
+    return this.deps.users.findById(wf.user_id ?? NO_USER, db);
   }
 
-  /** Who a check is for: the account only while it can still sign in (disabled since: a decoy's checks). */
+  /** Who a check is for: the account only for a real workflow and while it can still sign in (else a decoy's checks). */
   async subject(wf: WorkflowRow, ctx: MfaContext): Promise<Subject> {
     const user = await this.userOf(wf);
-    const usable = user !== undefined && user.is_active && user.deleted_at === null;
-    return { wf, user: usable ? user : undefined, ctx, audit: auditContext(ctx) };
+    const usable = !wf.decoy && user !== undefined && user.is_active && user.deleted_at === null;
+    return { wf, user: usable ? user : undefined, named: user, privileged: await this.privileged(user?.id ?? NO_USER), ctx, audit: auditContext(ctx) };
+  }
+
+  /** Whether the account holds a role beyond SELF_SERVICE_ROLES (the same lookup for an id none has). */
+  private async privileged(userId: number): Promise<boolean> {
+    const { roles } = await this.deps.users.grants(userId);
+    return roles.some((r) => !SELF_SERVICE_ROLES.includes(r));
   }
 
   /** The workflow as the API shows it. */
@@ -319,9 +348,13 @@ export class RecoveryService implements StepHost {
     return present(wf, this.alternatives(wf.kind), await this.store.proofs(db, wf.id));
   }
 
-  /** Audits a step of `wf`: the user, or for a decoy the identifier masked; never a code, answer or the handle. */
+  /**
+   * Audits a step of `wf`: the account it names, a decoy's too (what a fraud team follows:
+   * attempts on disabled, staff or busy accounts; the caller never sees the audit trail), or for
+   * an identifier that names none, the identifier masked; never a code, answer or the handle.
+   */
   async record(wf: WorkflowRow, user: UserRow | undefined, eventType: AuditEvent, status: 'SUCCESS' | 'FAILURE', ctx: AuditContext, details: Record<string, unknown>, trx: Db = this.deps.db): Promise<void> {
-    const who: Who = wf.decoy || !user ? { userId: null, username: wf.subject_masked } : { userId: user.uuid, username: user.username };
+    const who: Who = user ? { userId: user.uuid, username: user.username } : { userId: null, username: wf.subject_masked };
     await this.deps.audit.record({ ...ctx, eventType, status, ...who, details: { workflow_id: wf.id, lost: wf.kind, decoy: wf.decoy, ...details } }, trx);
   }
 

@@ -30,6 +30,9 @@ import type { CheckOutcome, ProofCheck, ProofChecks, Subject } from './proofs.js
 import { FINISHED_STATES, type ProofRow, type RecoveryStore, type WorkflowRow } from './store.js';
 import { lockedOf, passedOf, PROOF_ATTEMPTS, type RecoveryView } from './view.js';
 
+/** The window of an account's code budget: OTP_MAX_SENDS codes of each kind per hour, all its workflows together. */
+const ACCOUNT_SEND_WINDOW_SEC = 3600;
+
 /** The proofs a customer gives through `verify-identity` (a branch's approval is an operator's). */
 export const CUSTOMER_PROOFS = ['email_code', 'sms_code', 'totp', 'backup_code', 'security_questions', 'password', 'pin'] as const;
 export type CustomerProof = (typeof CUSTOMER_PROOFS)[number];
@@ -119,7 +122,9 @@ export class ProofSteps {
     if (FINISHED_STATES.includes(wf.state)) throw E.RECOVERY_STALE({ state: wf.state });
     if (!proving(wf)) throw E.RECOVERY_INVALID_STATE({ state: wf.state, reason: 'already_verified' });
     const rows = await d.store.proofs(d.db, wf.id);
-    const row = rows.get(proof)!;
+    const row = rows.get(proof);
+    // A proof the bank added to the matrix after this workflow started: not one of its proofs.
+    if (row === undefined) throw E.RECOVERY_PROOF_NOT_OFFERED({ proof, options: [...rows.keys()] });
     if (row.passed_at !== null) throw E.RECOVERY_PROOF_ALREADY_GIVEN({ proof });
     if (!knowledgeUnlocked(alternatives, proof, passedOf(rows))) throw E.RECOVERY_INVALID_STATE({ state: wf.state, reason: 'possession_proof_first' });
     if (row.attempts >= PROOF_ATTEMPTS) throw E.RECOVERY_PROOF_LOCKED({ proof, attempts_left: 0 });
@@ -135,19 +140,26 @@ export class ProofSteps {
     const d = this.deps;
     const cfg = d.config.mfa;
     const now = new Date(d.clock.now());
-    // The account's contact as it is now; else the mask chosen when the workflow started (a decoy's stand-in).
+    // What the answer shows was fixed at initiate from the identifier typed (service.ts
+    // `destinations`); the audit trail, which the caller never sees, keeps the real contact's mask.
+    const destination = row.destination_masked ?? '***';
     const live = proof === 'email_code' ? s.user?.email && emailMask(s.user.email) : s.user?.phone && phoneMask(s.user.phone);
-    const destination = live || (row.destination_masked ?? '***');
     const send = { now, resendSec: cfg.otpResendSec, maxSends: cfg.otpMaxSends, codeExpiresAt: new Date(now.getTime() + cfg.otpValiditySec * 1000), destination };
+    // The account's budget across workflows: starting again (or a stranger doing so) sends no more.
+    if ((await d.store.accountSends(d.db, s.wf.account_hash, proof, new Date(now.getTime() - ACCOUNT_SEND_WINDOW_SEC * 1000))) >= cfg.otpMaxSends) {
+      throw retryLater(OtpErrors.OTP_SEND_LIMIT, ACCOUNT_SEND_WINDOW_SEC);
+    }
     if (!(await d.store.reserveSend(d.db, s.wf.id, proof, send))) throw await this.sendRefusal(s.wf, proof, now);
     const delivered = await d.proofs.sendCode(s, proof);
     if (delivered) d.host.track(delivered);
-    await d.host.record(s.wf, s.user, 'RECOVERY_CODE_SENT', 'SUCCESS', s.audit, { proof, destination });
+    await d.host.record(s.wf, s.named, 'RECOVERY_CODE_SENT', 'SUCCESS', s.audit, { proof, destination: live || destination });
     return { ...(await d.host.viewOf(s.wf)), sent: { proof, destination, expires_in: cfg.otpValiditySec, resend_after: cfg.otpResendSec } };
   }
 
   private async sendRefusal(wf: WorkflowRow, proof: Proof, now: Date): Promise<AppError> {
     const d = this.deps;
+    const current = await d.store.find(d.db, wf.id);
+    if (!current || FINISHED_STATES.includes(current.state) || current.expires_at.getTime() <= now.getTime()) return E.RECOVERY_STALE({ state: current?.state ?? 'expired' });
     const row = (await d.store.proofs(d.db, wf.id)).get(proof)!;
     if (row.passed_at !== null) return E.RECOVERY_PROOF_ALREADY_GIVEN({ proof });
     if (row.sends >= d.config.mfa.otpMaxSends) return retryLater(OtpErrors.OTP_SEND_LIMIT, (wf.expires_at.getTime() - now.getTime()) / 1000);
@@ -212,13 +224,14 @@ export class ProofSteps {
   async pass(s: Subject, proof: Proof, also?: { event: AuditEvent; details: Record<string, unknown> }): Promise<VerifyAnswer> {
     const d = this.deps;
     const now = new Date(d.clock.now());
-    const alternatives = d.host.alternatives(s.wf.kind);
+    const all = d.host.alternatives(s.wf.kind);
+    const alternatives = s.privileged ? all.filter((a) => a.includes('branch_approval')) : all;
     const out = await d.db.transaction().execute(async (trx): Promise<{ stale?: string; given?: true; ended: string[]; token?: ResetToken; waiting?: Date }> => {
       const wf = await d.store.lock(trx, s.wf.id);
       if (!wf || !proving(wf) || wf.expires_at.getTime() <= now.getTime()) return { stale: wf && proving(wf) ? 'expired' : wf?.state ?? 'expired', ended: [] };
-      if (!(await d.store.markPassed(trx, wf.id, proof, now))) return { given: true, ended: [] };
-      await d.host.record(wf, s.user, 'RECOVERY_PROOF_PASSED', 'SUCCESS', s.audit, { proof }, trx);
-      if (also) await d.host.record(wf, s.user, also.event, 'SUCCESS', s.audit, also.details, trx);
+      if (!(await d.store.markPassed(trx, wf.id, proof, now))) return { given: true, ended: [] }; // a parallel right answer recorded it first
+      await d.host.record(wf, s.named, 'RECOVERY_PROOF_PASSED', 'SUCCESS', s.audit, { proof }, trx);
+      if (also) await d.host.record(wf, s.named, also.event, 'SUCCESS', s.audit, also.details, trx);
       if (!isMet(alternatives, passedOf(await d.store.proofs(trx, wf.id)))) {
         await d.store.transition(trx, wf.id, ['initiated'], 'verifying', now);
         return { ended: [] };
@@ -260,7 +273,7 @@ export class ProofSteps {
   private async fail(s: Subject, proof: Proof, attempts: number, outcome: Exclude<CheckOutcome, { kind: 'ok' }>): Promise<never> {
     const d = this.deps;
     const left = PROOF_ATTEMPTS - attempts;
-    await d.host.record(s.wf, s.user, 'RECOVERY_PROOF_FAILED', 'FAILURE', s.audit, { proof, attempts_left: left, reason: outcome.kind === 'locked' ? 'account_counter_locked' : 'wrong' });
+    await d.host.record(s.wf, s.named, 'RECOVERY_PROOF_FAILED', 'FAILURE', s.audit, { proof, attempts_left: left, reason: outcome.kind === 'locked' ? 'account_counter_locked' : 'wrong' });
     const state = left === 0 ? await this.exhausted(s, proof) : s.wf.state;
     if (outcome.kind === 'locked') throw lockedError(proof, outcome.retryAfterSec, left);
     throw E.RECOVERY_PROOF_INVALID({ attempts_left: left, state });
@@ -269,7 +282,7 @@ export class ProofSteps {
   /** A proof out of attempts: audited; with no alternative left to meet, the workflow is rejected. Its state after. */
   private async exhausted(s: Subject, proof: Proof): Promise<string> {
     const d = this.deps;
-    await d.host.record(s.wf, s.user, 'RECOVERY_PROOF_LOCKED', 'SUCCESS', s.audit, { proof });
+    await d.host.record(s.wf, s.named, 'RECOVERY_PROOF_LOCKED', 'SUCCESS', s.audit, { proof });
     const alternatives = d.host.alternatives(s.wf.kind);
     return d.db.transaction().execute(async (trx) => {
       const wf = await d.store.lock(trx, s.wf.id);
@@ -277,7 +290,7 @@ export class ProofSteps {
       const rows = await d.store.proofs(trx, wf.id);
       if (liveAlternatives(alternatives, passedOf(rows), lockedOf(rows)).length > 0) return wf.state;
       await d.store.transition(trx, wf.id, ['initiated', 'verifying'], 'rejected', new Date(d.clock.now()));
-      await d.host.record(wf, s.user, 'RECOVERY_REJECTED', 'SUCCESS', s.audit, { locked: [...lockedOf(rows)] }, trx);
+      await d.host.record(wf, s.named, 'RECOVERY_REJECTED', 'SUCCESS', s.audit, { locked: [...lockedOf(rows)] }, trx);
       return 'rejected';
     });
   }

@@ -161,6 +161,9 @@ export class RecoveryStore {
       .set((eb) => ({ sends: eb('sends', '+', 1), last_sent_at: s.now, code_expires_at: s.codeExpiresAt, destination_masked: s.destination }))
       .where('workflow_id', '=', workflowId).where('proof', '=', proof).where('passed_at', 'is', null).where('sends', '<', s.maxSends)
       .where((eb) => eb.or([eb('last_sent_at', 'is', null), eb('last_sent_at', '<=', new Date(s.now.getTime() - s.resendSec * 1000))]))
+      // Still proving when the code goes out: a cancel or expiry just before sends nothing.
+      .where((eb) => eb.exists(eb.selectFrom('recovery_workflows as w').select('w.id').whereRef('w.id', '=', 'recovery_proofs.workflow_id')
+        .where('w.state', 'in', ['initiated', 'verifying']).where('w.expires_at', '>', s.now)))
       .returning('sends').executeTakeFirst();
     return r !== undefined;
   }
@@ -221,6 +224,26 @@ export class RecoveryStore {
     if (only.id !== undefined) q = q.where('id', '=', only.id);
     if (only.account !== undefined) q = q.where('account_hash', '=', only.account.hash).where('kind', '=', only.account.kind);
     return (await q.returning(WORKFLOW_COLUMNS).execute()).map(toWorkflow);
+  }
+
+  /**
+   * Codes of `proof` sent for an account in workflows touched since `since`, every workflow of the
+   * account together (a budget that cancelling and starting again does not renew).
+   */
+  async accountSends(db: Db, accountHash: string, proof: Proof, since: Date): Promise<number> {
+    const r = await db.selectFrom('recovery_proofs as p').innerJoin('recovery_workflows as w', 'w.id', 'p.workflow_id')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('p.sends'), eb.lit(0)).as('n'))
+      .where('w.account_hash', '=', accountHash).where('p.proof', '=', proof).where('p.last_sent_at', '>', since)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  }
+
+  /** Ends the account's open workflow of `kind` (the one holding its slot) as `cancelled`; returns it. */
+  async supersede(trx: Db, accountHash: string, kind: RecoveryKind, now: Date): Promise<WorkflowRow[]> {
+    const r = await trx.updateTable('recovery_workflows').set({ state: 'cancelled', ended_at: now })
+      .where('account_hash', '=', accountHash).where('kind', '=', kind).where('holds_slot', '=', true).where('state', 'in', [...ACTIVE_STATES])
+      .returning(WORKFLOW_COLUMNS).execute();
+    return r.map(toWorkflow);
   }
 
   /** Deletes at most `limit` workflows (with their proofs) that ended before `cutoff`; how many. */

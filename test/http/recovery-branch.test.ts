@@ -132,8 +132,9 @@ describe('threats', () => {
   it('threat: the reference of a decoy, or a forged one, answers 404 with the same body as an unknown one', async () => {
     const unknown = ok(await initiate('nobody.here', 'mfa'), 202);
     expect(unknown.reference).toMatch(/^[2-9A-HJKMNP-Z]{8}$/); // a decoy shows one, as a real workflow does
-    const { user } = await lostPhone();
-    const second = ok(await initiate(user.username, 'mfa'), 202); // the account is busy: a decoy
+    const closed = await seedUser(t.s, 'closed.account', { email: 'closed@bank.example' });
+    await t.s.database.db.updateTable('users').set({ is_active: false }).where('id', '=', closed.id).execute();
+    const second = ok(await initiate(closed.username, 'mfa'), 202); // a disabled account: a decoy
     const bodies = [];
     for (const ref of [unknown.reference!, second.reference!, 'ZZZZ2222', 'not-a-ref']) {
       const res = await approve(ref, officerA);

@@ -127,7 +127,7 @@ describe('a lost phone: branch approval, password, cooling-off, completion', () 
     expect(await t.s.recovery.completeDue()).toBe(0);
   });
 
-  it('a staff account waits RECOVERY_COOLING_OFF_HOURS_STAFF (72), and a status call past it completes the workflow without the job', async () => {
+  it('threat: a staff account is not recovered self-service: its lost factors need a branch\'s approval, then it waits RECOVERY_COOLING_OFF_HOURS_STAFF (72), and a status call past it completes the workflow without the job', async () => {
     const staff = await seedUser(t.s, 'njeri.staff', { email: 'njeri@bank.example', roles: ['staff'] });
     const answers = await withAnswers('njeri.staff', ['Tembo', 'Eldoret', 'Red']);
     const id = ok(await initiate('njeri.staff', 'mfa'), 202).recovery_id as string;
@@ -136,7 +136,14 @@ describe('a lost phone: branch approval, password, cooling-off, completion', () 
     ok(await verify(id, { proof: 'email_code', code: /^Code: (\d{6})$/m.exec(smtp.to('njeri@bank.example').at(-1)!.text)![1]! }));
     ok(await verify(id, { proof: 'password', password: STRONG_PASSWORD }));
     const asked = ok(await verify(id, { proof: 'security_questions' })).questions as Array<{ id: string }>;
-    const waiting = ok(await verify(id, { proof: 'security_questions', answers: asked.map((q) => ({ question_id: q.id, answer: answers.get(q.id)! })) }));
+    // Staff: the code, the password and the answers are not enough; only a branch's approval verifies.
+    const selfService = ok(await verify(id, { proof: 'security_questions', answers: asked.map((q) => ({ question_id: q.id, answer: answers.get(q.id)! })) }));
+    expect(selfService.state).toBe('verifying');
+    const reference = ok(await status(id)).reference as string;
+    const officerNow = (await signIn(t.app, 'officer.c')).access_token; // the earlier test moved the clock past the first token
+    const approved = await post(`/api/v1/admin/recoveries/${reference}/approve`, { document_type: 'national_id', document_number_last4: '4821' }, bearer(officerNow));
+    expect(approved.statusCode, approved.body).toBe(200);
+    const waiting = ok(await status(id));
     expect(waiting).toMatchObject({ state: 'waiting', waiting_until: new Date(t.clock.now() + 72 * HOUR).toISOString() });
     const wf = await t.s.database.db.selectFrom('recovery_workflows').select('cooling_off_hours').where('user_id', '=', staff.id).where('decoy', '=', false).executeTakeFirstOrThrow();
     expect(wf.cooling_off_hours).toBe(72);
