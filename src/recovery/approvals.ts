@@ -24,8 +24,7 @@ import { RecoveryErrors as E } from './errors.js';
 import { emailMask, phoneMask } from './masks.js';
 import { liveAlternatives, type Proof } from './matrix.js';
 import { normalizeReference } from './reference.js';
-import type { RecoveryService } from './service.js';
-import type { ProofSteps } from './steps.js';
+import type { ProofSteps, StepHost } from './steps.js';
 import { FINISHED_STATES, type RecoveryStore, type WorkflowRow } from './store.js';
 import { lockedOf, passedOf } from './view.js';
 
@@ -37,7 +36,8 @@ export interface ApprovalDeps {
   users: UserStore;
   store: RecoveryStore;
   steps: ProofSteps;
-  host: RecoveryService;
+  /** The workflow service: the steps' host, and a workflow as it stands now (expired or completed when due). */
+  host: StepHost & { current(wf: WorkflowRow): Promise<WorkflowRow> };
 }
 
 /** What an operator checked: the kind of identity document and the last four characters of its number. */
