@@ -290,6 +290,29 @@ describe('account recovery threats', () => {
     expect(t.s.otp.outbox.messages.filter((m) => m.to === 'send.after.cancel@bank.example')).toHaveLength(sentBefore);
   });
 
+  it('an authenticator code, and then a backup code, each with an emailed code, recover a password (the factors\' own secrets, consumed as at sign-in)', async () => {
+    await seedUser(t.s, 'has.totp', { email: 'has.totp@bank.example' });
+    const { authenticator, backupCodes } = await enrolTotp(t.app, t.clock, (await signIn(t.app, 'has.totp')).access_token);
+    // totp + email_code
+    const first = await start('has.totp');
+    ok(await verify(first, { proof: 'email_code' }));
+    ok(await verify(first, { proof: 'email_code', code: codeTo('has.totp@bank.example') }));
+    const done = ok(await verify(first, { proof: 'totp', code: authenticator.code(t.clock.now()) }));
+    expect(done).toMatchObject({ state: 'completed', proofs: { given: ['email_code', 'totp'] } });
+    expect(done.reset_token).toEqual(expect.any(String));
+    // backup_code + email_code; the backup code is spent: the same one again gets nowhere
+    t.clock.advance(2 * MINUTE);
+    const second = await start('has.totp');
+    ok(await verify(second, { proof: 'email_code' }));
+    ok(await verify(second, { proof: 'email_code', code: codeTo('has.totp@bank.example') }));
+    expect(ok(await verify(second, { proof: 'backup_code', code: backupCodes[0]! }))).toMatchObject({ state: 'completed' });
+    t.clock.advance(2 * MINUTE);
+    const third = await start('has.totp');
+    ok(await verify(third, { proof: 'email_code' }));
+    ok(await verify(third, { proof: 'email_code', code: codeTo('has.totp@bank.example') }));
+    expectError(await verify(third, { proof: 'backup_code', code: backupCodes[0]! }), 401, 'RECOVERY_PROOF_INVALID');
+  });
+
   it('threat: code bombing: starting again and again sends no more than OTP_MAX_SENDS codes of a kind an hour to one account', async () => {
     await seedUser(t.s, 'bomb.target', { email: 'bomb@bank.example' });
     const sentTo = (): number => t.s.otp.outbox.messages.filter((m) => m.to === 'bomb@bank.example').length;
