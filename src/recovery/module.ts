@@ -35,6 +35,7 @@ import type { DeviceBindings } from '../access/devices.js';
 import type { FactorStore } from '../mfa/factors.js';
 import type { PushProvider } from '../notifications/fcm.js';
 import type { PushOutbox } from '../notifications/outbox.js';
+import { BackgroundWork } from '../platform/background.js';
 import { RecoveryNotifier } from './notify.js';
 import { ProofChecks } from './proofs.js';
 import { recoveryRoutes } from './routes.js';
@@ -84,9 +85,10 @@ export function recoveryModule(deps: RecoveryModuleDeps): Module<RecoveryProvide
     backupCodes: new BackupCodes(keys.hasher('ip', 'mfa-codes')),
     seeds: keys.hasher('field', 'recovery-seeds'),
   });
-  const notifier = new RecoveryNotifier(deps);
+  const background = new BackgroundWork();
+  const notifier = new RecoveryNotifier({ ...deps, background });
   const recovery = new RecoveryService({
-    ...deps, proofs, notifier, cancelTokens: keys.hasher('field', 'recovery-cancel'), handles: keys.hasher('field', 'recovery-handle'), accounts: keys.hasher('field', 'recovery-account'),
+    ...deps, proofs, notifier, background, cancelTokens: keys.hasher('field', 'recovery-cancel'), handles: keys.hasher('field', 'recovery-handle'), accounts: keys.hasher('field', 'recovery-account'),
   });
   return {
     name: 'recovery',

@@ -11,6 +11,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { OtpService } from '../mfa/otp/service.js';
 import type { PushOutbox } from '../notifications/outbox.js';
 import type { PushProvider } from '../notifications/fcm.js';
+import type { BackgroundWork } from '../platform/background.js';
 import type { Db } from '../platform/db/database.js';
 import type { UserRow } from '../users/store.js';
 import type { RecoveryKind } from './matrix.js';
@@ -18,6 +19,7 @@ import { noticeMail, noticePush, noticeSms, type RecoveryNotice } from './notice
 
 export interface NotifierDeps {
   db: Db;
+  background: BackgroundWork;
   log: Logger;
   mailer: Mailer;
   otp: OtpService;
@@ -31,19 +33,10 @@ export interface NoticeExtra {
 }
 
 export class RecoveryNotifier {
-  /** Deliveries under way (awaited by `settled`). */
-  private readonly pending = new Set<Promise<unknown>>();
-
   constructor(private readonly deps: NotifierDeps) {}
 
-  /** Resolves once every delivery started so far has ended. */
-  async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-  }
-
   private track(p: Promise<unknown>): void {
-    const kept = p.finally(() => this.pending.delete(kept));
-    this.pending.add(kept);
+    this.deps.background.track(p);
   }
 
   /** Tells every contact of `user`; returns at once (deliveries run in the background). */

@@ -33,6 +33,7 @@ import { auditContext, type AuditContext, type AuditEvent, type AuditLog } from 
 import type { CredentialService } from '../credentials/service.js';
 import type { MfaContext } from '../mfa/challenge.js';
 import { PIN_CHANGE_PURPOSE, type PinService } from '../pins/service.js';
+import type { BackgroundWork } from '../platform/background.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
@@ -100,6 +101,8 @@ export interface RecoveryDeps {
   attempts: LoginAttempts;
   proofs: ProofChecks;
   notifier: RecoveryNotifier;
+  /** Deliveries and notices under way, the notifier's too (awaited by `settled`, and before the module closes). */
+  background: BackgroundWork;
   /** Keyed hash of a cancel token ("this was not me"). */
   cancelTokens: Hasher;
   factors: FactorStore;
@@ -122,8 +125,6 @@ export class RecoveryService implements StepHost {
   private readonly cooling: CoolingOff;
   private readonly links: CancelLinks;
   private readonly rebinding: DeviceRebinding;
-  /** Deliveries and notices under way (awaited by `settled`, and before the module closes). */
-  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: RecoveryDeps) {
     this.steps = new ProofSteps({ ...deps, store: this.store, host: this });
@@ -242,14 +243,12 @@ export class RecoveryService implements StepHost {
 
   /** Resolves once every background delivery and notice started so far has ended. */
   async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-    await this.deps.notifier.settled();
+    await this.deps.background.settled();
   }
 
   /** Keeps a background promise until it settles (it must never reject). */
   track(p: Promise<unknown>): void {
-    const kept = p.finally(() => this.pending.delete(kept));
-    this.pending.add(kept);
+    this.deps.background.track(p);
   }
 
   /** The workflow of `handle` (404), expired first when its time is up. */
