@@ -31,6 +31,14 @@ function cancelUrlOf(raw: string | undefined, problems: string[]): string | unde
   return url.toString();
 }
 
+/** RECOVERY_SECURITY_QUESTIONS: 2 (the default) or 3 questions asked by an account recovery. */
+function recoveryQuestionsOf(raw: string | undefined, problems: string[]): 2 | 3 {
+  if (raw === undefined || raw.trim() === '') return 2;
+  if (raw.trim() === '2' || raw.trim() === '3') return Number(raw.trim()) as 2 | 3;
+  problems.push(`RECOVERY_SECURITY_QUESTIONS must be 2 or 3 (how many of the account's security questions a recovery asks; customers set 3), not "${raw}"`);
+  return 2;
+}
+
 /**
  * MFA_REQUIRED_ROLES when unset in production: everyone who can do more than see their own
  * money must have a second factor. Development leaves it empty so a first run is short (and
@@ -229,6 +237,8 @@ export interface Config {
      * as the account holders reach it; notices carry it with a cancel token in the fragment. Unset: no link.
      */
     cancelUrl: string | undefined;
+    /** RECOVERY_SECURITY_QUESTIONS: how many of the account's security questions a workflow asks (2 or 3). */
+    securityQuestions: 2 | 3;
   };
   /** The USSD gateways (docs/operations.md "USSD gateways"). */
   ussd: {
@@ -574,6 +584,7 @@ export function loadConfig(env: Env = process.env): Config {
       ttlMinutes: r.int('RECOVERY_TTL_MINUTES', 30, 5, 24 * 60), matrix: readRecoveryMatrix((name) => r.opt(name), r.problems),
       coolingOffHours: r.int('RECOVERY_COOLING_OFF_HOURS', 24, 1, 30 * 24), coolingOffHoursStaff: r.int('RECOVERY_COOLING_OFF_HOURS_STAFF', 72, 1, 30 * 24),
       lockHours: r.int('RECOVERY_LOCK_HOURS', 24, 1, 30 * 24), cancelUrl: cancelUrlOf(r.opt('RECOVERY_CANCEL_URL'), r.problems),
+      securityQuestions: recoveryQuestionsOf(r.opt('RECOVERY_SECURITY_QUESTIONS'), r.problems),
     },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },

@@ -147,7 +147,7 @@ export class BranchApprovals {
       await d.host.record(wf, s.user, event, 'FAILURE', s.audit, { operator_id: operator.uuid, operator_username: operator.username, error_code: 'RECOVERY_FOUR_EYES', reason });
       throw E.RECOVERY_FOUR_EYES({ reason });
     }
-    if (!d.host.alternatives(wf.kind).some((a) => a.includes(BRANCH))) throw E.RECOVERY_PROOF_NOT_OFFERED({ proof: BRANCH });
+    if (!d.host.alternatives(wf).some((a) => a.includes(BRANCH))) throw E.RECOVERY_PROOF_NOT_OFFERED({ proof: BRANCH });
     if (FINISHED_STATES.includes(wf.state)) throw E.RECOVERY_STALE({ state: wf.state });
     if (!proving(wf)) throw E.RECOVERY_INVALID_STATE({ state: wf.state, reason: 'already_verified' });
     return wf;
@@ -162,7 +162,7 @@ export class BranchApprovals {
     if (wf.decoy || wf.reference === null || wf.user_id === null || !proving(wf)) return undefined;
     const rows = await d.store.proofs(d.db, wf.id);
     const passed = passedOf(rows);
-    const open = liveAlternatives(d.host.alternatives(wf.kind), passed, lockedOf(rows)).filter((a) => a.includes(BRANCH));
+    const open = liveAlternatives(d.host.alternatives(wf), passed, lockedOf(rows)).filter((a) => a.includes(BRANCH));
     if (open.length === 0 || passed.has(BRANCH)) return undefined;
     const user = await d.users.findById(wf.user_id);
     if (!user) return undefined;

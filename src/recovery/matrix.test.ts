@@ -97,3 +97,13 @@ describe('the matrix rules', () => {
     expect(knowledgeUnlocked(pin, 'sms_code', new Set())).toBe(true);
   });
 });
+
+describe('RECOVERY_SECURITY_QUESTIONS', () => {
+  it('is 2 by default, may be 3, and anything else stops start-up naming the setting', () => {
+    expect(loadConfig({ NODE_ENV: 'test' }).recovery.securityQuestions).toBe(2);
+    expect(loadConfig({ NODE_ENV: 'test', RECOVERY_SECURITY_QUESTIONS: '3' }).recovery.securityQuestions).toBe(3);
+    for (const bad of ['1', '4', 'two', '2.5']) {
+      expect(problemsOf({ RECOVERY_SECURITY_QUESTIONS: bad })).toEqual([expect.stringMatching(/^RECOVERY_SECURITY_QUESTIONS must be 2 or 3 .*not "/)]);
+    }
+  });
+});

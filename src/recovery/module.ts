@@ -15,11 +15,12 @@ import type { CredentialService } from '../credentials/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { OtpService } from '../mfa/otp/service.js';
 import type { SecurityQuestionService } from '../mfa/security-questions/service.js';
-import { BackupCodes } from '../mfa/totp/backup-codes.js';
+import type { MfaAttempts } from '../mfa/attempts.js';
+import type { TotpService } from '../mfa/totp/service.js';
+import type { AccessPolicyEngine } from '../access/engine.js';
 import type { PinService } from '../pins/service.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
-import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
 import type { Db } from '../platform/db/database.js';
@@ -60,6 +61,11 @@ export interface RecoveryModuleDeps {
   inFlight: InFlightLimit;
   otp: OtpService;
   securityQuestions: SecurityQuestionService;
+  /** The authenticator and backup codes, and the second factors' counters: checked and counted as at sign-in. */
+  totp: TotpService;
+  mfaAttempts: MfaAttempts;
+  /** The channels' failed-attempt limits (a PIN counts as at USSD sign-in). */
+  accessPolicy: AccessPolicyEngine;
   pins: PinService;
   guard: Guard;
   factors: FactorStore;
@@ -78,13 +84,7 @@ const COMPLETION_MS = 5 * 60_000;
 
 export function recoveryModule(deps: RecoveryModuleDeps): Module<RecoveryProvides> {
   const { keys } = deps;
-  const proofs = new ProofChecks({
-    ...deps,
-    totpCipher: keys.cipher(ENCRYPTED_COLUMNS.totpSecret.purpose),
-    // The key the MFA module hashes backup codes with (src/mfa/module.ts `codeHasher`): the same codes, checked here.
-    backupCodes: new BackupCodes(keys.hasher('ip', 'mfa-codes')),
-    seeds: keys.hasher('field', 'recovery-seeds'),
-  });
+  const proofs = new ProofChecks({ ...deps, seeds: keys.hasher('field', 'recovery-seeds') });
   const background = new BackgroundWork();
   const notifier = new RecoveryNotifier({ ...deps, background });
   const recovery = new RecoveryService({

@@ -5,12 +5,19 @@
  *
  * A workflow without a usable account (a decoy) runs the same checks with nothing to match,
  * never passes, and costs the same work: a dummy bcrypt comparison where a real one would run,
- * the same lookups. Guessable proofs also count on a counter of the account (or of the
- * identifier, for a decoy) that outlives the workflow, so cancelling and starting again buys no
- * extra guesses: the password and the PIN on their sign-in counters (their lockout), security
- * answers and authenticator or backup codes on counters of their own with the limits those
- * factors have at sign-in. A code sent for this workflow needs no such counter: it is new,
- * random and dies with its three attempts.
+ * the same lookups.
+ *
+ * Guessable proofs also count on a counter that outlives the workflow, with sign-in's limits, so
+ * cancelling and starting again buys no guess: the password on the account's lockout (the
+ * request channel's limits), the PIN on its own counter with the USSD channel's limits
+ * (src/pins), security answers (a knowledge proof, tried only after a possession proof) on
+ * sign-in's counter of them (`SECURITY_QUESTION_ATTEMPTS`): recovery adds no guess to what
+ * sign-in allows. Authenticator and backup codes, checked by the MFA module's own check, count on
+ * a recovery counter of the account with the second factor's limits (`MFA_MAX_FAILURES`): they
+ * are possession proofs anyone who starts a recovery may try first, and on sign-in's counter a
+ * stranger could keep the owner's second factor locked at sign-in. A decoy's guesses count on
+ * counters of the identifier with the same limits, never on an account's. A code sent for this
+ * workflow needs no such counter: it is new, random and dies with its three attempts.
  */
 import type { AuditContext } from '../audit/service.js';
 import { confirmSecret, type SecretCheckDeps } from '../credentials/reauth.js';
@@ -20,26 +27,19 @@ import type { OtpService } from '../mfa/otp/service.js';
 import type { MfaContext } from '../mfa/challenge.js';
 import { SecurityQuestionStore } from '../mfa/security-questions/store.js';
 import type { SecurityQuestionService } from '../mfa/security-questions/service.js';
-import type { BackupCodes } from '../mfa/totp/backup-codes.js';
-import { consumeStep, findTotp } from '../mfa/totp/store.js';
-import { verifyCode } from '../mfa/totp/totp.js';
+import type { MfaAttempts } from '../mfa/attempts.js';
+import type { TotpService } from '../mfa/totp/service.js';
 import { pinKeyOf, type PinService } from '../pins/service.js';
+import type { AccessPolicyEngine } from '../access/engine.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
-import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
-import type { FieldCipher, Hasher } from '../platform/crypto/field-cipher.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
 import { AppError, CommonErrors, retryLater } from '../platform/errors.js';
 import type { AttemptLimits, LoginAttempts } from '../policy/lockout.js';
 import type { UserRow } from '../users/store.js';
 import type { Proof } from './matrix.js';
 import type { WorkflowRow } from './store.js';
-
-/** How many security questions a workflow asks. */
-export const QUESTIONS_ASKED = 2;
-
-/** No account has this id (identities start at 1): a decoy's lookups run against it and find nothing. */
-const NO_USER = 0;
 
 /** What a proof's check came to. */
 export type CheckOutcome = { kind: 'ok' } | { kind: 'wrong' } | { kind: 'locked'; retryAfterSec: number };
@@ -67,16 +67,19 @@ export interface Subject {
 export interface ProofDeps extends SecretCheckDeps {
   db: Db;
   clock: Clock;
-  config: Pick<Config, 'mfa' | 'signin' | 'rateLimits'>;
+  config: Pick<Config, 'mfa' | 'signin' | 'rateLimits' | 'recovery'>;
   otp: OtpService;
   securityQuestions: SecurityQuestionService;
   credentials: CredentialService;
   hasher: PasswordHasher;
   pins: PinService;
   attempts: LoginAttempts;
-  /** Decrypts TOTP secrets (ENCRYPTED_COLUMNS.totpSecret). */
-  totpCipher: FieldCipher;
-  backupCodes: BackupCodes;
+  /** Sign-in's counters of security answers (a real account's answers count on them). */
+  mfaAttempts: MfaAttempts;
+  /** The authenticator and backup codes, checked as at sign-in. */
+  totp: Pick<TotpService, 'matchesForRecovery'>;
+  /** The channels' failed-attempt limits (the PIN's are the USSD channel's). */
+  accessPolicy: Pick<AccessPolicyEngine, 'attemptLimits'>;
   /** Keyed hashes that pick a workflow's questions. */
   seeds: Hasher;
 }
@@ -95,21 +98,28 @@ export class ProofChecks {
   }
 
   /**
-   * The counter of the account (or identifier) that a guessable proof also counts on, beside the
-   * workflow's own attempts; null for a code this workflow sent.
+   * The lockout counter (src/policy/lockout.ts) a guessable proof also counts on, beside the
+   * workflow's own attempts, with the limits sign-in applies to it: the password's and the PIN's
+   * sign-in counters (the account's, or an unknown identifier's); for authenticator and backup
+   * codes a counter of recovery's own with the second factor's limits (they are possession
+   * proofs a stranger may try before anything else: on sign-in's counter, starting recoveries
+   * would lock the owner's second factor at sign-in); for a decoy's security answers a stand-in
+   * (a real account's count on sign-in's counter of answers: `countedAnswers`). Null for a code
+   * this workflow sent.
    */
-  guard(wf: WorkflowRow, proof: Proof): { key: string; limits: AttemptLimits } | null {
+  guard(s: Pick<Subject, 'wf' | 'user' | 'ctx'>, proof: Proof): { key: string; limits: AttemptLimits } | null {
     const mfa = this.deps.config.mfa;
-    if (proof === 'password') return { key: wf.login_key, limits: {} };
-    if (proof === 'pin') return { key: pinKeyOf(wf.login_key), limits: {} };
-    if (proof === 'security_questions') return { key: `r:sq:${wf.account_hash}`, limits: { maxAttempts: mfa.securityQuestionAttempts, lockoutMinutes: mfa.securityQuestionLockoutMinutes } };
-    if (proof === 'totp' || proof === 'backup_code') return { key: `r:mfa:${wf.account_hash}`, limits: { maxAttempts: mfa.maxFailures, lockoutMinutes: mfa.lockoutMinutes } };
+    if (proof === 'password') return { key: s.wf.login_key, limits: this.deps.accessPolicy.attemptLimits(s.ctx.channel) };
+    if (proof === 'pin') return { key: pinKeyOf(s.wf.login_key), limits: this.deps.accessPolicy.attemptLimits('ussd') }; // as at USSD sign-in
+    if (proof === 'totp' || proof === 'backup_code') return { key: `r:mfa:${s.wf.account_hash}`, limits: { maxAttempts: mfa.maxFailures, lockoutMinutes: mfa.lockoutMinutes } };
+    if (proof === 'security_questions' && !s.user) return { key: `r:sq:${s.wf.account_hash}`, limits: { maxAttempts: mfa.securityQuestionAttempts, lockoutMinutes: mfa.securityQuestionLockoutMinutes } };
     return null;
   }
 
-  /** Seconds until the proof's account counter unlocks (0: not locked). */
-  async lockedFor(wf: WorkflowRow, proof: Proof): Promise<number> {
-    const g = this.guard(wf, proof);
+  /** Seconds until the proof's counter unlocks (0: not locked). */
+  async lockedFor(s: Pick<Subject, 'wf' | 'user' | 'ctx'>, proof: Proof): Promise<number> {
+    if (s.user && proof === 'security_questions') return this.deps.mfaAttempts.retryAfter(s.user.id, 'security_questions');
+    const g = this.guard(s, proof);
     const until = g ? await this.deps.attempts.lockedUntil(g.key) : null;
     return until === null ? 0 : Math.max(1, Math.ceil((until - this.deps.clock.now()) / 1000));
   }
@@ -124,12 +134,15 @@ export class ProofChecks {
         return right && s.user ? ok : wrong;
       }
       case 'totp':
-        return this.guarded(s.wf, c.proof, () => this.totp(s.user, c.code));
-      case 'backup_code':
-        // A decoy's lookup runs for an id no account has: the same statement, no row.
-        return this.guarded(s.wf, c.proof, () => d.backupCodes.use(d.db, s.user?.id ?? NO_USER, c.code, new Date(d.clock.now())));
-      case 'security_questions':
-        return this.guarded(s.wf, c.proof, () => d.securityQuestions.answersMatch(s.user, c.asked, c.answers, s.wf.login_key));
+      case 'backup_code': {
+        // The MFA module's own check, on recovery's counter of the account (or identifier) with sign-in's limits.
+        const method = c.proof;
+        return this.guarded(s, method, () => d.totp.matchesForRecovery(s.user, method, c.code, s.ctx));
+      }
+      case 'security_questions': {
+        const match = () => d.securityQuestions.answersMatch(s.user, c.asked, c.answers, s.wf.login_key);
+        return s.user ? this.countedAnswers(s.user, match) : this.guarded(s, c.proof, match);
+      }
       case 'password':
         return this.secret(s, 'password', c.password);
       case 'pin':
@@ -138,27 +151,31 @@ export class ProofChecks {
   }
 
   /**
-   * Sends a code to the account's contact on file; resolves with the delivery under way, or null
-   * when there is nothing to send to (a decoy, or no such contact): the caller answers alike.
+   * Sends a code to the account's contact on file; resolves with the delivery under way (not
+   * awaited: the answer must not wait for a mail server a decoy never talks to). With
+   * nothing to send to (a decoy, or no such contact) the same statements run: a code row under
+   * the workflow's challenge that nothing matches, and nothing is delivered (otp.sendRecovery),
+   * so the answer's time tells neither apart from a real request.
    */
-  async sendCode(s: Subject, proof: 'email_code' | 'sms_code'): Promise<Promise<void> | null> {
+  async sendCode(s: Subject, proof: 'email_code' | 'sms_code'): Promise<{ delivered: Promise<void> }> {
     const contact = proof === 'email_code' ? s.user?.email : s.user?.phone;
-    if (!s.user || !contact) return null;
-    const { delivered } = await this.deps.otp.sendRecovery(s.user, proof === 'email_code' ? 'email' : 'sms', codeChallenge(s.wf.id, proof), s.ctx);
-    return delivered;
+    const to = s.user && contact ? s.user : undefined;
+    // Wrapped, not returned: an async function returning the delivery's promise would wait for it.
+    return this.deps.otp.sendRecovery(to, proof === 'email_code' ? 'email' : 'sms', codeChallenge(s.wf.id, proof), s.ctx);
   }
 
   /**
-   * The questions to ask (internal ids): `QUESTIONS_ASKED` of the account's own, or, for a
+   * The questions to ask (internal ids): RECOVERY_SECURITY_QUESTIONS (2 or 3) of the account's own, or, for a
    * decoy or an account without answers, of the active pool. Ordered by a keyed hash of the
    * account, so every workflow of an account asks the same ones (no shopping for questions
    * one knows by starting again), and a made-up account gets its own stable set too.
    */
   async pickQuestions(s: Subject): Promise<number[]> {
+    const asked = this.deps.config.recovery.securityQuestions;
     const answered = s.user ? (await this.questionStore.answers(s.user.id)).map((a) => a.questionId) : [];
-    const candidates = answered.length >= QUESTIONS_ASKED ? answered : await this.activePoolIds();
+    const candidates = answered.length >= asked ? answered : await this.activePoolIds();
     const rank = (id: number): string => this.deps.seeds.hex(`question:${s.wf.account_hash}:${id}`);
-    return [...candidates].sort((a, b) => (rank(a) < rank(b) ? -1 : 1)).slice(0, QUESTIONS_ASKED);
+    return [...candidates].sort((a, b) => (rank(a) < rank(b) ? -1 : 1)).slice(0, asked);
   }
 
   /** The questions of `ids`, in that order, as clients see them (public id and text). */
@@ -175,19 +192,24 @@ export class ProofChecks {
     return (await this.questionStore.questionsByUuid(pool.map((q) => q.id))).map((q) => q.id);
   }
 
-  /** The enrolled authenticator's code, accepted once (RFC 6238 5.2); a decoy reads a factor no account has. */
-  private async totp(user: UserRow | undefined, code: string): Promise<boolean> {
+  /**
+   * Runs `check` of security answers under a reserved attempt of the account's counter of them,
+   * as sign-in's check does (src/mfa/security-questions: the same counter, limit and lock): a
+   * success clears it.
+   */
+  private async countedAnswers(user: UserRow, check: () => Promise<boolean>): Promise<CheckOutcome> {
     const d = this.deps;
-    const factor = await findTotp(d.db, user?.id ?? NO_USER);
-    if (!user || factor?.status !== 'active') return false;
-    const secret = d.totpCipher.decrypt(factor.secretEnc, ENCRYPTED_COLUMNS.totpSecret.context);
-    const step = verifyCode(secret, code, d.clock.now(), d.config.mfa.totpWindow, { algorithm: factor.algorithm });
-    return step !== null && consumeStep(d.db, user.id, factor, step);
+    const mfa = d.config.mfa;
+    const reservation = await d.mfaAttempts.reserve(user.id, 'security_questions', { max: mfa.securityQuestionAttempts, lockMinutes: mfa.securityQuestionLockoutMinutes });
+    if (!reservation.ok) return { kind: 'locked', retryAfterSec: reservation.retryAfterSec };
+    if (!(await check())) return wrong;
+    await d.mfaAttempts.clear(user.id, 'security_questions');
+    return ok;
   }
 
-  /** Runs `check` under a reserved attempt of the proof's account counter. */
-  private async guarded(wf: WorkflowRow, proof: Proof, check: () => Promise<boolean>): Promise<CheckOutcome> {
-    const g = this.guard(wf, proof)!;
+  /** Runs `check` under a reserved attempt of the proof's lockout counter (`guard`). */
+  private async guarded(s: Subject, proof: Proof, check: () => Promise<boolean>): Promise<CheckOutcome> {
+    const g = this.guard(s, proof)!;
     const r = await this.deps.attempts.attempt(g.key, async () => ((await check()) ? true : null), g.limits);
     if (r.kind === 'ok') return ok;
     if (r.kind === 'failed') return wrong;
@@ -203,13 +225,14 @@ export class ProofChecks {
   private async secret(s: Subject, proof: 'password' | 'pin', value: string): Promise<CheckOutcome> {
     const d = this.deps;
     const lane = s.wf.login_key;
+    const { key, limits } = this.guard(s, proof)!;
     const verify = proof === 'password'
       ? async () => (s.user ? d.credentials.verifyCurrent(s.user.id, value, lane) : d.hasher.dummyVerify(value, lane).then(() => false))
       : () => d.pins.verify(s.user, value, lane);
     const who = { userId: s.user?.uuid, username: s.user?.username ?? s.wf.subject_masked };
     try {
       await confirmSecret(d, {
-        who, key: this.guard(s.wf, proof)!.key, verify, boundKey: false, rateCountedByRoute: true,
+        who, key, limits, verify, boundKey: false, rateCountedByRoute: true,
         reason: `recovery_${proof}`, message: 'The code or answer is not correct.',
       }, s.audit, 'account_recovery');
       return ok;

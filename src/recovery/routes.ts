@@ -121,7 +121,7 @@ export function recoveryRoutes(s: RecoveryRouteDeps): FastifyPluginAsync {
         response: { 200: RecoveryStatus, ...errors(E.RECOVERY_NOT_FOUND) },
       },
       config: { rateLimit: { group: 'recovery' } },
-    }, async (request) => s.recovery.status(request.body.recovery_id));
+    }, async (request) => s.recovery.status(request.body.recovery_id, mfaContext(request)));
 
     app.post('/api/v1/auth/reset/cancel', {
       schema: {

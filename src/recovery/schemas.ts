@@ -66,7 +66,14 @@ const statusProperties = {
   })),
 };
 
-export const RecoveryStatus = Type.Object(statusProperties, { title: 'RecoveryStatus' });
+/** A reset token, handed out once: when a lost password or PIN completes. */
+const resetProperties = {
+  reset_token: Type.Optional(Type.String({ description: 'Once a lost password or PIN workflow completes, this once: the reset token for `reset_with` (single use). When an operator\'s approval was the last proof, the workflow is `verified` and the next `status` or `verify-identity` with the `recovery_id` carries it.', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...'] })),
+  reset_token_expires_in: Type.Optional(Type.Integer({ description: 'Seconds the reset token lives (`RESET_TOKEN_EXPIRE_MINUTES`, 10 by default).', examples: [600] })),
+  reset_with: Type.Optional(Type.String({ description: 'The route that takes the reset token: `/api/v1/auth/reset/password` or `/api/v1/auth/reset/pin`.', examples: ['/api/v1/auth/reset/password'] })),
+};
+
+export const RecoveryStatus = Type.Object({ ...statusProperties, ...resetProperties }, { title: 'RecoveryStatus' });
 
 export const RecoveryStarted = Type.Object({ recovery_id: RecoveryId, ...statusProperties }, { title: 'RecoveryStarted' });
 
@@ -82,9 +89,7 @@ export const RecoveryStep = Type.Object({
     id: Type.String({ format: 'uuid', description: 'The question\'s id: answer it as `question_id`.' }),
     text: Type.String({ examples: ['What was the name of your first pet?'] }),
   }), { description: 'After a security-question request: the questions to answer (the same ones on every call).' })),
-  reset_token: Type.Optional(Type.String({ description: 'Once a lost password or PIN workflow completes, this once: the reset token for `reset_with` (single use).', examples: ['eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...'] })),
-  reset_token_expires_in: Type.Optional(Type.Integer({ description: 'Seconds the reset token lives (`RESET_TOKEN_EXPIRE_MINUTES`, 10 by default).', examples: [600] })),
-  reset_with: Type.Optional(Type.String({ description: 'The route that takes the reset token: `/api/v1/auth/reset/password` or `/api/v1/auth/reset/pin`.', examples: ['/api/v1/auth/reset/password'] })),
+  ...resetProperties,
 }, { title: 'RecoveryStep' });
 
 export const InitiateBody = Type.Object({

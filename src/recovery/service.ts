@@ -49,7 +49,7 @@ import { RecoveryErrors as E } from './errors.js';
 import { emailMask, identifierKind, maskIdentifier, ON_FILE, phoneMask } from './masks.js';
 import { proofsOf, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
 import type { ProofChecks, Subject } from './proofs.js';
-import { assertProofFields, ProofSteps, type ProofInput, type StepHost, type VerifyAnswer } from './steps.js';
+import { assertProofFields, collectable, ProofSteps, type ProofInput, type StepHost, type VerifyAnswer } from './steps.js';
 import { ACTIVE_STATES, FINISHED_STATES, RecoveryStore, type WorkflowRow } from './store.js';
 import { present, type RecoveryView } from './view.js';
 import { BranchApprovals } from './approvals.js';
@@ -134,9 +134,13 @@ export class RecoveryService implements StepHost {
     this.rebinding = new DeviceRebinding({ ...deps, host: this });
   }
 
-  /** The alternatives of a kind, as configured. */
-  alternatives(kind: RecoveryKind): readonly Alternative[] {
-    return this.deps.config.recovery.matrix[kind];
+  /**
+   * The alternatives a workflow is judged by: the ones of its kind when it started (a change of
+   * RECOVERY_PROOFS_* and a restart judge only later workflows), else, for a workflow started
+   * before they were kept, the configuration's.
+   */
+  alternatives(wf: Pick<WorkflowRow, 'kind' | 'alternatives'>): readonly Alternative[] {
+    return wf.alternatives ?? this.deps.config.recovery.matrix[wf.kind];
   }
 
   /**
@@ -156,7 +160,7 @@ export class RecoveryService implements StepHost {
       handleHash: d.handles.hex(handle), kind, userId: found?.id ?? null, decoy: !usable, accountHash, now,
       loginKey: d.attempts.subjectKey(found?.id, identifier), subjectMasked: maskIdentifier(identifier),
       expiresAt: new Date(now.getTime() + d.config.recovery.ttlMinutes * 60_000),
-      reference: newReference(), initiatedBy: operator?.id ?? null,
+      reference: newReference(), initiatedBy: operator?.id ?? null, alternatives: d.config.recovery.matrix[kind],
     };
     const destinations = this.destinations(identifier);
     const wf = await d.db.transaction().execute(async (trx) => {
@@ -170,7 +174,7 @@ export class RecoveryService implements StepHost {
       const first = await this.store.insert(trx, w, true);
       // Only when a parallel initiate took the slot in between: a decoy that answers alike (and holds no slot).
       const id = first ?? (await this.store.insert(trx, { ...w, decoy: true, reference: newReference() }, false))!;
-      await this.store.insertProofs(trx, id, proofsOf(this.alternatives(kind)), destinations);
+      await this.store.insertProofs(trx, id, proofsOf(w.alternatives), destinations);
       const created = (await this.store.find(trx, id))!;
       await this.record(created, found, 'RECOVERY_INITIATED', 'SUCCESS', auditContext(ctx), { identifier_type: identifierKind(identifier), ...(operator ? { initiated_by: operator.uuid } : {}) }, trx);
       return created;
@@ -179,9 +183,14 @@ export class RecoveryService implements StepHost {
     return { recovery_id: handle, ...(await this.viewOf(wf)) };
   }
 
-  /** Where a workflow stands (404 RECOVERY_NOT_FOUND for a handle that names none). */
-  async status(handle: string): Promise<RecoveryView> {
-    return this.viewOf(await this.load(handle));
+  /**
+   * Where a workflow stands (404 RECOVERY_NOT_FOUND for a handle that names none). A lost
+   * password or PIN an operator's approval verified hands its reset token to the holder here,
+   * once (steps.ts `collect`).
+   */
+  async status(handle: string, ctx: MfaContext): Promise<VerifyAnswer> {
+    const wf = await this.load(handle);
+    return collectable(wf) ? this.steps.collect(wf, ctx) : this.viewOf(wf);
   }
 
   /** One proof: a request for a code or the questions, or a check (src/recovery/steps.ts). */
@@ -344,7 +353,7 @@ export class RecoveryService implements StepHost {
 
   /** The workflow as the API shows it. */
   async viewOf(wf: WorkflowRow, db: Db = this.deps.db): Promise<RecoveryView> {
-    return present(wf, this.alternatives(wf.kind), await this.store.proofs(db, wf.id));
+    return present(wf, this.alternatives(wf), await this.store.proofs(db, wf.id));
   }
 
   /**

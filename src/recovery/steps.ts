@@ -25,7 +25,7 @@ import type { UserRow } from '../users/store.js';
 import type { RecoveryNotice } from './notices.js';
 import { RecoveryErrors as E } from './errors.js';
 import { emailMask, phoneMask } from './masks.js';
-import { isMet, knowledgeUnlocked, liveAlternatives, proofsOf, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
+import { isMet, knowledgeUnlocked, liveAlternatives, OPERATOR_PROOFS, proofsOf, type Alternative, type Proof } from './matrix.js';
 import type { CheckOutcome, ProofCheck, ProofChecks, Subject } from './proofs.js';
 import { FINISHED_STATES, type ProofRow, type RecoveryStore, type WorkflowRow } from './store.js';
 import { lockedOf, passedOf, PROOF_ATTEMPTS, type RecoveryView } from './view.js';
@@ -59,7 +59,8 @@ type ResetToken = { reset_token: string; reset_token_expires_in: number; reset_w
 
 /** What the steps need of the workflow service. */
 export interface StepHost {
-  alternatives(kind: RecoveryKind): readonly Alternative[];
+  /** The alternatives `wf` is judged by: the ones it started with (service.ts). */
+  alternatives(wf: WorkflowRow): readonly Alternative[];
   subject(wf: WorkflowRow, ctx: MfaContext): Promise<Subject>;
   viewOf(wf: WorkflowRow, db?: Db): Promise<RecoveryView>;
   reload(wf: WorkflowRow, db?: Db): Promise<WorkflowRow | undefined>;
@@ -105,6 +106,9 @@ export function assertProofFields(input: ProofInput): void {
 
 const proving = (wf: WorkflowRow): boolean => wf.state === 'initiated' || wf.state === 'verifying';
 
+/** A lost password or PIN verified by an operator's approval given last: its reset token waits for the holder (`collect`). */
+export const collectable = (wf: WorkflowRow): boolean => wf.state === 'verified' && (wf.kind === 'password' || wf.kind === 'pin');
+
 function lockedError(proof: Proof, seconds: number, attemptsLeft: number): AppError {
   const s = Math.max(1, Math.ceil(seconds));
   return E.RECOVERY_PROOF_LOCKED({ proof, attempts_left: attemptsLeft, retry_after_seconds: s }, { headers: { 'retry-after': String(s) } });
@@ -116,10 +120,11 @@ export class ProofSteps {
   /** One `verify-identity` call on a loaded (and, when due, expired) workflow. */
   async verify(wf: WorkflowRow, input: ProofInput, ctx: MfaContext): Promise<VerifyAnswer> {
     const d = this.deps;
-    const alternatives = d.host.alternatives(wf.kind);
+    const alternatives = d.host.alternatives(wf);
     const proof: Proof = input.proof;
     if (!proofsOf(alternatives).includes(proof)) throw E.RECOVERY_PROOF_NOT_OFFERED({ proof, options: proofsOf(alternatives) });
     if (FINISHED_STATES.includes(wf.state)) throw E.RECOVERY_STALE({ state: wf.state });
+    if (collectable(wf)) return this.collect(wf, ctx);
     if (!proving(wf)) throw E.RECOVERY_INVALID_STATE({ state: wf.state, reason: 'already_verified' });
     const rows = await d.store.proofs(d.db, wf.id);
     const row = rows.get(proof);
@@ -144,14 +149,16 @@ export class ProofSteps {
     // `destinations`); the audit trail, which the caller never sees, keeps the real contact's mask.
     const destination = row.destination_masked ?? '***';
     const live = proof === 'email_code' ? s.user?.email && emailMask(s.user.email) : s.user?.phone && phoneMask(s.user.phone);
-    const send = { now, resendSec: cfg.otpResendSec, maxSends: cfg.otpMaxSends, codeExpiresAt: new Date(now.getTime() + cfg.otpValiditySec * 1000), destination };
-    // The account's budget across workflows: starting again (or a stranger doing so) sends no more.
-    if ((await d.store.accountSends(d.db, s.wf.account_hash, proof, new Date(now.getTime() - ACCOUNT_SEND_WINDOW_SEC * 1000))) >= cfg.otpMaxSends) {
-      throw retryLater(OtpErrors.OTP_SEND_LIMIT, ACCOUNT_SEND_WINDOW_SEC);
-    }
-    if (!(await d.store.reserveSend(d.db, s.wf.id, proof, send))) throw await this.sendRefusal(s.wf, proof, now);
-    const delivered = await d.proofs.sendCode(s, proof);
-    if (delivered) d.host.track(delivered);
+    const send = {
+      now, resendSec: cfg.otpResendSec, maxSends: cfg.otpMaxSends, codeExpiresAt: new Date(now.getTime() + cfg.otpValiditySec * 1000), destination,
+      since: new Date(now.getTime() - ACCOUNT_SEND_WINDOW_SEC * 1000),
+    };
+    // The account's budget across workflows, reserved atomically with the workflow's own:
+    // starting again, or a burst over several workflows (a stranger's too), sends no more.
+    const reserved = await d.store.reserveAccountSend(d.db, s.wf.account_hash, s.wf.id, proof, send);
+    if (reserved === 'budget_spent') throw retryLater(OtpErrors.OTP_SEND_LIMIT, ACCOUNT_SEND_WINDOW_SEC);
+    if (reserved === 'refused') throw await this.sendRefusal(s.wf, proof, now);
+    d.host.track((await d.proofs.sendCode(s, proof)).delivered);
     await d.host.record(s.wf, s.named, 'RECOVERY_CODE_SENT', 'SUCCESS', s.audit, { proof, destination: live || destination });
     return { ...(await d.host.viewOf(s.wf)), sent: { proof, destination, expires_in: cfg.otpValiditySec, resend_after: cfg.otpResendSec } };
   }
@@ -205,7 +212,7 @@ export class ProofSteps {
   /** Reserves an attempt, checks, and moves the workflow on or counts the failure. */
   private async attempt(s: Subject, row: ProofRow, check: ProofCheck): Promise<VerifyAnswer> {
     const d = this.deps;
-    const lockedFor = await d.proofs.lockedFor(s.wf, row.proof);
+    const lockedFor = await d.proofs.lockedFor(s, row.proof);
     if (lockedFor > 0) throw lockedError(row.proof, lockedFor, PROOF_ATTEMPTS - row.attempts); // nothing reserved: the account's counter is locked
     const attempts = await d.store.reserveAttempt(d.db, s.wf.id, row.proof, PROOF_ATTEMPTS);
     if (attempts === undefined) {
@@ -224,7 +231,7 @@ export class ProofSteps {
   async pass(s: Subject, proof: Proof, also?: { event: AuditEvent; details: Record<string, unknown> }): Promise<VerifyAnswer> {
     const d = this.deps;
     const now = new Date(d.clock.now());
-    const all = d.host.alternatives(s.wf.kind);
+    const all = d.host.alternatives(s.wf);
     const alternatives = s.privileged ? all.filter((a) => a.includes('branch_approval')) : all;
     const out = await d.db.transaction().execute(async (trx): Promise<{ stale?: string; given?: true; ended: string[]; token?: ResetToken; waiting?: Date }> => {
       const wf = await d.store.lock(trx, s.wf.id);
@@ -236,7 +243,7 @@ export class ProofSteps {
         await d.store.transition(trx, wf.id, ['initiated'], 'verifying', now);
         return { ended: [] };
       }
-      return this.verified(trx, wf, s.user!, s.audit, now);
+      return this.verified(trx, wf, s.user!, s.audit, now, OPERATOR_PROOFS.has(proof));
     });
     if (out.stale !== undefined) throw E.RECOVERY_STALE({ state: out.stale });
     if (out.given) throw E.RECOVERY_PROOF_ALREADY_GIVEN({ proof });
@@ -248,13 +255,15 @@ export class ProofSteps {
 
   /**
    * An alternative is met. A lost password or PIN completes at once: every session (and its
-   * refresh family) of the account ends, and the reset token is handed out, this once. Lost
-   * factors or a device start their cooling-off (`waiting`, cooling-off.ts): nothing changes
-   * yet, and every contact is told when it will.
+   * refresh family) of the account ends, and the reset token is handed out, this once; but when
+   * the proof that met it was an operator's (a branch's approval given last), the operator's
+   * request must not carry the token: the workflow is `verified` and waits for the holder of the
+   * `recovery_id` to collect it (`collect`). Lost factors or a device start their cooling-off
+   * (`waiting`, cooling-off.ts): nothing changes yet, and every contact is told when it will.
    */
-  private async verified(trx: Db, wf: WorkflowRow, user: UserRow, audit: AuditContext, now: Date): Promise<{ ended: string[]; token?: ResetToken; waiting?: Date }> {
+  private async verified(trx: Db, wf: WorkflowRow, user: UserRow, audit: AuditContext, now: Date, byOperator: boolean): Promise<{ ended: string[]; token?: ResetToken; waiting?: Date }> {
     const d = this.deps;
-    await d.host.record(wf, user, 'RECOVERY_VERIFIED', 'SUCCESS', audit, {}, trx);
+    await d.host.record(wf, user, 'RECOVERY_VERIFIED', 'SUCCESS', audit, byOperator ? { by: 'operator' } : {}, trx);
     if (wf.kind !== 'password' && wf.kind !== 'pin') {
       const { hours, basis } = await d.host.coolingOff(trx, user);
       const until = new Date(now.getTime() + hours * 3_600_000);
@@ -262,11 +271,43 @@ export class ProofSteps {
       await d.host.record(wf, user, 'RECOVERY_WAITING', 'SUCCESS', audit, { waiting_until: until.toISOString(), cooling_off_hours: hours, basis }, trx);
       return { ended: [], waiting: until };
     }
-    await d.store.transition(trx, wf.id, ['initiated', 'verifying'], 'completed', now);
+    if (byOperator) {
+      await d.store.transition(trx, wf.id, ['initiated', 'verifying'], 'verified', now);
+      return { ended: [] };
+    }
+    return this.complete(trx, wf, wf.kind, user, audit, now, {});
+  }
+
+  /** A lost password or PIN completes: every session of the account ends; the reset token, this once. */
+  private async complete(trx: Db, wf: WorkflowRow, kind: 'password' | 'pin', user: UserRow, audit: AuditContext, now: Date, details: Record<string, unknown>): Promise<{ ended: string[]; token: ResetToken }> {
+    const d = this.deps;
+    await d.store.transition(trx, wf.id, ['initiated', 'verifying', 'verified'], 'completed', now);
     const ended = await d.sessions.endAllForUser(trx, user.id, 'account_recovery');
-    const token = await d.host.resetToken(wf.kind, user);
-    await d.host.record(wf, user, 'RECOVERY_COMPLETED', 'SUCCESS', audit, { sessions_ended: ended.length, reset_with: token.reset_with }, trx);
+    const token = await d.host.resetToken(kind, user);
+    await d.host.record(wf, user, 'RECOVERY_COMPLETED', 'SUCCESS', audit, { sessions_ended: ended.length, reset_with: token.reset_with, ...details }, trx);
     return { ended, token };
+  }
+
+  /**
+   * The holder of the `recovery_id` collects the reset token of a password or PIN workflow an
+   * operator's approval verified (`status` or `verify-identity`): once (the row locked, a
+   * conditional transition), audited RECOVERY_COMPLETED `by: holder`; a parallel call, or one
+   * for an account that can no longer sign in, gets the workflow as it stands, without a token.
+   */
+  async collect(wf: WorkflowRow, ctx: MfaContext): Promise<VerifyAnswer> {
+    const d = this.deps;
+    const s = await d.host.subject(wf, ctx);
+    const now = new Date(d.clock.now());
+    const out = await d.db.transaction().execute(async (trx) => {
+      const locked = await d.store.lock(trx, wf.id);
+      if (!locked || !collectable(locked) || !s.user || locked.expires_at.getTime() <= now.getTime()) return undefined;
+      return this.complete(trx, locked, locked.kind as 'password' | 'pin', s.user, s.audit, now, { by: 'holder' });
+    });
+    const after = (await d.host.reload(wf))!;
+    if (!out) return d.host.viewOf(after);
+    await d.sessions.announce(out.ended);
+    await d.host.notify(s.user!, 'completed', after);
+    return { ...(await d.host.viewOf(after)), ...out.token };
   }
 
   /** A failed check: audited; the last attempt locks the proof, and may reject the workflow. */
@@ -283,7 +324,7 @@ export class ProofSteps {
   private async exhausted(s: Subject, proof: Proof): Promise<string> {
     const d = this.deps;
     await d.host.record(s.wf, s.named, 'RECOVERY_PROOF_LOCKED', 'SUCCESS', s.audit, { proof });
-    const alternatives = d.host.alternatives(s.wf.kind);
+    const alternatives = d.host.alternatives(s.wf);
     return d.db.transaction().execute(async (trx) => {
       const wf = await d.store.lock(trx, s.wf.id);
       if (!wf || !proving(wf)) return wf?.state ?? s.wf.state;

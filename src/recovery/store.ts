@@ -7,8 +7,9 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../platform/db/database.js';
+import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 import type { RecoveryState } from '../platform/db/schema.js';
-import type { Proof, RecoveryKind } from './matrix.js';
+import { parseAlternatives, type Alternative, type Proof, type RecoveryKind } from './matrix.js';
 
 export const ACTIVE_STATES: readonly RecoveryState[] = ['initiated', 'verifying', 'verified', 'waiting'];
 export const FINISHED_STATES: readonly RecoveryState[] = ['completed', 'cancelled', 'expired', 'rejected'];
@@ -31,6 +32,8 @@ export interface WorkflowRow {
   initiated_by: number | null;
   /** `waiting`: when it takes effect unless cancelled. */
   waiting_until: Date | null;
+  /** The alternatives of its kind when it started (null: started before they were kept; the configuration's then). */
+  alternatives: Alternative[] | null;
 }
 
 export interface ProofRow {
@@ -57,9 +60,21 @@ export interface NewWorkflow {
   expiresAt: Date;
   reference: string;
   initiatedBy: number | null;
+  /** The alternatives of its kind, as configured now: the workflow keeps them. */
+  alternatives: readonly Alternative[];
 }
 
-const WORKFLOW_COLUMNS = ['id', 'kind', 'state', 'user_id', 'decoy', 'account_hash', 'login_key', 'subject_masked', 'created_at', 'expires_at', 'completed_at', 'reference', 'initiated_by', 'waiting_until'] as const;
+/** Alternatives as the setting writes them (`a+b|c+d`). */
+export const writeAlternatives = (alternatives: readonly Alternative[]): string => alternatives.map((a) => a.join('+')).join('|');
+
+/** Alternatives kept by a workflow; null when none were kept or they no longer read as a valid setting. */
+function readAlternatives(kind: RecoveryKind, raw: string | null): Alternative[] | null {
+  if (raw === null) return null;
+  const parsed = parseAlternatives(kind, raw);
+  return parsed.problems.length > 0 ? null : parsed.alternatives;
+}
+
+const WORKFLOW_COLUMNS = ['id', 'kind', 'state', 'user_id', 'decoy', 'account_hash', 'login_key', 'subject_masked', 'created_at', 'expires_at', 'completed_at', 'reference', 'initiated_by', 'waiting_until', 'alternatives'] as const;
 const PROOF_COLUMNS = ['proof', 'attempts', 'passed_at', 'sends', 'last_sent_at', 'code_expires_at', 'destination_masked', 'question_ids'] as const;
 
 const date = (d: Date | string): Date => new Date(d);
@@ -71,6 +86,7 @@ function toWorkflow(r: Record<(typeof WORKFLOW_COLUMNS)[number], unknown>): Work
     account_hash: r.account_hash as string, login_key: r.login_key as string, subject_masked: r.subject_masked as string,
     created_at: date(r.created_at as Date), expires_at: date(r.expires_at as Date), completed_at: dateOrNull(r.completed_at as Date | null),
     reference: r.reference as string | null, initiated_by: r.initiated_by as number | null, waiting_until: dateOrNull(r.waiting_until as Date | null),
+    alternatives: readAlternatives(r.kind as RecoveryKind, r.alternatives as string | null),
   };
 }
 
@@ -90,10 +106,10 @@ export class RecoveryStore {
    * predicate literally, as PostgreSQL infers a partial unique index only from it).
    */
   async insert(trx: Db, w: NewWorkflow, holdsSlot: boolean): Promise<string | undefined> {
-    const values = sql`(${w.handleHash}, ${w.kind}, 'initiated', ${w.userId}, ${w.decoy}, ${w.accountHash}, ${holdsSlot}, ${w.loginKey}, ${w.subjectMasked}, ${w.now}, ${w.expiresAt}, ${w.reference}, ${w.initiatedBy})`;
+    const values = sql`(${w.handleHash}, ${w.kind}, 'initiated', ${w.userId}, ${w.decoy}, ${w.accountHash}, ${holdsSlot}, ${w.loginKey}, ${w.subjectMasked}, ${w.now}, ${w.expiresAt}, ${w.reference}, ${w.initiatedBy}, ${writeAlternatives(w.alternatives)})`;
     const conflict = holdsSlot ? sql`ON CONFLICT (account_hash, kind) WHERE holds_slot AND state IN ('initiated', 'verifying', 'verified', 'waiting') DO NOTHING` : sql``;
     const r = await sql<{ id: string }>`
-      INSERT INTO recovery_workflows (handle_hash, kind, state, user_id, decoy, account_hash, holds_slot, login_key, subject_masked, created_at, expires_at, reference, initiated_by)
+      INSERT INTO recovery_workflows (handle_hash, kind, state, user_id, decoy, account_hash, holds_slot, login_key, subject_masked, created_at, expires_at, reference, initiated_by, alternatives)
       VALUES ${values} ${conflict}
       RETURNING id`.execute(trx);
     return r.rows[0]?.id;
@@ -166,6 +182,26 @@ export class RecoveryStore {
         .where('w.state', 'in', ['initiated', 'verifying']).where('w.expires_at', '>', s.now)))
       .returning('sends').executeTakeFirst();
     return r !== undefined;
+  }
+
+  /**
+   * Reserves a code of `proof` from the account's budget (`maxSends` in the window since `since`,
+   * every workflow of the account together) and on the workflow's proof row (`reserveSend`), as
+   * one: the account's reservations of a proof run one after another (a transaction-scoped
+   * advisory lock on the account's keyed hash and the proof, in the one-time codes' lock space),
+   * so a parallel burst across the account's workflows cannot all pass the count.
+   */
+  async reserveAccountSend(db: Db, accountHash: string, workflowId: string, proof: Proof, s: Parameters<RecoveryStore['reserveSend']>[3] & { since: Date }): Promise<'reserved' | 'budget_spent' | 'refused'> {
+    return db.transaction().execute(async (trx) => {
+      await this.lockBudget(trx, accountHash, proof);
+      if ((await this.accountSends(trx, accountHash, proof, s.since)) >= s.maxSends) return 'budget_spent';
+      return (await this.reserveSend(trx, workflowId, proof, s)) ? 'reserved' : 'refused';
+    });
+  }
+
+  /** Until `trx` ends, no other reservation of `proof` codes for the account runs (on any node). */
+  async lockBudget(trx: Db, accountHash: string, proof: Proof): Promise<void> {
+    await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.otpSend}::int, hashtext(${`recovery-account:${accountHash}:${proof}`}))`.execute(trx);
   }
 
   /** Records the questions asked, unless some were recorded first; the ones that stand. */

@@ -7,15 +7,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
 import { answerWithoutRequestId } from '../harness/request-id.js';
-
-type Res = Awaited<ReturnType<App['inject']>>;
-type Body = Record<string, unknown> & { state: string; reference?: string; proofs: { given: string[]; needed: number } };
-
-const DOC = { document_type: 'national_id', document_number_last4: '4821' };
+import { ok, recovery } from '../harness/recovery.js';
 
 let t: TestApp;
 let officerA: string;
@@ -24,18 +19,10 @@ let officerAId: string;
 let clerk: string;
 let n = 0;
 
-const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Res> => t.app.inject({ method: 'POST', url, payload, headers });
-const initiate = (identifier: string, lost: string, headers: Record<string, string> = {}) => post('/api/v1/auth/reset/initiate', { identifier, lost }, headers);
-const verify = (recovery_id: string, body: Record<string, unknown>) => post('/api/v1/auth/reset/verify-identity', { recovery_id, ...body });
-const status = (recovery_id: string) => post('/api/v1/auth/reset/status', { recovery_id });
-const approve = (reference: string, token: string, body: Record<string, unknown> = DOC) => post(`/api/v1/admin/recoveries/${reference}/approve`, body, bearer(token));
+const rc = recovery(() => t);
+const { post, initiate, verify, status, approve } = rc;
 const reject = (reference: string, token: string) => post(`/api/v1/admin/recoveries/${reference}/reject`, { reason: 'The document did not match.' }, bearer(token));
 const find = (query: string, token: string) => t.app.inject({ method: 'GET', url: `/api/v1/admin/recoveries?${query}`, headers: bearer(token) });
-
-function ok(res: Res, code = 200): Body {
-  expect(res.statusCode, res.body).toBe(code);
-  return res.json() as Body;
-}
 
 /** A customer with a lost phone: an `mfa` workflow started by them (or by `operator`); its handle and reference. */
 async function lostPhone(operator?: string): Promise<{ id: string; reference: string; user: { uuid: string; username: string } }> {
@@ -54,15 +41,9 @@ async function auditOf(event: string, reference: string): Promise<Array<{ status
 
 beforeAll(async () => {
   t = await createTestApp({ clock: new ManualClock(Date.UTC(2026, 2, 4, 9, 0, 0)) });
-  const db = t.s.database.db;
-  const role = await db.insertInto('roles').values({ name: 'branch_officer', description: 'Approves recoveries at a branch' }).returning('id').executeTakeFirstOrThrow();
-  const perm = await db.selectFrom('permissions').select('id').where('name', '=', 'recovery.approve').executeTakeFirstOrThrow();
-  await db.insertInto('role_permissions').values({ role_id: role.id, permission_id: perm.id }).execute();
-  officerAId = (await seedUser(t.s, 'officer.a', { roles: ['branch_officer'], email: 'officer.a@bank.example' })).uuid;
-  await seedUser(t.s, 'officer.b', { roles: ['branch_officer'] });
+  ({ uuid: officerAId, token: officerA } = await rc.branchOfficer('officer.a'));
+  officerB = (await rc.branchOfficer('officer.b')).token;
   await seedUser(t.s, 'plain.clerk', { roles: ['staff'] });
-  officerA = (await signIn(t.app, 'officer.a')).access_token;
-  officerB = (await signIn(t.app, 'officer.b')).access_token;
   clerk = (await signIn(t.app, 'plain.clerk')).access_token;
 });
 afterAll(async () => t?.close());

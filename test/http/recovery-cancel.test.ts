@@ -11,17 +11,12 @@ import pino from 'pino';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { expectError, login, seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { HOUR, ok, recovery } from '../harness/recovery.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
 
-type Res = Awaited<ReturnType<App['inject']>>;
-type Body = Record<string, unknown> & { state: string; recovery_id?: string; proofs: { given: string[] } };
-
-const HOUR = 3_600_000;
 const CANCEL_URL = 'https://auth.bank.example/recovery/cancel';
-const CTX = { ip: '127.0.0.1', userAgent: 'test', fingerprint: '', channel: 'web' };
 
 let t: TestApp;
 let smtp: TestSmtp;
@@ -29,16 +24,8 @@ const logged: string[] = [];
 const tokensSeen: string[] = [];
 let n = 0;
 
-const post = (url: string, payload: Record<string, unknown>): Promise<Res> => t.app.inject({ method: 'POST', url, payload });
-const initiate = (identifier: string, lost: string) => post('/api/v1/auth/reset/initiate', { identifier, lost });
-const verify = (recovery_id: string, body: Record<string, unknown>) => post('/api/v1/auth/reset/verify-identity', { recovery_id, ...body });
-const status = (recovery_id: string) => post('/api/v1/auth/reset/status', { recovery_id });
-const cancelWith = (cancel_token: string) => post('/api/v1/auth/reset/cancel', { cancel_token });
-
-function ok(res: Res, code = 200): Body {
-  expect(res.statusCode, res.body).toBe(code);
-  return res.json() as Body;
-}
+const r = recovery(() => t);
+const { post, initiate, verify, status, cancelWith, withAnswers } = r;
 
 /** A subject as the reader sees it: RFC 2047 encoded words (non-ASCII subjects) decoded. */
 function subjectOf(raw: string): string {
@@ -59,13 +46,6 @@ async function tokenIn(address: string, subject: string): Promise<string> {
   return m![1]!;
 }
 
-async function withAnswers(username: string, answers: string[]): Promise<Map<string, string>> {
-  const user = (await t.s.users.findByLogin(username))!;
-  const pool = (await t.s.securityQuestions.pool()).slice(0, answers.length);
-  await t.s.securityQuestions.configure(user, pool.map((q, i) => ({ question_id: q.id, answer: answers[i]! })), CTX, 'setup');
-  return new Map(pool.map((q, i) => [q.id, answers[i]!]));
-}
-
 /** An `mfa` workflow proved to `waiting` by a thief holding the password, the mailbox and the answers. */
 async function waitingWorkflow(language?: 'pt' | 'fr') {
   const username = `owner.${++n}`;
@@ -75,9 +55,7 @@ async function waitingWorkflow(language?: 'pt' | 'fr') {
   const answers = await withAnswers(username, ['Simba', 'Kisumu', 'Blue']);
   const id = ok(await initiate(username, 'mfa'), 202).recovery_id!;
   ok(await verify(id, { proof: 'email_code' }));
-  await t.s.recovery.settled();
-  const code = /^Code: (\d{6})$/m.exec(smtp.to(email).filter((m) => /^Code: /m.test(m.text)).at(-1)!.text)![1]!;
-  ok(await verify(id, { proof: 'email_code', code }));
+  ok(await verify(id, { proof: 'email_code', code: await r.mailedCode(smtp, email) }));
   ok(await verify(id, { proof: 'password', password: STRONG_PASSWORD }));
   const asked = ok(await verify(id, { proof: 'security_questions' })).questions as Array<{ id: string }>;
   expect(ok(await verify(id, { proof: 'security_questions', answers: asked.map((q) => ({ question_id: q.id, answer: answers.get(q.id)! })) })).state).toBe('waiting');
@@ -124,9 +102,7 @@ describe('the cancel link from the old email', () => {
     expect(ok(await verify(again.recovery_id!, { proof: 'email_code' })).sent).toMatchObject({ destination: 'the email address on file' });
     await t.s.recovery.settled();
     expect(smtp.to(email)).toHaveLength(mails);
-    const handleHash = t.s.keys.hasher('field', 'recovery-handle').hex(again.recovery_id!);
-    const wf = await t.s.database.db.selectFrom('recovery_workflows').select(['decoy']).where('handle_hash', '=', handleHash).executeTakeFirstOrThrow();
-    expect(wf.decoy).toBe(true);
+    expect((await r.workflow(again.recovery_id!)).decoy).toBe(true);
 
     // The lock lapses.
     t.clock.advance(24 * HOUR);

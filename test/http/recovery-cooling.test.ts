@@ -9,37 +9,23 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { HOUR, ok, recovery } from '../harness/recovery.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
-
-type Res = Awaited<ReturnType<App['inject']>>;
-type Body = Record<string, unknown> & { state: string; reference?: string; waiting_until?: string; proofs: { given: string[]; needed: number } };
-
-const HOUR = 3_600_000;
-const CTX = { ip: '127.0.0.1', userAgent: 'test', fingerprint: '', channel: 'web' };
 
 let t: TestApp;
 let smtp: TestSmtp;
 let officer: string;
-
-const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Res> => t.app.inject({ method: 'POST', url, payload, headers });
-const initiate = (identifier: string, lost: string) => post('/api/v1/auth/reset/initiate', { identifier, lost });
-const verify = (recovery_id: string, body: Record<string, unknown>) => post('/api/v1/auth/reset/verify-identity', { recovery_id, ...body });
-const status = (recovery_id: string) => post('/api/v1/auth/reset/status', { recovery_id });
-
-function ok(res: Res, code = 200): Body {
-  expect(res.statusCode, res.body).toBe(code);
-  return res.json() as Body;
-}
+const r = recovery(() => t);
+const { post, initiate, verify, status, withAnswers, eventsOf } = r;
 
 /** A customer whose sign-in needs a second factor: codes by SMS to the phone, enrolled through the forced enrolment. */
 async function customerWithFactors(username: string, email: string, phone: string) {
   const user = await seedUser(t.s, username, { email, phone });
   const setup = expectError(await login(t.app, username), 403, 'MFA_SETUP_INCOMPLETE').details as { two_factor_token: string };
   ok(await post('/api/v1/2fa/otp/setup', { method: 'sms', two_factor_token: setup.two_factor_token }));
-  const code = t.s.otp.outbox.latest(phone)!.code;
+  const code = t.s.otp.outbox.latest(phone)!.code; // sign-in's enrolment code: sent before the answer
   const signed = ok(await post('/api/v1/2fa/otp/verify', { method: 'sms', code, two_factor_token: setup.two_factor_token })) as unknown as { sign_in: { access_token: string; refresh_token: string } };
   return { user, session: signed.sign_in };
 }
@@ -49,30 +35,13 @@ async function liveSessions(userId: number): Promise<number> {
   return r.rows[0]!.n;
 }
 
-async function eventsOf(uuid: string): Promise<string[]> {
-  const rows = await t.s.database.db.selectFrom('audit_log').select('event_type').where('user_id', '=', uuid).where('event_type', 'like', 'RECOVERY_%').execute();
-  return rows.map((r) => r.event_type).sort();
-}
-
-async function withAnswers(username: string, answers: string[]): Promise<Map<string, string>> {
-  const user = (await t.s.users.findByLogin(username))!;
-  const pool = (await t.s.securityQuestions.pool()).slice(0, answers.length);
-  await t.s.securityQuestions.configure(user, pool.map((q, i) => ({ question_id: q.id, answer: answers[i]! })), CTX, 'setup');
-  return new Map(pool.map((q, i) => [q.id, answers[i]!]));
-}
-
 beforeAll(async () => {
   smtp = await startSmtp();
   t = await createTestApp({
     env: { SMTP_URL: smtp.url, SMTP_FROM: 'Strongroom Bank <security@bank.example>', MFA_REQUIRED_ROLES: 'customer' },
     clock: new ManualClock(Date.UTC(2026, 2, 5, 9, 0, 0)),
   });
-  const db = t.s.database.db;
-  const role = await db.insertInto('roles').values({ name: 'branch_officer', description: 'Approves recoveries at a branch' }).returning('id').executeTakeFirstOrThrow();
-  const perm = await db.selectFrom('permissions').select('id').where('name', '=', 'recovery.approve').executeTakeFirstOrThrow();
-  await db.insertInto('role_permissions').values({ role_id: role.id, permission_id: perm.id }).execute();
-  await seedUser(t.s, 'officer.c', { roles: ['branch_officer'] });
-  officer = (await signIn(t.app, 'officer.c')).access_token;
+  officer = (await r.branchOfficer('officer.c')).token;
 });
 afterAll(async () => {
   await t?.close();
@@ -132,8 +101,7 @@ describe('a lost phone: branch approval, password, cooling-off, completion', () 
     const answers = await withAnswers('njeri.staff', ['Tembo', 'Eldoret', 'Red']);
     const id = ok(await initiate('njeri.staff', 'mfa'), 202).recovery_id as string;
     ok(await verify(id, { proof: 'email_code' }));
-    await t.s.recovery.settled();
-    ok(await verify(id, { proof: 'email_code', code: /^Code: (\d{6})$/m.exec(smtp.to('njeri@bank.example').at(-1)!.text)![1]! }));
+    ok(await verify(id, { proof: 'email_code', code: await r.mailedCode(smtp, 'njeri@bank.example') }));
     ok(await verify(id, { proof: 'password', password: STRONG_PASSWORD }));
     const asked = ok(await verify(id, { proof: 'security_questions' })).questions as Array<{ id: string }>;
     // Staff: the code, the password and the answers are not enough; only a branch's approval verifies.

@@ -7,14 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
-
-type Res = Awaited<ReturnType<App['inject']>>;
-type Body = Record<string, unknown> & { state: string; reference?: string; binding?: { id: string; status: string; channel: string } | null };
-
-const HOUR = 3_600_000;
+import { HOUR, ok, recovery } from '../harness/recovery.js';
 const OLD_PHONE = 'fp-agent-old-phone-0001';
 const NEW_PHONE = 'fp-agent-new-phone-0002';
 
@@ -22,17 +17,11 @@ let t: TestApp;
 let admin: string;
 let n = 0;
 
-const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Res> => t.app.inject({ method: 'POST', url, payload, headers });
-const initiate = (identifier: string, lost: string) => post('/api/v1/auth/reset/initiate', { identifier, lost });
-const verify = (recovery_id: string, body: Record<string, unknown>) => post('/api/v1/auth/reset/verify-identity', { recovery_id, ...body });
+const r = recovery(() => t);
+const { post, initiate, verify } = r;
 const accessPolicy = (recovery_id: string, body: Record<string, unknown> = { channel: 'agent', device_fingerprint: NEW_PHONE }) => post('/api/v1/auth/reset/access-policy', { recovery_id, ...body });
 const agentLogin = (username: string, device_fingerprint: string) => post('/api/v1/auth/login/mobile', { username, password: STRONG_PASSWORD, device_fingerprint, channel: 'agent' });
 const approveBinding = (id: string) => post(`/api/v1/admin/device-bindings/${id}/approve`, {}, bearer(admin));
-
-function ok(res: Res, code = 200): Body {
-  expect(res.statusCode, res.body).toBe(code);
-  return res.json() as Body;
-}
 
 async function bindingsOf(uuid: string): Promise<Array<{ id: string; status: string; label: string }>> {
   const res = await t.app.inject({ method: 'GET', url: `/api/v1/admin/device-bindings?user_id=${uuid}`, headers: bearer(admin) });
@@ -52,7 +41,7 @@ async function boundAgent() {
 /** A `device` workflow of `username`, approved at a branch and proved with the password: `waiting`. */
 async function waitingDevice(username: string): Promise<string> {
   const started = ok(await initiate(username, 'device'), 202);
-  ok(await post(`/api/v1/admin/recoveries/${started.reference!}/approve`, { document_type: 'national_id', document_number_last4: '0042' }, bearer(admin)));
+  ok(await r.approve(started.reference!, admin, { document_type: 'national_id', document_number_last4: '0042' }));
   expect(ok(await verify(started.recovery_id as string, { proof: 'password', password: STRONG_PASSWORD })).state).toBe('waiting');
   return started.recovery_id as string;
 }

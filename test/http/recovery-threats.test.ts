@@ -4,74 +4,43 @@
  * bcrypt comparisons, codes sent), never timed; the clock is frozen. Codes come from the
  * development outbox (no SMTP or SMS gateway configured).
  */
-import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { App } from '../../src/platform/http/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
 import { watchComparisons } from '../harness/comparisons.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { expectError, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { bearer, expectError, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
 import { withoutRequestId } from '../harness/request-id.js';
+import { MINUTE, ok, recovery, shape, wrongFor, type Body } from '../harness/recovery.js';
+import { newReference } from '../../src/recovery/reference.js';
 import { RecoveryStore } from '../../src/recovery/store.js';
 
-type Res = Awaited<ReturnType<App['inject']>>;
-type Body = Record<string, unknown> & { recovery_id?: string; state: string; proofs: { given: string[]; needed: number; options: Array<{ proof: string; attempts_left: number; destination?: string }> }; sent?: { destination: string } };
-
-const CTX = { ip: '127.0.0.1', userAgent: 'test', fingerprint: '', channel: 'web' };
-const MINUTE = 60_000;
-
 let t: TestApp;
+const r = recovery(() => t);
+const { initiate, verify, status, cancel, start, codeTo, workflow, proofRow, audited, withAnswers } = r;
 
 afterEach(() => vi.restoreAllMocks());
 
-const post = (app: App, url: string, payload: Record<string, unknown>): Promise<Res> => app.inject({ method: 'POST', url, payload });
-const initiate = (identifier: string, lost = 'password', app = t.app) => post(app, '/api/v1/auth/reset/initiate', { identifier, lost });
-const verify = (id: string, body: Record<string, unknown>, app = t.app) => post(app, '/api/v1/auth/reset/verify-identity', { recovery_id: id, ...body });
-const status = (id: string) => post(t.app, '/api/v1/auth/reset/status', { recovery_id: id });
-const cancel = (id: string) => post(t.app, '/api/v1/auth/reset/cancel', { recovery_id: id });
-
-function ok(res: Res, code = 200): Body {
-  expect(res.statusCode, res.body).toBe(code);
-  return res.json() as Body;
-}
-
-const start = async (identifier: string, lost = 'password'): Promise<string> => ok(await initiate(identifier, lost), 202).recovery_id!;
-const codeTo = (address: string): string => t.s.otp.outbox.latest(address)!.code;
-const wrongFor = (code: string, i = 1): string => String((Number(code) + i) % 1_000_000).padStart(6, '0');
-
-/** The stored workflow behind a handle (found by the handle's keyed hash, as the service finds it). */
-async function workflow(id: string) {
-  const hash = t.s.keys.hasher('field', 'recovery-handle').hex(id);
-  return t.s.database.db.selectFrom('recovery_workflows').selectAll().where('handle_hash', '=', hash).executeTakeFirstOrThrow();
-}
-
-async function proofRow(id: string, proof: string) {
-  const wf = await workflow(id);
-  return t.s.database.db.selectFrom('recovery_proofs').selectAll().where('workflow_id', '=', wf.id).where('proof', '=', proof).executeTakeFirstOrThrow();
-}
-
-/** Audit rows of one workflow and event type. */
-async function audited(id: string, event: string): Promise<Array<{ user_id: string | null; username: string | null; details: Record<string, unknown> }>> {
-  const wf = await workflow(id);
-  const rows = await t.s.database.db.selectFrom('audit_log').select(['user_id', 'username', 'details']).where('event_type', '=', event)
-    .where(sql<boolean>`details->>'workflow_id' = ${wf.id}`).execute();
-  return rows as Array<{ user_id: string | null; username: string | null; details: Record<string, unknown> }>;
-}
-
-async function withAnswers(username: string, answers: string[]): Promise<Map<string, string>> {
-  const user = (await t.s.users.findByLogin(username))!;
-  const pool = (await t.s.securityQuestions.pool()).slice(0, answers.length);
-  await t.s.securityQuestions.configure(user, pool.map((q, i) => ({ question_id: q.id, answer: answers[i]! })), CTX, 'setup');
-  return new Map(pool.map((q, i) => [q.id, answers[i]!]));
-}
-
-/** A body with what must differ between any two workflows (the handle) replaced by its form; everything else compared as is. */
-function shape(body: Body): unknown {
-  return JSON.parse(JSON.stringify(body), (key, value: unknown) => {
-    if (key === 'recovery_id') return typeof value === 'string' && /^rcv_[A-Za-z0-9_-]{43}$/.test(value) ? '<handle>' : value;
-    return value;
+/** `n` bare decoy workflows of one made-up account (a code proof each), straight through the store, and a send of a budget of `max`. */
+async function bareWorkflows(n: number, max: number) {
+  const store = new RecoveryStore();
+  const now = new Date(t.clock.now());
+  const accountHash = `bare-${randomUUID()}`;
+  const ids = await t.s.database.db.transaction().execute(async (trx) => {
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = (await store.insert(trx, {
+        handleHash: `${accountHash}-${i}`, kind: 'password', userId: null, decoy: true, accountHash, loginKey: 'n:bare', subjectMasked: 'b***', now,
+        expiresAt: new Date(now.getTime() + 30 * MINUTE), reference: newReference(), initiatedBy: null, alternatives: [['email_code', 'sms_code']],
+      }, false))!;
+      await store.insertProofs(trx, id, ['email_code', 'sms_code'], {});
+      out.push(id);
+    }
+    return out;
   });
+  const send = { now, resendSec: 60, maxSends: max, codeExpiresAt: new Date(now.getTime() + 5 * MINUTE), destination: 'x', since: new Date(now.getTime() - 60 * MINUTE) };
+  return { accountHash, ids, send };
 }
 
 beforeAll(async () => {
@@ -102,7 +71,7 @@ describe('account recovery threats', () => {
     expect(sent.map((b) => b.sent!.destination)).toEqual(['the email address on file', 'the email address on file', 'the email address on file']);
     const sms = await Promise.all([real, disabled, unknown].map((id) => verify(id!, { proof: 'sms_code' })));
     expect(sms.map((r) => ok(r).sent!.destination)).toEqual(['the phone number on file', 'the phone number on file', 'the phone number on file']);
-    expect(t.s.otp.outbox.messages.filter((m) => ['dan@bank.example'].includes(m.to))).toEqual([]); // nothing to a disabled account
+    expect(await r.outboxCount('dan@bank.example')).toBe(0); // nothing to a disabled account
     t.clock.advance(MINUTE);
 
     const wrong = await Promise.all([real, disabled, unknown].map((id) => verify(id!, { proof: 'email_code', code: '000000' })));
@@ -129,7 +98,7 @@ describe('account recovery threats', () => {
     await seedUser(t.s, 'burst.code', { email: 'burst@bank.example' });
     const id = await start('burst.code');
     ok(await verify(id, { proof: 'email_code' }));
-    const code = codeTo('burst@bank.example');
+    const code = await codeTo('burst@bank.example');
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => verify(id, { proof: 'email_code', code: wrongFor(code, i + 1) })));
     const invalid = answers.filter((r) => r.statusCode === 401);
     const locked = answers.filter((r) => r.statusCode === 429);
@@ -152,10 +121,10 @@ describe('account recovery threats', () => {
     const phone = '+254700200002';
     await seedUser(t.s, 'burst.password', { phone });
     const { access_token } = await signIn(t.app, 'burst.password');
-    ok(await t.app.inject({ method: 'POST', url: '/api/v1/auth/pin', headers: { authorization: `Bearer ${access_token}` }, payload: { current_password: STRONG_PASSWORD, new_pin: '2580' } }));
+    ok(await r.post('/api/v1/auth/pin', { current_password: STRONG_PASSWORD, new_pin: '2580' }, bearer(access_token)));
     const id = await start(phone, 'pin');
     ok(await verify(id, { proof: 'sms_code' }));
-    ok(await verify(id, { proof: 'sms_code', code: codeTo(phone) }));
+    ok(await verify(id, { proof: 'sms_code', code: await codeTo(phone) }));
     const counted = watchComparisons(t.s.hasher);
     const answers = await Promise.all(Array.from({ length: 20 }, () => verify(id, { proof: 'password', password: WRONG_PASSWORD })));
     expect(answers.filter((r) => r.statusCode === 401).map((r) => (r.json() as { error_code: string }).error_code)).toEqual(['RECOVERY_PROOF_INVALID', 'RECOVERY_PROOF_INVALID', 'RECOVERY_PROOF_INVALID']);
@@ -169,12 +138,12 @@ describe('account recovery threats', () => {
     await seedUser(t.s, 'replay.user', { email: 'replay@bank.example', phone: '+254700200003' });
     const id = await start('replay.user');
     ok(await verify(id, { proof: 'email_code' }));
-    const code = codeTo('replay@bank.example');
+    const code = await codeTo('replay@bank.example');
     ok(await verify(id, { proof: 'email_code', code }));
     expect(withoutRequestId(expectError(await verify(id, { proof: 'email_code', code }), 409, 'RECOVERY_PROOF_ALREADY_GIVEN').details)).toEqual({ proof: 'email_code' });
     expectError(await verify(id, { proof: 'email_code' }), 409, 'RECOVERY_PROOF_ALREADY_GIVEN'); // no new code for a given proof
     ok(await verify(id, { proof: 'sms_code' }));
-    const sms = codeTo('+254700200003');
+    const sms = await codeTo('+254700200003');
     expect(ok(await verify(id, { proof: 'sms_code', code: sms })).state).toBe('completed');
     expect(withoutRequestId(expectError(await verify(id, { proof: 'sms_code', code: sms }), 409, 'RECOVERY_STALE').details)).toEqual({ state: 'completed' });
   });
@@ -183,12 +152,12 @@ describe('account recovery threats', () => {
     await seedUser(t.s, 'late.user', { email: 'late@bank.example' });
     const id = await start('late.user');
     ok(await verify(id, { proof: 'email_code' }));
-    const code = codeTo('late@bank.example');
+    const code = await codeTo('late@bank.example');
     t.clock.advance(5 * MINUTE + 1000);
     expectError(await verify(id, { proof: 'email_code', code }), 401, 'RECOVERY_CODE_EXPIRED');
     expect((await proofRow(id, 'email_code')).attempts).toBe(0);
     ok(await verify(id, { proof: 'email_code' }));
-    const fresh = codeTo('late@bank.example');
+    const fresh = await codeTo('late@bank.example');
     expectError(await verify(id, { proof: 'email_code', code }), 401, 'RECOVERY_PROOF_INVALID'); // the old code is replaced
     expect(ok(await verify(id, { proof: 'email_code', code: fresh })).state).toBe('verifying');
   });
@@ -205,7 +174,7 @@ describe('account recovery threats', () => {
     }
     t.clock.advance(MINUTE);
     expectError(await verify(id, { proof: 'email_code' }), 429, 'OTP_SEND_LIMIT');
-    expect(t.s.otp.outbox.messages.filter((m) => m.to === 'spam@bank.example')).toHaveLength(5);
+    expect(await r.outboxCount('spam@bank.example')).toBe(5);
   });
 
   it('threat: a stale recovery_id: after cancel and after completion every step is 409 RECOVERY_STALE; cancel after completion too', async () => {
@@ -219,9 +188,9 @@ describe('account recovery threats', () => {
 
     const id = await start('stale.user');
     ok(await verify(id, { proof: 'email_code' }));
-    ok(await verify(id, { proof: 'email_code', code: codeTo('stale@bank.example') }));
+    ok(await verify(id, { proof: 'email_code', code: await codeTo('stale@bank.example') }));
     ok(await verify(id, { proof: 'sms_code' }));
-    expect(ok(await verify(id, { proof: 'sms_code', code: codeTo('+254700200004') })).reset_token).toEqual(expect.any(String));
+    expect(ok(await verify(id, { proof: 'sms_code', code: await codeTo('+254700200004') })).reset_token).toEqual(expect.any(String));
     expect(withoutRequestId(expectError(await cancel(id), 409, 'RECOVERY_STALE').details)).toEqual({ state: 'completed' });
     expectError(await verify(id, { proof: 'email_code' }), 409, 'RECOVERY_STALE');
     expect(ok(await status(id))).toMatchObject({ state: 'completed' });
@@ -246,10 +215,10 @@ describe('account recovery threats', () => {
     const owner = await start('race.user');
     expect(await workflow(stranger)).toMatchObject({ state: 'cancelled', holds_slot: true });
     expect(await audited(stranger, 'RECOVERY_CANCELLED')).toEqual([expect.objectContaining({ details: expect.objectContaining({ by: 'superseded' }) })]);
-    expectError(await verify(stranger, { proof: 'email_code', code: codeTo('race@bank.example') }), 409, 'RECOVERY_STALE');
+    expectError(await verify(stranger, { proof: 'email_code', code: await codeTo('race@bank.example') }), 409, 'RECOVERY_STALE');
     t.clock.advance(MINUTE);
     ok(await verify(owner, { proof: 'email_code' }));
-    expect(ok(await verify(owner, { proof: 'email_code', code: codeTo('race@bank.example') })).state).toBe('verifying');
+    expect(ok(await verify(owner, { proof: 'email_code', code: await codeTo('race@bank.example') })).state).toBe('verifying');
   });
 
   it('threat: a SIM swap and a mailbox are not the keys of the bank: staff and administrators are not recovered self-service (answers alike, nothing sent, never completes; audited with the account)', async () => {
@@ -258,7 +227,7 @@ describe('account recovery threats', () => {
     const [adminWf, customerWf] = await Promise.all([start('boss.admin'), start('plain.customer')]);
     const [a, c] = await Promise.all([verify(adminWf, { proof: 'email_code' }), verify(customerWf, { proof: 'email_code' })]);
     expect(shape(ok(a))).toEqual(shape(ok(c)));
-    expect(t.s.otp.outbox.messages.filter((m) => m.to === 'boss@bank.example')).toEqual([]);
+    expect(await r.outboxCount('boss@bank.example')).toBe(0);
     // Even the codes a thief might have read elsewhere get nowhere.
     expectError(await verify(adminWf, { proof: 'email_code', code: '123456' }), 401, 'RECOVERY_PROOF_INVALID');
     expect(ok(await status(adminWf))).toMatchObject({ state: 'initiated', proofs: { given: [] } });
@@ -270,7 +239,7 @@ describe('account recovery threats', () => {
     await seedUser(t.s, 'twin.right', { email: 'twin.right@bank.example' });
     const id = await start('twin.right', 'mfa'); // password + email code + security answers
     ok(await verify(id, { proof: 'email_code' }));
-    ok(await verify(id, { proof: 'email_code', code: codeTo('twin.right@bank.example') }));
+    ok(await verify(id, { proof: 'email_code', code: await codeTo('twin.right@bank.example') }));
     const both = await Promise.all([verify(id, { proof: 'password', password: STRONG_PASSWORD }), verify(id, { proof: 'password', password: STRONG_PASSWORD })]);
     expect(both.map((r) => r.statusCode).sort()).toEqual([200, 409]);
     expectError(both.find((r) => r.statusCode === 409)!, 409, 'RECOVERY_PROOF_ALREADY_GIVEN');
@@ -280,14 +249,14 @@ describe('account recovery threats', () => {
   it('threat: a code asked for a workflow cancelled a moment before is not sent (409 RECOVERY_STALE)', async () => {
     await seedUser(t.s, 'send.after.cancel', { email: 'send.after.cancel@bank.example' });
     const id = await start('send.after.cancel');
-    const sentBefore = t.s.otp.outbox.messages.filter((m) => m.to === 'send.after.cancel@bank.example').length;
+    const sentBefore = await r.outboxCount('send.after.cancel@bank.example');
     // The cancel lands between the route's read of the workflow and the send's reservation.
     const wf = await workflow(id);
     await t.s.database.db.updateTable('recovery_workflows').set({ state: 'cancelled', ended_at: new Date(t.clock.now()) }).where('id', '=', wf.id).execute();
     const store = new RecoveryStore();
     expect(await store.reserveSend(t.s.database.db, wf.id, 'email_code', { now: new Date(t.clock.now()), resendSec: 60, maxSends: 5, codeExpiresAt: new Date(t.clock.now() + 300_000), destination: 'x' })).toBe(false);
     expectError(await verify(id, { proof: 'email_code' }), 409, 'RECOVERY_STALE');
-    expect(t.s.otp.outbox.messages.filter((m) => m.to === 'send.after.cancel@bank.example')).toHaveLength(sentBefore);
+    expect(await r.outboxCount('send.after.cancel@bank.example')).toBe(sentBefore);
   });
 
   it('an authenticator code, and then a backup code, each with an emailed code, recover a password (the factors\' own secrets, consumed as at sign-in)', async () => {
@@ -296,7 +265,7 @@ describe('account recovery threats', () => {
     // totp + email_code
     const first = await start('has.totp');
     ok(await verify(first, { proof: 'email_code' }));
-    ok(await verify(first, { proof: 'email_code', code: codeTo('has.totp@bank.example') }));
+    ok(await verify(first, { proof: 'email_code', code: await codeTo('has.totp@bank.example') }));
     const done = ok(await verify(first, { proof: 'totp', code: authenticator.code(t.clock.now()) }));
     expect(done).toMatchObject({ state: 'completed', proofs: { given: ['email_code', 'totp'] } });
     expect(done.reset_token).toEqual(expect.any(String));
@@ -304,19 +273,19 @@ describe('account recovery threats', () => {
     t.clock.advance(2 * MINUTE);
     const second = await start('has.totp');
     ok(await verify(second, { proof: 'email_code' }));
-    ok(await verify(second, { proof: 'email_code', code: codeTo('has.totp@bank.example') }));
+    ok(await verify(second, { proof: 'email_code', code: await codeTo('has.totp@bank.example') }));
     expect(ok(await verify(second, { proof: 'backup_code', code: backupCodes[0]! }))).toMatchObject({ state: 'completed' });
     t.clock.advance(2 * MINUTE);
     const third = await start('has.totp');
     ok(await verify(third, { proof: 'email_code' }));
-    ok(await verify(third, { proof: 'email_code', code: codeTo('has.totp@bank.example') }));
+    ok(await verify(third, { proof: 'email_code', code: await codeTo('has.totp@bank.example') }));
     expectError(await verify(third, { proof: 'backup_code', code: backupCodes[0]! }), 401, 'RECOVERY_PROOF_INVALID');
   });
 
   it('threat: code bombing: starting again and again sends no more than OTP_MAX_SENDS codes of a kind an hour to one account', async () => {
     await seedUser(t.s, 'bomb.target', { email: 'bomb@bank.example' });
-    const sentTo = (): number => t.s.otp.outbox.messages.filter((m) => m.to === 'bomb@bank.example').length;
-    const before = sentTo();
+    const sentTo = (): Promise<number> => r.outboxCount('bomb@bank.example');
+    const before = await sentTo();
     const answers: number[] = [];
     for (let i = 0; i < 8; i++) {
       const id = await start(i % 2 === 0 ? 'bomb.target' : 'bomb@bank.example');
@@ -324,7 +293,7 @@ describe('account recovery threats', () => {
       await cancel(id);
     }
     expect(answers).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
-    expect(sentTo() - before).toBe(5);
+    expect((await sentTo()) - before).toBe(5);
     const refused = await verify(await start('bomb.target'), { proof: 'email_code' });
     expectError(refused, 429, 'OTP_SEND_LIMIT');
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
@@ -333,13 +302,92 @@ describe('account recovery threats', () => {
     ok(await verify(await start('bomb.target'), { proof: 'email_code' }));
   });
 
+  it('threat: code bombing in parallel: bursts of code requests over the account\'s password, PIN and second-factor workflows send at most OTP_MAX_SENDS codes an hour (counted in the outbox and the code rows)', async () => {
+    const email = 'parallel.bomb@bank.example';
+    const user = await seedUser(t.s, 'parallel.bomb', { email });
+    ok(await r.post('/api/v1/auth/pin', { current_password: STRONG_PASSWORD, new_pin: '2580' }, bearer((await signIn(t.app, 'parallel.bomb')).access_token)));
+    const ids = await Promise.all(['password', 'pin', 'mfa'].map((lost) => start('parallel.bomb', lost)));
+    for (const id of ids) expect((await workflow(id)).decoy).toBe(false); // three real workflows of one account, each with an emailed code
+    const burst = async (): Promise<Array<[number, string | undefined]>> => {
+      const answers = await Promise.all(ids.flatMap((id) => Array.from({ length: 4 }, () => verify(id, { proof: 'email_code' }))));
+      return answers.map((a) => [a.statusCode, a.statusCode === 200 ? undefined : (a.json() as { error_code: string }).error_code]);
+    };
+    const sent = (answers: Array<[number, string | undefined]>): number => answers.filter(([st]) => st === 200).length;
+    const first = await burst();
+    t.clock.advance(MINUTE + 1000); // past every workflow's resend interval
+    const second = await burst();
+    t.clock.advance(MINUTE + 1000);
+    const third = await burst();
+    expect([sent(first), sent(second), sent(third)]).toEqual([3, 2, 0]);
+    for (const [st, code] of [...first, ...second, ...third].filter(([c]) => c !== 200)) {
+      expect(st).toBe(429);
+      expect(['OTP_RESEND_THROTTLED', 'OTP_SEND_LIMIT']).toContain(code);
+    }
+    expect(third.map(([, code]) => code)).toEqual(Array.from({ length: 12 }, () => 'OTP_SEND_LIMIT'));
+    expect(await r.outboxCount(email)).toBe(5);
+    const rows = await t.s.database.db.selectFrom('mfa_otp_codes').select('id').where('user_id', '=', user.id).where('purpose', '=', 'recovery').execute();
+    expect(rows).toHaveLength(5);
+  });
+
+  it('threat: code bombing in parallel, at the reservation itself: 8 workflows of one account reserving a code at once get the budget (2 here) through', async () => {
+    const { accountHash, ids, send } = await bareWorkflows(8, 2);
+    const outcomes = await Promise.all(ids.map((id) => new RecoveryStore().reserveAccountSend(t.s.database.db, accountHash, id, 'email_code', send)));
+    expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(2);
+    expect(outcomes.filter((o) => o === 'budget_spent')).toHaveLength(6);
+    expect(await new RecoveryStore().accountSends(t.s.database.db, accountHash, 'email_code', send.since)).toBe(2);
+  });
+
+  it('threat: two nodes reserving at once: a reservation reads the account\'s budget only once another one under way (holding the account\'s lock) has committed', async () => {
+    const { accountHash, ids, send } = await bareWorkflows(2, 2);
+    const store = new RecoveryStore();
+    const db = t.s.database.db;
+    let pending: Promise<string> | undefined;
+    await db.transaction().execute(async (trx) => {
+      // Another node's reservation, under way: it holds the account's lock and spends the whole budget before it commits.
+      await store.lockBudget(trx, accountHash, 'email_code');
+      await trx.updateTable('recovery_proofs').set({ sends: 2, last_sent_at: send.now }).where('workflow_id', '=', ids[0]!).where('proof', '=', 'email_code').execute();
+      pending = store.reserveAccountSend(db, accountHash, ids[1]!, 'email_code', send);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // room for the other reservation to read the budget, were it not waiting (not a timing assertion)
+    });
+    expect(await pending).toBe('budget_spent');
+  });
+
+  it('threat: timing tells a made-up account from a real one: a decoy\'s code request runs the same statements (a code row under its challenge, nothing can match it) and delivers nothing', async () => {
+    await seedUser(t.s, 'trace.real', { email: 'trace.real@bank.example' });
+    const [real, decoy] = await Promise.all([start('trace.real@bank.example'), start('trace.ghost@bank.example')]);
+    expect([(await workflow(real)).decoy, (await workflow(decoy)).decoy]).toEqual([false, true]);
+    const db = t.s.database.db;
+    const trace = async (id: string) => {
+      const wf = await workflow(id);
+      const codes = await db.selectFrom('mfa_otp_codes').select(['user_id', 'purpose', 'method', 'delivery_status', 'superseded_at', 'consumed_at'])
+        .where('challenge', '=', `recovery:${wf.id}:email_code`).orderBy('created_at').execute();
+      return { codes, sends: (await proofRow(id, 'email_code')).sends, audited: (await audited(id, 'RECOVERY_CODE_SENT')).length };
+    };
+    for (const id of [real, decoy]) ok(await verify(id, { proof: 'email_code' }));
+    t.clock.advance(MINUTE);
+    for (const id of [real, decoy]) ok(await verify(id, { proof: 'email_code' })); // a second code supersedes the first, alike
+    const [a, b] = [await trace(real), await trace(decoy)];
+    // The same rows in the same tables: two codes (the first superseded), two sends, two audit rows.
+    expect({ ...b, codes: b.codes.map((c) => ({ ...c, user_id: 'x', delivery_status: 'x' })) }).toEqual({ ...a, codes: a.codes.map((c) => ({ ...c, user_id: 'x', delivery_status: 'x' })) });
+    expect(a.codes).toHaveLength(2);
+    expect(a.codes.map((c) => c.superseded_at === null)).toEqual([false, true]);
+    // What differs is what nobody sees: the decoy's rows name no account and stay queued, for nothing is delivered.
+    expect(b.codes.map((c) => [c.user_id, c.delivery_status])).toEqual([[null, 'queued'], [null, 'queued']]);
+    expect(a.codes.map((c) => c.delivery_status)).toEqual(['sent', 'sent']);
+    expect(await r.outboxCount('trace.ghost@bank.example')).toBe(0);
+    // And nothing can match the decoy's code: a guess is compared and refused, its attempt spent.
+    expectError(await verify(decoy, { proof: 'email_code', code: '000000' }), 401, 'RECOVERY_PROOF_INVALID');
+    const live = await db.selectFrom('mfa_otp_codes').select('attempts').where('challenge', '=', `recovery:${(await workflow(decoy)).id}:email_code`).where('superseded_at', 'is', null).executeTakeFirstOrThrow();
+    expect(live.attempts).toBe(1);
+  });
+
   it('threat: a SIM-swapped phone alone never reaches verified; and lost factors do not take the phone at all', async () => {
     const phone = '+254700200005';
     await seedUser(t.s, 'sim.victim', { email: 'victim@bank.example', phone });
     await withAnswers('sim.victim', ['Simba', 'Mrs Wanjiru', 'Kisumu']);
     const id = await start(phone);
     ok(await verify(id, { proof: 'sms_code' }));
-    const half = ok(await verify(id, { proof: 'sms_code', code: codeTo(phone) }));
+    const half = ok(await verify(id, { proof: 'sms_code', code: await codeTo(phone) }));
     expect(half).toMatchObject({ state: 'verifying', proofs: { given: ['sms_code'], needed: 1 } });
     expect(half.reset_token).toBeUndefined();
     const asked = ok(await verify(id, { proof: 'security_questions' })).questions as Array<{ id: string }>;
@@ -361,14 +409,14 @@ describe('account recovery threats', () => {
     const answers = await withAnswers('restart.user', ['Tembo', 'Mombasa', 'Blue']);
     const first = await start('restart.user');
     ok(await verify(first, { proof: 'email_code' }));
-    ok(await verify(first, { proof: 'email_code', code: codeTo('restart@bank.example') }));
+    ok(await verify(first, { proof: 'email_code', code: await codeTo('restart@bank.example') }));
     const asked = ok(await verify(first, { proof: 'security_questions' })).questions as Array<{ id: string }>;
     for (let i = 0; i < 3; i++) expectError(await verify(first, { proof: 'security_questions', answers: asked.map((q) => ({ question_id: q.id, answer: `guess ${i}` })) }), 401, 'RECOVERY_PROOF_INVALID');
     ok(await cancel(first));
 
     const second = await start('restart.user');
     ok(await verify(second, { proof: 'email_code' }));
-    ok(await verify(second, { proof: 'email_code', code: codeTo('restart@bank.example') }));
+    ok(await verify(second, { proof: 'email_code', code: await codeTo('restart@bank.example') }));
     expect(ok(await verify(second, { proof: 'security_questions' })).questions).toEqual(asked); // no shopping for other questions
     const right = asked.map((q) => ({ question_id: q.id, answer: answers.get(q.id)! }));
     const refused = expectError(await verify(second, { proof: 'security_questions', answers: right }), 429, 'RECOVERY_PROOF_LOCKED');
@@ -377,7 +425,7 @@ describe('account recovery threats', () => {
     t.clock.advance(30 * MINUTE);
     const third = await start('restart.user');
     ok(await verify(third, { proof: 'email_code' }));
-    ok(await verify(third, { proof: 'email_code', code: codeTo('restart@bank.example') }));
+    ok(await verify(third, { proof: 'email_code', code: await codeTo('restart@bank.example') }));
     ok(await verify(third, { proof: 'security_questions' }));
     expect(ok(await verify(third, { proof: 'security_questions', answers: right })).state).toBe('completed');
   });
@@ -414,7 +462,7 @@ describe('account recovery threats', () => {
   it('threat: wrong answers count toward the route group\'s rate limit too (per recovery_id): 429 RATE_LIMITED', async () => {
     const limited = await createTestApp({ env: { RATE_LIMIT_RECOVERY_ACCOUNT: '3/15m' }, clock: new ManualClock(Date.UTC(2026, 2, 4, 9, 0, 0)) });
     try {
-      const id = ok(await initiate('rate.someone', 'password', limited.app), 202).recovery_id!;
+      const id = ok(await initiate('rate.someone', 'password', {}, limited.app), 202).recovery_id!;
       ok(await verify(id, { proof: 'email_code' }, limited.app));
       expectError(await verify(id, { proof: 'email_code', code: '000000' }, limited.app), 401, 'RECOVERY_PROOF_INVALID');
       expectError(await verify(id, { proof: 'email_code', code: '000001' }, limited.app), 401, 'RECOVERY_PROOF_INVALID');

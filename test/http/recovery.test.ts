@@ -8,50 +8,18 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import type { App } from '../../src/platform/http/app.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { bearer, expectError, login, OTHER_PASSWORD, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { MINUTE, ok, recovery } from '../harness/recovery.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
 
-type Res = Awaited<ReturnType<App['inject']>>;
-type Body = Record<string, unknown> & { state: string; proofs: { given: string[]; needed: number; alternatives: string[][]; options: Array<{ proof: string; attempts_left: number; available: boolean; destination?: string }> } };
-
 const GATEWAY_KEY = 'ussd-a-key-0123456789abcdef0123456789abcdef';
-const CTX = { ip: '127.0.0.1', userAgent: 'test', fingerprint: '', channel: 'web' };
-const MINUTE = 60_000;
 
 let t: TestApp;
 let smtp: TestSmtp;
-
-const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Res> => t.app.inject({ method: 'POST', url, payload, headers });
-const initiate = (identifier: string, lost: string) => post('/api/v1/auth/reset/initiate', { identifier, lost });
-const verify = (recovery_id: string, body: Record<string, unknown>) => post('/api/v1/auth/reset/verify-identity', { recovery_id, ...body });
-const status = (recovery_id: string) => post('/api/v1/auth/reset/status', { recovery_id });
-
-function ok(res: Res, code = 200): Body {
-  expect(res.statusCode, res.body).toBe(code);
-  return res.json() as Body;
-}
-
-/** Sets three security answers for a user, through the service (the setup route is tested elsewhere). */
-async function withAnswers(username: string, answers: string[]): Promise<Map<string, string>> {
-  const user = (await t.s.users.findByLogin(username))!;
-  const pool = (await t.s.securityQuestions.pool()).slice(0, answers.length);
-  await t.s.securityQuestions.configure(user, pool.map((q, i) => ({ question_id: q.id, answer: answers[i]! })), CTX, 'setup');
-  return new Map(pool.map((q, i) => [q.id, answers[i]!]));
-}
-
-/** The code of the last mail to `address`, once every background delivery is done. */
-async function mailedCode(address: string): Promise<string> {
-  await t.s.recovery.settled();
-  return /^Code: (\d{6})$/m.exec(smtp.to(address).at(-1)!.text)![1]!;
-}
-
-/** The recovery audit events recorded for a user, sorted (the clock is frozen: entries share a timestamp). */
-async function eventsOf(uuid: string): Promise<string[]> {
-  const rows = await t.s.database.db.selectFrom('audit_log').select('event_type').where('user_id', '=', uuid).where('event_type', 'like', 'RECOVERY_%').execute();
-  return rows.map((r) => r.event_type).sort();
-}
+const r = recovery(() => t);
+const { post, initiate, verify, status, withAnswers, eventsOf } = r;
+const mailedCode = (address: string): Promise<string> => r.mailedCode(smtp, address);
 
 beforeAll(async () => {
   smtp = await startSmtp();
@@ -85,6 +53,7 @@ describe('a lost password: an emailed code plus security answers', () => {
 
     const sent = ok(await verify(id, { proof: 'email_code' }));
     expect(sent.sent).toEqual({ proof: 'email_code', destination: 'the email address on file', expires_in: 300, resend_after: 60 }); // a username was typed: no mask of the account's own
+    await t.s.recovery.settled(); // the code is delivered in the background, after the answer
     const mail = smtp.to('Amina@bank.example').at(-1)!;
     expect(mail.subject).toBe('Your account recovery code');
     const half = ok(await verify(id, { proof: 'email_code', code: await mailedCode('Amina@bank.example') }));
@@ -141,7 +110,7 @@ describe('a USSD subscriber\'s lost PIN: a text-message code plus the password',
     expectError(await verify(id, { proof: 'password', password: STRONG_PASSWORD }), 400, 'RECOVERY_INVALID_STATE');
 
     expect(ok(await verify(id, { proof: 'sms_code' })).sent).toMatchObject({ proof: 'sms_code', destination: '+2547****11' });
-    const code = t.s.otp.outbox.latest(phone)!.code;
+    const code = await r.codeTo(phone);
     expect(ok(await verify(id, { proof: 'sms_code', code })).state).toBe('verifying');
     const done = ok(await verify(id, { proof: 'password', password: STRONG_PASSWORD }));
     expect(done).toMatchObject({ state: 'completed', reset_with: '/api/v1/auth/reset/pin' });

@@ -188,18 +188,23 @@ export class OtpService {
    * applies here. Delivery runs in the background (`delivered`, which never rejects): whether it
    * works, and how long it takes, must not show in an answer that has to read the same for an
    * account that does not exist. Its outcome is audited (OTP_SENT or OTP_DELIVERY_FAILED).
+   *
+   * Without `user` (a decoy: a made-up or unusable account, or no such contact on file) the same
+   * statements run: a row for `challenge`, for no account, whose hash is of a random value no
+   * six-digit code can be, so nothing ever matches it; nothing is delivered.
    */
-  async sendRecovery(user: UserRow, method: 'email' | 'sms', challenge: string, ctx: MfaContext): Promise<{ delivered: Promise<void> }> {
+  async sendRecovery(user: UserRow | undefined, method: 'email' | 'sms', challenge: string, ctx: MfaContext): Promise<{ delivered: Promise<void> }> {
     const d = this.deps;
-    const { to, destination } = await this.target(user, method);
+    const { to, destination } = user ? await this.target(user, method) : { to: '', destination: '***' };
     const id = randomUUID();
-    const code = randomInt(0, 1_000_000).toString().padStart(6, '0');
+    const code = user ? randomInt(0, 1_000_000).toString().padStart(6, '0') : randomUUID();
     const now = new Date(d.clock.now());
     await d.db.transaction().execute((trx) => this.store.replace(trx, {
-      id, user_id: user.id, challenge, purpose: 'recovery', method, code_hash: this.hash(code, id), destination_masked: destination, created_at: now,
+      id, user_id: user?.id ?? null, challenge, purpose: 'recovery', method, code_hash: this.hash(code, id), destination_masked: destination, created_at: now,
       expires_at: new Date(now.getTime() + d.config.mfa.otpValiditySec * 1000), delivery_status: 'queued', consumed_at: null, superseded_at: null,
       delivery_ref: null, delivery_error: null, delivered_at: null, device_token_id: null,
     }, now));
+    if (!user) return { delivered: Promise.resolve() };
     const delivered = this.dispatch({ user, method, purpose: 'recovery', challenge }, { id, code, to, destination }, ctx)
       .catch((err: unknown) => d.log.warn({ err, user_id: user.uuid, otp_id: id }, 'account recovery code not delivered'));
     return { delivered };

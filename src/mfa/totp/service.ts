@@ -21,6 +21,9 @@ import { newSecret, otpauthUri, TOTP_DEFAULTS, verifyCode } from './totp.js';
 
 const SECRET_CONTEXT = ENCRYPTED_COLUMNS.totpSecret.context;
 
+/** No account has this id: a decoy's lookup runs against it and finds nothing. */
+const NO_USER = 0;
+
 /** What setup shows once: the secret to type in, or the URI and its QR code to scan. */
 export interface TotpSetup {
   secret: string;
@@ -85,6 +88,26 @@ export class TotpService {
       await d.challenges.audit('BACKUP_CODE_USED', 'SUCCESS', user, ctx, 'backup_code', { remaining_backup_codes: remaining }, trx);
       return true;
     }));
+  }
+
+  /**
+   * Account recovery (src/recovery): whether an authenticator or a backup code is right, with
+   * sign-in's own verification (a code's step used once; a backup code spent and audited
+   * BACKUP_CODE_USED). Nothing is counted here: recovery counts these guesses on a counter of its
+   * own with sign-in's limits (a stranger who starts a recovery must not lock the owner's second
+   * factor at sign-in). No TOTP enrolled, or no `user` (a decoy): the same lookup, then false.
+   */
+  async matchesForRecovery(user: UserRow | undefined, method: 'totp' | 'backup_code', code: string, ctx: MfaContext): Promise<boolean> {
+    const d = this.deps;
+    const factor = await findTotp(d.db, user?.id ?? NO_USER);
+    if (!user || factor?.status !== 'active') return false;
+    if (method === 'totp') return this.accept(d.db, user.id, factor, code);
+    return d.db.transaction().execute(async (trx) => {
+      if (!(await this.backup.use(trx, user.id, code, new Date(d.clock.now())))) return false;
+      const remaining = await this.backup.remaining(trx, user.id);
+      await d.challenges.audit('BACKUP_CODE_USED', 'SUCCESS', user, ctx, 'backup_code', { remaining_backup_codes: remaining, purpose: 'recovery' }, trx);
+      return true;
+    });
   }
 
   /** A new set of backup codes for a current TOTP code; the old set stops working. */

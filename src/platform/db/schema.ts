@@ -297,7 +297,8 @@ export interface MfaAttemptsTable {
 
 export interface MfaOtpCodesTable {
   id: Generated<string>;
-  user_id: number;
+  /** Null: a decoy's account recovery code (migration 033), for no account; it matches nothing and is never delivered. */
+  user_id: number | null;
   /** `signin:<2fa jti>`, `stepup:<session id>` or `enroll:<user id>:<method>`. */
   challenge: string;
   purpose: 'signin' | 'stepup' | 'enroll' | 'recovery';
@@ -393,6 +394,8 @@ export interface RecoveryWorkflowsTable {
   waiting_until: Timestamp | null;
   /** The cooling-off chosen for the account (customers' or staff's setting). */
   cooling_off_hours: number | null;
+  /** The alternatives of its kind when it started, as the setting writes them (migration 033); null: older, judged by the configuration. */
+  alternatives: string | null;
 }
 
 /** A "this was not me" token of a recovery notice (migration 032): only its keyed hash; single use. */

@@ -31,6 +31,7 @@ import * as auditPartitions from './029-audit-partitions.js';
 import * as recordRetention from './030-record-retention.js';
 import * as recovery from './031-recovery.js';
 import * as recoveryPhase2 from './032-recovery-phase-2.js';
+import * as recoverySnapshot from './033-recovery-snapshot.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -66,6 +67,7 @@ export const migrations: Record<string, Migration> = {
   '030-record-retention': recordRetention,
   '031-recovery': recovery,
   '032-recovery-phase-2': recoveryPhase2,
+  '033-recovery-snapshot': recoverySnapshot,
 };
 
 export const migrationProvider: MigrationProvider = {
