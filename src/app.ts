@@ -25,6 +25,11 @@ import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
 import { recoveryModule } from './recovery/module.js';
+import { profileModule } from './gdpr/profile/module.js';
+import { gdprExportModule } from './gdpr/export/module.js';
+import { consentModule } from './gdpr/consent/module.js';
+import { breachesModule } from './gdpr/breaches/module.js';
+import { erasureModule } from './gdpr/erasure/module.js';
 import { rolesModule } from './roles/module.js';
 import { entitiesModule } from './entities/module.js';
 import { devicesModule } from './devices/module.js';
@@ -75,6 +80,11 @@ function compose(opts: StrongroomOptions) {
     .use(thirdPartyModule)
     .use(mfaModule)
     .use(recoveryModule)
+    .use(profileModule)
+    .use(gdprExportModule)
+    .use(consentModule)
+    .use(breachesModule)
+    .use(erasureModule)
     .use(adminModule)
     .use(rolesModule)
     .use(faqModule)

@@ -14,6 +14,11 @@ import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { OpsErrors } from './platform/http/ops-errors.js';
 import { PinErrors } from './pins/errors.js';
 import { RecoveryErrors } from './recovery/errors.js';
+import { ProfileErrors } from './gdpr/profile/errors.js';
+import { GdprExportErrors } from './gdpr/export/errors.js';
+import { ConsentErrors } from './gdpr/consent/errors.js';
+import { BreachErrors } from './gdpr/breaches/errors.js';
+import { ErasureErrors } from './gdpr/erasure/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
@@ -55,6 +60,11 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Security questions': SecurityQuestionErrors.definitions,
   'MFA reset': MfaResetErrors.definitions,
   'Account recovery': RecoveryErrors.definitions,
+  Profile: ProfileErrors.definitions,
+  'Data export': GdprExportErrors.definitions,
+  Consent: ConsentErrors.definitions,
+  'Personal-data breaches': BreachErrors.definitions,
+  Erasure: ErasureErrors.definitions,
   Operations: OpsErrors.definitions,
 };
 

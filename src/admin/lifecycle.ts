@@ -204,23 +204,29 @@ export class UserLifecycle {
     const email = change.email === undefined || change.email === null || change.email.toLowerCase() === user.email?.toLowerCase() ? null : change.email;
     const phone = change.phone === undefined || change.phone === null || phoneIndexValue(change.phone) === (user.phone === null ? null : phoneIndexValue(user.phone)) ? null : change.phone;
     if (email === null && phone === null) return;
-    for (const id of [...new Set([...(email ? [email.toLowerCase()] : []), ...(phone ? [phoneIndexValue(phone)] : [])])].sort()) {
-      await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.userCreate}::int, hashtext(${id}))`.execute(trx);
-    }
-    const taken = await this.deps.users.contactsTaken(user.id, email, phone, trx);
+    const taken = await this.deps.users.contactsTakenLocked(trx, user.id, email, phone);
     if (taken.email || taken.phone) throw AdminErrors.USER_EXISTS({ fields: [...(taken.email ? ['email'] : []), ...(taken.phone ? ['phone'] : [])] });
     if (taken.crossed.length > 0) throw AdminErrors.IDENTIFIER_CONFLICT({ fields: taken.crossed });
   }
 
   /** 409 LAST_ADMIN unless another active, undeleted account holds the admin role; one such check at a time. */
   private async keepAnAdmin(trx: Db, losingId: number): Promise<void> {
-    await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.adminMembership})`.execute(trx);
-    const row = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM users u
-      WHERE u.id <> ${losingId} AND u.is_active AND u.deleted_at IS NULL
-        AND EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id AND r.name = ${ADMIN_ROLE})`.execute(trx);
-    if ((row.rows[0]?.n ?? 0) === 0) throw AdminErrors.LAST_ADMIN({ role: ADMIN_ROLE });
+    await keepAnAdmin(trx, losingId);
   }
+}
+
+/**
+ * 409 LAST_ADMIN unless another active, undeleted account, with no erasure pending, holds the
+ * admin role; one such check at a time (also the erasure request's, src/gdpr/erasure).
+ */
+export async function keepAnAdmin(trx: Db, losingId: number): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.adminMembership})`.execute(trx);
+  const row = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM users u
+    WHERE u.id <> ${losingId} AND u.is_active AND u.deleted_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM gdpr_erasures e WHERE e.user_id = u.id AND e.state = 'pending')
+      AND EXISTS (SELECT 1 FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE ur.user_id = u.id AND r.name = ${ADMIN_ROLE})`.execute(trx);
+  if ((row.rows[0]?.n ?? 0) === 0) throw AdminErrors.LAST_ADMIN({ role: ADMIN_ROLE });
 }
 
 /** The audit trail's account of a change: which fields changed, and roles, branches and state before and after (never a contact's value). */

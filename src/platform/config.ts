@@ -14,18 +14,18 @@ import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 import { readCorsEnv, type CorsConfig } from './config-cors.js';
 import { readRecoveryMatrix, type RecoveryMatrix } from '../recovery/matrix.js';
 
-/** RECOVERY_CANCEL_URL: an absolute http(s) address without a fragment or query (the token goes in the fragment). */
-function cancelUrlOf(raw: string | undefined, problems: string[]): string | undefined {
+/** RECOVERY_CANCEL_URL (or `name`): an absolute http(s) address without a fragment or query (the token goes in the fragment). */
+function cancelUrlOf(raw: string | undefined, problems: string[], name = 'RECOVERY_CANCEL_URL', example = 'https://auth.bank.example/recovery/cancel'): string | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    problems.push('RECOVERY_CANCEL_URL must be an absolute address, such as https://auth.bank.example/recovery/cancel');
+    problems.push(`${name} must be an absolute address, such as ${example}`);
     return undefined;
   }
   if (!/^https?:$/.test(url.protocol) || url.hash !== '' || url.search !== '') {
-    problems.push('RECOVERY_CANCEL_URL must be an http(s) address without a query or fragment, such as https://auth.bank.example/recovery/cancel');
+    problems.push(`${name} must be an http(s) address without a query or fragment, such as ${example}`);
     return undefined;
   }
   return url.toString();
@@ -232,13 +232,25 @@ export interface Config {
     coolingOffHoursStaff: number;
     /** RECOVERY_LOCK_HOURS: how long recovery stays locked for an account whose owner reported a workflow as not theirs. */
     lockHours: number;
+    /** RECOVERY_SECURITY_QUESTIONS: how many of the account's security questions a workflow asks (2 or 3). */
+    securityQuestions: 2 | 3;
     /**
      * RECOVERY_CANCEL_URL: the address of this service's "this was not me" page (`…/recovery/cancel`)
      * as the account holders reach it; notices carry it with a cancel token in the fragment. Unset: no link.
      */
     cancelUrl: string | undefined;
-    /** RECOVERY_SECURITY_QUESTIONS: how many of the account's security questions a workflow asks (2 or 3). */
-    securityQuestions: 2 | 3;
+  };
+  /** Erasure of accounts (src/gdpr/erasure). */
+  erasure: {
+    /** GDPR_ERASURE_GRACE_DAYS: days between an erasure request and the erasure, during which it can be cancelled (1 to 90; 30). */
+    graceDays: number;
+    /** GDPR_ERASURE_CANCEL_URL: the address of this service's cancel page (`…/gdpr/erasure/cancel`) as account holders reach it; notices carry it with a cancel token in the fragment. Unset: no link. */
+    cancelUrl: string | undefined;
+  };
+  /** Personal-data breaches (src/gdpr/breaches). */
+  breaches: {
+    /** BREACH_MAX_AFFECTED: the most accounts one recorded breach may list (and notify); a broader scope is refused. */
+    maxAffected: number;
   };
   /** The USSD gateways (docs/operations.md "USSD gateways"). */
   ussd: {
@@ -585,6 +597,11 @@ export function loadConfig(env: Env = process.env): Config {
       coolingOffHours: r.int('RECOVERY_COOLING_OFF_HOURS', 24, 1, 30 * 24), coolingOffHoursStaff: r.int('RECOVERY_COOLING_OFF_HOURS_STAFF', 72, 1, 30 * 24),
       lockHours: r.int('RECOVERY_LOCK_HOURS', 24, 1, 30 * 24), cancelUrl: cancelUrlOf(r.opt('RECOVERY_CANCEL_URL'), r.problems),
       securityQuestions: recoveryQuestionsOf(r.opt('RECOVERY_SECURITY_QUESTIONS'), r.problems),
+    },
+    breaches: { maxAffected: r.int('BREACH_MAX_AFFECTED', 100_000, 1, 1_000_000) },
+    erasure: {
+      graceDays: r.int('GDPR_ERASURE_GRACE_DAYS', 30, 1, 90),
+      cancelUrl: cancelUrlOf(r.opt('GDPR_ERASURE_CANCEL_URL'), r.problems, 'GDPR_ERASURE_CANCEL_URL', 'https://auth.bank.example/gdpr/erasure/cancel'),
     },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },

@@ -12,11 +12,12 @@ import { SessionErrors } from '../sessions/errors.js';
 import { TokenErrors } from '../tokens/errors.js';
 import { LdapErrors } from '../ldap/errors.js';
 import { SignInErrors } from './errors.js';
+import { ErasureErrors } from '../gdpr/erasure/errors.js';
 
 /** The account's state, the access policy and the second factor, after the identity is proven. */
 export const ADMISSION_ERRORS: DeclaredError[] = [
   SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, CredentialErrors.PASSWORD_CHANGE_REQUIRED,
-  MfaErrors['2FA_REQUIRED'], MfaErrors.MFA_SETUP_INCOMPLETE, AccessErrors.POLICY_RESTRICTED,
+  MfaErrors['2FA_REQUIRED'], MfaErrors.MFA_SETUP_INCOMPLETE, AccessErrors.POLICY_RESTRICTED, ErasureErrors.ACCOUNT_ERASURE_PENDING,
 ];
 
 /** A sign-in with a secret (password, PIN): a wrong one, then the admission. */
@@ -31,7 +32,7 @@ export const TOKEN_CHECK_ERRORS: DeclaredError[] = [
 /** A route that takes a `two_factor_token` (or a bearer token) and finishes a sign-in with a factor. */
 export const SECOND_FACTOR_ERRORS: DeclaredError[] = [
   ...TOKEN_CHECK_ERRORS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.MFA_METHOD_UNAVAILABLE, MfaErrors.MFA_LOCKED,
-  CredentialErrors.PASSWORD_CHANGE_REQUIRED, AccessErrors.POLICY_RESTRICTED,
+  CredentialErrors.PASSWORD_CHANGE_REQUIRED, AccessErrors.POLICY_RESTRICTED, ErasureErrors.ACCOUNT_ERASURE_PENDING,
 ];
 
 /** A sign-in whose password the bank's directory checks (LDAP, and third-party sign-in that routes to it). */

@@ -34,17 +34,18 @@ export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/2fa/otp/setup', '/api/v1/2fa/otp/verify', '/api/v1/auth/security-questions', '/api/v1/auth/reset/mfa',
   '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin', '/api/v1/auth/ldap/login', '/api/v1/auth/third-party/login',
   '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
-  '/api/v1/auth/reset/access-policy',
+  '/api/v1/auth/reset/access-policy', '/api/v1/auth/gdpr/delete/cancel',
 ];
 
 /**
  * SPEC Transport encryption 6: exact paths; plus the assistant tools' MCP endpoint (MCP clients do
  * not speak the scheme; docs/decisions.md "FAQ"); plus account recovery's "this was not me" page
- * and its one-click POST (a browser page, with nothing but a single-use cancel token to send).
+ * and erasure's "keep my account" page, with their one-click POSTs (browser pages, with nothing
+ * but a single-use cancel token to send).
  */
 export const DEFAULT_EXEMPT_PATHS = [
   '/api/v1/auth/public_key', '/api/v1/core/translations/fetch', '/api/docs', '/api/redoc', '/api/openapi.json', '/api',
-  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel',
+  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel', '/gdpr/erasure/cancel',
 ];
 
 /** Exempt by prefix: the documentation's assets, and the public FAQ (help articles, no account data; docs/decisions.md "FAQ"). */

@@ -11,6 +11,7 @@ import { phoneIndexValue, type BlindIndex } from '../platform/crypto/blind-index
 import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { Db } from '../platform/db/database.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
+import { ADVISORY_LOCKS } from '../platform/db/locks.js';
 
 export interface UserRow {
   id: number;
@@ -154,6 +155,19 @@ export class UserStore {
       email: rows.some((r) => r.email_match), phone: rows.some((r) => r.phone_match),
       crossed: rows.some((r) => r.email_is_username) ? ['email'] : [],
     };
+  }
+
+  /**
+   * `contactsTaken`, once each new identifier (the lower-cased email, the phone's index value) is
+   * locked as a creation locks it (ADVISORY_LOCKS.userCreate, in sorted order: no deadlock), so
+   * a creation and a change, or two changes, cannot both take one. Inside `trx`'s transaction.
+   * Shared by an administrator's change and the owner's own (src/gdpr/profile).
+   */
+  async contactsTakenLocked(trx: Db, exceptId: number, email: string | null, phone: string | null): Promise<{ email: boolean; phone: boolean; crossed: Array<'email'> }> {
+    for (const id of [...new Set([...(email ? [email.toLowerCase()] : []), ...(phone ? [phoneIndexValue(phone)] : [])])].sort()) {
+      await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.userCreate}::int, hashtext(${id}))`.execute(trx);
+    }
+    return this.contactsTaken(exceptId, email, phone, trx);
   }
 
   /** Changes what an administrator may change of a user's profile; email and phone encrypted and indexed as at creation. */

@@ -34,6 +34,7 @@ export const PATHS = Object.freeze({
   totpVerifyBackupCode: '/api/v1/2fa/totp/verify-backup-code',
   codeRequest: '/api/v1/auth/2fa/request',
   codeValidate: '/api/v1/auth/2fa/validate',
+  gdprExport: '/api/v1/auth/gdpr/export',
 });
 
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -236,6 +237,27 @@ export class StrongroomClient {
   /** Finishes a sign-in with the one-time code that `requestCode` sent. */
   async validateCode(input: { twoFactorToken: string; code: string }): Promise<SignInResponse> {
     return this.request<SignInResponse>('POST', PATHS.codeValidate, { two_factor_token: input.twoFactorToken, code: input.code }, { auth: false, autoRefresh: false });
+  }
+
+  // ---- Your data --------------------------------------------------------------------------------
+
+  /**
+   * Everything the service holds about the signed-in person (`GET /api/v1/auth/gdpr/export`; the
+   * server asks for a sign-in or step-up in the last 10 minutes). `json`: the document. `csv`: the
+   * ZIP's bytes. Under transport encryption the server seals the ZIP inside JSON (base64, with its
+   * SHA-256): this opens the envelope, checks the digest and returns the bytes; without a session
+   * key the ZIP comes as it is.
+   */
+  async downloadExport(format: 'json'): Promise<Record<string, unknown>>;
+  async downloadExport(format: 'csv'): Promise<Uint8Array>;
+  async downloadExport(format: 'json' | 'csv'): Promise<Record<string, unknown> | Uint8Array> {
+    const body = await this.request<unknown>('GET', `${PATHS.gdprExport}?format=${format}`);
+    if (format === 'json' || body instanceof Uint8Array) return body as Record<string, unknown> | Uint8Array;
+    if (!isRecord(body) || typeof body.data !== 'string' || typeof body.sha256 !== 'string') throw new StrongroomError(200, 'INVALID_RESPONSE', 'The export is not in the expected envelope.');
+    const bytes = fromBase64(body.data);
+    const digest = Array.from(new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+    if (digest !== body.sha256) throw new StrongroomError(200, 'INVALID_RESPONSE', 'The export\'s bytes do not match their SHA-256.');
+    return bytes;
   }
 
   // ---- Any route ------------------------------------------------------------------------------

@@ -14,4 +14,6 @@ export const ENCRYPTED_COLUMNS = {
   ldapBindPassword: { purpose: 'idp-secrets', context: 'ldap_config.bind_password' },
   samlSpKey: { purpose: 'idp-secrets', context: 'saml_sp_keys.private_key' },
   devicePushToken: { purpose: 'columns', context: 'device_tokens.push_token' },
+  usersDateOfBirth: { purpose: 'columns', context: 'users.date_of_birth' },
+  contactChangeValue: { purpose: 'columns', context: 'profile_contact_changes.new_value' },
 } as const;

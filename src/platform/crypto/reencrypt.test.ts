@@ -72,6 +72,12 @@ async function seed(): Promise<number[]> {
   await h.db.insertInto('saml_sp_keys').values({ key_id: 'sp1', private_key_enc: new FieldCipher([A], 'idp-secrets').encrypt('-----BEGIN PRIVATE KEY-----sp', 'saml_sp_keys.private_key'), certificate: 'cert', created_at: now, retired_at: null }).execute();
   // A device push token (encrypted like the email, unique by its blind index).
   await h.db.insertInto('device_tokens').values({ user_id: ids[0]!, push_token: columnsUnder(A).encrypt('fcm-token-0001:APA91b', 'device_tokens.push_token'), push_token_bidx: new BlindIndex([A]).ofExact('fcm-token-0001:APA91b'), platform: 'mobile', device_name: null, created_on: now, updated_on: now }).execute();
+  // A date of birth (encrypted like the email) and a new email waiting for its code.
+  await h.db.updateTable('users').set({ date_of_birth: columnsUnder(A).encrypt('1988-04-17', 'users.date_of_birth') }).where('id', '=', ids[0]!).execute();
+  await h.db.insertInto('profile_contact_changes').values({
+    id: randomUUID(), user_id: ids[0]!, kind: 'email', new_value: columnsUnder(A).encrypt('new@bank.example', 'profile_contact_changes.new_value'), destination_masked: 'n***@bank.example',
+    code_hash: 'h', created_at: now, expires_at: now, consumed_at: null, superseded_at: null, delivery_status: 'sent',
+  }).execute();
   return ids;
 }
 
@@ -106,20 +112,24 @@ async function expectAllUnderB(): Promise<void> {
   const device = await h.db.selectFrom('device_tokens').select(['push_token', 'push_token_bidx']).executeTakeFirstOrThrow();
   expect(c.decrypt(device.push_token, 'device_tokens.push_token')).toBe('fcm-token-0001:APA91b');
   expect(device.push_token_bidx).toBe(new BlindIndex([B]).ofExact('fcm-token-0001:APA91b'));
+  const dob = await h.db.selectFrom('users').select('date_of_birth').where('username', '=', 'u1').executeTakeFirstOrThrow();
+  expect(c.decrypt(dob.date_of_birth!, 'users.date_of_birth')).toBe('1988-04-17');
+  const change = await h.db.selectFrom('profile_contact_changes').select('new_value').executeTakeFirstOrThrow();
+  expect(c.decrypt(change.new_value, 'profile_contact_changes.new_value')).toBe('new@bank.example');
 }
 
 describe('FieldReencryption', () => {
   it('moves every encrypted column to the current key, encrypts and indexes legacy rows, and then finds nothing left', async () => {
     await seed();
     const p = rotation();
-    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 2 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 2); // emails, phones, email and phone indexes, session keys, password copy, JWT, transport, TOTP, LDAP bind password, SAML SP key, push token and its index
+    expect(await oldKeyTotal(p)).toBe(3 + 2 + 3 + 2 + 3 + 1 + 1 + 1 + 1 + 1 + 1 + 2 + 1 + 1); // emails, phones, email and phone indexes, session keys, password copy, JWT, transport, TOTP, LDAP bind password, SAML SP key, push token and its index, date of birth, pending new email
     expect((await p.remaining()).filter((r) => r.unprotected > 0)).toEqual([
       { table: 'users', column: 'email', oldKey: 3, unprotected: 1 }, { table: 'users', column: 'phone', oldKey: 2, unprotected: 1 },
       { table: 'users', column: 'email_bidx', oldKey: 3, unprotected: 1 }, { table: 'users', column: 'phone_bidx', oldKey: 2, unprotected: 1 },
     ]); // u4, written in clear before migrations 003 and 009
     const reports = await p.run();
-    expect(reports.map((r) => [r.table, r.rows])).toEqual([['users', 5], ['credentials', 1], ['sessions', 3], ['jwt_signing_keys', 1], ['transport_keys', 1], ['mfa_factors', 1], ['ldap_config', 1], ['saml_sp_keys', 1], ['device_tokens', 1]]);
-    expect(reports[0]!.values).toEqual({ email: 4, phone: 3, email_bidx: 4, phone_bidx: 3 });
+    expect(reports.map((r) => [r.table, r.rows])).toEqual([['users', 5], ['credentials', 1], ['sessions', 3], ['jwt_signing_keys', 1], ['transport_keys', 1], ['mfa_factors', 1], ['ldap_config', 1], ['saml_sp_keys', 1], ['profile_contact_changes', 1], ['device_tokens', 1]]);
+    expect(reports[0]!.values).toEqual({ email: 4, phone: 3, date_of_birth: 1, email_bidx: 4, phone_bidx: 3 });
     expect((await p.remaining()).every((r) => r.oldKey === 0 && r.unprotected === 0)).toBe(true);
     await expectAllUnderB();
     expect((await p.run()).every((r) => r.rows === 0 && r.batches === 0)).toBe(true); // idempotent
@@ -138,7 +148,7 @@ describe('FieldReencryption', () => {
     expect(users.map((u) => (both.isEncrypted(u.email!) ? both.decrypt(u.email!, 'users.email') : u.email))).toEqual(['One@Bank.example', 'two@bank.example', 'four@bank.example', 'five@bank.example']);
 
     const second = await rotation().run({ batchSize: 2 });
-    expect(second.map((r) => r.rows)).toEqual([3, 1, 3, 1, 1, 1, 1, 1, 1]);
+    expect(second.map((r) => r.rows)).toEqual([3, 1, 3, 1, 1, 1, 1, 1, 1, 1]);
     await expectAllUnderB();
   });
 

@@ -53,6 +53,7 @@ export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
     table: 'users', pk: 'id', columns: [
       { column: 'email', ...ENCRYPTED_COLUMNS.usersEmail, followsSwitch: true },
       { column: 'phone', ...ENCRYPTED_COLUMNS.usersPhone, followsSwitch: true },
+      { column: 'date_of_birth', ...ENCRYPTED_COLUMNS.usersDateOfBirth, followsSwitch: true },
     ],
     indexes: [
       { column: 'email_bidx', of: 'email', value: (v) => v },
@@ -66,6 +67,7 @@ export const ENCRYPTED_TABLES: readonly EncryptedTable[] = [
   { table: 'mfa_factors', pk: 'user_id', columns: [{ column: 'secret_enc', ...ENCRYPTED_COLUMNS.totpSecret, followsSwitch: false }] },
   { table: 'ldap_config', pk: 'singleton_key', columns: [{ column: 'bind_password_enc', ...ENCRYPTED_COLUMNS.ldapBindPassword, followsSwitch: false }] },
   { table: 'saml_sp_keys', pk: 'key_id', columns: [{ column: 'private_key_enc', ...ENCRYPTED_COLUMNS.samlSpKey, followsSwitch: false }] },
+  { table: 'profile_contact_changes', pk: 'id', columns: [{ column: 'new_value', ...ENCRYPTED_COLUMNS.contactChangeValue, followsSwitch: true }] },
   {
     table: 'device_tokens', pk: 'id', columns: [{ column: 'push_token', ...ENCRYPTED_COLUMNS.devicePushToken, followsSwitch: true }],
     indexes: [{ column: 'push_token_bidx', of: 'push_token', value: (v) => v, exact: true }],

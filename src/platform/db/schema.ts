@@ -28,6 +28,10 @@ export interface UsersTable {
   deleted_at: Timestamp | null;
   /** The uuid of the administrator who deleted it (null: the CLI, or not deleted). */
   deleted_by: string | null;
+  /** ISO date `YYYY-MM-DD` (migration 035), plaintext or `fe1:` ciphertext like `email`; read through src/gdpr/profile. */
+  date_of_birth: string | null;
+  /** When the erasure job made this row a tombstone (migration 038); null: not erased. */
+  erased_at: Generated<Timestamp | null>;
 }
 
 export interface CredentialsTable {
@@ -398,6 +402,23 @@ export interface RecoveryWorkflowsTable {
   alternatives: string | null;
 }
 
+/** A new email or phone waiting for the code sent to it (migration 035); `new_value` encrypted like `users.email`. */
+export interface ProfileContactChangesTable {
+  id: string;
+  user_id: number;
+  kind: 'email' | 'phone';
+  new_value: string;
+  destination_masked: string;
+  /** Keyed hash of `code:id`; the code itself is never stored. */
+  code_hash: string;
+  attempts: Generated<number>;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  consumed_at: Timestamp | null;
+  superseded_at: Timestamp | null;
+  delivery_status: 'queued' | 'sent' | 'failed';
+}
+
 /** A "this was not me" token of a recovery notice (migration 032): only its keyed hash; single use. */
 export interface RecoveryCancelTokensTable {
   token_hash: string;
@@ -628,6 +649,150 @@ export interface NotificationTemplatesTable {
   updated_at: Timestamp;
 }
 
+/** Consent purposes (migration 034): what the bank asks consent for; `key` is their name in the API. */
+export interface ConsentPurposesTable {
+  id: Generated<number>;
+  key: string;
+  title: string;
+  /** Needed to use the service (terms of service): it cannot be withdrawn, only agreed to. */
+  required: boolean;
+  /** The version people are asked to agree to now. */
+  current_version: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** One version of a purpose's text in one language (migration 034); never changed once published. */
+export interface ConsentTextsTable {
+  purpose_id: number;
+  version: number;
+  language: 'en' | 'pt' | 'fr';
+  body: string;
+  /** SHA-256 (hex) of `body`'s UTF-8 bytes. */
+  sha256: string;
+  published_at: Timestamp;
+  /** The administrator's uuid; null for the migration's seeded texts. */
+  published_by: string | null;
+}
+
+/** Every consent given or withdrawn (migration 034): appended, never changed. */
+export interface ConsentHistoryTable {
+  id: Generated<number>;
+  user_id: number;
+  purpose_id: number;
+  version: number;
+  language: 'en' | 'pt' | 'fr';
+  /** The SHA-256 of the text agreed to (or withdrawn from). */
+  text_hash: string;
+  given: boolean;
+  at: Timestamp;
+  channel: string | null;
+  /** The client's address, kept as the audit trail keeps it. */
+  client_address: string | null;
+  user_agent: string | null;
+}
+
+/** A person's current answer per purpose (migration 034): a copy of the history row `history_id`, their last. */
+export interface UserConsentsTable {
+  user_id: number;
+  purpose_id: number;
+  history_id: number;
+  given: boolean;
+  version: number;
+  changed_at: Timestamp;
+}
+
+/** Data-subject rights (issue 28): the request log (migration 036); what was sent, never the data. */
+export interface GdprRequestsTable {
+  id: Generated<string>;
+  /** Null once the account is gone; `user_uuid` stays. */
+  user_id: number | null;
+  user_uuid: string;
+  kind: 'export' | 'portability' | 'erasure';
+  /** `json`, `csv` or `scim`. */
+  format: string;
+  channel: string | null;
+  /** Whether the answer left under the session's transport key. */
+  encrypted: boolean;
+  /** `{section: row count}`. */
+  sections: Json<Record<string, number>>;
+  bytes: number;
+  requested_at: Timestamp;
+}
+
+/** A personal-data breach (migration 037): the record a supervisory authority asks for. */
+export interface BreachesTable {
+  id: Generated<string>;
+  occurred_from: Timestamp;
+  occurred_to: Timestamp;
+  /** When the bank became aware of it: the 72-hour deadline runs from here. */
+  aware_at: Timestamp;
+  deadline_at: Timestamp;
+  /** The categories of personal data exposed (src/gdpr/breaches/categories.ts). */
+  categories: Json<string[]>;
+  /** How the affected accounts were found in the audit trail (src/gdpr/breaches/scope.ts). */
+  scope: Json<Record<string, unknown>>;
+  description: string;
+  consequences: string;
+  measures: string;
+  contact_point: string;
+  notify_subjects: boolean;
+  affected_count: number;
+  /** The audit entries that matched (approximate number of records concerned); bigint, read as text. */
+  records_count: ColumnType<string, number | bigint | string, number | bigint | string>;
+  /** The administrator's uuid. */
+  recorded_by: string;
+  recorded_at: Timestamp;
+  reported_at: Timestamp | null;
+  reported_by: string | null;
+  authority_reference: string | null;
+  closed_at: Timestamp | null;
+  closed_by: string | null;
+  closing_note: string | null;
+}
+
+/** An account a breach affected (migration 037), with how many of its audit entries matched. */
+export interface BreachAffectedTable {
+  breach_id: string;
+  user_id: number;
+  events: number;
+}
+
+/** One breach notice to one affected account by one channel (migration 037). */
+export interface BreachNoticesTable {
+  id: Generated<string>;
+  breach_id: string;
+  user_id: number;
+  channel: 'email' | 'sms';
+  state: 'pending' | 'sending' | 'sent' | 'failed' | 'no_contact';
+  attempts: Generated<number>;
+  not_before: Timestamp;
+  claimed_at: Timestamp | null;
+  done_at: Timestamp | null;
+  reason: string | null;
+}
+
+/** A request to erase an account (migration 038): pending through its grace period, then cancelled or erased. */
+export interface GdprErasuresTable {
+  id: Generated<string>;
+  user_id: number;
+  user_uuid: string;
+  state: 'pending' | 'cancelled' | 'erased';
+  requested_at: Timestamp;
+  erase_after: Timestamp;
+  /** Keyed hash of the notices' one-click cancel token (null once the request ended). */
+  cancel_token_hash: string | null;
+  /** A legal hold: the job leaves the request until released. */
+  held_at: Timestamp | null;
+  held_by: string | null;
+  hold_reason: string | null;
+  ended_at: Timestamp | null;
+  /** How it ended: `token`, `credentials` (cancelled) or `job` (erased). */
+  ended_via: string | null;
+  /** Rows erased per table (the job's), no data. */
+  counts: Json<Record<string, number>> | null;
+}
+
 export interface Database {
   users: UsersTable;
   credentials: CredentialsTable;
@@ -667,6 +832,7 @@ export interface Database {
   recovery_proofs: RecoveryProofsTable;
   recovery_cancel_tokens: RecoveryCancelTokensTable;
   recovery_locks: RecoveryLocksTable;
+  profile_contact_changes: ProfileContactChangesTable;
   ldap_config: LdapConfigTable;
   saml_config: SamlConfigTable;
   entities: EntitiesTable;
@@ -681,4 +847,13 @@ export interface Database {
   faq_votes: FaqVotesTable;
   device_tokens: DeviceTokensTable;
   push_messages: PushMessagesTable;
+  gdpr_requests: GdprRequestsTable;
+  consent_purposes: ConsentPurposesTable;
+  consent_texts: ConsentTextsTable;
+  consent_history: ConsentHistoryTable;
+  user_consents: UserConsentsTable;
+  breaches: BreachesTable;
+  breach_affected: BreachAffectedTable;
+  breach_notices: BreachNoticesTable;
+  gdpr_erasures: GdprErasuresTable;
 }

@@ -32,6 +32,11 @@ import * as recordRetention from './030-record-retention.js';
 import * as recovery from './031-recovery.js';
 import * as recoveryPhase2 from './032-recovery-phase-2.js';
 import * as recoverySnapshot from './033-recovery-snapshot.js';
+import * as consent from './034-consent.js';
+import * as profile from './035-profile.js';
+import * as gdprRequests from './036-gdpr-requests.js';
+import * as breaches from './037-breaches.js';
+import * as erasure from './038-erasure.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -68,6 +73,11 @@ export const migrations: Record<string, Migration> = {
   '031-recovery': recovery,
   '032-recovery-phase-2': recoveryPhase2,
   '033-recovery-snapshot': recoverySnapshot,
+  '034-consent': consent,
+  '035-profile': profile,
+  '036-gdpr-requests': gdprRequests,
+  '037-breaches': breaches,
+  '038-erasure': erasure,
 };
 
 export const migrationProvider: MigrationProvider = {
