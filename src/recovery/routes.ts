@@ -19,7 +19,8 @@ import { TOKEN_CHECK_ERRORS } from '../signin/error-sets.js';
 import type { UserRow } from '../users/store.js';
 import { registerApprovalRoutes, type RecoveryAdminRouteDeps } from './admin-routes.js';
 import { RecoveryErrors as E } from './errors.js';
-import { CANCEL_PAGE, CANCEL_PAGE_CSP } from './cancel-page.js';
+import { CANCEL_PAGE } from './cancel-page.js';
+import { sendOneClickPage } from '../platform/http/one-click-page.js';
 import { AccessPolicyBody, RebindAnswerSchema, CancelAnswerSchema, CancelBody, HandleBody, InitiateBody, TokenBody, RecoveryStarted, RecoveryStatus, RecoveryStep, VerifyBody } from './schemas.js';
 import type { RecoveryService } from './service.js';
 
@@ -173,8 +174,7 @@ export function recoveryRoutes(s: RecoveryRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/recovery/cancel', { schema: { hide: true } }, async (_request, reply) =>
-      reply.type('text/html; charset=utf-8').header('content-security-policy', CANCEL_PAGE_CSP).header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY').send(CANCEL_PAGE));
+      sendOneClickPage(reply, CANCEL_PAGE));
 
     app.post('/recovery/cancel', {
       schema: { hide: true, body: TokenBody },

@@ -18,7 +18,8 @@ import { bodyField } from '../../policy/route-limits.js';
 import { requestAuditContext, requestWho, signedInAccount, signedInUser, type Guard } from '../../sessions/guard.js';
 import { SignInErrors } from '../../signin/errors.js';
 import type { UserRow, UserStore } from '../../users/store.js';
-import { ERASURE_PAGE, ERASURE_PAGE_CSP, ERASURE_PAGE_PATH } from './cancel-page.js';
+import { ERASURE_PAGE, ERASURE_PAGE_PATH } from './cancel-page.js';
+import { sendOneClickPage } from '../../platform/http/one-click-page.js';
 import { ErasureErrors as E } from './errors.js';
 import { ERASURE_CANCEL_PATH } from './gate.js';
 import { CancelBody, Cancelled, DeleteBody, ErasureList, Erasure, HoldBody, IdParams, ListQuery, PageCancelBody, Requested } from './schemas.js';
@@ -107,8 +108,7 @@ function registerPersonRoutes(app: App, s: ErasureRouteDeps): void {
   });
 
   app.get(ERASURE_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', ERASURE_PAGE_CSP).header('cache-control', 'no-store')
-      .header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY').send(ERASURE_PAGE));
+    sendOneClickPage(reply, ERASURE_PAGE));
 
   app.post(ERASURE_PAGE_PATH, {
     schema: { hide: true, body: PageCancelBody },
