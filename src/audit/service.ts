@@ -8,7 +8,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import { uuidV7 } from '../platform/crypto/uuid-v7.js';
 import type { AuditLogTable } from '../platform/db/schema.js';
-import { decodeCursor, encodeCursor } from '../platform/http/cursor.js';
+import { decodeCursor, encodeCursor, isCursorTime } from '../platform/http/cursor.js';
 
 export const AUDIT_EVENTS = [
   'USER_LOGIN', 'FAILED_LOGIN_ATTEMPT', 'LOCKED_LOGIN_ATTEMPT', 'ACCOUNT_LOCKED', 'ACCOUNT_UNLOCKED', 'LOGOUT', 'TOKEN_REFRESH',
@@ -92,7 +92,6 @@ export interface AuditEntry {
 /** Past this many matching entries, a page's `total` stops counting (`totalExact` false). */
 export const COUNT_CAP = 1000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 export interface AuditQuery {
   userId?: string;
@@ -142,7 +141,7 @@ export class AuditLog {
     const n = counted?.n ?? 0;
     let page = q;
     if (f.cursor !== undefined) {
-      const after = decodeCursor(f.cursor, ['at', 'id'], (c) => UUID.test(c.id) && ISO_MICROS.test(c.at));
+      const after = decodeCursor(f.cursor, ['at', 'id'], (c) => UUID.test(c.id) && isCursorTime(c.at));
       page = page.where((eb) => eb.or([eb('timestamp', '<', sql<Date>`${after.at}::timestamptz`), eb.and([eb('timestamp', '=', sql<Date>`${after.at}::timestamptz`), eb('audit_id', '>', after.id)])]));
     }
     const rows = await page.selectAll()

@@ -253,9 +253,10 @@ describe('GET /api/v1/admin/audit', () => {
     expect(few.total).toBe(few.entries.length);
   });
 
-  it('a cursor the service did not issue is 422 VALIDATION_ERROR naming cursor, never a 500', async () => {
+  it('a cursor the service did not issue (malformed, injected, an impossible date) is 422 VALIDATION_ERROR naming cursor, never a 500', async () => {
     const forged = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    for (const cursor of ['not-a-cursor', forged({ v: 1, at: "2026-01-01T00:00:00.000000Z' OR 1=1 --", id: randomUUID() }), forged({ v: 1, at: '2026-01-01T00:00:00.000000Z', id: 'x' }), forged({ v: 2, at: '2026-01-01T00:00:00.000000Z', id: randomUUID() }), forged({ v: 1, after: 'alice' })]) {
+    for (const cursor of ['not-a-cursor', forged({ v: 1, at: "2026-01-01T00:00:00.000000Z' OR 1=1 --", id: randomUUID() }), forged({ v: 1, at: '2026-01-01T00:00:00.000000Z', id: 'x' }), forged({ v: 2, at: '2026-01-01T00:00:00.000000Z', id: randomUUID() }), forged({ v: 1, after: 'alice' }),
+      forged({ v: 1, at: '2026-13-45T10:00:00.000000Z', id: randomUUID() }), forged({ v: 1, at: '2026-02-30T25:61:00.000000Z', id: randomUUID() }), forged({ v: 1, at: '0000-01-01T00:00:00.000000Z', id: randomUUID() })]) {
       const res = await get(`/api/v1/admin/audit?cursor=${encodeURIComponent(cursor)}`);
       expectError(res, 422, 'VALIDATION_ERROR');
       expect(invalidFields(res), cursor).toEqual(['cursor']);

@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { MailMessage } from '../../src/mail/mailer.js';
+import { maskEmail } from '../../src/mail/templates.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { Authenticator, enrolTotp } from '../harness/authenticator.js';
 import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
@@ -107,7 +108,8 @@ describe('erasure end to end (frozen clock)', () => {
   it('request, refused sign-in, cancel by the notice\'s link, second request, hold, release, job: nothing personal left in any table; the audit trail remains pseudonymised', async () => {
     const before = await dumpEveryTable();
     // The dump sees the person before (else the final check could not fail).
-    for (const v of [PERSON.username, PERSON.email, PERSON.phone, PERSON.fullName, PERSON.dob, PERSON.newEmail, '203.0.113.77', 'erin-browser']) expect(found(before, v), v).not.toEqual([]);
+    // The masks too: the contact change's audit entries name the old and the new address masked.
+    for (const v of [PERSON.username, PERSON.email, PERSON.phone, PERSON.fullName, PERSON.dob, PERSON.newEmail, '203.0.113.77', 'erin-browser', maskEmail(PERSON.email), maskEmail(PERSON.newEmail)]) expect(found(before, v), v).not.toEqual([]);
 
     // A step-up older than 10 minutes is refused for an account with a second factor.
     let token = await signInWithFactor(PERSON.username);
@@ -170,7 +172,7 @@ describe('erasure end to end (frozen clock)', () => {
 
     // Nothing personal left in any table.
     const after = await dumpEveryTable();
-    for (const v of [PERSON.username, PERSON.email, PERSON.phone, PERSON.fullName, PERSON.dob, PERSON.newEmail, '203.0.113.77', 'erin-browser', 'erin_phone']) {
+    for (const v of [PERSON.username, PERSON.email, PERSON.phone, PERSON.fullName, PERSON.dob, PERSON.newEmail, '203.0.113.77', 'erin-browser', 'erin_phone', maskEmail(PERSON.email), maskEmail(PERSON.newEmail)]) {
       expect(found(after, v), `${v} still in`).toEqual([]);
     }
     // The audit rows remain, pseudonymised: the same count (plus GDPR_ERASED), one pseudonym.

@@ -294,6 +294,9 @@ describe('GET /api/v1/admin/gdpr/requests', () => {
     } while (cursor);
     expect(seen).toEqual(ofKofi.requests.map((r) => r.id));
     expectError(await get(`${REQUESTS}?cursor=bogus`, admin.access_token), 422, 'VALIDATION_ERROR');
+    // An impossible date in a well-formed cursor never reaches the database (it would answer 500).
+    const impossible = Buffer.from(JSON.stringify({ v: 1, at: '2026-13-45T10:00:00.000000Z', id: kofiUuid })).toString('base64url');
+    expectError(await get(`${REQUESTS}?cursor=${impossible}`, admin.access_token), 422, 'VALIDATION_ERROR');
   });
 });
 

@@ -12,4 +12,12 @@ describe('scrubDetails (the audit trail\'s details, pseudonymised)', () => {
     expect(out).toEqual({ reason: 'invalid_password', nested: { kept: 1 }, list: [{ method: 'totp' }], note: c.pseudonym, by: c.pseudonym, changed_by: 'ops.admin' });
     expect(JSON.stringify(out)).not.toMatch(/amina|254700000012/i);
   });
+
+  it('threat: masks of contacts under any key the service writes them with (from, to, recipient, destination, *_masked) leave the pseudonymised entry', () => {
+    const out = scrubDetails({
+      kind: 'email', from: 'a***@bank.example', to: 'n***@elsewhere.example', recipient: 'a***@bank.example', old_masked: 'a***@bank.example',
+      phone_mask: '+2547*****012', delivery: 'email', device: 'abc123…wxyz',
+    }, c);
+    expect(out).toEqual({ kind: 'email', delivery: 'email' });
+  });
 });

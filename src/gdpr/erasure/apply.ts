@@ -41,7 +41,11 @@ export const PERSONAL_DETAIL_KEYS: ReadonlySet<string> = new Set([
   'email', 'phone', 'to', 'destination', 'destination_masked', 'masked', 'subject_masked', 'contact', 'contacts', 'address',
   'new_value', 'old_value', 'full_name', 'name', 'date_of_birth', 'identifier', 'login', 'ip', 'ip_address', 'user_agent',
   'device_fingerprint', 'fingerprint', 'location', 'device_name', 'label', 'push_token', 'name_id', 'idp_subject',
+  'from', 'recipient', 'old', 'new', 'device',
 ]);
+
+/** A `details` key that carries a contact or a mask: listed, or named `…masked` / `…_mask`. */
+const personalKey = (k: string): boolean => PERSONAL_DETAIL_KEYS.has(k) || /masked$|_mask$/.test(k);
 
 /** `details` without personal keys (at any depth), with the person's identifiers replaced by the pseudonym. */
 export function scrubDetails(value: unknown, c: Pick<ErasureContext, 'user' | 'pseudonym'>): unknown {
@@ -50,7 +54,7 @@ export function scrubDetails(value: unknown, c: Pick<ErasureContext, 'user' | 'p
     if (typeof v === 'string') return identifiers.some((id) => v.toLowerCase().includes(id)) ? c.pseudonym : v;
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([k]) => !PERSONAL_DETAIL_KEYS.has(k)).map(([k, x]) => [k, walk(x)]));
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([k]) => !personalKey(k)).map(([k, x]) => [k, walk(x)]));
     }
     return v;
   };
@@ -81,7 +85,7 @@ async function pseudonymiseConsents(c: ErasureContext): Promise<number> {
 
 async function tombstone(c: ErasureContext): Promise<number> {
   // The sign-in counters keyed by the account (`u:<id>`) go with it.
-  await sql`DELETE FROM login_attempts WHERE subject_key = ${`u:${c.user.id}`}`.execute(c.db);
+  await sql`DELETE FROM login_attempts WHERE subject_key IN (${`u:${c.user.id}`}, ${`p:u:${c.user.id}`})`.execute(c.db); // the password's and the PIN's counters
   const out = await sql`UPDATE users SET username = ${c.pseudonym}, email = NULL, email_bidx = NULL, phone = NULL, phone_bidx = NULL, full_name = NULL,
     date_of_birth = NULL, language = NULL, is_active = false, must_change_password = false, erased_at = ${c.now}, updated_at = ${c.now}
     WHERE id = ${c.user.id} RETURNING 1`.execute(c.db);

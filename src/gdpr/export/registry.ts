@@ -274,12 +274,40 @@ const notifications: RegistryEntry[] = [
   },
 ];
 
+/** A signed-in reader's FAQ votes name them as `user:<uuid>` (an anonymous site's, a keyed hash of the network). */
+const faq: RegistryEntry[] = [
+  {
+    table: 'faq_votes', references: { voter: `${PERSON}, as \`user:<uuid>\` (a signed-in reader's vote)` },
+    erasure: {
+      action: 'delete', why: 'Which help articles the person found helpful: nothing the bank must keep (the articles\' counters keep the vote, anonymous).',
+      apply: async (c) => (await sql`DELETE FROM faq_votes WHERE voter = ${`user:${c.user.uuid}`} RETURNING 1`.execute(c.db)).rows.length,
+    },
+    export: table('faq_votes', 'Your votes on help articles: which article, helpful or not, when.', ['faq_id', 'question', 'vote', 'created_at', 'updated_at'],
+      (c) => c.db.selectFrom('faq_votes as v').innerJoin('faqs as f', 'f.id', 'v.faq_id').select(['f.uuid as faq_id', 'f.question', 'v.vote', 'v.created_at', 'v.updated_at'])
+        .where('v.voter', '=', `user:${c.user.uuid}`).orderBy('v.created_at').execute()),
+  },
+];
+
 const AUDIT_COLUMNS = ['audit_id', 'timestamp', 'event_type', 'status', 'channel', 'ip_address', 'user_agent', 'device_fingerprint', 'mfa_method', 'details'] as const;
 
+/** Keys of `details` that name the operator who acted (another person): not the person's data. */
+const OPERATOR_DETAIL_KEYS: ReadonlySet<string> = new Set(['operator_username', 'operator_id', 'changed_by', 'changed_by_id', 'by_id', 'created_by', 'released_by', 'decided_by']);
+
+/** The entry's details without the operator's identity (an operator's act shows as `by: "operator"`). */
+function ownDetails(details: unknown): unknown {
+  if (details === null || typeof details !== 'object' || Array.isArray(details)) return details;
+  const d = details as Record<string, unknown>;
+  const operator = Object.keys(d).some((k) => OPERATOR_DETAIL_KEYS.has(k));
+  const out = Object.fromEntries(Object.entries(d).filter(([k]) => !OPERATOR_DETAIL_KEYS.has(k)));
+  return operator && 'by_id' in d ? { ...out, by: 'operator' } : out;
+}
+
 async function readAudit(c: ExportContext): Promise<Record<string, unknown>[]> {
-  const both = c.db.selectFrom((d) => d.selectFrom('audit_log').selectAll().unionAll(d.selectFrom('audit_log_held').selectAll()).as('a'));
-  return both.select(AUDIT_COLUMNS).where('user_id', '=', c.user.uuid).where('timestamp', '>=', c.auditSince)
+  // UNION, not UNION ALL: an entry a legal hold copied while its month is still live is one event.
+  const both = c.db.selectFrom((d) => d.selectFrom('audit_log').selectAll().union(d.selectFrom('audit_log_held').selectAll()).as('a'));
+  const rows = await both.select(AUDIT_COLUMNS).where('user_id', '=', c.user.uuid).where('timestamp', '>=', c.auditSince)
     .orderBy('timestamp', 'desc').orderBy('audit_id').limit(c.auditCap).execute();
+  return rows.map((r) => ({ ...r, details: ownDetails(r.details) }));
 }
 
 const audit: RegistryEntry[] = [
@@ -374,7 +402,7 @@ const erasures: RegistryEntry[] = [
 ];
 
 /** Every table holding a user reference; the completeness test keeps it in step with the schema. */
-export const PERSONAL_DATA_REGISTRY: readonly RegistryEntry[] = [...account, ...sessions, ...factors, ...recovery, ...notifications, ...audit, ...configuration, ...requests, ...consent, ...profileChanges, ...breaches, ...erasures];
+export const PERSONAL_DATA_REGISTRY: readonly RegistryEntry[] = [...account, ...sessions, ...factors, ...recovery, ...notifications, ...faq, ...audit, ...configuration, ...requests, ...consent, ...profileChanges, ...breaches, ...erasures];
 
 export const isExported = (e: RegistryEntry['export']): e is Exported => 'read' in e;
 

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
-import { decodeCursor, encodeCursor } from '../../platform/http/cursor.js';
+import { decodeCursor, encodeCursor, isCursorTime } from '../../platform/http/cursor.js';
 
 export interface RequestRecord {
   userId: number;
@@ -33,7 +33,6 @@ export interface LoggedRequest {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 export class GdprRequestStore {
   constructor(private readonly db: Db) {}
@@ -53,7 +52,7 @@ export class GdprRequestStore {
       .select(sql<string>`to_char(g.requested_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'));
     if (f.userUuid !== undefined) q = q.where('g.user_uuid', '=', f.userUuid);
     if (f.cursor !== undefined) {
-      const after = decodeCursor(f.cursor, ['at', 'id'], (c) => UUID.test(c.id) && ISO_MICROS.test(c.at));
+      const after = decodeCursor(f.cursor, ['at', 'id'], (c) => UUID.test(c.id) && isCursorTime(c.at));
       q = q.where((eb) => eb.or([
         eb('g.requested_at', '<', sql<Date>`${after.at}::timestamptz`),
         eb.and([eb('g.requested_at', '=', sql<Date>`${after.at}::timestamptz`), eb('g.id', '>', after.id)]),

@@ -25,3 +25,17 @@ export function decodeCursor<K extends string>(cursor: string, keys: readonly K[
   }
   throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'querystring', field: 'cursor', message: 'is not a cursor this service issued: send the next_cursor of the previous page unchanged, or no cursor for the first page' }] }, { message: 'The cursor is not one this service issued; send the `next_cursor` of the previous page unchanged, or none for the first page.' });
 }
+
+const ISO_MICROS = /^(\d{4})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/**
+ * Whether a cursor's time is one this service writes: UTC to the microsecond
+ * (`2026-03-09T09:00:00.123456Z`) and a real instant (no 13th month, no year 0), so the database
+ * never sees a value it refuses.
+ */
+export function isCursorTime(at: string): boolean {
+  const m = ISO_MICROS.exec(at);
+  if (!m || Number(m[1]) < 1) return false;
+  const ms = Date.parse(`${at.slice(0, 23)}Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
+}
