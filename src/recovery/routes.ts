@@ -58,18 +58,23 @@ export function recoveryRoutes(s: RecoveryRouteDeps): FastifyPluginAsync {
           '',
           'One workflow per account and lost thing is active at a time; starting another meanwhile answers alike but leads nowhere. When a real workflow starts, every contact of the account is told (email; SMS and push where configured), in the account\'s language, with a one-click "this was not me" link when `RECOVERY_CANCEL_URL` is set. While recovery is locked for the account (its owner used such a link), a workflow answers alike but leads nowhere. A workflow lives `RECOVERY_TTL_MINUTES` (30 by default).',
           '',
-          'An operator starting it for a customer at a branch desk sends their bearer token (permission `recovery.approve`): the workflow records them, and another operator must approve it. Without a bearer token, nobody is recorded.',
+          'An operator starting it for a customer at a branch desk sends their bearer token (permission `recovery.approve`): the workflow records them, and another operator must approve it. Without a bearer token, nobody is recorded. An operator starts only `mfa` and `device` recoveries (`422 VALIDATION_ERROR` naming `lost` otherwise): the operator holds the `recovery_id`, and a password or PIN workflow would hand them the reset token.',
           '',
           bullets('`403 PERMISSION_DENIED`: a bearer token without `recovery.approve`.', '`401 TOKEN_*` / `SESSION_*`: a bearer token that is not valid.'),
         ].join('\n'),
         security: [{}, { bearer: [] }],
         body: InitiateBody,
-        response: { 202: RecoveryStarted, ...errors(CommonErrors.PERMISSION_DENIED, ...TOKEN_CHECK_ERRORS) },
+        response: { 202: RecoveryStarted, ...errors(CommonErrors.VALIDATION_ERROR, CommonErrors.PERMISSION_DENIED, ...TOKEN_CHECK_ERRORS) },
       },
       config: { rateLimit: { group: 'recovery', account: bodyField('identifier') } },
     }, async (request, reply) => {
       // A pre-auth route (transport encryption): an operator's bearer is read once the body is decrypted.
       const operator = await deskOperator(request, s);
+      // At a desk the operator holds the recovery_id: a password or PIN workflow would hand them
+      // the reset token. Those the customer recovers on their own device (or an administrator resets).
+      if (operator && (request.body.lost === 'password' || request.body.lost === 'pin')) {
+        throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'lost', message: 'an operator starts a recovery only for lost second factors (mfa) or a device: a lost password or PIN is recovered by the customer on their own device, or reset by an administrator' }] });
+      }
       const started = await s.recovery.initiate(request.body.identifier, request.body.lost, mfaContext(request), operator);
       return reply.status(202).send(started);
     });

@@ -97,6 +97,18 @@ describe('threats', () => {
     expect(ok(await approve(reference, officerB)).proofs.given).toEqual(['branch_approval']);
   });
 
+  it('threat: an operator starting a password or PIN recovery at the desk would hold its reset token: 422 VALIDATION_ERROR naming lost, nothing started', async () => {
+    const user = await seedUser(t.s, `desk.pw.${++n}`, { email: `desk.${n}@bank.example` });
+    const before = await t.s.database.db.selectFrom('recovery_workflows').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    for (const lost of ['password', 'pin']) {
+      const res = await initiate(user.username, lost, bearer(officerA));
+      expectError(res, 422, 'VALIDATION_ERROR');
+      expect(res.json().details.fields).toMatchObject([{ field: 'lost' }]);
+    }
+    const after = await t.s.database.db.selectFrom('recovery_workflows').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+  });
+
   it('threat: an operator approving their own account\'s workflow (403 RECOVERY_FOUR_EYES)', async () => {
     const started = ok(await initiate('officer.a', 'mfa'), 202);
     expect(expectError(await approve(started.reference!, officerA), 403, 'RECOVERY_FOUR_EYES').details).toMatchObject({ reason: 'own_account' });
