@@ -116,7 +116,7 @@ function sharedErrors(route: RouteOptions, schema: Schema, url: string, kind: Ro
   if (schema.params || schema.querystring) out.push(CommonErrors.VALIDATION_ERROR);
   if (encryptable(url)) {
     out.push(TransportErrors.DECRYPTION_FAILED);
-    if (methods.some((m) => BODY_METHODS.has(m))) out.push(TransportErrors.ENCRYPTION_REQUIRED);
+    if (methods.some((m) => BODY_METHODS.has(m)) || route.config?.personalData === true) out.push(TransportErrors.ENCRYPTION_REQUIRED);
   }
   if (route.config?.rateLimit) out.push(CommonErrors.RATE_LIMITED);
   if (!isDocs(url)) out.push(CommonErrors.INTERNAL_ERROR);

@@ -114,6 +114,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         response: { 200: Type.Object({ devices: Type.Array(Device), total: Type.Integer() }) },
       },
       onRequest,
+      config: { personalData: true },
     }, async (request) => {
       const user = await owner(request);
       const devices = await s.deviceTokens.list(user.id, request.query.active_only ?? false);
@@ -123,6 +124,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     app.get(`${BASE}/:id`, {
       schema: { tags, security, summary: 'One of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike.', params: DeviceIdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
       onRequest, preValidation: refuseIntegerDeviceId,
+      config: { personalData: true },
     }, async (request) => {
       const user = await owner(request);
       const device = await s.deviceTokens.get(user.id, request.params.id);

@@ -10,6 +10,10 @@
  * - Other routes: `{"data": {iv, ciphertext, tag}}` under the session key; the answer is
  *   `{iv, ciphertext, tag}` under the same key.
  * - Every decryption failure is a plaintext 400 DECRYPTION_FAILED with one identical message.
+ * - With enforcement on, a request is refused (plaintext 422 ENCRYPTION_REQUIRED, before any
+ *   other work) without `x-encrypted: true` when it has a body (POST, PUT, PATCH) or when its
+ *   route answers personal data (`config: { personalData: true }`), whatever the method: such an
+ *   answer then only ever leaves sealed under the caller's session key.
  */
 import type { KeyObject } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -94,6 +98,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     transport: TransportState | null;
   }
+  interface FastifyContextConfig {
+    /**
+     * The route answers a person's personal data (contacts, addresses, devices, a copy of their
+     * records): with enforcement on, it is refused without `x-encrypted: true`, even as a GET.
+     */
+    personalData?: boolean;
+  }
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -121,8 +132,9 @@ export function useResponseKey(request: FastifyRequest, key: Buffer): void {
 }
 
 /**
- * `enforce` refuses unencrypted writes when enforcement is on; `decrypt` replaces an encrypted
- * body by its plaintext; `seal` encrypts the serialized answer. State lives on `request.transport`.
+ * `enforce` refuses unencrypted writes, and unflagged requests for personal data, when
+ * enforcement is on; `decrypt` replaces an encrypted body by its plaintext; `seal` encrypts the
+ * serialized answer. State lives on `request.transport`.
  */
 export type Transport = BodyEnvelope;
 
@@ -140,10 +152,13 @@ export function createTransport(opts: TransportOptions): Transport {
 
     async enforce(request) {
       request.transport = null;
-      if (!opts.enforce || !BODY_METHODS.has(request.method) || flagged(request)) return;
+      if (!opts.enforce || flagged(request)) return;
+      const personal = request.routeOptions.config?.personalData === true;
+      if (!personal && !BODY_METHODS.has(request.method)) return;
       const path = pathOf(request);
       if (isExempt(path) || isUssd(request, path)) return;
-      throw TransportErrors.ENCRYPTION_REQUIRED();
+      if (!personal) throw TransportErrors.ENCRYPTION_REQUIRED();
+      throw TransportErrors.ENCRYPTION_REQUIRED({}, { message: 'This answer holds personal data and leaves only encrypted: send the request with x-encrypted: true under your session key.' });
     },
 
     async decrypt(request) {

@@ -79,7 +79,7 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1', () => {
     expect((await t.app.inject({ method: 'POST', url: '/api/v1/auth/validate', headers: bearer(adminToken) })).statusCode).toBe(422);
   });
 
-  it('does not refuse a GET: a plaintext GET gets a plaintext answer', async () => {
+  it('does not refuse a GET of a route not marked personal data: a plaintext GET gets a plaintext answer', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?limit=1', headers: bearer(adminToken) });
     expect(res.statusCode).toBe(200);
     notSealed(res);

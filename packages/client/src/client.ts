@@ -264,9 +264,11 @@ export class StrongroomClient {
 
   /**
    * Calls any route of the platform; `path` starts with `/` and may carry a query string. The
-   * encryption is picked by path (pre-auth, session or none). Resolves to the decrypted JSON
-   * answer (a `Uint8Array` for a non-JSON answer, `undefined` for an empty one); throws
-   * `StrongroomError` for any error answer.
+   * encryption is picked by path (pre-auth, session or none); holding a session key, every call
+   * is sent with `x-encrypted: true`, GETs included (a server that enforces transport encryption
+   * refuses an unflagged GET of personal data: profile, consents, export). Resolves to the
+   * decrypted JSON answer (a `Uint8Array` for a non-JSON answer, `undefined` for an empty one);
+   * throws `StrongroomError` for any error answer.
    */
   async request<T = unknown>(method: HttpMethod | (string & {}), path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
     if (!path.startsWith('/')) throw new TypeError('request: path must start with "/"');

@@ -48,6 +48,7 @@ export function consentRoutes(s: ConsentRouteDeps): FastifyPluginAsync {
         response: { 200: ConsentsAnswer },
       },
       onRequest: s.guard.authenticate,
+      config: { personalData: true },
     }, async (request) => {
       const who = await subject(request);
       const consents = (await s.consent.view(who, request.query.language)).map((c) => ({

@@ -35,6 +35,6 @@ export function gdprExportModule(deps: GdprExportModuleDeps): Module<GdprExportP
     name: 'gdpr-export',
     provides: { gdprExport },
     tags: [{ name: 'Data-subject rights', description: 'Your data: a full copy (export), a portable SCIM document, and the log of such requests for the data-protection officer.' }],
-    routes: gdprExportRoutes({ gdprExport, users: deps.users, guard: deps.guard, enforceEncryption: deps.config.transport.enforce }),
+    routes: gdprExportRoutes({ gdprExport, users: deps.users, guard: deps.guard }),
   };
 }

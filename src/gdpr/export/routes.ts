@@ -2,11 +2,12 @@
  * `GET /api/v1/auth/gdpr/export` and `GET /api/v1/auth/gdpr/portability` (signed in, a recent
  * sign-in or step-up), and `GET /api/v1/admin/gdpr/requests` (permission `gdpr.read`).
  *
- * Transport encryption: these answers carry the person's data, so with
- * ENFORCE_TRANSPORT_ENCRYPTION on, a request without `x-encrypted: true` is refused (422
- * ENCRYPTION_REQUIRED) even though it is a GET. Flagged, every answer is sealed under the
- * session key as any JSON answer is: the ZIP travels base64 inside a sealed JSON answer
- * (`ZipEnvelope`), and the SCIM document as the sealed JSON's content.
+ * Transport encryption: these answers carry the person's data, so the routes are marked
+ * `personalData` and, with ENFORCE_TRANSPORT_ENCRYPTION on, the transport plugin refuses a
+ * request without `x-encrypted: true` (422 ENCRYPTION_REQUIRED) even though it is a GET.
+ * Flagged, every answer is sealed under the session key as any JSON answer is: the ZIP travels
+ * base64 inside a sealed JSON answer (`ZipEnvelope`), and the SCIM document as the sealed JSON's
+ * content.
  */
 import { createHash } from 'node:crypto';
 import Type from 'typebox';
@@ -26,8 +27,6 @@ export interface GdprExportRouteDeps {
   gdprExport: GdprExportService;
   users: UserStore;
   guard: Guard;
-  /** ENFORCE_TRANSPORT_ENCRYPTION. */
-  enforceEncryption: boolean;
 }
 
 export const EXPORT_PATH = '/api/v1/auth/gdpr/export';
@@ -42,10 +41,9 @@ const REAUTH_TEXT = 'Needs a recent authentication: this session signed in, or s
   + 'With ENFORCE_TRANSPORT_ENCRYPTION on, the request must carry `x-encrypted: true` (the answer is sealed under the session key): `422 ENCRYPTION_REQUIRED` otherwise.';
 
 export function gdprExportRoutes(s: GdprExportRouteDeps): FastifyPluginAsync {
-  /** The signed-in person, once the transport and re-authentication rules pass. */
+  /** The signed-in person, once re-authentication passes (the transport plugin enforced encryption before). */
   const asker = async (request: FastifyRequest): Promise<Asker> => {
     const encrypted = request.transport !== null && request.transport !== undefined;
-    if (s.enforceEncryption && !encrypted) throw TransportErrors.ENCRYPTION_REQUIRED({}, { message: 'A copy of your data leaves only encrypted: send this request with x-encrypted: true under your session key.' });
     await s.gdprExport.requireRecentAuthentication(request.auth!);
     const user = await signedInUser<UserRow>(request, s.users);
     return { user, context: requestAuditContext(request), encrypted };
@@ -72,7 +70,7 @@ export function gdprExportRoutes(s: GdprExportRouteDeps): FastifyPluginAsync {
         response: { 200: Type.Union([ExportDocument, ZipEnvelope], { description: 'The export (JSON), or the CSV export\'s ZIP inside JSON under transport encryption; without transport encryption `format=csv` answers `application/zip` bytes.' }), ...errors(...REAUTH) },
       },
       onRequest: s.guard.authenticate,
-      config: { rateLimit },
+      config: { rateLimit, personalData: true },
     }, async (request, reply) => {
       const who = await asker(request);
       const collected = await s.gdprExport.collect(who.user);
@@ -105,7 +103,7 @@ export function gdprExportRoutes(s: GdprExportRouteDeps): FastifyPluginAsync {
         response: { 200: ScimUser, ...errors(...REAUTH) },
       },
       onRequest: s.guard.authenticate,
-      config: { rateLimit },
+      config: { rateLimit, personalData: true },
     }, async (request, reply) => {
       const who = await asker(request);
       const location = `${request.protocol}://${request.host}${PORTABILITY_PATH}`;
