@@ -2,9 +2,10 @@
  * Profile rectification (issue 28): the owner reads and corrects their profile. Name, language
  * and date of birth change at once (the date encrypted at rest); a new email or phone only once
  * the code sent to it (over real SMTP, through the SMS gateway) is entered, the old address told
- * at the request and at the change, the blind indexes following. Threats: another account's
- * address (at the request and at the confirmation), replayed, expired and wrong codes, a burst of
- * guesses, a stolen session without the password, a directory account editing the provider's fields.
+ * at the request and at the change, the blind indexes following. Threats: testing whether an
+ * address is another account's (the request answers a taken address as a free one, sends it
+ * nothing; the confirmation checks again), replayed, expired and wrong codes, a burst of guesses,
+ * a stolen session without the password, a directory account editing the provider's fields.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ENCRYPTED_COLUMNS } from '../../src/platform/crypto/columns.js';
@@ -35,7 +36,12 @@ async function person(tag: string): Promise<Person> {
   return { username, uuid: user.uuid, id: user.id, token, email, phone };
 }
 
-const update = (p: Person, payload: Record<string, unknown>) => t.app.inject({ method: 'PUT', url: UPDATE, headers: bearer(p.token), payload });
+/** A profile update; codes go out after the answer, so this waits for their delivery before the test reads a mailbox. */
+async function update(p: Person, payload: Record<string, unknown>) {
+  const res = await t.app.inject({ method: 'PUT', url: UPDATE, headers: bearer(p.token), payload });
+  await t.s.profile.settled();
+  return res;
+}
 const verify = (p: Person, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: VERIFY, headers: bearer(p.token), payload });
 /** A contact change asked for, which must succeed (a code sent). */
 async function ask(p: Person, payload: Record<string, unknown>): Promise<void> {
@@ -175,17 +181,56 @@ describe('profile: email and phone change with a code to the new address', () =>
 });
 
 describe('profile: threats to a contact change', () => {
-  it('another account\'s email at the request: 409 IDENTIFIER_CONFLICT, nothing sent; another\'s username or phone too', async () => {
-    const p = await person('conflict');
-    const other = await person('holder');
-    const before = smtp.messages.length;
-    const e = expectError(await update(p, { email: other.email.toUpperCase(), current_password: STRONG_PASSWORD, full_name: 'Kept?' }), 409, 'IDENTIFIER_CONFLICT');
-    expect(e.details).toMatchObject({ fields: ['email'] });
-    expect(smtp.messages.length).toBe(before);
-    expect(await read(p)).toMatchObject({ full_name: null, pending_contact_changes: [] }); // the whole request changed nothing
-    expectError(await update(p, { phone: other.phone, current_password: STRONG_PASSWORD }), 409, 'IDENTIFIER_CONFLICT');
-    await seedUser(t.s, `taken.name.${n}@bank.example`);
-    expectError(await update(p, { email: `taken.name.${n}@bank.example`, current_password: STRONG_PASSWORD }), 409, 'IDENTIFIER_CONFLICT');
+  it('account enumeration by a profile update: the answers for a taken and a free address are the same, and the taken address\'s owner receives nothing', async () => {
+    const p = await person('probe');
+    const holder = await person('holder'); // holder.N@bank.example: masked h***@bank.example
+    const free = `h.free.${n}@bank.example`; // the same mask
+    const notices = () => smtp.to(p.email).filter((m) => m.subject === 'A change of your email address was requested').length;
+    const ownerMail = smtp.to(holder.email).length;
+    const noticesBefore = notices();
+    const answerOf = async (email: string) => {
+      const res = await update(p, { email, current_password: STRONG_PASSWORD, full_name: `Name for ${email === free ? 'one' : 'other'}` });
+      return { status: res.statusCode, type: res.headers['content-type'], body: res.body.replace(/Name for (one|other)/, 'Name for *') };
+    };
+
+    const taken = await answerOf(holder.email);
+    const [takenChange] = (await t.s.audit.query({ userId: p.uuid, eventType: 'CONTACT_CHANGE_REQUESTED', limit: 1, offset: 0 })).entries;
+    // Confirming it can never work: no code went out, and any code is a wrong one (attempts counted down alike).
+    const guess = expectError(await verify(p, { kind: 'email', code: '123456' }), 401, 'OTP_INVALID');
+    const freeAnswer = await answerOf(free);
+    const [freeChange] = (await t.s.audit.query({ userId: p.uuid, eventType: 'CONTACT_CHANGE_REQUESTED', limit: 1, offset: 0 })).entries;
+    const wrongGuess = expectError(await verify(p, { kind: 'email', code: wrong(mailCode(free)) }), 401, 'OTP_INVALID');
+
+    expect(taken.status, taken.body).toBe(200);
+    expect(taken).toEqual(freeAnswer);
+    expect(JSON.parse(taken.body)).toMatchObject({ codes_sent: [{ kind: 'email', destination: 'h***@bank.example' }], profile: { email: p.email, pending_contact_changes: [{ kind: 'email', destination: 'h***@bank.example' }] } });
+    expect({ ...guess, message: '', details: { ...(guess.details as object), request_id: '' } }).toEqual({ ...wrongGuess, message: '', details: { ...(wrongGuess.details as object), request_id: '' } });
+    // The person's own trail reads alike (only the change id differs), and their old address was told both times.
+    const shape = (e: typeof takenChange) => ({ status: e!.status, details: { ...e!.details, change_id: typeof e!.details.change_id } });
+    expect(shape(takenChange)).toEqual(shape(freeChange));
+    expect(notices()).toBe(noticesBefore + 2);
+    const rows = await t.s.db.selectFrom('profile_contact_changes').select(['id', 'delivery_status']).where('user_id', '=', p.id).orderBy('created_at').execute();
+    expect(rows.map((r) => r.delivery_status)).toEqual(['sent', 'sent']); // the person's export shows this column
+    // The owner of the taken address got nothing; the refusal is audited for no account, the address masked.
+    expect(smtp.to(holder.email).length).toBe(ownerMail);
+    const refused = (await t.s.audit.query({ eventType: 'CONTACT_CHANGE_FAILED', limit: 50, offset: 0 })).entries.filter((e) => e.details.change_id === takenChange!.details.change_id && e.user_id === null);
+    expect(refused.map((e) => ({ user_id: e.user_id, username: e.username, details: e.details }))).toEqual([
+      { user_id: null, username: null, details: { kind: 'email', change_id: takenChange!.details.change_id, reason: 'identifier_taken', to: 'h***@bank.example', code_sent: false } },
+    ]);
+    expect(JSON.stringify(refused)).not.toContain(holder.email);
+    expect((await t.s.audit.query({ userId: p.uuid, eventType: 'CONTACT_CHANGE_FAILED', limit: 50, offset: 0 })).entries.map((e) => e.details.reason)).toEqual(['invalid_code', 'invalid_code']);
+
+    // Another's phone, and an email that is another account's username: 200 alike, nothing sent there, never confirmed.
+    const sms = gw.messages.length;
+    const byPhone = await update(p, { phone: holder.phone, current_password: STRONG_PASSWORD });
+    expect(byPhone.statusCode, byPhone.body).toBe(200);
+    expect(byPhone.json()).toMatchObject({ codes_sent: [{ kind: 'phone', expires_in: 300 }] });
+    expect(gw.messages.slice(sms).map((m) => m.to)).toEqual([p.phone]); // the notice to the person's own number, nothing to the holder
+    const username = `taken.name.${n}@bank.example`;
+    await seedUser(t.s, username);
+    expect((await update(p, { email: username, current_password: STRONG_PASSWORD })).statusCode).toBe(200);
+    expect(smtp.to(username)).toEqual([]);
+    expect(await read(p)).toMatchObject({ email: p.email, phone: p.phone });
   });
 
   it('another account took the address between request and confirmation: 409 at confirmation, never 500; the change is void', async () => {

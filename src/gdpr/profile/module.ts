@@ -3,6 +3,7 @@
  * a new email or phone takes effect only once the code sent to it is entered. Provides the store
  * (`profiles.profileOf(db, userId)`: what an export of the person's data takes) and the service.
  */
+import { BackgroundWork } from '../../platform/background.js';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../../audit/service.js';
 import type { ExternalPasswords } from '../../credentials/external.js';
@@ -61,13 +62,14 @@ const CLEAN_UP_MS = 60 * 60_000;
 export function profileModule(deps: ProfileModuleDeps): Module<ProfileProvides> {
   const profiles = new ProfileStore(deps);
   const profile = new ProfileService({
-    ...deps, store: profiles, codes: new ContactCodes(deps.keys.hasher('ip', 'profile-contact-codes')), delivery: new ContactDelivery(deps),
+    ...deps, store: profiles, codes: new ContactCodes(deps.keys.hasher('ip', 'profile-contact-codes')), delivery: new ContactDelivery(deps), background: new BackgroundWork(),
   });
   return {
     name: 'profile',
     provides: { profiles, profile },
     tags: [{ name: 'Profile', description: 'Your own profile: read it and correct it; a new email or phone takes effect once the code sent to it is entered' }],
     routes: profileRoutes({ ...deps, profile }),
+    close: () => profile.settled(),
     jobs: [{ name: 'contact change clean-up', everyMs: CLEAN_UP_MS, scope: 'one-node', run: (stopping) => profile.purgeOld(stopping).then(() => undefined) }],
   };
 }

@@ -50,6 +50,7 @@ export function profileRoutes(s: ProfileRouteDeps): FastifyPluginAsync {
         response: { 200: ProfileRead },
       },
       onRequest,
+      config: { personalData: true },
     }, async (request) => ({ profile: await view(await owner(request)) }));
 
     app.put('/api/v1/auth/profile/update', {
@@ -58,14 +59,14 @@ export function profileRoutes(s: ProfileRouteDeps): FastifyPluginAsync {
         description: [
           'Name, language and date of birth change at once (audited PROFILE_UPDATED with the field names, never the values).',
           '',
-          `${CONTACT_TEXT} A new email or phone needs \`current_password\` (\`422 VALIDATION_ERROR\` naming it when absent; a wrong one is \`401 INVALID_CREDENTIALS\` and counts toward the account lockout, \`429 ACCOUNT_LOCKED\`), and, when the account has a second factor, a step-up in the last 10 minutes (\`403 STEP_UP_REQUIRED\`). An address that is another account's email, phone or username is \`409 IDENTIFIER_CONFLICT\` (\`details.fields\`).`,
+          `${CONTACT_TEXT} A new email or phone needs \`current_password\` (\`422 VALIDATION_ERROR\` naming it when absent; a wrong one is \`401 INVALID_CREDENTIALS\` and counts toward the account lockout, \`429 ACCOUNT_LOCKED\`), and, when the account has a second factor, a step-up in the last 10 minutes (\`403 STEP_UP_REQUIRED\`). An address that is another account's email, phone or username is answered exactly as a free one (this route does not tell whether an address is a customer's), but no code goes to it, so it can never be confirmed.`,
           '',
-          'Everything is checked before anything is written: a refusal changes nothing. A code that cannot be delivered is `503 OTP_DELIVERY_FAILED` (`details.applied`: the fields that did change at once). A directory (LDAP) or identity-provider (SAML) account changes only `language` and `date_of_birth`: `409 PROFILE_MANAGED_EXTERNALLY` (`details.fields`). `422 VALIDATION_ERROR` names the field: a phone not in E.164, a date that is not a real day, in the future or before 1900, a language other than `en`, `pt`, `fr`, an unknown field.',
+          'Everything is checked before anything is written: a refusal changes nothing. Codes are sent after the answer (`codes_sent`); one that cannot be delivered is void, and the person asks again after `resend_after` seconds. `503 OTP_DELIVERY_FAILED` when codes of that kind cannot be sent at all (no mail server or SMS gateway configured). A directory (LDAP) or identity-provider (SAML) account changes only `language` and `date_of_birth`: `409 PROFILE_MANAGED_EXTERNALLY` (`details.fields`). `422 VALIDATION_ERROR` names the field: a phone not in E.164, a date that is not a real day, in the future or before 1900, a language other than `en`, `pt`, `fr`, an unknown field.',
         ].join('\n'),
         body: ProfileUpdateBody,
         response: {
           200: ProfileUpdated,
-          ...errors(AdminErrors.IDENTIFIER_CONFLICT, ProfileErrors.PROFILE_MANAGED_EXTERNALLY, SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED,
+          ...errors(ProfileErrors.PROFILE_MANAGED_EXTERNALLY, SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED,
             OtpErrors.OTP_RESEND_THROTTLED, OtpErrors.OTP_SEND_LIMIT, OtpErrors.OTP_DELIVERY_FAILED),
         },
       },
@@ -82,7 +83,7 @@ export function profileRoutes(s: ProfileRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/auth/profile/verify-contact', {
       schema: {
         tags, security, summary: 'Confirm a new email or phone with its code',
-        description: 'The new address takes effect (sign-in by the new email works, by the old one no longer; codes and notices go there), audited CONTACT_CHANGED with both addresses masked, and the old address is told. `401 OTP_INVALID`: a wrong code (`details.attempts_remaining`) or one already used; `401 OTP_EXPIRED`; `429 OTP_ATTEMPTS_EXCEEDED`: ask again; `404 CONTACT_CHANGE_NOT_PENDING`: nothing of this kind is waiting. `409 IDENTIFIER_CONFLICT`: another account took the address since it was asked (the change is void).',
+        description: 'The new address takes effect (sign-in by the new email works, by the old one no longer; codes and notices go there), audited CONTACT_CHANGED with both addresses masked, and the old address is told. `401 OTP_INVALID`: a wrong code (`details.attempts_remaining`) or one already used; `401 OTP_EXPIRED`; `429 OTP_ATTEMPTS_EXCEEDED`: ask again; `404 CONTACT_CHANGE_NOT_PENDING`: nothing of this kind is waiting. `409 IDENTIFIER_CONFLICT`: another account holds the address (the change is void).',
         body: VerifyContactBody,
         response: {
           200: ContactVerified,

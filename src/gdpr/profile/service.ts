@@ -8,15 +8,20 @@
  *   signs in): it needs the current password (counted as a sign-in attempt), a recent step-up
  *   when the account has a second factor, and then the code sent to the NEW address. The OLD
  *   address is told when the change is requested and when it takes effect.
- * - An address another account holds (or an email that is another account's username) is 409
- *   IDENTIFIER_CONFLICT, at the request and again at the confirmation (under the identifier's
- *   lock, with the unique blind index as the last word).
+ * - An address another account holds (or an email that is another account's username) is
+ *   answered at the request exactly as a free one (same status, body, stored row and audit entry
+ *   of the person), so the route cannot test whether an address is a customer's: but no code is
+ *   sent to it (its owner is told nothing), the stored code is one nobody knows, so confirming
+ *   fails as a wrong code does, and an audit entry of no account (CONTACT_CHANGE_FAILED,
+ *   `identifier_taken`, the address masked, the `change_id` linking it) keeps the truth. At the
+ *   confirmation the address is checked again (under the identifier's lock, with the unique
+ *   blind index as the last word): 409 IDENTIFIER_CONFLICT there tells nothing the code did not.
  * - A directory or identity-provider account changes only its language and date of birth.
  * Codes: single use, `OTP_VALIDITY_MINUTES`, `OTP_MAX_ATTEMPTS` attempts each (reserved before
  * the constant-time comparison), `OTP_RESEND_SECONDS` between sends and `OTP_MAX_SENDS` an hour
  * per user and kind, as one-time codes are.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuditContext, AuditEvent, AuditLog } from '../../audit/service.js';
 import { AdminErrors } from '../../admin/errors.js';
@@ -36,6 +41,7 @@ import type { AuthContext } from '../../sessions/guard.js';
 import { lockUserRow, type UserRow, type UserStore } from '../../users/store.js';
 import type { ContactCodes } from './codes.js';
 import type { ContactDelivery } from './delivery.js';
+import type { BackgroundWork } from '../../platform/background.js';
 import { ProfileErrors } from './errors.js';
 import { maskContact, type ContactKind } from './messages.js';
 import type { Profile, ProfileStore } from './store.js';
@@ -70,6 +76,8 @@ export interface ProfileServiceDeps extends ReauthDeps {
   store: ProfileStore;
   codes: ContactCodes;
   delivery: ContactDelivery;
+  /** Code deliveries under way (awaited by `settled`, and before the module closes). */
+  background: BackgroundWork;
 }
 
 const EARLIEST_BIRTH = '1900-01-01';
@@ -111,8 +119,9 @@ export class ProfileService {
 
   /**
    * Applies name, language and date of birth, and sends a code to each new address; everything
-   * is checked before anything is written, and written in one transaction. A code that cannot be
-   * delivered is 503 OTP_DELIVERY_FAILED (`details.applied`: the fields already changed).
+   * is checked before anything is written, and written in one transaction. Codes go out after
+   * the answer (a failed one is void and audited). An
+   * address another account holds goes through the same steps, except that no code is sent.
    */
   async update(auth: AuthContext, user: UserRow, change: ProfileChange, ctx: AuditContext): Promise<{ changed: string[]; sent: CodeSent[] }> {
     const d = this.deps;
@@ -127,21 +136,32 @@ export class ProfileService {
       const code = d.codes.generate();
       return { ...c, id, code, destination: maskContact(c.kind, c.value), codeHash: d.codes.hash(code, id) };
     });
+    const withheld = new Set<string>();
     const changed = await d.db.transaction().execute(async (trx) => {
       await lockUserRow(trx, user.id);
       const changed = await this.applyFields(trx, user, change, now, ctx);
       for (const c of codes) {
-        await this.assertFree(trx, user.id, c.kind, c.value);
+        const taken = await this.isTaken(trx, user.id, c.kind, c.value);
         await this.throttle(trx, user.id, c.kind, now);
-        await d.store.replace(trx, { ...c, userId: user.id, expiresAt: new Date(now.getTime() + cfg.otpValiditySec * 1000) }, now);
+        // Taken: the row stores the hash of a secret no one holds (no 6-digit code matches it).
+        const codeHash = taken ? d.codes.hash(randomBytes(32).toString('hex'), c.id) : c.codeHash;
+        await d.store.replace(trx, { ...c, codeHash, userId: user.id, expiresAt: new Date(now.getTime() + cfg.otpValiditySec * 1000) }, now);
         const old = c.kind === 'email' ? user.email : user.phone;
         await this.audit(user, 'CONTACT_CHANGE_REQUESTED', ctx, { kind: c.kind, change_id: c.id, from: old ? maskContact(c.kind, old) : null, to: c.destination }, trx);
+        if (taken) {
+          withheld.add(c.id);
+          await this.auditWithheld(c, ctx, trx);
+        }
       }
       return changed;
     });
     const sent: CodeSent[] = [];
     for (const c of codes) {
-      await this.deliver(user, c, changed, ctx);
+      // Codes go out after the answer, free addresses' and none to taken ones alike: an answer that
+      // waited for the mail server only for a free address would tell the two apart by its time.
+      if (withheld.has(c.id)) await d.store.markSent(c.id); // reads as a sent code, in the person's export too
+      else d.background.track(this.deliver(user, c, ctx));
+      // The person's old address is told either way: a notice only for free addresses would answer the question.
       await d.delivery.notify(user, { stage: 'requested', kind: c.kind, newMasked: c.destination }, `contact-${c.id}-requested`);
       sent.push({ kind: c.kind, destination: c.destination, expires_in: cfg.otpValiditySec, resend_after: cfg.otpResendSec });
     }
@@ -152,7 +172,8 @@ export class ProfileService {
    * Confirms a new email or phone with its code: the attempt is reserved first (one conditional
    * update), the comparison is constant-time, and the use is a conditional update only one
    * request wins. The address is checked free again under its lock, and the unique blind index
-   * has the last word (409, never 500). The old address is told.
+   * has the last word (409, never 500). The old address is told. A change asked for an address
+   * another account held has a code nobody holds: it fails as a wrong code does.
    */
   async confirm(user: UserRow, kind: ContactKind, code: string, ctx: AuditContext): Promise<void> {
     const d = this.deps;
@@ -233,10 +254,24 @@ export class ProfileService {
     return changed;
   }
 
-  /** 409 IDENTIFIER_CONFLICT unless no other account holds the address (under its lock, as a creation takes it). */
-  private async assertFree(trx: Db, userId: number, kind: ContactKind, value: string): Promise<void> {
+  /** Whether another account holds the address as its email, phone or username (under its lock, as a creation takes it). */
+  private async isTaken(trx: Db, userId: number, kind: ContactKind, value: string): Promise<boolean> {
     const taken = await this.deps.users.contactsTakenLocked(trx, userId, kind === 'email' ? value : null, kind === 'phone' ? value : null);
-    if (taken.email || taken.phone || taken.crossed.length > 0) throw conflict(kind);
+    return taken.email || taken.phone || taken.crossed.length > 0;
+  }
+
+  /** 409 IDENTIFIER_CONFLICT unless no other account holds the address. */
+  private async assertFree(trx: Db, userId: number, kind: ContactKind, value: string): Promise<void> {
+    if (await this.isTaken(trx, userId, kind, value)) throw conflict(kind);
+  }
+
+  /**
+   * The truth about a change asked for an address another account holds: an entry of no account
+   * (the person's own trail and export show only CONTACT_CHANGE_REQUESTED, as for a free
+   * address), the address masked, joined to the request by `change_id`.
+   */
+  private async auditWithheld(c: { id: string; kind: ContactKind; destination: string }, ctx: AuditContext, trx: Db): Promise<void> {
+    await this.deps.audit.record({ ...ctx, eventType: 'CONTACT_CHANGE_FAILED', status: 'FAILURE', userId: null, username: null, details: { kind: c.kind, change_id: c.id, reason: 'identifier_taken', to: c.destination, code_sent: false } }, trx);
   }
 
   /** The one-time codes' send limits, per user and kind (the user's row lock serialises the count). */
@@ -251,18 +286,26 @@ export class ProfileService {
     if (wait > 0) throw retryLater(OtpErrors.OTP_RESEND_THROTTLED, wait / 1000);
   }
 
-  /** Sends a stored code; a failure voids it and answers 503 OTP_DELIVERY_FAILED. */
-  private async deliver(user: UserRow, c: { id: string; kind: ContactKind; value: string; code: string; destination: string }, applied: string[], ctx: AuditContext): Promise<void> {
+  /**
+   * Sends a stored code, after the answer: a failure voids it (the person asks again after
+   * `OTP_RESEND_SECONDS`) and is audited CONTACT_CHANGE_FAILED; it never rejects.
+   */
+  private async deliver(user: UserRow, c: { id: string; kind: ContactKind; value: string; code: string; destination: string }, ctx: AuditContext): Promise<void> {
     const d = this.deps;
     try {
       await d.delivery.sendCode(c.kind, c.value, user, c.code, c.id);
       await d.store.markSent(c.id);
     } catch (err) {
-      await d.store.markFailed(c.id, new Date(d.clock.now()));
-      if (!(err instanceof DeliveryFailure)) throw err;
-      await this.audit(user, 'CONTACT_CHANGE_FAILED', ctx, { kind: c.kind, change_id: c.id, reason: 'delivery_failed', via: err.via, error: err.reason });
-      throw OtpErrors.OTP_DELIVERY_FAILED({ kind: c.kind, applied });
+      await d.store.markFailed(c.id, new Date(d.clock.now())).catch(() => undefined);
+      const why = err instanceof DeliveryFailure ? { via: err.via, error: err.reason } : { error: 'unexpected' };
+      d.log.warn({ err, user_id: user.uuid, kind: c.kind, change_id: c.id }, 'contact change code not delivered');
+      await this.audit(user, 'CONTACT_CHANGE_FAILED', ctx, { kind: c.kind, change_id: c.id, reason: 'delivery_failed', ...why }).catch(() => undefined);
     }
+  }
+
+  /** Resolves once every code delivery started so far has ended. */
+  async settled(): Promise<void> {
+    await this.deps.background.settled();
   }
 
   private async audit(user: UserRow, eventType: AuditEvent, ctx: AuditContext, details: Record<string, unknown>, trx?: Db): Promise<void> {
