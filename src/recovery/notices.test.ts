@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { NoticeLanguage } from '../platform/notices/language.js';
 import { RECOVERY_KINDS } from './matrix.js';
-import { noticeMail, noticePush, noticeSms, type NoticeLanguage, type RecoveryNotice } from './notices.js';
+import { noticeMail, noticePush, noticeSms, type RecoveryNotice } from './notices.js';
 
 const NOTICES: RecoveryNotice[] = ['started', 'waiting', 'completed', 'cancelled'];
 const LANGUAGES: NoticeLanguage[] = ['en', 'pt', 'fr'];
@@ -41,5 +42,12 @@ describe('recovery notices', () => {
     const text = noticeMail('a@bank.example', { ...base, cancelLink: undefined, notice: 'started', kind: 'password', language: null }).text;
     expect(text).toContain('contact the bank at once');
     expect(text).not.toContain('rcx_');
+  });
+
+  it('the SMS drops the accents GSM-7 lacks (one segment, not UCS-2); the push keeps them', () => {
+    const pt = { ...base, notice: 'started' as const, kind: 'password' as const, language: 'pt' as const };
+    expect(noticeSms(pt)).toBe('Banco: alguém iniciou a recuperacao da conta amina.otieno. Nao foi voce? Veja o email para a interromper.');
+    expect(noticePush(pt).body).toBe('Banco: alguém iniciou a recuperação da conta amina.otieno. Não foi você? Veja o email para a interromper.');
+    expect(noticeSms({ ...pt, notice: 'completed', kind: 'mfa', language: 'fr' })).toBe('Banque : le compte amina.otieno a été récupéré (seconds facteurs). Pas vous ? Appelez la banque.');
   });
 });

@@ -9,12 +9,17 @@
  * Each notice (but the cancellation's) may carry a one-click "this was not me" link: its
  * single-use cancel token is in the URL's fragment (`#`), which browsers never send to a
  * server, so it reaches no log. Otherwise plain text: no code, no recovery id, no reference.
+ * The SMS is sent in GSM-7, one segment (src/platform/notices/sms.ts), so it names what was
+ * recovered in a word or two and only the completed notice does so.
  */
 import type { MailMessage } from '../mail/mailer.js';
+import { wordsFor, type NoticeLanguage } from '../platform/notices/language.js';
+import { addressee, letterText } from '../platform/notices/letter.js';
+import { smsText } from '../platform/notices/sms.js';
+import { utcMinute } from '../platform/notices/time.js';
 import type { RecoveryKind } from './matrix.js';
 
 export type RecoveryNotice = 'started' | 'waiting' | 'completed' | 'cancelled';
-export type NoticeLanguage = 'en' | 'pt' | 'fr';
 
 export interface NoticeInput {
   notice: RecoveryNotice;
@@ -30,17 +35,24 @@ export interface NoticeInput {
 
 interface Words {
   lost: Record<RecoveryKind, string>;
+  /** The same, short enough for a text message that also names a 64-character username. */
+  smsLost: Record<RecoveryKind, string>;
   subject: Record<RecoveryNotice, string>;
   dear: (name: string) => string;
   body: (n: NoticeInput, lost: string, when: string) => Record<RecoveryNotice, string>;
   notMe: (link: string) => string;
   noLink: string;
   closing: string;
+  /**
+   * The SMS, and the push body. Each fits one GSM-7 segment (160 septets) once its accents are
+   * removed, with a 64-character username and the `lost` of `smsLost` (src/platform/notices/every-sms.test.ts).
+   */
   sms: (n: NoticeInput, lost: string, when: string) => Record<RecoveryNotice, string>;
 }
 
 const EN: Words = {
   lost: { password: 'password', pin: 'USSD PIN', mfa: 'second factors (authenticator app, one-time codes)', device: 'registered device' },
+  smsLost: { password: 'password', pin: 'PIN', mfa: 'second factors', device: 'device' },
   subject: { started: 'Someone started recovering your account', waiting: 'Your account will be recovered unless you stop it', completed: 'Your account has been recovered', cancelled: 'The recovery of your account was stopped' },
   dear: (name) => `Dear ${name},`,
   body: (n, lost, when) => ({
@@ -53,15 +65,16 @@ const EN: Words = {
   noLink: 'If this was not you, contact the bank at once through the number or address you already know.',
   closing: 'Never share a code the bank sends you, not even with someone who says they work for the bank.\n\nInformation Security\nThis message was sent automatically; replies are not read.',
   sms: (n, lost, when) => ({
-    started: `Bank: someone started recovering the ${lost} of your account ${n.username}. Not you? Check your email to stop it.`,
-    waiting: `Bank: the ${lost} of your account ${n.username} will be recovered on ${when} UTC. Not you? Check your email to stop it.`,
-    completed: `Bank: the ${lost} of your account ${n.username} has been recovered. Not you? Call the bank now.`,
-    cancelled: `Bank: the recovery of your account ${n.username} was stopped.`,
+    started: `Bank: someone started recovering account ${n.username}. Not you? Check your email to stop it.`,
+    waiting: `Bank: account ${n.username} will be recovered on ${when} UTC. Not you? Check your email to stop it.`,
+    completed: `Bank: account ${n.username} has been recovered (${lost}). Not you? Call the bank now.`,
+    cancelled: `Bank: the recovery of account ${n.username} was stopped.`,
   }),
 };
 
 const PT: Words = {
   lost: { password: 'palavra-passe', pin: 'PIN USSD', mfa: 'segundos fatores (aplicação autenticadora, códigos únicos)', device: 'dispositivo registado' },
+  smsLost: { password: 'palavra-passe', pin: 'PIN', mfa: 'segundos fatores', device: 'dispositivo' },
   subject: { started: 'Alguém iniciou a recuperação da sua conta', waiting: 'A sua conta será recuperada se não o impedir', completed: 'A sua conta foi recuperada', cancelled: 'A recuperação da sua conta foi interrompida' },
   dear: (name) => `Caro(a) ${name},`,
   body: (n, lost, when) => ({
@@ -74,8 +87,8 @@ const PT: Words = {
   noLink: 'Se não foi você, contacte o banco de imediato pelo número ou endereço que já conhece.',
   closing: 'Nunca partilhe um código que o banco lhe envie, nem com quem diga trabalhar para o banco.\n\nSegurança da Informação\nEsta mensagem foi enviada automaticamente; as respostas não são lidas.',
   sms: (n, lost, when) => ({
-    started: `Banco: alguém iniciou a recuperação da conta ${n.username}. Não foi você? Veja o seu email para a interromper.`,
-    waiting: `Banco: a conta ${n.username} será recuperada em ${when} UTC. Não foi você? Veja o seu email para a interromper.`,
+    started: `Banco: alguém iniciou a recuperação da conta ${n.username}. Não foi você? Veja o email para a interromper.`,
+    waiting: `Banco: a conta ${n.username} será recuperada em ${when} UTC. Não foi você? Impeça-o pelo email.`,
     completed: `Banco: a conta ${n.username} foi recuperada (${lost}). Não foi você? Ligue já para o banco.`,
     cancelled: `Banco: a recuperação da conta ${n.username} foi interrompida.`,
   }),
@@ -83,6 +96,7 @@ const PT: Words = {
 
 const FR: Words = {
   lost: { password: 'mot de passe', pin: 'code PIN USSD', mfa: 'seconds facteurs (application d\'authentification, codes à usage unique)', device: 'appareil enregistré' },
+  smsLost: { password: 'mot de passe', pin: 'PIN', mfa: 'seconds facteurs', device: 'appareil' },
   subject: { started: 'Quelqu\'un a commencé à récupérer votre compte', waiting: 'Votre compte sera récupéré si vous ne l\'arrêtez pas', completed: 'Votre compte a été récupéré', cancelled: 'La récupération de votre compte a été arrêtée' },
   dear: (name) => `Bonjour ${name},`,
   body: (n, lost, when) => ({
@@ -95,8 +109,8 @@ const FR: Words = {
   noLink: 'Si ce n\'était pas vous, contactez la banque immédiatement par le numéro ou l\'adresse que vous connaissez déjà.',
   closing: 'Ne communiquez jamais un code envoyé par la banque, même à quelqu\'un qui dit y travailler.\n\nSécurité de l\'information\nCe message a été envoyé automatiquement ; les réponses ne sont pas lues.',
   sms: (n, lost, when) => ({
-    started: `Banque : quelqu'un a commencé à récupérer le compte ${n.username}. Pas vous ? Consultez vos e-mails pour l'arrêter.`,
-    waiting: `Banque : le compte ${n.username} sera récupéré le ${when} UTC. Pas vous ? Consultez vos e-mails pour l'arrêter.`,
+    started: `Banque : récupération du compte ${n.username} lancée. Pas vous ? Consultez vos e-mails pour l'arrêter.`,
+    waiting: `Banque : le compte ${n.username} sera récupéré le ${when} UTC. Pas vous ? Annulez depuis l'e-mail.`,
     completed: `Banque : le compte ${n.username} a été récupéré (${lost}). Pas vous ? Appelez la banque.`,
     cancelled: `Banque : la récupération du compte ${n.username} a été arrêtée.`,
   }),
@@ -104,29 +118,31 @@ const FR: Words = {
 
 const WORDS: Record<NoticeLanguage, Words> = { en: EN, pt: PT, fr: FR };
 
-const wordsOf = (n: NoticeInput): Words => WORDS[n.language ?? 'en'] ?? EN;
-const whenOf = (n: NoticeInput): string => (n.until ? n.until.toISOString().slice(0, 16).replace('T', ' ') : '');
+const wordsOf = (n: NoticeInput): Words => wordsFor(WORDS, n.language);
+const whenOf = (n: NoticeInput): string => (n.until ? utcMinute(n.until) : '');
+/** The short text of a notice, as written (the push body; the SMS is its GSM-7 form). */
+const shortText = (n: NoticeInput): string => {
+  const w = wordsOf(n);
+  return w.sms(n, w.smsLost[n.kind], whenOf(n))[n.notice];
+};
 
 /** The email of a notice. */
 export function noticeMail(to: string, n: NoticeInput): MailMessage {
   const w = wordsOf(n);
-  const lost = w.lost[n.kind];
-  const action = n.notice === 'cancelled' ? [] : ['', n.cancelLink ? w.notMe(n.cancelLink) : w.noLink];
+  const action = n.notice === 'cancelled' ? [] : [n.cancelLink ? w.notMe(n.cancelLink) : w.noLink];
   return {
     to,
     subject: w.subject[n.notice],
-    text: [w.dear(n.fullName?.trim() || n.username), '', w.body(n, lost, whenOf(n))[n.notice], ...action, '', w.closing].join('\n'),
+    text: letterText({ greeting: w.dear(addressee(n)), paragraphs: [w.body(n, w.lost[n.kind], whenOf(n))[n.notice], ...action], closing: w.closing }),
   };
 }
 
-/** The text message of a notice (no link: a link in an SMS is what phishing looks like). */
+/** The text message of a notice: one GSM-7 segment, no link (a link in an SMS is what phishing looks like). */
 export function noticeSms(n: NoticeInput): string {
-  const w = wordsOf(n);
-  return w.sms(n, w.lost[n.kind], whenOf(n))[n.notice];
+  return smsText(shortText(n));
 }
 
-/** The push notification of a notice. */
+/** The push notification of a notice (push carries any character, so its accents stay). */
 export function noticePush(n: NoticeInput): { title: string; body: string } {
-  const w = wordsOf(n);
-  return { title: w.subject[n.notice], body: w.sms(n, w.lost[n.kind], whenOf(n))[n.notice] };
+  return { title: wordsOf(n).subject[n.notice], body: shortText(n) };
 }

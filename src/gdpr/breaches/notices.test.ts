@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { gsm7Length } from '../../platform/notices/sms.js';
 import { breachMail, breachSms } from './notices.js';
 
 const base = {
@@ -24,7 +25,9 @@ describe('breach notices', () => {
     expect(mail.text).not.toMatch(/https?:/);
   });
 
-  it('fit an SMS in every language', () => {
-    for (const language of ['en', 'pt', 'fr', null] as const) expect(breachSms({ language }).length).toBeLessThanOrEqual(160);
+  it('fit one GSM-7 SMS segment in every language, accents GSM-7 lacks removed', () => {
+    for (const language of ['en', 'pt', 'fr', null] as const) expect(gsm7Length(breachSms({ language }))).toBeLessThanOrEqual(160);
+    expect(breachSms({ language: 'pt' })).toContain('um incidente de seguranca pode ter afetado a sua conta');
+    expect(breachSms({ language: null })).toBe(breachSms({ language: 'en' }));
   });
 });

@@ -7,9 +7,11 @@
  * reader but care, so it cannot be mistaken for the phishing that may follow a breach.
  */
 import type { MailMessage } from '../../mail/mailer.js';
+import { wordsFor, type NoticeLanguage } from '../../platform/notices/language.js';
+import { addressee, letterText } from '../../platform/notices/letter.js';
+import { smsText } from '../../platform/notices/sms.js';
+import { utcMinute } from '../../platform/notices/time.js';
 import type { BreachCategory } from './categories.js';
-
-export type NoticeLanguage = 'en' | 'pt' | 'fr';
 
 export interface BreachNoticeInput {
   language: NoticeLanguage | null;
@@ -31,6 +33,7 @@ interface Words {
   credentialAdvice: string;
   contact: (who: string) => string;
   closing: string;
+  /** Fits one GSM-7 segment (160 septets) once its accents are removed (src/platform/notices/every-sms.test.ts). */
   sms: string;
 }
 
@@ -104,8 +107,7 @@ const FR: Words = {
 };
 
 const WORDS: Record<NoticeLanguage, Words> = { en: EN, pt: PT, fr: FR };
-const wordsOf = (n: { language: NoticeLanguage | null }): Words => WORDS[n.language ?? 'en'] ?? EN;
-const when = (d: Date): string => d.toISOString().slice(0, 16).replace('T', ' ');
+const wordsOf = (n: { language: NoticeLanguage | null }): Words => wordsFor(WORDS, n.language);
 
 /** The email of a breach notice. */
 export function breachMail(to: string, n: BreachNoticeInput): MailMessage {
@@ -114,18 +116,20 @@ export function breachMail(to: string, n: BreachNoticeInput): MailMessage {
   return {
     to,
     subject: w.subject,
-    text: [
-      w.dear(n.fullName?.trim() || n.username), '',
-      w.what(n.username, when(n.occurredFrom), when(n.occurredTo)), '',
-      w.exposed, ...n.categories.map((c) => `- ${w.category[c]}`), '',
-      ...(secrets ? [w.credentialAdvice] : []), w.advice, '',
-      w.contact(n.contactPoint), '',
-      w.closing,
-    ].join('\n'),
+    text: letterText({
+      greeting: w.dear(addressee(n)),
+      paragraphs: [
+        w.what(n.username, utcMinute(n.occurredFrom), utcMinute(n.occurredTo)),
+        [w.exposed, ...n.categories.map((c) => `- ${w.category[c]}`)],
+        [...(secrets ? [w.credentialAdvice] : []), w.advice],
+        w.contact(n.contactPoint),
+      ],
+      closing: w.closing,
+    }),
   };
 }
 
-/** The text message of a breach notice (at most 160 characters; no link, no name). */
+/** The text message of a breach notice: one GSM-7 segment, no link, no name. */
 export function breachSms(n: { language: NoticeLanguage | null }): string {
-  return wordsOf(n).sms;
+  return smsText(wordsOf(n).sms);
 }

@@ -5,13 +5,16 @@
  * `cancelled`. They name the account by its username only, never a contact.
  */
 import type { MailMessage } from '../../mail/mailer.js';
+import { wordsFor, type NoticeLanguage } from '../../platform/notices/language.js';
+import { addressee, letterText } from '../../platform/notices/letter.js';
+import { smsText } from '../../platform/notices/sms.js';
+import { utcMinute } from '../../platform/notices/time.js';
 
 export type ErasureNotice = 'requested' | 'cancelled';
-type Language = 'en' | 'pt' | 'fr';
 
 export interface ErasureNoticeInput {
   notice: ErasureNotice;
-  language: Language | null;
+  language: NoticeLanguage | null;
   username: string;
   fullName: string | null;
   eraseAfter: Date;
@@ -28,6 +31,7 @@ interface Words {
   notYou: string;
   cancelled: (username: string) => string;
   closing: string;
+  /** Each fits one GSM-7 segment (160 septets) once its accents are removed (src/platform/notices/every-sms.test.ts). */
   sms: Record<ErasureNotice, (at: string) => string>;
 }
 
@@ -76,18 +80,19 @@ const FR: Words = {
   },
 };
 
-const WORDS: Record<Language, Words> = { en: EN, pt: PT, fr: FR };
-const wordsOf = (n: { language: Language | null }): Words => WORDS[n.language ?? 'en'] ?? EN;
-const when = (d: Date): string => d.toISOString().slice(0, 16).replace('T', ' ');
+const WORDS: Record<NoticeLanguage, Words> = { en: EN, pt: PT, fr: FR };
+const wordsOf = (n: { language: NoticeLanguage | null }): Words => wordsFor(WORDS, n.language);
 
+/** The email of an erasure notice. */
 export function erasureMail(to: string, n: ErasureNoticeInput): MailMessage {
   const w = wordsOf(n);
-  const body = n.notice === 'requested'
-    ? [w.requested(n.username, when(n.eraseAfter)), '', n.cancelLink ? w.cancelByLink(n.cancelLink) : w.cancelBySignIn, '', w.notYou]
+  const paragraphs = n.notice === 'requested'
+    ? [w.requested(n.username, utcMinute(n.eraseAfter)), n.cancelLink ? w.cancelByLink(n.cancelLink) : w.cancelBySignIn, w.notYou]
     : [w.cancelled(n.username)];
-  return { to, subject: w.subject[n.notice], text: [w.dear(n.fullName?.trim() || n.username), '', ...body, '', w.closing].join('\n') };
+  return { to, subject: w.subject[n.notice], text: letterText({ greeting: w.dear(addressee(n)), paragraphs, closing: w.closing }) };
 }
 
+/** The text message of an erasure notice: one GSM-7 segment, no link. */
 export function erasureSms(n: ErasureNoticeInput): string {
-  return wordsOf(n).sms[n.notice](when(n.eraseAfter));
+  return smsText(wordsOf(n).sms[n.notice](utcMinute(n.eraseAfter)));
 }

@@ -12,10 +12,11 @@ import { otpAvailable } from '../../mfa/factors.js';
 import { DeliveryFailure, OtpDelivery } from '../../mfa/otp/delivery.js';
 import type { DevOutbox } from '../../mfa/otp/outbox.js';
 import { SmsDeliveryError } from '../../mfa/otp/sms-gateway.js';
+import { maskDestination } from '../../mfa/otp/templates.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { UserRow } from '../../users/store.js';
-import { contactCodeMail, contactCodeSms, contactNoticeMail, contactNoticeSms, maskContact, type ContactKind, type ContactNotice } from './messages.js';
+import { contactCodeMail, contactCodeSms, contactNoticeMail, contactNoticeSms, type ContactKind, type ContactNotice } from './messages.js';
 
 export interface ContactDeliveryDeps {
   config: Pick<Config, 'mfa' | 'sms'>;
@@ -56,7 +57,7 @@ export class ContactDelivery {
       if (transport && mail) await mailer.send(mail);
       else if (transport) await this.texts.sendText(to, text, reference);
       else if (config.mfa.devOutbox) {
-        this.outbox.put({ method: METHOD[kind], to, destination: maskContact(kind, to), code, subject: mail?.subject ?? null, text, reference, at: new Date(this.deps.clock.now()) });
+        this.outbox.put({ method: METHOD[kind], to, destination: maskDestination(kind, to), code, subject: mail?.subject ?? null, text, reference, at: new Date(this.deps.clock.now()) });
       } else throw new DeliveryFailure('dev_outbox', `${kind} delivery is not configured`);
     } catch (err) {
       if (err instanceof MailDeliveryError) throw new DeliveryFailure('smtp', err.reason);

@@ -5,18 +5,15 @@
  * OLD one when the change is requested and when it takes effect. A notice shows the new address
  * masked only: whoever reads the old mailbox learns nothing to reuse.
  *
- * A text message is sent in the GSM-7 alphabet, one segment of at most 160 characters with the
- * default sender: a letter outside it (such as `ã`, `ç` or `ô`) would switch the whole message to
- * UCS-2 and its 70-character segments, so such letters lose their accent (`e` keeps `é`, which
- * GSM-7 has), and length is counted in GSM-7 septets.
+ * Every text message is sent in the GSM-7 alphabet and fits one segment with the default sender
+ * (see src/platform/notices/sms.ts): its accents are removed where GSM-7 lacks them.
  */
 import type { MailMessage } from '../../mail/mailer.js';
-import { maskEmail } from '../../mail/templates.js';
-import { maskPhone } from '../../mfa/otp/templates.js';
-import type { UserRow } from '../../users/store.js';
+import { wordsFor, type NoticeLanguage } from '../../platform/notices/language.js';
+import { addressee, letterText, type Paragraph } from '../../platform/notices/letter.js';
+import { fitsOneSegment, smsText } from '../../platform/notices/sms.js';
 
 export type ContactKind = 'email' | 'phone';
-export type MessageLanguage = NonNullable<UserRow['language']>;
 export type NoticeStage = 'requested' | 'changed';
 
 export interface ContactNotice {
@@ -29,33 +26,8 @@ export interface ContactNotice {
 interface Recipient {
   username: string;
   fullName: string | null;
-  language: MessageLanguage | null;
+  language: NoticeLanguage | null;
 }
-
-/** The masked form of an address of this kind (audit, answers, notices). */
-export function maskContact(kind: ContactKind, address: string): string {
-  return kind === 'email' ? maskEmail(address) : maskPhone(address);
-}
-
-const GSM7 = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
-const GSM7_EXTENSION = '^{}\\[~]|€\f'; // two septets each (escape + character)
-const isGsm7 = (ch: string): boolean => GSM7.includes(ch) || GSM7_EXTENSION.includes(ch);
-
-/** The text in the GSM-7 alphabet: a letter outside it loses its accent, anything else becomes `?`. */
-export function toGsm7(text: string): string {
-  return [...text].map((ch) => {
-    if (isGsm7(ch)) return ch;
-    const base = ch.normalize('NFD').replace(/\p{M}/gu, '');
-    return base !== '' && [...base].every(isGsm7) ? base : '?';
-  }).join('');
-}
-
-/** The length of a GSM-7 text in septets (what the 160-character segment limit counts). */
-export function gsm7Length(text: string): number {
-  return [...text].reduce((n, ch) => n + (GSM7_EXTENSION.includes(ch) ? 2 : 1), 0);
-}
-
-const SMS_LIMIT = 160;
 
 interface Words {
   noun: Record<ContactKind, string>;
@@ -63,7 +35,7 @@ interface Words {
   dear: (name: string) => string;
   signature: string[];
   codeSubject: string;
-  codeText: (code: string, validity: string) => string[];
+  codeText: (code: string, validity: string) => Paragraph[];
   codeSms: (sender: string, code: string, validity: string) => string;
   subject: (n: ContactNotice) => string;
   what: (n: ContactNotice) => string[];
@@ -76,19 +48,22 @@ const EN: Words = {
   noun: { email: 'email address', phone: 'phone number' },
   minutes: (n) => `${n} minute${n === 1 ? '' : 's'}`,
   dear: (name) => `Dear ${name},`,
-  signature: ['', 'Information Security', 'This message was sent automatically; replies are not read.'],
+  signature: ['Information Security', 'This message was sent automatically; replies are not read.'],
   codeSubject: 'Confirm your new email address',
   codeText: (code, validity) => [
-    'You asked to use this email address for your account with the bank. To confirm it, enter',
-    'this one-time code where you made the change:',
-    '',
+    [
+      'You asked to use this email address for your account with the bank. To confirm it, enter',
+      'this one-time code where you made the change:',
+    ],
     `Code: ${code}`,
-    '',
-    `It is valid for ${validity} and works only once. Until it is entered, your account keeps its`,
-    'current email address.',
-    '',
-    'Never share this code with anyone, not even someone who says they work for the bank: the bank',
-    'will never ask you for it. If you did not ask for this change, ignore this message.',
+    [
+      `It is valid for ${validity} and works only once. Until it is entered, your account keeps its`,
+      'current email address.',
+    ],
+    [
+      'Never share this code with anyone, not even someone who says they work for the bank: the bank',
+      'will never ask you for it. If you did not ask for this change, ignore this message.',
+    ],
   ],
   codeSms: (sender, code, validity) => `${code} is your ${sender} code to confirm this number for your account. Valid ${validity}. Never share it: the bank never asks for it.`,
   subject: (n) => (n.stage === 'requested' ? `A change of your ${EN.noun[n.kind]} was requested` : `Your ${EN.noun[n.kind]} has been changed`),
@@ -111,19 +86,22 @@ const PT: Words = {
   noun: { email: 'endereço de email', phone: 'número de telefone' },
   minutes: (n) => `${n} minuto${n === 1 ? '' : 's'}`,
   dear: (name) => `Caro(a) ${name},`,
-  signature: ['', 'Segurança da Informação', 'Esta mensagem foi enviada automaticamente; as respostas não são lidas.'],
+  signature: ['Segurança da Informação', 'Esta mensagem foi enviada automaticamente; as respostas não são lidas.'],
   codeSubject: 'Confirme o seu novo endereço de email',
   codeText: (code, validity) => [
-    'Pediu para utilizar este endereço de email na sua conta no banco. Para o confirmar, introduza',
-    'este código único no local onde efetuou a alteração:',
-    '',
+    [
+      'Pediu para utilizar este endereço de email na sua conta no banco. Para o confirmar, introduza',
+      'este código único no local onde efetuou a alteração:',
+    ],
     `Código: ${code}`,
-    '',
-    `É válido durante ${validity} e só pode ser utilizado uma vez. Até ser introduzido, a sua conta`,
-    'mantém o endereço de email atual.',
-    '',
-    'Nunca partilhe este código com ninguém, nem com quem diga trabalhar para o banco: o banco',
-    'nunca lho pedirá. Se não pediu esta alteração, ignore esta mensagem.',
+    [
+      `É válido durante ${validity} e só pode ser utilizado uma vez. Até ser introduzido, a sua conta`,
+      'mantém o endereço de email atual.',
+    ],
+    [
+      'Nunca partilhe este código com ninguém, nem com quem diga trabalhar para o banco: o banco',
+      'nunca lho pedirá. Se não pediu esta alteração, ignore esta mensagem.',
+    ],
   ],
   codeSms: (sender, code, validity) => `${code} é o seu código ${sender} para confirmar este número na sua conta. Válido ${validity}. Nunca o partilhe: o banco nunca lho pede.`,
   subject: (n) => (n.stage === 'requested' ? `Foi pedida a alteração do seu ${PT.noun[n.kind]}` : `O seu ${PT.noun[n.kind]} foi alterado`),
@@ -146,19 +124,22 @@ const FR: Words = {
   noun: { email: 'adresse e-mail', phone: 'numéro de téléphone' },
   minutes: (n) => `${n} minute${n === 1 ? '' : 's'}`,
   dear: (name) => `Bonjour ${name},`,
-  signature: ['', 'Sécurité de l\'information', 'Ce message a été envoyé automatiquement ; les réponses ne sont pas lues.'],
+  signature: ['Sécurité de l\'information', 'Ce message a été envoyé automatiquement ; les réponses ne sont pas lues.'],
   codeSubject: 'Confirmez votre nouvelle adresse e-mail',
   codeText: (code, validity) => [
-    'Vous avez demandé à utiliser cette adresse e-mail pour votre compte auprès de la banque. Pour la',
-    'confirmer, saisissez ce code à usage unique là où vous avez effectué la modification :',
-    '',
+    [
+      'Vous avez demandé à utiliser cette adresse e-mail pour votre compte auprès de la banque. Pour la',
+      'confirmer, saisissez ce code à usage unique là où vous avez effectué la modification :',
+    ],
     `Code : ${code}`,
-    '',
-    `Il est valable ${validity} et ne peut servir qu'une seule fois. Tant qu'il n'est pas saisi, votre`,
-    'compte conserve son adresse e-mail actuelle.',
-    '',
-    'Ne communiquez jamais ce code, même à quelqu\'un qui dit travailler pour la banque : la banque ne',
-    'vous le demandera jamais. Si vous n\'êtes pas à l\'origine de cette demande, ignorez ce message.',
+    [
+      `Il est valable ${validity} et ne peut servir qu'une seule fois. Tant qu'il n'est pas saisi, votre`,
+      'compte conserve son adresse e-mail actuelle.',
+    ],
+    [
+      'Ne communiquez jamais ce code, même à quelqu\'un qui dit travailler pour la banque : la banque ne',
+      'vous le demandera jamais. Si vous n\'êtes pas à l\'origine de cette demande, ignorez ce message.',
+    ],
   ],
   codeSms: (sender, code, validity) => `${code} est votre code ${sender} pour confirmer ce numéro sur votre compte. Valable ${validity}. Ne le communiquez jamais : la banque ne le demande pas.`,
   subject: (n) => (n.stage === 'requested'
@@ -182,32 +163,32 @@ const FR: Words = {
   },
 };
 
-const WORDS: Record<MessageLanguage, Words> = { en: EN, pt: PT, fr: FR };
-const wordsOf = (language: MessageLanguage | null): Words => WORDS[language ?? 'en'] ?? EN;
+const WORDS: Record<NoticeLanguage, Words> = { en: EN, pt: PT, fr: FR };
+const wordsOf = (language: NoticeLanguage | null): Words => wordsFor(WORDS, language);
 
-const greeting = (w: Words, r: Recipient): string => w.dear(r.fullName?.trim() || r.username);
+const greeting = (w: Words, r: Recipient): string => w.dear(addressee(r));
 
 /** The email to the new address carrying its code; the code stands alone on its labelled line. */
 export function contactCodeMail(to: string, r: Recipient, code: string, validityMinutes: number): MailMessage {
   const w = wordsOf(r.language);
-  return { to, subject: w.codeSubject, text: [greeting(w, r), '', ...w.codeText(code, w.minutes(validityMinutes)), ...w.signature].join('\n') };
+  return { to, subject: w.codeSubject, text: letterText({ greeting: greeting(w, r), paragraphs: w.codeText(code, w.minutes(validityMinutes)), closing: w.signature }) };
 }
 
 /** The text message to the new number carrying its code (first, for autofill): one GSM-7 segment with the default sender. */
-export function contactCodeSms(sender: string, code: string, validityMinutes: number, language: MessageLanguage | null): string {
+export function contactCodeSms(sender: string, code: string, validityMinutes: number, language: NoticeLanguage | null): string {
   const w = wordsOf(language);
-  return toGsm7(w.codeSms(sender, code, w.minutes(validityMinutes)));
+  return smsText(w.codeSms(sender, code, w.minutes(validityMinutes)));
 }
 
 /** The email to the old address. */
 export function contactNoticeMail(to: string, r: Recipient, n: ContactNotice): MailMessage {
   const w = wordsOf(r.language);
-  return { to, subject: w.subject(n), text: [greeting(w, r), '', ...w.what(n), '', ...w.advice, ...w.signature].join('\n') };
+  return { to, subject: w.subject(n), text: letterText({ greeting: greeting(w, r), paragraphs: [w.what(n), w.advice], closing: w.signature }) };
 }
 
-/** The text message to the old number (at most 160 GSM-7 characters with the default sender). */
-export function contactNoticeSms(sender: string, n: ContactNotice, language: MessageLanguage | null): string {
+/** The text message to the old number: one GSM-7 segment with the default sender. */
+export function contactNoticeSms(sender: string, n: ContactNotice, language: NoticeLanguage | null): string {
   const w = wordsOf(language);
-  const full = toGsm7(w.noticeSms(sender, n, n.newMasked));
-  return gsm7Length(full) <= SMS_LIMIT ? full : toGsm7(w.noticeSms(sender, n, null)); // a long email domain: the address is left out, never the warning
+  const full = smsText(w.noticeSms(sender, n, n.newMasked));
+  return fitsOneSegment(full) ? full : smsText(w.noticeSms(sender, n, null)); // a long email domain: the address is left out, never the warning
 }

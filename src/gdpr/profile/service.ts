@@ -32,6 +32,7 @@ import type { FactorStore } from '../../mfa/factors.js';
 import { DeliveryFailure } from '../../mfa/otp/delivery.js';
 import { OtpErrors } from '../../mfa/otp/errors.js';
 import { SEND_WINDOW_SEC } from '../../mfa/otp/service.js';
+import { maskDestination } from '../../mfa/otp/templates.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import { phoneIndexValue } from '../../platform/crypto/blind-index.js';
@@ -43,7 +44,7 @@ import type { ContactCodes } from './codes.js';
 import type { ContactDelivery } from './delivery.js';
 import type { BackgroundWork } from '../../platform/background.js';
 import { ProfileErrors } from './errors.js';
-import { maskContact, type ContactKind } from './messages.js';
+import type { ContactKind } from './messages.js';
 import type { Profile, ProfileStore } from './store.js';
 
 export interface ProfileChange {
@@ -134,7 +135,7 @@ export class ProfileService {
     const codes = contacts.map((c) => {
       const id = randomUUID();
       const code = d.codes.generate();
-      return { ...c, id, code, destination: maskContact(c.kind, c.value), codeHash: d.codes.hash(code, id) };
+      return { ...c, id, code, destination: maskDestination(c.kind, c.value), codeHash: d.codes.hash(code, id) };
     });
     const withheld = new Set<string>();
     const changed = await d.db.transaction().execute(async (trx) => {
@@ -147,7 +148,7 @@ export class ProfileService {
         const codeHash = taken ? d.codes.hash(randomBytes(32).toString('hex'), c.id) : c.codeHash;
         await d.store.replace(trx, { ...c, codeHash, userId: user.id, expiresAt: new Date(now.getTime() + cfg.otpValiditySec * 1000) }, now);
         const old = c.kind === 'email' ? user.email : user.phone;
-        await this.audit(user, 'CONTACT_CHANGE_REQUESTED', ctx, { kind: c.kind, change_id: c.id, from: old ? maskContact(c.kind, old) : null, to: c.destination }, trx);
+        await this.audit(user, 'CONTACT_CHANGE_REQUESTED', ctx, { kind: c.kind, change_id: c.id, from: old ? maskDestination(c.kind, old) : null, to: c.destination }, trx);
         if (taken) {
           withheld.add(c.id);
           await this.auditWithheld(c, ctx, trx);
@@ -202,7 +203,7 @@ export class ProfileService {
           throw isUniqueViolation(err) ? conflict(kind) : err; // another account took it between the check and the write
         });
         const old = kind === 'email' ? current.email : current.phone;
-        await this.audit(user, 'CONTACT_CHANGED', ctx, { kind, change_id: row.id, from: old ? maskContact(kind, old) : null, to: row.destination_masked }, trx);
+        await this.audit(user, 'CONTACT_CHANGED', ctx, { kind, change_id: row.id, from: old ? maskDestination(kind, old) : null, to: row.destination_masked }, trx);
         return current;
       });
     } catch (err) {

@@ -11,9 +11,10 @@ describe('masks', () => {
     expect(maskPhone('12')).toBe('***');
   });
 
-  it('masks by method', () => {
+  it('masks by method or contact kind, a phone the same whether it is an SMS destination or a contact', () => {
     expect(maskDestination('email', 'jane.doe@bank.example')).toBe('j***@bank.example');
     expect(maskDestination('sms', '+254712345612')).toBe('+2547****12');
+    expect(maskDestination('phone', '+254712345612')).toBe('+2547****12');
   });
 });
 

@@ -7,6 +7,7 @@
 import type { MailMessage } from '../../mail/mailer.js';
 import { maskEmail, type Recipient } from '../../mail/templates.js';
 import type { OtpMethod } from '../../platform/db/schema.js';
+import { smsText } from '../../platform/notices/sms.js';
 
 /** What a code is for: finishing a sign-in, a signed-in step-up, confirming a new factor, or recovering an account (src/recovery). */
 export type OtpPurpose = 'signin' | 'stepup' | 'enroll' | 'recovery';
@@ -60,7 +61,7 @@ export function codeMail(r: Recipient, m: CodeMessage): MailMessage {
 
 /** The text message carrying a code: one GSM-7 segment (at most 160 characters). */
 export function codeSms(sender: string, m: CodeMessage): string {
-  return `${m.code} is your ${sender} code ${action(m)}. Valid ${minutes(m.validityMinutes)}. Never share it: the bank will never ask for it.`;
+  return smsText(`${m.code} is your ${sender} code ${action(m)}. Valid ${minutes(m.validityMinutes)}. Never share it: the bank will never ask for it.`);
 }
 
 /**
@@ -74,7 +75,11 @@ export function maskPhone(phone: string): string {
   return `+${digits.slice(0, keep)}****${digits.slice(-2)}`;
 }
 
-/** The masked form of an address, whichever the method. */
-export function maskDestination(method: OtpMethod, address: string): string {
-  return method === 'email' ? maskEmail(address) : maskPhone(address);
+/**
+ * The masked form of an address, whichever its kind: a code's method (`email`, `sms`, `push`) or
+ * a contact's kind (`email`, `phone`). The one mask of the audit trail, API answers and notices,
+ * so that the same address always reads the same wherever it appears.
+ */
+export function maskDestination(kind: OtpMethod | 'phone', address: string): string {
+  return kind === 'email' ? maskEmail(address) : maskPhone(address);
 }
