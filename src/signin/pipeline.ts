@@ -26,7 +26,7 @@ import type { TokenService } from '../tokens/service.js';
 import { grantsOf, type Grants, type UserRow, type UserStore } from '../users/store.js';
 import type { PasswordState } from '../credentials/service.js';
 import { SignInErrors } from './errors.js';
-import { erasurePendingError, pendingErasure } from '../gdpr/erasure/gate.js';
+import { admissionOf, erasurePendingError, pendingErasureOf } from '../gdpr/erasure/gate.js';
 import type { SignInStrategy, StrategyName } from './strategy.js';
 
 export interface ClientContext {
@@ -269,12 +269,12 @@ export class SignInPipeline {
       // session outlives a disabling and no token carries a grant taken away. The token carries
       // only what was both admitted (second factor, policy and limits were decided on it) and is
       // still held: a role added meanwhile waits for the next sign-in rather than skip its checks.
-      const fresh = await sql<{ is_active: boolean; roles: string[]; permissions: string[] }>`SELECT u.is_active, ${grantsOf(sql.ref('u.id'))} FROM users u WHERE u.id = ${user.id}`.execute(trx);
+      // An erasure requested while this sign-in ran (it takes the same row lock) is seen too.
+      const fresh = await sql<{ is_active: boolean; roles: string[]; permissions: string[]; erase_after: Date | string | null }>`
+        SELECT u.is_active, ${grantsOf(sql.ref('u.id'))}, ${pendingErasureOf(sql.ref('u.id'))} FROM users u WHERE u.id = ${user.id}`.execute(trx);
       const current = fresh.rows[0];
       if (!current?.is_active) throw SignInErrors.ACCOUNT_DISABLED();
-      // An erasure requested while this sign-in ran (it takes the same row lock) is seen now.
-      const erasure = await pendingErasure(trx, user.id);
-      if (erasure) throw erasurePendingError(erasure);
+      if (current.erase_after !== null) throw erasurePendingError({ erase_after: current.erase_after });
       grants = { roles: admitted.roles.filter((r) => current.roles.includes(r)), permissions: admitted.permissions.filter((p) => current.permissions.includes(p)) };
       const familyId = randomUUID();
       await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
@@ -315,13 +315,12 @@ export class SignInPipeline {
       await d.audit.record({ ...auditContext(ctx), eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'account_disabled' } });
       throw SignInErrors.ACCOUNT_DISABLED();
     }
-    const erasure = await pendingErasure(d.db, user.id);
+    const { erasure, grants } = await admissionOf(d.db, user.id, known);
     if (erasure) {
       outcome?.('erasure_pending');
       await d.audit.record({ ...auditContext(ctx), eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'erasure_pending' } });
       throw erasurePendingError(erasure);
     }
-    const grants = known ?? (await d.users.grants(user.id));
     await d.accessPolicy.check(user, grants, ctx).catch((err: unknown) => {
       outcome?.('policy_restricted');
       throw err;
