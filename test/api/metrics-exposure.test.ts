@@ -2,7 +2,7 @@
  * Who can read /metrics (issue 9 section 9): in production it is never open on the public port.
  * With MANAGEMENT_PORT it moves to a second listener (loopback by default); with METRICS_TOKEN it
  * stays on the public port behind `Authorization: Bearer`; with neither it is not served. Outside
- * production it stays open (test/http/signin-flow.test.ts reads it without a token).
+ * production it stays open (test/api/signin-flow.test.ts reads it without a token).
  * `configure` gives production's behaviour without production's secrets: the policy reads only
  * `config.env` and `config.management`.
  */

@@ -1,14 +1,21 @@
 /**
- * Runs the operator CLI as an operator does: a child process (`node --import tsx src/cli.ts`)
- * with only the configuration it is given in its environment.
+ * Runs the operator CLI as an operator does: a child process with only the configuration it is
+ * given in its environment. In a project that built the service (test/harness/global-build.ts),
+ * the shipped `dist/src/cli.js`; elsewhere the sources (`node --import tsx src/cli.ts`).
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
+import { inject } from 'vitest';
 import type { Secrets } from '../../src/platform/crypto/secrets.js';
 
-const CLI = path.resolve(import.meta.dirname, '../../src/cli.ts');
 const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The command line that starts `entry` (`cli` or `server`): the built JavaScript when there is one. */
+export function serviceCommand(entry: 'cli' | 'server'): string[] {
+  const dist = inject('builtDist') as string | undefined;
+  return dist === undefined ? ['--import', 'tsx', path.join(ROOT, 'src', `${entry}.ts`)] : [path.join(dist, 'src', `${entry}.js`)];
+}
 
 export interface CliResult {
   code: number | null;
@@ -20,7 +27,7 @@ export interface CliResult {
 export function runCli(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     // A clean environment: only what an operator would set, nothing inherited from the test run.
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const child = spawn(process.execPath, [...serviceCommand('cli'), ...args], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir(), ...env },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -122,7 +122,7 @@ describe('device binding (stolen token replayed from another device)', () => {
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/admin/users', payload: { nope: 1 } }), 401, 'TOKEN_MISSING');
     expectError(await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { 'content-type': 'application/json' }, payload: '{"broken' }), 401, 'TOKEN_MISSING');
     // Pre-auth routes that need a token (validate, password) authenticate after decryption
-    // instead, so that their token errors are sealed (test/http/transport.test.ts).
+    // instead, so that their token errors are sealed (test/api/transport.test.ts).
   });
 
   it('refuses a bound token on other authenticated routes (logout) from another device with 401 FINGERPRINT_MISMATCH', async () => {

@@ -1,5 +1,5 @@
 /**
- * The operator CLI as an operator runs it: a child process (`node --import tsx src/cli.ts`) with
+ * The operator CLI as an operator runs it: a child process (the built `dist/src/cli.js`, the package's `strongroom` binary) with
  * the configuration in its environment, against a real PostgreSQL (and once against the embedded
  * PGlite). What it did is checked in the database and by signing in through an app built on the
  * same database with the same secrets.

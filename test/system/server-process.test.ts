@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../harness/postgres.js';
+import { serviceCommand } from '../harness/cli.js';
 
 const ADMIN_PASSWORD = 'Vt7#qLm2!xRp9$';
 const dirs: string[] = [];
@@ -33,10 +34,10 @@ interface Server {
   exited: Promise<number | null>;
 }
 
-/** Starts `src/server.ts` and resolves once it logs that it listens. */
+/** Starts the server (the built `dist/src/server.js`, as `npm start` does) and resolves once it logs that it listens. */
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, serviceCommand('server'), {
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', BCRYPT_COST: '4', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -70,13 +71,13 @@ function request(port: number, method: string, url: string, body?: unknown, head
 
 describe('server process', { timeout: 180_000 }, () => {
   it('refuses to start in production without explicit secrets and DATABASE_URL, naming each', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, serviceCommand('server'), { env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production' }, encoding: 'utf8' });
     expect(r.status).toBe(78);
     for (const name of ['DATABASE_URL', 'FIELD_ENCRYPTION_KEY', 'IP_HASH_KEY', 'TRANSPORT_PRIVATE_KEY_PATH']) expect(r.stderr).toContain(name);
   });
 
   it('explains a bad value instead of starting', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { PATH: process.env.PATH ?? '', PORT: 'eighty', DATA_DIR: tempDir() }, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, serviceCommand('server'), { env: { PATH: process.env.PATH ?? '', PORT: 'eighty', DATA_DIR: tempDir() }, encoding: 'utf8' });
     expect(r.status).toBe(78);
     expect(r.stderr).toContain('PORT must be a whole number');
   });
@@ -96,7 +97,7 @@ describe('server process', { timeout: 180_000 }, () => {
     expect((await request(srv.port, 'GET', '/health')).json).toMatchObject({ status: 'ok', database: { status: 'ok', kind: 'pglite' } });
     expect((await request(srv.port, 'GET', '/api/v1/faq/categories')).json).toMatchObject({ total_articles: expect.any(Number) });
     // A second server on the same data directory is refused instead of corrupting it.
-    const second = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0' }, encoding: 'utf8' });
+    const second = spawnSync(process.execPath, serviceCommand('server'), { env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0' }, encoding: 'utf8' });
     expect(second.status).toBe(75);
     expect(second.stderr).toContain('in use by process');
     srv.child.kill('SIGTERM');
