@@ -19,6 +19,7 @@ import { refreshLoad, REFRESH } from './lib/refresh.js';
 import { post } from './lib/client.js';
 import { finishBench } from './lib/finish.js';
 import { faqSearchBench, FAQ_ARTICLES, FAQ_QUERIES } from './lib/faq.js';
+import { geoLookupBench, GEO_BENCH } from './lib/geo.js';
 import { pushBench, PUSH_DEFAULTS } from './lib/push.js';
 import { bareLdapLoad, configureLdap, serviceLdapLoad, startDirectory } from './lib/ldap.js';
 import { awaitQuiet, combineCpu, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
@@ -340,6 +341,9 @@ async function main(): Promise<void> {
   // A million users (issue 26): the seeded database beside an empty one, on a PostgreSQL of their own.
   const scale = process.env.BENCH_SKIP_SCALE === '1' ? null : await scaleRows({ roots: ourRoots });
 
+  console.log(`Geolocation lookups in this process (${fmt(GEO_BENCH.lookups)} a round, best of ${GEO_BENCH.rounds}; the bundled country database, then a synthetic city + ASN pair) ...`);
+  const geo = await geoLookupBench();
+
   const threads = os.availableParallelism();
   console.log(`RSA-2048 private operations: openssl speed rsa2048 and the plugin's rsaUnwrap in turns, on 1 core, then ${threads} (${LOAD.abRounds} turns of ${LOAD.rsaSeconds} s each) ...`);
   const [openssl1, rsa1] = await alternate(['openssl speed rsa2048', 'rsaUnwrap, 1 core'], process.pid,
@@ -380,6 +384,9 @@ async function main(): Promise<void> {
     ...(scale?.rows ?? []).map((r) => ({ ...r, metText: r.met === null ? '-' : r.met ? 'met' : 'NOT MET', cpuPerOp: '' })),
     row({ key: 'idle_rss_mib', label: 'Idle RSS, first start (PostgreSQL)', figure: `${fmt(idleRss, 1)} MiB`, ratio: '', target: '<= 120 MB', met: idleRss <= 120, value: idleRss }),
     row({ key: 'idle_rss_restart_mib', label: 'Idle RSS, restart (PostgreSQL)', figure: `${fmt(restartRss, 1)} MiB`, ratio: '', target: '<= 120 MB', met: restartRss <= 120, value: restartRss }),
+    // Geolocation (issue 29): per lookup in this process, on addresses never seen before (no answer cache); recurring clients in the details.
+    row({ key: 'geoip_lookup_country_ns', label: 'Geolocation lookup, country (bundled DB)', figure: `${fmt(geo.bundledNewNs / 1000, 2)} us`, ratio: '', target: '<= 5 us', met: geo.bundledNewNs <= 5000, value: geo.bundledNewNs }),
+    row({ key: 'geoip_lookup_city_asn_ns', label: 'Geolocation lookup, city + ASN (2 DBs)', figure: `${fmt(geo.cityAsnNewNs / 1000, 2)} us`, ratio: '', target: '<= 10 us', met: geo.cityAsnNewNs <= 10_000, value: geo.cityAsnNewNs }),
     // Transport encryption (issue 3 section 5). Ratios are to the baseline row just above, measured
     // in turns with it. No CPU/op on the RSA rows: each turn also spends CPU on a key pair and a warm-up.
     row({ key: 'validate_alongside_rps', label: 'POST /auth/validate, plaintext (in turns)', figure: `${fmt(validatePlain.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: validatePlain.rate.perSec }, validatePlain),
@@ -402,6 +409,7 @@ async function main(): Promise<void> {
     `during the mixed run login ${fmt(mixedLogin?.perSec ?? 0, 2)} /s (${fmt((mixedLogin?.perSec ?? 0) / bcrypt.rate.perSec, 2)} of bcrypt), validate p50 ${fmt(mixedValidate.rate.p50Ms, 1)} ms; ` +
     `FAQ search p50 ${fmt(faq.search.p50Ms, 2)} ms (${fmt(faq.search.perSec)} queries/s, ${faq.found.search}/${FAQ_QUERIES.length} queries found something), ILIKE p50 ${fmt(faq.ilike.p50Ms, 2)} ms (${faq.found.ilike}/${FAQ_QUERIES.length}); ` +
     `push: ${fmt(push.rate.drained)} sent in ${fmt(push.rate.drainSec, 1)} s after the queue was full (${fmt(push.rate.idleSec, 1)} s of it between worker turns), ${fmt(push.rate.overallPerSec)} /s from the first enqueue, PostgreSQL CPU ${fmt(1000 * push.rate.cpuMsPerMessage.postgres)} us per message; after kill -9 none pending ${fmt(pushCrash.recoverSec, 1)} s after the kill; refresh p50 ${fmt(refresh.rate.p50Ms, 1)} ms, p99 ${fmt(refresh.rate.p99Ms, 1)} ms, PostgreSQL CPU ${fmt((1e6 * refresh.cpu.sec.postgres!) / refresh.rate.all)} us and load generator (this process) CPU ${fmt((1e6 * refresh.cpu.sec.bench!) / refresh.rate.all)} us per refresh; RSS after load ${fmt(loadedRss, 1)} MiB; PGlite idle RSS ${fmt(pgliteIdleRss, 1)} MiB.`);
+  console.log(`Geolocation: a recurring client (answer cache) ${fmt(geo.bundledRecurringNs)} ns with the country database, ${fmt(geo.cityAsnRecurringNs)} ns with city + ASN; ${fmt(geo.found.bundled)} of ${fmt(GEO_BENCH.lookups)} new addresses found a country in the bundled database.`);
   console.log(`Transport: encrypted validate p50 ${fmt(validateEnc.rate.p50Ms, 1)} ms, p99 ${fmt(validateEnc.rate.p99Ms, 1)} ms; admin users p50 ${fmt(listPlain.rate.p50Ms, 1)} ms plaintext, ${fmt(listEnc.rate.p50Ms, 1)} ms sealed; ` +
     `encrypted login p50 ${fmt(loginEnc.rate.p50Ms)} ms.`);
   const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh, ldapBare, ldapService, validatePlain, validateEnc, listPlain, listEnc, loginEnc, rsa1, rsaN, openssl1, opensslN].map((m) => m.cpu.foreign));
@@ -414,7 +422,7 @@ async function main(): Promise<void> {
     load: LOAD,
     rows: rows.map(({ key, label, value, ratio: r, target, met, cpuPerOp: c, otherLoad }) => ({ key, label, value, ratio: r === '' ? null : Number(r), target, met, cpu_per_op: c || null, other_load: otherLoad || null })),
     raw: {
-      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, faq, push, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss, scale: scale?.raw ?? null,
+      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, faq, push, geo, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss, scale: scale?.raw ?? null,
       transport: { validatePlaintext: validatePlain, validateEncrypted: validateEnc, adminUsers: listPlain, adminUsersEncrypted: listEnc, loginEncrypted: loginEnc, rsaUnwrap1: rsa1, rsaUnwrapThreads: rsaN, opensslSign1: openssl1, opensslSignMulti: opensslN, threads },
     },
     seconds: Math.round((Date.now() - started) / 1000),

@@ -34,6 +34,7 @@ import { rolesModule } from './roles/module.js';
 import { entitiesModule } from './entities/module.js';
 import { devicesModule } from './devices/module.js';
 import { faqModule } from './faq/module.js';
+import { geoModule } from './geo/module.js';
 import { notificationsModule } from './notifications/module.js';
 import { openapiOptions } from './openapi.js';
 import { ldapModule } from './ldap/module.js';
@@ -60,6 +61,7 @@ export interface StrongroomOptions {
 
 function compose(opts: StrongroomOptions) {
   return Composition.from({ ...createPlatform(opts), mailerOverride: opts.mailer })
+    .use(geoModule)
     .use(auditModule)
     .use(mailModule)
     .use(usersModule)

@@ -34,6 +34,24 @@ const Delivery = Type.Union([Type.Literal('email'), Type.Literal('response')], {
 const TemporaryPassword = Type.Optional(Type.String({ description: 'Present only when `delivery` is `response`. Shown once; never retrievable again.', examples: ['q7N#vX2m-Tb9@kLp4Rz'] }));
 const MAIL_FAILURE_TEXT = '`503 MAIL_DELIVERY_FAILED` when email delivery applies and the SMTP server does not accept the message: nothing was changed (the transaction rolled back), so try again.';
 
+const AuditLocation = Type.Object({
+  internal: Type.Optional(Type.Boolean({ description: 'true: an internal address (the bank\'s own networks, a proxy, loopback), never a country; no other field is present.' })),
+  country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2.', examples: ['KE'] })),
+  asn: Type.Optional(Type.Integer({ description: 'Autonomous system number of the network (with an ASN database).', examples: [33771] })),
+  as_org: Type.Optional(Type.String({ description: 'The network\'s organisation as the ASN database names it.', examples: ['Safaricom Limited'] })),
+  city: Type.Optional(Type.String({ description: 'With a city database.', examples: ['Nairobi'] })),
+  latitude: Type.Optional(Type.Number({ examples: [-1.2864] })),
+  longitude: Type.Optional(Type.Number({ examples: [36.8172] })),
+  accuracy_km: Type.Optional(Type.Number({ description: 'The city database\'s accuracy radius in kilometres, when it gives one.', examples: [20] })),
+}, {
+  title: 'AuditLocation',
+  examples: [
+    { country: 'KE', asn: 33771, as_org: 'Safaricom Limited', city: 'Nairobi', latitude: -1.2864, longitude: 36.8172, accuracy_km: 20 },
+    { country: 'PT' },
+    { internal: true },
+  ],
+});
+
 const AuditEntrySchema = Type.Object({
   audit_id: Type.String({ format: 'uuid' }),
   timestamp: Type.String(ISO),
@@ -46,7 +64,7 @@ const AuditEntrySchema = Type.Object({
   user_agent: Type.Union([Type.String(), Type.Null()]),
   channel: Type.Union([Type.String(), Type.Null()]),
   mfa_method: Type.Union([Type.String(), Type.Null()]),
-  location: Type.Union([Type.Object({ country: Type.Optional(Type.String()), city: Type.Optional(Type.String()), latitude: Type.Optional(Type.Number()), longitude: Type.Optional(Type.Number()) }), Type.Null()]),
+  location: Type.Union([AuditLocation, Type.Null()], { description: 'Where the client address was when the entry was written, from the operator\'s geolocation databases: a country (with the network and, with a city database, the city), `{"internal": true}` for a private, loopback, link-local, carrier-grade NAT or unique-local address, or null (no client address, or none the databases know).' }),
   security_events: Type.Array(Type.Object({ event: Type.String(), count: Type.Integer(), timestamp: Type.String(ISO) })),
   risk_score: Type.Union([Type.Number(), Type.Null()]),
   suspicious_indicators: Type.Array(Type.Unknown()),
@@ -140,10 +158,11 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
     app.get('/api/v1/admin/audit', {
       schema: {
         tags, security, summary: 'Read the audit trail (permission audit.read)',
-        description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}) and a time range \`[from, to)\`. Page through with \`cursor\`: send the \`next_cursor\` of a page to get the next one (null on the last page); each page then costs the same however deep it is. \`page\` numbers still work but read past every entry before the page; \`page\` is ignored when \`cursor\` is sent. \`total\` counts the matching entries exactly up to ${COUNT_CAP}; past that it says ${COUNT_CAP} with \`total_exact: false\` ("more than"), so a busy day's first page does not wait for a count of the whole day.`,
+        description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}), \`country\` (ISO 3166-1 alpha-2, upper case: entries whose \`location.country\` is that country, located when they were written) and a time range \`[from, to)\`. Page through with \`cursor\`: send the \`next_cursor\` of a page to get the next one (null on the last page); each page then costs the same however deep it is. \`page\` numbers still work but read past every entry before the page; \`page\` is ignored when \`cursor\` is sent. \`total\` counts the matching entries exactly up to ${COUNT_CAP}; past that it says ${COUNT_CAP} with \`total_exact: false\` ("more than"), so a busy day's first page does not wait for a count of the whole day.`,
         querystring: Type.Object({
           user_id: Type.Optional(Type.String({ format: 'uuid' })),
           event_type: Type.Optional(Type.String({ pattern: '^[A-Z0-9_]{1,64}$' })),
+          country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country code, upper case: only entries located in that country. Anything else is `422 VALIDATION_ERROR` naming `country`.', examples: ['KE'] })),
           from: Type.Optional(Type.String(ISO)),
           to: Type.Optional(Type.String(ISO)),
           cursor: Type.Optional(Type.String({ maxLength: 256, description: 'The `next_cursor` of the previous page, unchanged.' })),
@@ -156,7 +175,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
       const q = request.query;
       const page = q.page ?? 1;
       const pageSize = q.page_size ?? 50;
-      const r = await s.audit.query({ userId: q.user_id, eventType: q.event_type, from: q.from, to: q.to, limit: pageSize, offset: (page - 1) * pageSize, cursor: q.cursor });
+      const r = await s.audit.query({ userId: q.user_id, eventType: q.event_type, country: q.country, from: q.from, to: q.to, limit: pageSize, offset: (page - 1) * pageSize, cursor: q.cursor });
       return { entries: r.entries as never, page: q.cursor === undefined ? page : 1, page_size: pageSize, total: r.total, total_exact: r.totalExact, next_cursor: r.nextCursor };
     });
   };

@@ -4,6 +4,7 @@
  * written in the same transaction as the change they describe where there is one.
  */
 import { sql, type Insertable } from 'kysely';
+import type { GeoLookup } from '../geo/types.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
 import { uuidV7 } from '../platform/crypto/uuid-v7.js';
@@ -96,6 +97,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface AuditQuery {
   userId?: string;
   eventType?: string;
+  /** ISO 3166-1 alpha-2: entries whose `location.country` is this. */
+  country?: string;
   from?: string;
   to?: string;
   limit: number;
@@ -106,7 +109,13 @@ export interface AuditQuery {
 }
 
 export class AuditLog {
-  constructor(private readonly deps: { db: Db; clock: Clock }) {}
+  /**
+   * `geo` locates each entry's client address into `location` (the country, network and city as
+   * the operator's databases know them, or `{internal: true}`), when the entry is written, so the
+   * trail keeps where a client was then, not where a later database puts the address. Without it
+   * (a tool reading the trail) entries are written with no location.
+   */
+  constructor(private readonly deps: { db: Db; clock: Clock; geo?: GeoLookup }) {}
 
   async record(e: AuditInput, trx: Db = this.deps.db): Promise<void> {
     await trx.insertInto('audit_log').values(this.row(e)).execute();
@@ -119,9 +128,16 @@ export class AuditLog {
       audit_id: uuidV7(now), timestamp: new Date(now), event_type: e.eventType, user_id: e.userId ?? null,
       username: e.username?.slice(0, 256) ?? null, status: e.status, ip_address: e.ip ?? null,
       device_fingerprint: e.deviceFingerprint?.slice(0, 256) ?? null, user_agent: e.userAgent?.slice(0, 512) ?? null,
-      channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: null, security_events: '[]',
+      channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: this.locate(e.ip), security_events: '[]',
       risk_score: e.riskScore ?? null, suspicious_indicators: '[]', details: JSON.stringify(e.details ?? {}),
     };
+  }
+
+  /** The `location` column of an entry from this client address: JSON, or null with no address or none known. */
+  private locate(ip: string | null | undefined): string | null {
+    if (!ip || !this.deps.geo) return null;
+    const where = this.deps.geo.lookup(ip);
+    return where === null ? null : JSON.stringify(where);
   }
 
   /**
@@ -135,6 +151,7 @@ export class AuditLog {
     let q = db.selectFrom((d) => d.selectFrom('audit_log').selectAll().unionAll(d.selectFrom('audit_log_held').selectAll()).as('audit_log'));
     if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
     if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
+    if (f.country !== undefined) q = q.where(sql<string>`location->>'country'`, '=', f.country);
     if (f.from !== undefined) q = q.where('timestamp', '>=', new Date(f.from));
     if (f.to !== undefined) q = q.where('timestamp', '<', new Date(f.to));
     const counted = await db.selectFrom(q.select(sql`1`.as('one')).limit(COUNT_CAP + 1).as('c')).select(sql<number>`count(*)::int`.as('n')).executeTakeFirst();

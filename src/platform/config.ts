@@ -12,6 +12,7 @@ import { readSamlEnv, type SamlSettings } from './config-saml.js';
 import { readTracingEnv, type TracingConfig } from './config-tracing.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 import { readCorsEnv, type CorsConfig } from './config-cors.js';
+import { readGeoEnv, type GeoConfig } from './config-geo.js';
 import { readRecoveryMatrix, type RecoveryMatrix } from '../recovery/matrix.js';
 
 /** RECOVERY_CANCEL_URL (or `name`): an absolute http(s) address without a fragment or query (the token goes in the fragment). */
@@ -215,6 +216,8 @@ export interface Config {
   };
   /** The push provider (src/notifications; src/platform/config-push.ts). */
   push: PushConfig;
+  /** GEOIP_COUNTRY_DB, GEOIP_ASN_DB, GEOIP_CITY_DB, GEOIP_MAX_AGE_DAYS: the geolocation databases (src/geo; src/platform/config-geo.ts). */
+  geo: GeoConfig;
   /** SAML sign-in (src/saml). */
   saml: {
     /** SAML_CONFIG_FILE and the SAML_* variables: used while the database holds no SAML configuration. Undefined: no identity provider named. */
@@ -606,6 +609,7 @@ export function loadConfig(env: Env = process.env): Config {
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
     push: readPushEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),
+    geo: readGeoEnv((name) => r.opt(name), r.problems, (name, fallback, min, max) => r.int(name, fallback, min, max)),
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

@@ -81,7 +81,7 @@ describe('POST /api/v1/admin/users', () => {
     expect(page.total).toBe(1);
     expect(page.entries[0]).toMatchObject({
       event_type: 'USER_CREATED', status: 'SUCCESS', user_id: uuid, username: 'audited.user', ip_address: '127.0.0.1',
-      timestamp: new Date(t.clock.now()).toISOString(), location: null, risk_score: null, security_events: [], suspicious_indicators: [],
+      timestamp: new Date(t.clock.now()).toISOString(), location: { internal: true }, risk_score: null, security_events: [], suspicious_indicators: [],
       details: { roles: ['customer'], created_by_id: rootUser.uuid },
     });
   });

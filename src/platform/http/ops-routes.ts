@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.js';
@@ -36,24 +36,52 @@ export function metricsExposure(config: Pick<Config, 'env' | 'management'>): Met
   return { on: 'nowhere' };
 }
 
+const GEOIP_EXAMPLE = {
+  status: 'ok' as const, max_age_days: 35,
+  databases: [
+    { database: 'city' as const, setting: 'GEOIP_CITY_DB' as const, source: 'operator' as const, type: 'GeoLite2-City', build_date: '2026-11-24T10:12:03.000Z', age_days: 12, stale: false },
+    { database: 'asn' as const, setting: 'GEOIP_ASN_DB' as const, source: 'operator' as const, type: 'GeoLite2-ASN', build_date: '2026-11-24T10:10:41.000Z', age_days: 12, stale: false },
+  ],
+  warnings: [],
+};
+
+/** Geolocation (src/geo): which databases answer, their build dates, and warnings (a stale or bundled database is a warning, never an outage). */
+const GeoipHealth = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('warning')], { description: '`warning`: read `warnings`. Geolocation still answers, and /health stays 200.' }),
+  max_age_days: Type.Integer({ description: 'GEOIP_MAX_AGE_DAYS: a database built longer ago than this is stale.' }),
+  databases: Type.Array(Type.Object({
+    database: Type.Union([Type.Literal('country'), Type.Literal('asn'), Type.Literal('city')]),
+    setting: Type.Union([Type.Literal('GEOIP_COUNTRY_DB'), Type.Literal('GEOIP_ASN_DB'), Type.Literal('GEOIP_CITY_DB')], { description: 'The setting naming the file (for the bundled development database, the setting that replaces it).' }),
+    source: Type.Union([Type.Literal('operator'), Type.Literal('bundled')], { description: '`bundled`: the development copy from the npm package @ip-location-db/geo-whois-asn-country-mmdb (no setting given), no longer updated.' }),
+    type: Type.String({ description: 'The database\'s own type (MMDB metadata).', examples: ['GeoLite2-City'] }),
+    build_date: Type.String({ format: 'date-time', description: 'When the database was built (MMDB metadata build_epoch).' }),
+    age_days: Type.Integer(),
+    stale: Type.Boolean({ description: 'Older than max_age_days.' }),
+  })),
+  warnings: Type.Array(Type.String(), { description: 'What an operator should do: replace a stale file, set a database instead of the bundled one, fix a replacement that did not load.' }),
+}, { title: 'GeoipHealth', examples: [GEOIP_EXAMPLE] });
+
 export interface OpsRouteDeps {
   config: Pick<Config, 'env' | 'management'>;
   database: Pick<DatabaseHandle, 'ping' | 'kind'>;
   metrics: Metrics;
+  /** The geolocation databases' state (src/geo). */
+  geo: { health(): Static<typeof GeoipHealth> };
 }
 
 const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   database: Type.Object({ status: Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]), kind: Type.String({ examples: ['postgres'] }) }),
+  geoip: GeoipHealth,
   uptime_seconds: Type.Number(),
   version: Type.String({ examples: ['0.1.0'] }),
 }, {
-  title: 'Health', description: 'The process is up; `database.status` says whether the database answers.',
-  examples: [{ status: 'ok', database: { status: 'ok', kind: 'postgres' }, uptime_seconds: 3600, version: '0.1.0' }],
+  title: 'Health', description: 'The process is up; `database.status` says whether the database answers; `geoip` what the geolocation databases are and any warning about them (a warning there never makes the node unhealthy).',
+  examples: [{ status: 'ok', database: { status: 'ok', kind: 'postgres' }, geoip: GEOIP_EXAMPLE, uptime_seconds: 3600, version: '0.1.0' }],
 });
 const Degraded = Type.Object(Health.properties, {
   title: 'HealthDegraded', description: 'The database does not answer: take the node out of rotation.',
-  examples: [{ status: 'degraded', database: { status: 'unreachable', kind: 'postgres' }, uptime_seconds: 3600, version: '0.1.0' }],
+  examples: [{ status: 'degraded', database: { status: 'unreachable', kind: 'postgres' }, geoip: GEOIP_EXAMPLE, uptime_seconds: 3600, version: '0.1.0' }],
 });
 
 const MetricsText = {
@@ -108,6 +136,7 @@ function probeRoutes(app: App, s: OpsRouteDeps, metrics: { token: string | undef
     return {
       status: ok ? ('ok' as const) : ('degraded' as const),
       database: { status: ok ? ('ok' as const) : ('unreachable' as const), kind: s.database.kind },
+      geoip: s.geo.health(),
       uptime_seconds: Math.round((Date.now() - started) / 1000),
       version: '0.1.0',
     };
@@ -115,7 +144,7 @@ function probeRoutes(app: App, s: OpsRouteDeps, metrics: { token: string | undef
   const healthSchema = {
     tags: ['Operations'],
     summary: 'Liveness and database readiness',
-    description: 'Answers 200 when the process is up and the database answers a query, 503 when the database does not. Open: no token.',
+    description: 'Answers 200 when the process is up and the database answers a query, 503 when the database does not. `geoip` lists the geolocation databases with their build dates and warnings (a stale database is a warning: the answer stays 200). Open: no token.',
     response: { 200: Health, 503: Degraded },
   };
   app.get('/health', { schema: healthSchema }, health);
