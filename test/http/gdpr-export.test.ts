@@ -171,6 +171,9 @@ describe('GET /api/v1/auth/gdpr/export', () => {
     expect(rows('consent_history')).toEqual([expect.objectContaining({ purpose: 'marketing_email', client_address: '203.0.113.7', user_agent: 'agent-amina' })]);
     expect(rows('recovery_workflows')).toEqual([expect.objectContaining({ kind: 'password', state: 'cancelled', started_at_branch: false })]);
     expect(rows('audit_events').map((e) => e.event_type)).toEqual(expect.arrayContaining(['USER_LOGIN', 'DEVICE_TOKEN_REGISTERED']));
+    // Where each event placed the person, and what the risk evaluation made of it, are theirs to see too.
+    expect(rows('audit_events').find((e) => e.event_type === 'USER_LOGIN')).toMatchObject({ location: { internal: true }, suspicious_indicators: [] });
+    expect(rows('audit_events').every((e) => 'risk_score' in e)).toBe(true);
     expect((doc.notes as Record<string, string>).audit_events).toContain('13 months');
     // Never a secret: not the TOTP secret, hashes, the push token in full, the session key.
     for (const secret of [TOTP_SECRET, 'backup-hash-amina', 'handle-hash-amina', 'account-hash-amina', 'fcm:Amina_phone_APA91bH2x7k3Lq9Zr0Xc3A_token', (await serverKey(amina.session_id)).toString('hex')]) expect(res.body).not.toContain(secret);

@@ -288,7 +288,7 @@ const faq: RegistryEntry[] = [
   },
 ];
 
-const AUDIT_COLUMNS = ['audit_id', 'timestamp', 'event_type', 'status', 'channel', 'ip_address', 'user_agent', 'device_fingerprint', 'mfa_method', 'details'] as const;
+const AUDIT_COLUMNS = ['audit_id', 'timestamp', 'event_type', 'status', 'channel', 'ip_address', 'user_agent', 'device_fingerprint', 'mfa_method', 'location', 'risk_score', 'suspicious_indicators', 'details'] as const;
 
 /** Keys of `details` that name the operator who acted (another person): not the person's data. */
 const OPERATOR_DETAIL_KEYS: ReadonlySet<string> = new Set(['operator_username', 'operator_id', 'changed_by', 'changed_by_id', 'by_id', 'created_by', 'released_by', 'decided_by']);
