@@ -53,6 +53,7 @@ export function registerDeviceBindingRoutes(instance: FastifyInstance, s: Device
   const HOW = `A channel whose policy has \`require_bound_device\` accepts only devices approved here. A sign-in from another device is refused (\`403 POLICY_RESTRICTED\`, rule \`device\`) and leaves a \`pending\` binding (at most ${MAX_PENDING_PER_USER} open per user), audited as \`DEVICE_BINDING_REQUESTED\`. Approving a \`pending\` or \`revoked\` binding lets that device in; revoking ends the user's sessions on it. An administrator cannot decide on their own devices (\`403 DEVICE_BINDING_SELF_APPROVAL\`).`;
 
   app.get('/api/v1/admin/device-bindings', {
+    config: { personalData: true },
     schema: {
       tags, security, summary: 'List device bindings (permission devices.manage)', description: `${HOW} Newest request first; filter by \`status\` (the approval queue is \`status=pending\`) and \`user_id\`.`,
       querystring: Type.Object({

@@ -156,6 +156,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
     });
 
     app.get('/api/v1/admin/audit', {
+      config: { personalData: true },
       schema: {
         tags, security, summary: 'Read the audit trail (permission audit.read)',
         description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}), \`country\` (ISO 3166-1 alpha-2, upper case: entries whose \`location.country\` is that country, located when they were written) and a time range \`[from, to)\`. Page through with \`cursor\`: send the \`next_cursor\` of a page to get the next one (null on the last page); each page then costs the same however deep it is. \`page\` numbers still work but read past every entry before the page; \`page\` is ignored when \`cursor\` is sent. \`total\` counts the matching entries exactly up to ${COUNT_CAP}; past that it says ${COUNT_CAP} with \`total_exact: false\` ("more than"), so a busy day's first page does not wait for a count of the whole day.`,

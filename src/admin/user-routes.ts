@@ -107,6 +107,7 @@ type Who = (request: FastifyRequest) => ReturnType<typeof requestWho>;
 /** `GET /api/v1/admin/users`. */
 function findRoute(app: App, s: UserRouteDeps): void {
   app.get('/api/v1/admin/users', {
+    config: { personalData: true },
     schema: {
       tags, security, summary: 'Find users (permission users.read)',
       description: `Users in username order, a page at a time: \`limit\` per page, and \`next_cursor\` to send as \`cursor\` for the next one (null on the last page). Filters combine: \`search\` (username or full name by case-insensitive substring; the whole email address or phone number, found by their blind indexes), \`role\`, \`entity\` (a branch code) and \`status\`. Deleted accounts are listed only with \`status=deleted\`. Status: ${USER_STATUS_SHORT}`,
@@ -126,6 +127,7 @@ function findRoute(app: App, s: UserRouteDeps): void {
 function userRoute(app: App, s: UserRouteDeps, who: Who): void {
   const preValidation = refuseIntegerUserId;
   app.get('/api/v1/admin/users/:id', {
+    config: { personalData: true },
     schema: {
       tags, security, summary: 'Read a user (permission users.read)', description: 'Deleted accounts too (`status: deleted`). `404 USER_NOT_FOUND` for an unknown uuid; an integer id is refused (`422 VALIDATION_ERROR`): send the uuid.',
       params: UserIdParams,
@@ -171,6 +173,7 @@ function userRoute(app: App, s: UserRouteDeps, who: Who): void {
 function sessionRoutes(app: App, s: UserRouteDeps, who: Who): void {
   const preValidation = refuseIntegerUserId;
   app.get('/api/v1/admin/users/:id/sessions', {
+    config: { personalData: true },
     schema: {
       tags, security, summary: 'List a user\'s sessions (permission users.read)',
       description: 'The user\'s active sessions, oldest first: never a token or a session key; the device as `device_tag` (a keyed hash of its fingerprint), the client address as the stored HMAC.',

@@ -75,6 +75,7 @@ export function registerApprovalRoutes(app: App, s: RecoveryAdminRouteDeps): voi
   const approvals = s.recovery.approvals;
 
   app.get('/api/v1/admin/recoveries', {
+    config: { personalData: true },
     schema: {
       tags, security, summary: 'Find recoveries waiting for a branch approval (permission recovery.approve)',
       description: `The workflows waiting for a branch's approval, found by the \`reference\` the person reads from their app, or by the account (\`user_id\`): what was lost, the account's username and masked contacts, the proofs given, when it started and expires. One of the two is needed; a reference no waiting workflow has gives an empty list.\n\n${bullets('`403 PERMISSION_DENIED`: the caller lacks `recovery.approve`.', '`422 VALIDATION_ERROR`: neither `reference` nor `user_id`, or both.')}`,

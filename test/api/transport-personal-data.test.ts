@@ -28,10 +28,16 @@ const PUSH_TOKEN = `fcm0001:APA91bH2x7k3Lq9Zr0Xc3A_${'p'.repeat(120)}-1`;
 const USER_AGENT = 'StrongroomBank/5.2 (personal-data test)';
 
 /** The GETs that answer a person's own data: each marked `personalData`. */
-const MARKED_GETS = [
+const OWN_GETS = [
   '/api/v1/auth/consent', '/api/v1/auth/gdpr/export', '/api/v1/auth/gdpr/portability', '/api/v1/auth/profile',
   '/api/v1/notifications/devices', '/api/v1/notifications/devices/{id}',
 ];
+/** The operators' GETs that answer other people's data (contacts, addresses, devices, who did what): marked too. */
+const ADMIN_GETS = [
+  '/api/v1/admin/audit', '/api/v1/admin/breaches/{id}/affected', '/api/v1/admin/consent/purposes/{purpose}/subjects', '/api/v1/admin/device-bindings',
+  '/api/v1/admin/gdpr/requests', '/api/v1/admin/recoveries', '/api/v1/admin/users', '/api/v1/admin/users/{id}', '/api/v1/admin/users/{id}/sessions',
+];
+const MARKED_GETS = [...OWN_GETS, ...ADMIN_GETS];
 
 /** A refusal that holds nothing but the error: the four fields of an error body, in plaintext. */
 function bareRefusal(res: Res): void {
@@ -106,6 +112,21 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1: GETs that answer personal data', () =>
       const plain = JSON.stringify(openSession(key, res.json()));
       for (const expected of inside[url] ?? []) expect(plain, url).toContain(expected);
     }
+  });
+
+  it("operators' GETs of other people's data: each refused unsealed even to an administrator (422, nothing but the error), and answered sealed", async () => {
+    await seedUser(t.s, 'privacy.admin', { roles: ['admin'] });
+    const login = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: ENCRYPTED, payload: preAuthBody(await fetchServerPem(t.app), { username: 'privacy.admin', password: STRONG_PASSWORD }) });
+    expect(login.statusCode, login.body).toBe(200);
+    const admin = openPreAuth(login.json());
+    const adminToken = String(admin.body.access_token);
+    const someone = '0190f1c2-7a3b-7c4d-8e5f-6a7b8c9d0e1f';
+    const refusedUrls = ADMIN_GETS.map((p) => p.replace('{id}', someone).replace('{purpose}', 'terms_of_service'));
+    for (const url of refusedUrls) bareRefusal(await t.app.inject({ method: 'GET', url, headers: bearer(adminToken) }));
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/users?search=personal.data', headers: bearer(adminToken, ENCRYPTED) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).not.toContain(EMAIL);
+    expect(JSON.stringify(openSession(admin.key, res.json()))).toContain(EMAIL);
   });
 
   it('the SDK flags its GETs when it holds a session key and opens the sealed answer; without a key it is refused', async () => {

@@ -105,6 +105,7 @@ function registerReadRoutes(app: App, s: BreachService, onRequest: Hook): void {
   }, async (request) => s.view(request.params.id));
 
   app.get('/api/v1/admin/breaches/:id/affected', {
+    config: { personalData: true },
     schema: {
       tags, security, summary: 'The accounts a personal-data breach affected (permission breach.manage)',
       description: `By account, with how many of its audit entries matched and the state of its notices.\n\n${bullets(DENIED, NOT_FOUND)}`,

@@ -61,6 +61,7 @@ export function registerConsentAdminRoutes(app: App, s: { consent: ConsentServic
   }, async (request, reply) => reply.status(201).send(present(await s.consent.publish(request.params.purpose, request.body.texts, await who(request)))));
 
   app.get(`${BASE}/:purpose/subjects`, {
+    config: { personalData: true },
     schema: {
       tags, security, summary: 'Who consented to a purpose (permission consent.read)',
       description: `The people whose consent to the purpose is given now (deleted accounts left out), for a campaign: each one's uuid, the version of the text and when, and nothing else. A page at a time: \`limit\` per page, \`next_cursor\` to send as \`cursor\` for the next one (null on the last). \`min_version\`: only consents to that version or a later one. Each page is audited as CONSENT_SUBJECTS_LISTED (who asked, the purpose, how many).\n\n${bullets('`404 CONSENT_PURPOSE_NOT_FOUND`: no purpose has this key.', '`422 VALIDATION_ERROR`: a cursor this service did not issue.')}`,

@@ -116,6 +116,7 @@ export function gdprExportRoutes(s: GdprExportRouteDeps): FastifyPluginAsync {
     });
 
     app.get(REQUESTS_PATH, {
+      config: { personalData: true },
       schema: {
         tags, security, summary: 'The log of data-subject requests',
         description: 'Every export and portability document answered (erasures later): who, when, kind, format, channel, whether it left encrypted, and what was sent (section names and row counts, never the data). Newest first; `user_id` narrows to one person; page with `cursor`. Permission `gdpr.read`.',
