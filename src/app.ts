@@ -30,12 +30,15 @@ import { gdprExportModule } from './gdpr/export/module.js';
 import { consentModule } from './gdpr/consent/module.js';
 import { breachesModule } from './gdpr/breaches/module.js';
 import { erasureModule } from './gdpr/erasure/module.js';
+import { riskModule } from './risk/module.js';
 import { rolesModule } from './roles/module.js';
 import { entitiesModule } from './entities/module.js';
 import { devicesModule } from './devices/module.js';
 import { faqModule } from './faq/module.js';
 import { geoModule } from './geo/module.js';
 import { notificationsModule } from './notifications/module.js';
+import { alertsModule } from './risk/alerts/module.js';
+import { riskResponsesModule } from './risk/responses/module.js';
 import { openapiOptions } from './openapi.js';
 import { ldapModule } from './ldap/module.js';
 import { samlModule } from './saml/module.js';
@@ -73,7 +76,9 @@ function compose(opts: StrongroomOptions) {
     .use(credentialsModule)
     .use(devicesModule)
     .use(notificationsModule)
+    .use(alertsModule)
     .use(secondFactorModule)
+    .use(riskModule)
     .use(signinModule)
     .use(pinsModule)
     .use(ldapModule)
@@ -81,6 +86,7 @@ function compose(opts: StrongroomOptions) {
     .use(samlModule)
     .use(thirdPartyModule)
     .use(mfaModule)
+    .use(riskResponsesModule)
     .use(recoveryModule)
     .use(profileModule)
     .use(gdprExportModule)

@@ -2,7 +2,9 @@
 /**
  * `strongroom <command>` (from a checkout: `npm run cli -- <command>`): the operator commands
  * `migrate`, `create-admin`, `rotate-keys`, `rotate-field-key`, `rotate-transport-key`, `rotate-saml-sp-key`,
- * `users ...` (create, unlock, list, show, update, disable, enable, delete, sessions, end-sessions), `faq seed`, `roles ...` and `bench seed` (synthetic data for the scale bench), against the database the server uses. Results go to stdout for people; errors to stderr; the exit code
+ * `users ...` (create, unlock, list, show, update, disable, enable, delete, sessions, end-sessions), `faq seed`, `roles ...`, `audit ...`,
+ * `gdpr ledger ...` (the erasure ledger) and `bench seed` (synthetic data for the scale bench), against the database the server uses; and
+ * `passwords ...` (the breached-password filter), on files only. Results go to stdout for people; errors to stderr; the exit code
  * follows sysexits.h (see src/cli/usage.ts) so scripts can tell a refusal from a usage error.
  */
 import { ConfigError, loadConfig, type Config } from './platform/config.js';
@@ -53,6 +55,11 @@ async function run(argv: string[]): Promise<number> {
   if (cmd.name === 'help') {
     process.stdout.write(usage(cmd.topic));
     return EXIT.OK;
+  }
+  // Files only, no database: they run wherever the Pwned Passwords download is, with no other setting.
+  if (cmd.name === 'passwords import-breached' || cmd.name === 'passwords check-breached') {
+    const { runPasswords } = await import('./cli/passwords-commands.js');
+    return runPasswords(cmd, process.env.BREACHED_PASSWORDS_FILTER || undefined, print);
   }
 
   let config: Config;

@@ -19,6 +19,8 @@ import { GdprExportErrors } from './gdpr/export/errors.js';
 import { ConsentErrors } from './gdpr/consent/errors.js';
 import { BreachErrors } from './gdpr/breaches/errors.js';
 import { ErasureErrors } from './gdpr/erasure/errors.js';
+import { AlertErrors } from './risk/alerts/errors.js';
+import { RiskResponseErrors } from './risk/responses/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
@@ -65,6 +67,8 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Consent: ConsentErrors.definitions,
   'Personal-data breaches': BreachErrors.definitions,
   Erasure: ErasureErrors.definitions,
+  'Security alerts': AlertErrors.definitions,
+  'Sign-in notices': RiskResponseErrors.definitions,
   Operations: OpsErrors.definitions,
 };
 

@@ -46,6 +46,10 @@ export const AUDIT_EVENTS = [
   'PROFILE_UPDATED', 'CONTACT_CHANGE_REQUESTED', 'CONTACT_CHANGED', 'CONTACT_CHANGE_FAILED',
   'BREACH_RECORDED', 'BREACH_REPORTED', 'BREACH_CLOSED',
   'GDPR_ERASURE_REQUESTED', 'GDPR_ERASURE_CANCELLED', 'GDPR_ERASURE_HELD', 'GDPR_ERASURE_RELEASED', 'GDPR_ERASED',
+  // Security alerts (issue 29)
+  'SECURITY_ALERT_RAISED', 'SECURITY_ALERT_ACKNOWLEDGED', 'SECURITY_ALERT_RESOLVED',
+  // Responses to a suspicious sign-in (issue 29)
+  'SIGN_IN_REPORTED_NOT_ME', 'ACCOUNT_SECURITY_UNLOCKED',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
@@ -54,11 +58,19 @@ export interface AuditContext {
   deviceFingerprint?: string | null;
   userAgent?: string | null;
   channel?: string | null;
+  /** The sign-in's risk score (src/risk), 0 to 100. */
+  riskScore?: number | null;
+  /** The indicators that made the score (`suspicious_indicators`). */
+  suspiciousIndicators?: readonly unknown[] | null;
 }
 
-/** The audit fields of a request's client context (`clientContext`, `mfaContext`). */
-export function auditContext(ctx: { ip: string; fingerprint: string; userAgent: string; channel: string }): AuditContext {
-  return { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel };
+/**
+ * The audit fields of a request's client context (`clientContext`, `mfaContext`); a sign-in's
+ * context carries its risk assessment once made, and every entry written with it then has the score.
+ */
+export function auditContext(ctx: { ip: string; fingerprint: string; userAgent: string; channel: string; risk?: { score: number; indicators: readonly unknown[] } }): AuditContext {
+  const risk = ctx.risk ? { riskScore: ctx.risk.score, suspiciousIndicators: ctx.risk.indicators } : {};
+  return { ip: ctx.ip, deviceFingerprint: ctx.fingerprint || null, userAgent: ctx.userAgent, channel: ctx.channel, ...risk };
 }
 
 export interface AuditInput extends AuditContext {
@@ -67,7 +79,6 @@ export interface AuditInput extends AuditContext {
   userId?: string | null;
   username?: string | null;
   mfaMethod?: string | null;
-  riskScore?: number | null;
   details?: Record<string, unknown>;
 }
 
@@ -129,7 +140,7 @@ export class AuditLog {
       username: e.username?.slice(0, 256) ?? null, status: e.status, ip_address: e.ip ?? null,
       device_fingerprint: e.deviceFingerprint?.slice(0, 256) ?? null, user_agent: e.userAgent?.slice(0, 512) ?? null,
       channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: this.locate(e.ip), security_events: '[]',
-      risk_score: e.riskScore ?? null, suspicious_indicators: '[]', details: JSON.stringify(e.details ?? {}),
+      risk_score: e.riskScore ?? null, suspicious_indicators: JSON.stringify(e.suspiciousIndicators ?? []), details: JSON.stringify(e.details ?? {}),
     };
   }
 

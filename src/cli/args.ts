@@ -4,6 +4,8 @@ import { isHelpTopic, UsageError, type HelpTopic } from './usage.js';
 import { EMAIL_MAX_LENGTH, PHONE_PATTERN, USERNAME_PATTERN } from '../users/rules.js';
 import { parseAudit, type AuditCommand } from './audit-args.js';
 import { parseBench, type BenchSeedCommand } from './bench-seed-args.js';
+import { parseGdpr, type GdprCommand } from './gdpr-args.js';
+import { parsePasswords, type PasswordsCommand } from './passwords-args.js';
 import { parseRoles, type RolesCommand } from './roles-args.js';
 import { parseUserLifecycle, USER_LIFECYCLE_SUBCOMMANDS, type UserLifecycleCommand } from './users-args.js';
 
@@ -21,7 +23,9 @@ export type Command =
   | { name: 'faq seed' }
   | RolesCommand
   | AuditCommand
-  | BenchSeedCommand;
+  | BenchSeedCommand
+  | GdprCommand
+  | PasswordsCommand;
 
 // The same rules as the admin API's request schema (src/users/rules.ts).
 const USERNAME = new RegExp(USERNAME_PATTERN);
@@ -103,8 +107,12 @@ export function parseCommand(argv: string[]): Command {
       return parseRoles(rest);
     case 'audit':
       return parseAudit(rest);
+    case 'gdpr':
+      return parseGdpr(rest);
     case 'bench':
       return parseBench(rest) ?? { name: 'help', topic: 'bench' };
+    case 'passwords':
+      return parsePasswords(rest);
     case 'faq': {
       const [sub, ...more] = rest;
       if (sub === undefined) throw new UsageError('faq needs a subcommand: seed.', 'faq');

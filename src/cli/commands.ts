@@ -16,6 +16,7 @@ import type { Command } from './args.js';
 import { benchSeed } from './bench-seed.js';
 import { rotateFieldKey } from './field-key.js';
 import { runAudit } from './audit-commands.js';
+import { readLedger, runGdpr } from './gdpr-commands.js';
 import { runRoles } from './roles-commands.js';
 import { describe as describeUser, runUserLifecycle } from './users-commands.js';
 import type { Print } from './usage.js';
@@ -122,11 +123,13 @@ export async function seedFaq(s: Registry, print: Print): Promise<void> {
 }
 
 /** Opens the runtime, runs one command, always closes the database (PGlite releases its lock). */
-export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: Config, password: string | undefined, print: Print): Promise<void> {
+export async function execute(cmd: Exclude<Command, { name: 'help' } | { name: `passwords ${string}` }>, config: Config, password: string | undefined, print: Print): Promise<void> {
   // Quiet: warnings and errors only, on stderr, so stdout holds nothing but the results.
   const log = createLogger('warn', pino.destination({ fd: 2, sync: true }));
   if (cmd.name === 'rotate-field-key') return rotateFieldKey(config, cmd, log, print);
   if (cmd.name === 'bench seed') return benchSeed(config, cmd, log, print);
+  // Read and checked whole before the database opens: a malformed ledger changes nothing.
+  const ledger = cmd.name === 'gdpr ledger reapply' ? await readLedger(cmd.file) : undefined;
   const { strongroom, generated, migrated } = await openRuntime(config, log);
   const services = strongroom.registry;
   try {
@@ -165,6 +168,9 @@ export async function execute(cmd: Exclude<Command, { name: 'help' }>, config: C
       case 'audit hold':
       case 'audit release':
         return await runAudit(services, cmd, print, actor().username);
+      case 'gdpr ledger export':
+      case 'gdpr ledger reapply':
+        return await runGdpr(services, cmd, print, actor().username, ledger);
       default:
         return await runRoles(services, cmd, print, { actor: actor(), context: {} });
     }

@@ -22,7 +22,8 @@ export async function readPasswordFromStdin(): Promise<string> {
   return password;
 }
 
-function promptHidden(prompt: string): Promise<string> {
+/** Asks for a secret on the terminal with echo off (Ctrl-C cancels). */
+export function promptHidden(prompt: string): Promise<string> {
   const stdin = process.stdin;
   process.stderr.write(prompt);
   stdin.setRawMode(true);

@@ -52,6 +52,8 @@ const ENVIRONMENT = `Environment:
   BCRYPT_COST           bcrypt cost for new passwords (default 12; lower only outside production).
   STRONGROOM_ADMIN_PASSWORD
                         create-admin: the administrator's password (or use --password-stdin).
+  BREACHED_PASSWORDS_FILTER
+                        passwords: the filter file written and checked by default.
   Every other variable of the server (README, "Configuration") is read and validated too.`;
 
 const COMMANDS = `Commands:
@@ -91,6 +93,16 @@ const COMMANDS = `Commands:
   bench seed --database NAME [--users N] [--sessions N] [--active-sessions N] [--audit N] [--months N]
                                 Fill a benchmark database with synthetic users, sessions and
                                 audit entries (PostgreSQL; never a database people use).
+  gdpr ledger export [--since DATE]
+                                The erasure ledger (erased accounts' uuids and dates), as JSON
+                                lines: keep it apart from the backups.
+  gdpr ledger reapply --file PATH|-
+                                Erase again, on a database restored from a backup, the accounts
+                                the ledger lists.
+  passwords import-breached --file PATH [--min-count N] [--output PATH] [--false-positive-rate R]
+                                Build the breached-password filter from a Pwned Passwords file.
+  passwords check-breached [--filter PATH]
+                                Is the password on standard input in the filter? (0 no, 1 yes)
   help [COMMAND]                This text, or the help of one command.`;
 
 const EXIT_CODES = `Exit codes: 0 done, 1 refused or unfinished (the reason is printed), 64 usage error,
@@ -267,6 +279,35 @@ Example:
   strongroom audit hold --reason "dispute 2026-0415" --from 2025-10-01 --to 2026-01-01 \
     --user 0f8fad5b-d9cb-469f-a165-70867728950e
 `,
+  gdpr: `Usage: strongroom gdpr ledger export [--since DATE]
+       strongroom gdpr ledger reapply --file PATH|-
+
+The erasure ledger: every account the erasure job has erased, by uuid, with when the erasure was
+requested and when it was applied; no username, no contact, nothing else. A database backup taken
+before an erasure brings the person back when it is restored: re-applying the ledger to the
+restored database erases them again.
+
+  gdpr ledger export [--since DATE]
+      Writes the ledger on stdout, one JSON object per line, in the order the erasures were
+      applied: {"user_id":"<uuid>","requested_at":"<instant>","erased_at":"<instant>"}.
+      --since DATE: only the erasures applied at or after DATE (2026-03-01, UTC midnight, or an
+      instant with its offset, 2026-03-01T10:00:00Z). Run it every day (the erasure job runs
+      hourly) and keep the file where the backups are not.
+  gdpr ledger reapply --file PATH|-
+      On a database restored from a backup (the one DATABASE_URL names), before it serves:
+      erases now every account of the ledger that exists there and is not erased yet, as the
+      erasure job does (no grace period; audited GDPR_ERASED with "via": "ledger"), even when
+      the restored database shows its request under a legal hold (the ledger proves the hold was
+      released before the erasure). Accounts already erased are left alone; uuids the database
+      does not have (accounts created after the backup) are counted and listed. Prints the
+      counts and exits 0; running it again changes nothing. The whole ledger is checked first:
+      a malformed line is refused naming its number (exit 1) and nothing is changed.
+      --file - reads the ledger from standard input.
+
+Examples:
+  strongroom gdpr ledger export > /srv/ledger/erasures.jsonl.new && mv /srv/ledger/erasures.jsonl.new /srv/ledger/erasures.jsonl
+  DATABASE_URL=postgres://strongroom@db-restore/strongroom strongroom gdpr ledger reapply --file /srv/ledger/erasures.jsonl
+`,
   bench: `Usage: strongroom bench seed --database NAME [--users N] [--sessions N] [--active-sessions N]
                                 [--audit N] [--months N]
 
@@ -303,6 +344,36 @@ Counts may be grouped: 1_000_000 or 1,000,000.
 
 Example:
   DATABASE_URL=postgres://bench@127.0.0.1/strongroom_scale strongroom bench seed --database strongroom_scale
+`,
+  passwords: `Usage: strongroom passwords import-breached --file PATH [--min-count N] [--output PATH]
+                                           [--false-positive-rate R]
+       strongroom passwords check-breached [--filter PATH]
+
+The breach corpus: passwords known from data breaches, which the password rules refuse (rule
+"breached") wherever a password is set, and which sign-in reports as a risk signal. Both commands
+work on files only: no database, and no setting but BREACHED_PASSWORDS_FILTER (the default path).
+
+  passwords import-breached --file PATH
+      Reads a Pwned Passwords file in the SHA-1 format (lines SHA1HEX:COUNT, as the official
+      haveibeenpwned-downloader writes it; any size, read as a stream, twice) and writes a filter
+      file: about 2 bytes per entry at the default rate, so about 2 GB for the whole set. Progress
+      goes to stderr, the summary (entries, filter size, false-positive rate) to stdout. A
+      malformed line stops the import naming its line number; nothing is written then. The
+      filter is written under a temporary name and renamed into place, so a server reloading it
+      never sees half of it.
+      --output PATH               Where to write it (default: BREACHED_PASSWORDS_FILTER).
+      --min-count N               Leave out passwords seen fewer than N times (default 1: all).
+      --false-positive-rate R     How often a password not in the corpus is refused all the same,
+                                  0.0001 to 0.05 (default 0.001, 1 in 1,000); lower costs memory.
+  passwords check-breached [--filter PATH]
+      Reads one password from standard input (piped, or typed at a hidden prompt; never an
+      argument) and says whether the filter (default: BREACHED_PASSWORDS_FILTER) holds it. Exit 0:
+      not in the corpus; 1: in it (or the filter cannot be read, said on stderr).
+
+Examples:
+  haveibeenpwned-downloader pwnedpasswords        # writes pwnedpasswords.txt (tens of GB)
+  strongroom passwords import-breached --file pwnedpasswords.txt --output /srv/strongroom/breached.filter
+  printf '%s\\n' 'P@ssw0rd' | strongroom passwords check-breached --filter /srv/strongroom/breached.filter
 `,
 } as const;
 

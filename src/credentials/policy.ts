@@ -1,10 +1,13 @@
 /**
  * SPEC "Password rules": length, the four character classes, no keyboard patterns, no
- * dictionary words, not containing the username or email, bcrypt's byte limit. Limits per
- * account class (admin, regular, service) live in the `password_restrictions` table.
- * Every violated rule is reported, each with a stable `rule` name.
+ * dictionary words, not containing the username or email, bcrypt's byte limit; and, when the
+ * operator has loaded a breach corpus (BREACHED_PASSWORDS_FILTER), not a password known from a
+ * data breach. Limits per account class (admin, regular, service) live in the
+ * `password_restrictions` table. Every violated rule is reported, each with a stable `rule` name.
+ * Every way a password is set goes through `CredentialService.prepare`, which calls `check`.
  */
 import type { Db } from '../platform/db/database.js';
+import type { BreachedPasswords } from './breached/corpus.js';
 import { BCRYPT_MAX_BYTES } from './hashing.js';
 import { StrengthChecker } from './strength.js';
 
@@ -22,6 +25,9 @@ export interface Restrictions {
   expiryDays: number | null;
   warnDays: number;
 }
+
+/** The `breached` rule's message. */
+export const BREACHED_MESSAGE = 'This password appears in data breaches of other services, so attackers try it first: choose another.';
 
 export interface Violation {
   rule: string;
@@ -46,7 +52,8 @@ export class PasswordPolicy {
   private cache = new Map<AccountClass, Restrictions>();
   private readonly strength = new StrengthChecker();
 
-  constructor(private readonly db: Db) {}
+  /** `breached`: the breach corpus; without one, no password is refused as breached. */
+  constructor(private readonly db: Db, private readonly breached: BreachedPasswords = { isBreached: () => false }) {}
 
   /** Stops the strength-check worker (it also stops by itself when idle). */
   async close(): Promise<void> {
@@ -90,6 +97,9 @@ export class PasswordPolicy {
     }
     if (keyboard) v.push({ rule: 'keyboard_pattern', message: 'Avoid keyboard patterns such as qwerty or 1234.' });
     if (dictionary) v.push({ rule: 'dictionary_word', message: 'Avoid dictionary words and common passwords.' });
+    // Which breach, or how often the password was seen, is never said: it would tell the
+    // person (or whoever is trying passwords) something about other people's passwords.
+    if (this.breached.isBreached(password)) v.push({ rule: 'breached', message: BREACHED_MESSAGE });
     return v;
   }
 }

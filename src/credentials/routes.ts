@@ -20,8 +20,9 @@ import { TokenErrors } from '../tokens/errors.js';
 import { SignInErrors } from '../signin/errors.js';
 import { PolicyErrors } from '../policy/errors.js';
 import { CredentialErrors } from './errors.js';
+import { clearSecurityLock } from '../risk/responses/lock.js';
 
-const NewPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'At least 12 characters with upper and lower case, a digit and a symbol; no keyboard patterns, dictionary words, username or email; at most 72 bytes; not one of the last 8 nor used in the last 12 months.', examples: ['Vt7#qLm2!xRp9$'] });
+const NewPassword = Type.String({ minLength: 1, maxLength: 1024, description: 'At least 12 characters with upper and lower case, a digit and a symbol; no keyboard patterns, dictionary words, username or email; at most 72 bytes; not one of the last 8 nor used in the last 12 months; not a password known from data breaches (when the operator loads a breach corpus).', examples: ['Vt7#qLm2!xRp9$'] });
 
 const PasswordChanged = Type.Object({
   status: Type.Literal('success'),
@@ -29,7 +30,7 @@ const PasswordChanged = Type.Object({
   message: Type.String({ examples: ['Password changed.'] }),
 });
 
-const POLICY_DOC = 'A rule violation is `422 PASSWORD_POLICY_VIOLATION` whose `details.violations` lists each failed rule as `{rule, message}` (rules: min_length, max_bytes, control_characters, uppercase, lowercase, digit, symbol, contains_personal_data, keyboard_pattern, dictionary_word, history).';
+const POLICY_DOC = 'A rule violation is `422 PASSWORD_POLICY_VIOLATION` whose `details.violations` lists each failed rule as `{rule, message}` (rules: min_length, max_bytes, control_characters, uppercase, lowercase, digit, symbol, contains_personal_data, keyboard_pattern, dictionary_word, breached, history). `breached`: the password is in the breach corpus the operator loaded (Pwned Passwords), checked on the server without any network call; the answer never says which breach or how often.';
 
 export interface CredentialRouteDeps extends ReauthDeps {
   db: Db;
@@ -94,6 +95,11 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
         const result = await s.credentials.store(trx, user, prepared);
         const ended = await s.sessions.endAllForUser(trx, user.id, 'password_changed');
         await s.audit.record({ eventType: 'PASSWORD_CHANGED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { via: 'reset_token' } }, trx);
+        // A holder who answered "this was not me" to a sign-in notice and recovered their account
+        // has a new password now: their lock (src/risk/responses/lock.ts) is lifted with it, not at
+        // the recovery's completion, when the password someone else used still worked.
+        const locked = claims.recovered === true ? await clearSecurityLock(trx, user.id) : null;
+        if (locked) await s.audit.record({ eventType: 'ACCOUNT_SECURITY_UNLOCKED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { by: 'account_recovery', locked_at: locked.toISOString() } }, trx);
         return { result, ended };
       });
       await s.denylist.announce(claims.jti, claims.exp * 1000);

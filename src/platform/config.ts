@@ -13,6 +13,9 @@ import { readTracingEnv, type TracingConfig } from './config-tracing.js';
 import { readRateLimits, type RateLimits } from './config-rate-limits.js';
 import { readCorsEnv, type CorsConfig } from './config-cors.js';
 import { readGeoEnv, type GeoConfig } from './config-geo.js';
+import { readBreachedEnv, type BreachedConfig } from './config-breached.js';
+import { readAlertsEnv, type AlertsConfig } from './config-alerts.js';
+import { readRiskEnv, type RiskConfig } from './config-risk.js';
 import { readRecoveryMatrix, type RecoveryMatrix } from '../recovery/matrix.js';
 
 /** RECOVERY_CANCEL_URL (or `name`): an absolute http(s) address without a fragment or query (the token goes in the fragment). */
@@ -218,6 +221,12 @@ export interface Config {
   push: PushConfig;
   /** GEOIP_COUNTRY_DB, GEOIP_ASN_DB, GEOIP_CITY_DB, GEOIP_MAX_AGE_DAYS: the geolocation databases (src/geo; src/platform/config-geo.ts). */
   geo: GeoConfig;
+  /** BREACHED_PASSWORDS_FILTER: the breach corpus new passwords are checked against (src/credentials/breached; src/platform/config-breached.ts). */
+  breachedPasswords: BreachedConfig;
+  /** SECURITY_ALERT_EMAIL, SECURITY_WEBHOOK_URL and _SECRET, ...: security alerts to the bank's security team (src/risk/alerts; src/platform/config-alerts.ts). */
+  alerts: AlertsConfig;
+  /** RISK_EVALUATION, RISK_WEIGHTS, RISK_MAX_TRAVEL_KMH, ...: the risk evaluation of sign-ins (src/risk; src/platform/config-risk.ts). */
+  risk: RiskConfig;
   /** SAML sign-in (src/saml). */
   saml: {
     /** SAML_CONFIG_FILE and the SAML_* variables: used while the database holds no SAML configuration. Undefined: no identity provider named. */
@@ -610,6 +619,9 @@ export function loadConfig(env: Env = process.env): Config {
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
     push: readPushEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),
     geo: readGeoEnv((name) => r.opt(name), r.problems, (name, fallback, min, max) => r.int(name, fallback, min, max)),
+    breachedPasswords: readBreachedEnv((name) => r.opt(name), r.problems),
+    alerts: readAlertsEnv((name) => r.opt(name), r.problems, production, r.opt('SMTP_URL') !== undefined, { int: (name, fallback, min, max) => r.int(name, fallback, min, max) }),
+    risk: readRiskEnv((name) => r.opt(name), r.problems, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

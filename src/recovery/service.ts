@@ -369,7 +369,7 @@ export class RecoveryService implements StepHost {
   /** The reset token a completed password or PIN workflow hands out (once). */
   async resetToken(kind: 'password' | 'pin', user: UserRow): Promise<{ reset_token: string; reset_token_expires_in: number; reset_with: string }> {
     const d = this.deps;
-    const issued = await d.tokens.issue('reset', { user_id: user.uuid, purpose: kind === 'password' ? PASSWORD_CHANGE_PURPOSE : PIN_CHANGE_PURPOSE });
+    const issued = await d.tokens.issue('reset', { user_id: user.uuid, purpose: kind === 'password' ? PASSWORD_CHANGE_PURPOSE : PIN_CHANGE_PURPOSE, recovered: true });
     return { reset_token: issued.token, reset_token_expires_in: d.config.tokens.resetTtlSec, reset_with: RESET_ROUTES[kind] };
   }
 

@@ -4,6 +4,7 @@
  * the responses (alerts, notices, the security team's webhook) meet only here.
  */
 import type { GeoLocation } from '../geo/types.js';
+import type { Db } from '../platform/db/database.js';
 
 /** Each signal the evaluation can raise; its weight in the score is configurable (RISK_WEIGHTS). */
 export const RISK_SIGNALS = [
@@ -62,3 +63,47 @@ export interface AlertInput {
    */
   dedupeKey: string;
 }
+
+/**
+ * The breach corpus the `breached_password` signal asks (the operator's imported Pwned Passwords
+ * filter). Optional: without one the signal is off. Checked only for a password that proved right.
+ */
+export interface BreachedPasswords {
+  isBreached(password: string): boolean;
+}
+
+/** How an evaluated sign-in attempt ended, when the listeners hear of it. */
+export type AssessedOutcome =
+  /** A session was opened: `auditId` is its USER_LOGIN entry, written in the transaction the listener is given. */
+  | 'signed_in'
+  /** The password was right and a second factor is asked for (the MFA_REQUIRED or MFA_SETUP_REQUIRED entry carries the score). */
+  | 'second_factor_required'
+  /** A wrong password (its FAILED_LOGIN_ATTEMPT entry carries the score): only the failure signals are evaluated. */
+  | 'failed';
+
+/** What a listener of the sign-in's evaluation hears (src/signin/pipeline.ts calls them). */
+export interface AssessedSignIn {
+  outcome: AssessedOutcome;
+  assessment: RiskAssessment;
+  /** The account; null when the identifier named none (a failure). */
+  user: { id: number; uuid: string; username: string } | null;
+  channel: string;
+  /** The keyed hash of the client's address, as sessions keep it. */
+  ipHash: string;
+  /** The keyed hash of the client's network (an IPv4 address, an IPv6 /64). */
+  networkHash: string;
+  /** The client's User-Agent as sent (at most 512 characters; '' when none): the notice describes the device from it. */
+  userAgent: string;
+  /** The audit entry that carries the assessment, when its id is known (USER_LOGIN); else null. */
+  auditId: string | null;
+  /** Unix milliseconds (the service's clock). */
+  at: number;
+}
+
+/**
+ * Called for every evaluated sign-in attempt that raised at least one indicator, after the audit
+ * entry that carries the assessment is written. `db` is that entry's transaction for
+ * `signed_in` (what the listener writes commits with the session, or not at all), else the
+ * pool. An error it throws fails the sign-in: a listener that must not, catches its own.
+ */
+export type AssessmentListener = (event: AssessedSignIn, db: Db) => Promise<void>;

@@ -22,7 +22,7 @@ import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
 export type EndReason =
   | 'logout' | 'logout_all' | 'inactivity' | 'expired' | 'superseded' | 'concurrency_limit'
-  | 'refresh_reuse' | 'password_changed' | 'pin_changed' | 'admin' | 'device_revoked' | 'idp_logout' | 'account_recovery' | 'erasure_requested';
+  | 'refresh_reuse' | 'password_changed' | 'pin_changed' | 'admin' | 'device_revoked' | 'idp_logout' | 'account_recovery' | 'erasure_requested' | 'reported_not_me';
 
 export interface Session {
   sessionId: string;

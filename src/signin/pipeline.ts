@@ -1,10 +1,16 @@
 /**
  * The one sign-in pipeline (ARCHITECTURE 4): every channel and every strategy goes through
  *
- *   rate limit -> lockout -> identify (strategy) -> account and password state
- *   -> access policy -> second factor -> tokens + session -> audit
+ *   rate limit -> lockout -> identify (strategy) -> risk -> account and password state
+ *   -> access policy -> second factor -> tokens + session (+ risk profile) -> audit
  *
  * Access policy and MFA are hooks other modules provide (src/signin/module.ts names them).
+ *
+ * Risk (src/risk): the account's history is read while the password is compared; once it proved
+ * right, the assessment rides on the client context (`ctx.risk`), so every audit entry of the
+ * sign-in written with that context carries its `risk_score` and `suspicious_indicators` (the
+ * FAILED_LOGIN_ATTEMPT of a wrong one carries the failure signals). The profile is updated inside
+ * the session's transaction: no extra commit. Listeners (`risk.onAssessed`) hear of what raised.
  */
 import { randomUUID } from 'node:crypto';
 import { auditContext, type AuditLog } from '../audit/service.js';
@@ -23,11 +29,14 @@ import type { AttemptLimits, LoginAttempts } from '../policy/lockout.js';
 import type { ReportedLocation, SessionPolicy } from '../sessions/guard.js';
 import type { Session, SessionLimits, SessionService } from '../sessions/service.js';
 import type { TokenService } from '../tokens/service.js';
+import type { RiskService } from '../risk/service.js';
+import type { AssessedOutcome, RiskAssessment } from '../risk/types.js';
 import { grantsOf, type Grants, type UserRow, type UserStore } from '../users/store.js';
 import type { PasswordState } from '../credentials/service.js';
 import { SignInErrors } from './errors.js';
 import { admissionOf, erasurePendingError, pendingErasureOf } from '../gdpr/erasure/gate.js';
-import type { SignInStrategy, StrategyName } from './strategy.js';
+import { securityLockedError } from '../risk/responses/lock.js';
+import type { SignInStrategy, StrategyName, Subject } from './strategy.js';
 
 export interface ClientContext {
   ip: string;
@@ -39,6 +48,8 @@ export interface ClientContext {
   channel: string;
   /** Where the device says it is (agent sign-in); fields are checked by the access policy. */
   location?: ReportedLocation;
+  /** The sign-in's risk evaluation, once made: audit entries written with this context carry it. */
+  risk?: RiskAssessment;
 }
 
 export interface PolicyCheckOptions {
@@ -110,6 +121,8 @@ export interface Identified {
   password?: PasswordState;
   /** The password lives elsewhere (a directory, an IdP): it never expires here. */
   passwordElsewhere: boolean;
+  /** The risk evaluation made when the identity was proven (absent: evaluation is off, or `finish` makes it). */
+  risk?: RiskAssessment;
 }
 
 /**
@@ -143,6 +156,7 @@ export interface PipelineDeps {
   subCipher: FieldCipher;
   accessPolicy: AccessPolicyCheck;
   secondFactor: SecondFactorGate;
+  risk: RiskService;
 }
 
 export class SignInPipeline {
@@ -168,7 +182,6 @@ export class SignInPipeline {
   async identify<I>(strategy: SignInStrategy<I>, input: I, ctx: ClientContext): Promise<Identified> {
     const d = this.deps;
     const outcome = this.outcome(strategy.name, ctx.channel);
-    const auditBase = auditContext(ctx);
 
     const subject = await strategy.subject(input);
     // A bounded number of checks per address in flight (issue 9, section 3), then the attempt is
@@ -180,16 +193,48 @@ export class SignInPipeline {
       outcome('rate_limited');
       throw err;
     }
+    // The account's history is read while the password is compared (a bcrypt check takes far
+    // longer than the read), so the evaluation adds no round trip to a sign-in.
+    const early = d.risk.enabled && subject.user ? { userId: subject.user.id, read: d.risk.prior(subject.user, ctx) } : null;
     const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject), d.accessPolicy.attemptLimits(ctx.channel)).finally(leave);
     if (attempt.kind !== 'ok') {
-      const who = { ...auditBase, userId: subject.user?.uuid, username: subject.identifier };
+      const failed = attempt.kind === 'failed' ? await this.assessFailure(subject, ctx) : ctx;
+      const who = { ...auditContext(failed), userId: subject.user?.uuid, username: subject.identifier };
       const refused = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
       outcome(attempt.kind === 'busy' ? 'rate_limited' : refused ? 'locked' : 'invalid_credentials');
+      if (failed.risk) await d.risk.announce('failed', failed.risk, subject.user ?? null, ctx, null, d.db);
       throw refused ?? SignInErrors.INVALID_CREDENTIALS({}, strategy.invalidMessage === undefined ? undefined : { message: strategy.invalidMessage });
     }
     const { user, password } = attempt.value;
-    const grants = await this.admit(user, ctx, outcome, attempt.value.grants);
-    return { user, grants, password, passwordElsewhere: strategy.passwordElsewhere === true };
+    let risk: RiskAssessment | undefined;
+    if (d.risk.enabled) {
+      const prior = early?.userId === user.id ? await early.read : await d.risk.prior(user, ctx);
+      risk = d.risk.assess(prior, ctx, strategy.passwordOf?.(input));
+    }
+    const grants = await this.admit(user, risk ? { ...ctx, risk } : ctx, outcome, attempt.value.grants);
+    return { user, grants, password, passwordElsewhere: strategy.passwordElsewhere === true, risk };
+  }
+
+  /** A wrong secret: the failure signals, on a copy of the context its audit entries are written with. */
+  private async assessFailure(subject: Subject, ctx: ClientContext): Promise<ClientContext> {
+    if (!this.deps.risk.enabled) return ctx;
+    return { ...ctx, risk: await this.deps.risk.assessFailure(subject.key, subject.user?.uuid ?? null, ctx) };
+  }
+
+  /**
+   * `ctx` with the sign-in's risk assessment: the one it carries or `known`, else made now from a
+   * fresh read (a sign-in finished in a later request: a second factor, a SAML code's exchange).
+   */
+  private async assessed(user: UserRow, ctx: ClientContext, known?: RiskAssessment): Promise<ClientContext> {
+    const d = this.deps;
+    const risk = ctx.risk ?? known ?? (d.risk.enabled ? d.risk.assess(await d.risk.prior(user, ctx), ctx) : undefined);
+    return risk ? { ...ctx, risk } : ctx;
+  }
+
+  /** Tells the risk listeners of a sign-in that now waits for its second factor. */
+  private async announceChallenge(challenge: AppError, user: UserRow, ctx: ClientContext): Promise<void> {
+    const waiting: AssessedOutcome | null = challenge.code === '2FA_REQUIRED' || challenge.code === 'MFA_SETUP_INCOMPLETE' ? 'second_factor_required' : null;
+    if (waiting && ctx.risk) await this.deps.risk.announce(waiting, ctx.risk, user, ctx, null, this.deps.db);
   }
 
   /**
@@ -197,10 +242,11 @@ export class SignInPipeline {
    * password change, else tokens and a session. `opts.onSession` writes what the strategy keeps
    * about the new session (SAML: its SessionIndex) in the session's transaction.
    */
-  async finish(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, ctx: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
+  async finish(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, client: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
     const d = this.deps;
-    const outcome = this.outcome(strategy.name, ctx.channel);
+    const outcome = this.outcome(strategy.name, client.channel);
     const { user, grants, password } = identified;
+    const ctx = await this.assessed(user, client, identified.risk);
     // Read once, reused by the response (null: never expires, as a password kept elsewhere).
     let passwordExpiresAt: number | null | undefined = identified.passwordElsewhere ? null : undefined;
     let changeRequired: PasswordChangeReason | null = null;
@@ -215,6 +261,7 @@ export class SignInPipeline {
     const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined, opts.origin);
     if (challenge) {
       outcome(challenge.code === 'POLICY_RESTRICTED' ? 'policy_restricted' : 'second_factor_required'); // no factor this channel accepts
+      await this.announceChallenge(challenge, user, ctx);
       throw challenge;
     }
     if (changeRequired) {
@@ -232,8 +279,11 @@ export class SignInPipeline {
    * MFA_SETUP_INCOMPLETE, or POLICY_RESTRICTED) with its 2FA token bound to `ctx`, or null when
    * none is due (the SAML browser flow asks before it spends its code).
    */
-  async secondFactorDue(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, ctx: ClientContext, opts: FinishOptions = {}): Promise<AppError | null> {
-    return this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name, undefined, opts.origin);
+  async secondFactorDue(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, client: ClientContext, opts: FinishOptions = {}): Promise<AppError | null> {
+    const ctx = await this.assessed(identified.user, client, identified.risk);
+    const challenge = await this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name, undefined, opts.origin);
+    if (challenge) await this.announceChallenge(challenge, identified.user, ctx);
+    return challenge;
   }
 
   private outcome(strategy: string, channel: string): (o: string) => void {
@@ -255,8 +305,9 @@ export class SignInPipeline {
    * Issues tokens and a session for a user whose identity (and second factor) is settled.
    * `passwordExpiresAt`: when the caller read it already (null: never expires).
    */
-  async complete(user: UserRow, admitted: Grants, ctx: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string; passwordExpiresAt?: number | null } & FinishOptions): Promise<SignInResult> {
+  async complete(user: UserRow, admitted: Grants, client: ClientContext, opts: { mfaCompleted: boolean; method: string; mfaMethod?: string; passwordExpiresAt?: number | null } & FinishOptions): Promise<SignInResult> {
     const d = this.deps;
+    const ctx = await this.assessed(user, client);
     const now = new Date(d.clock.now());
     let grants = admitted;
     const { session, ended, pair } = await d.db.transaction().execute(async (trx) => {
@@ -270,21 +321,28 @@ export class SignInPipeline {
       // only what was both admitted (second factor, policy and limits were decided on it) and is
       // still held: a role added meanwhile waits for the next sign-in rather than skip its checks.
       // An erasure requested while this sign-in ran (it takes the same row lock) is seen too.
-      const fresh = await sql<{ is_active: boolean; roles: string[]; permissions: string[]; erase_after: Date | string | null }>`
-        SELECT u.is_active, ${grantsOf(sql.ref('u.id'))}, ${pendingErasureOf(sql.ref('u.id'))} FROM users u WHERE u.id = ${user.id}`.execute(trx);
+      const fresh = await sql<{ is_active: boolean; roles: string[]; permissions: string[]; erase_after: Date | string | null; security_locked_at: Date | string | null }>`
+        SELECT u.is_active, u.security_locked_at, ${grantsOf(sql.ref('u.id'))}, ${pendingErasureOf(sql.ref('u.id'))} FROM users u WHERE u.id = ${user.id}`.execute(trx);
       const current = fresh.rows[0];
       if (!current?.is_active) throw SignInErrors.ACCOUNT_DISABLED();
       if (current.erase_after !== null) throw erasurePendingError({ erase_after: current.erase_after });
+      // A "this was not me" answered while this sign-in waited for its second factor is seen here.
+      if (current.security_locked_at !== null) throw securityLockedError(current.security_locked_at);
       grants = { roles: admitted.roles.filter((r) => current.roles.includes(r)), permissions: admitted.permissions.filter((p) => current.permissions.includes(p)) };
       const familyId = randomUUID();
       await trx.insertInto('refresh_families').values({ family_id: familyId, session_id: created.session.sessionId, user_id: user.id, created_at: now, revoked_at: null, revoke_reason: null }).execute();
       const issued = await this.issuePair(trx, user, grants, created.session, familyId);
       if (opts.origin) await this.originWriters.get(opts.method)?.(trx, created.session, user, opts.origin);
       await d.users.update(trx, user.id, { last_login_at: now }, now);
-      await d.audit.record({
+      const entry = d.audit.row({
         eventType: 'USER_LOGIN', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), mfaMethod: opts.mfaMethod ?? null,
         details: { method: opts.method, session_id: created.session.sessionId, ended_sessions: created.ended },
-      }, trx);
+      });
+      await trx.insertInto('audit_log').values(entry).execute();
+      if (ctx.risk) {
+        await d.risk.record(trx, user.id, ctx, ctx.risk);
+        await d.risk.announce('signed_in', ctx.risk, user, ctx, entry.audit_id ?? null, trx);
+      }
       return { session: created.session, ended: created.ended, pair: issued };
     });
     await d.sessions.announce(ended);
@@ -306,7 +364,8 @@ export class SignInPipeline {
   /**
    * What follows a right secret, for sign-in and for routes that act on a proven secret without
    * signing in (a PIN change over USSD): the account is active (else audited, 403
-   * ACCOUNT_DISABLED) and the access policy allows this request. Returns the user's grants.
+   * ACCOUNT_DISABLED), has no pending erasure and no lock its holder put on it ("this was not
+   * me": 403 ACCOUNT_SECURITY_LOCKED), and the access policy allows this request. Returns the user's grants.
    */
   async admit(user: UserRow, ctx: ClientContext, outcome?: (o: string) => void, known?: Grants): Promise<Grants> {
     const d = this.deps;
@@ -320,6 +379,15 @@ export class SignInPipeline {
       outcome?.('erasure_pending');
       await d.audit.record({ ...auditContext(ctx), eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'erasure_pending' } });
       throw erasurePendingError(erasure);
+    }
+    // The holder answered "this was not me" to a sign-in notice: no sign-in until a recovery
+    // (src/risk/responses/lock.ts). On the account's row the sign-in read; `complete` reads it
+    // again under the row lock, so a lock set meanwhile is seen there.
+    const securityLocked = user.security_locked_at;
+    if (securityLocked) {
+      outcome?.('security_locked');
+      await d.audit.record({ ...auditContext(ctx), eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: user.uuid, username: user.username, details: { reason: 'security_locked' } });
+      throw securityLockedError(securityLocked);
     }
     await d.accessPolicy.check(user, grants, ctx).catch((err: unknown) => {
       outcome?.('policy_restricted');

@@ -36,6 +36,11 @@ export interface SignInStrategy<Input> {
   readonly invalidMessage?: string;
   /** Its password lives elsewhere (a directory): no local expiry to read or warn about. */
   readonly passwordElsewhere?: boolean;
+  /**
+   * The password the attempt carries, when this method checks one here: asked, once it proved
+   * right, whether it is in the operator's breach corpus (the `breached_password` risk signal).
+   */
+  passwordOf?(input: Input): string;
   subject(input: Input): Promise<Subject>;
   /** The user when the secret is right, otherwise null. Takes the same time either way. */
   authenticate(input: Input, subject: Subject): Promise<Authenticated | null>;

@@ -53,6 +53,8 @@ export interface ResetClaims extends JWTPayload {
   token_type: 'reset';
   user_id: string;
   purpose: string;
+  /** Issued by a completed account recovery (src/recovery): the password set with it also lifts a "this was not me" lock. */
+  recovered?: boolean;
   jti: string;
   exp: number;
 }

@@ -27,7 +27,8 @@ import type { BodyEnvelope } from '../platform/http/envelope.js';
  * SPEC Transport encryption 3, plus the routes a client calls before it holds a session key
  * (docs/decisions.md): refresh, the forced password change, email/SMS factor enrolment with a
  * 2FA token, fetching security questions, requesting an MFA reset, the mobile channel's sign-in
- * and validate (the app's first request), setting a PIN with a reset token, and account recovery.
+ * and validate (the app's first request), setting a PIN with a reset token, account recovery,
+ * and the "this was not me" answer to a sign-in notice.
  */
 export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/login', '/api/v1/auth/validate', '/api/v1/auth/2fa/request', '/api/v1/auth/2fa/verify',
@@ -38,18 +39,18 @@ export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/2fa/otp/setup', '/api/v1/2fa/otp/verify', '/api/v1/auth/security-questions', '/api/v1/auth/reset/mfa',
   '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin', '/api/v1/auth/ldap/login', '/api/v1/auth/third-party/login',
   '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
-  '/api/v1/auth/reset/access-policy', '/api/v1/auth/gdpr/delete/cancel',
+  '/api/v1/auth/reset/access-policy', '/api/v1/auth/gdpr/delete/cancel', '/api/v1/auth/security/not-me',
 ];
 
 /**
  * SPEC Transport encryption 6: exact paths; plus the assistant tools' MCP endpoint (MCP clients do
- * not speak the scheme; docs/decisions.md "FAQ"); plus account recovery's "this was not me" page
- * and erasure's "keep my account" page, with their one-click POSTs (browser pages, with nothing
- * but a single-use cancel token to send).
+ * not speak the scheme; docs/decisions.md "FAQ"); plus account recovery's "this was not me" page,
+ * erasure's "keep my account" page and the sign-in notices' "this was not me" page, with their
+ * one-click POSTs (browser pages, with nothing but a single-use token to send).
  */
 export const DEFAULT_EXEMPT_PATHS = [
   '/api/v1/auth/public_key', '/api/v1/core/translations/fetch', '/api/docs', '/api/redoc', '/api/openapi.json', '/api',
-  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel', '/gdpr/erasure/cancel',
+  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel', '/gdpr/erasure/cancel', '/security/not-me',
 ];
 
 /** Exempt by prefix: the documentation's assets, and the public FAQ (help articles, no account data; docs/decisions.md "FAQ"). */

@@ -29,11 +29,13 @@ export interface UserRow {
   created_at: Date | string;
   /** When an administrator soft-deleted the account (it is inactive too); null: not deleted. */
   deleted_at: Date | string | null;
+  /** When the holder answered "this was not me" to a sign-in notice (src/risk/responses/lock.ts); null: not locked. */
+  security_locked_at: Date | string | null;
 }
 
 const USER_COLUMNS = [
   'id', 'uuid', 'username', 'email', 'phone', 'full_name', 'language', 'is_active', 'is_service_account', 'must_change_password',
-  'last_login_at', 'created_at', 'deleted_at',
+  'last_login_at', 'created_at', 'deleted_at', 'security_locked_at',
 ] as const;
 
 export interface Grants {

@@ -16,6 +16,7 @@ import { maskEmail } from '../../src/mail/templates.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { Authenticator, enrolTotp } from '../harness/authenticator.js';
 import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { dumpEveryTable as dumpAll, tablesHolding } from '../harness/table-dump.js';
 
 let t: TestApp;
 const mails: MailMessage[] = [];
@@ -39,19 +40,8 @@ async function cancelTokenMailedTo(to: string, nth: number): Promise<string> {
   return link![1]!;
 }
 
-/** Every base table, every row, as text. */
-async function dumpEveryTable(): Promise<Map<string, string>> {
-  const tables = await sql<{ t: string }>`SELECT table_name AS t FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`.execute(t.s.db);
-  const out = new Map<string, string>();
-  for (const { t: table } of tables.rows) {
-    const rows = await sql`SELECT * FROM ${sql.table(table)}`.execute(t.s.db);
-    out.set(table, JSON.stringify(rows.rows).toLowerCase());
-  }
-  return out;
-}
-
-const found = (dump: Map<string, string>, needle: string): string[] => [...dump].filter(([, text]) => text.includes(needle.toLowerCase())).map(([table]) => table);
-
+const dumpEveryTable = (): Promise<Map<string, string>> => dumpAll(t.s.db);
+const found = tablesHolding;
 
 let erinUuid: string;
 let admin: string;
@@ -269,5 +259,51 @@ describe('erasure threats', () => {
       expect(state).toEqual(['erased']);
       expect(erased).toBeGreaterThanOrEqual(1);
     }
+  });
+});
+
+describe('erasure of a long audit trail', () => {
+  it('pseudonymises every one of 1,200 audit rows (three batches; found by uuid, or by the username or email address typed alone, in any case; equal timestamps across batch ends) and the held copies', async () => {
+    const name = 'erasure.longtrail';
+    const email = 'long.trail@example.com';
+    const u = await seedUser(t.s, name, { email });
+    const at = t.clock.now();
+    const entry = (i: number) => ({
+      ...t.s.audit.row({
+        eventType: 'USER_LOGIN', status: i % 3 === 0 ? 'FAILURE' : 'SUCCESS', userId: i % 4 === 0 ? null : u.uuid, username: i % 8 === 0 ? email.toUpperCase() : i % 2 === 0 ? name.toUpperCase() : name,
+        ip: `198.51.100.${i % 250}`, userAgent: 'Trail-Agent/2.0', deviceFingerprint: `trail-fp-${i}`, details: { email, note: `signed in as ${name}`, n: i },
+      }),
+      // Seven entries per instant: batch ends fall inside a run of equal timestamps.
+      timestamp: new Date(at - Math.floor(i / 7) * 1000),
+    });
+    for (let from = 0; from < 1200; from += 300) await t.s.db.insertInto('audit_log').values(Array.from({ length: 300 }, (_, k) => entry(from + k))).execute();
+    await t.s.db.insertInto('audit_log_held').values(Array.from({ length: 5 }, (_, k) => entry(2000 + k))).execute();
+    const mine = sql`(user_id = ${u.uuid} OR lower(username) IN (${name}, ${email}))`;
+    expect((await sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_log WHERE ${mine} AND details ? 'n'`.execute(t.s.db)).rows[0]!.n).toBe(1200);
+
+    expect((await ask((await signIn(t.app, name)).access_token)).statusCode).toBe(202);
+    t.clock.advance(31 * DAY);
+    expect(await t.s.erasureJob.run()).toBeGreaterThanOrEqual(1);
+
+    const pseudonym = (await sql<{ username: string }>`SELECT username FROM users WHERE uuid = ${u.uuid}`.execute(t.s.db)).rows[0]!.username;
+    expect(pseudonym).toMatch(/^erased-[0-9a-f]{20}$/);
+    for (const table of ['audit_log', 'audit_log_held']) {
+      const rows = (await sql<{ username: string; ip_address: string; device_fingerprint: string; user_agent: string | null; details: { n: number } }>`
+        SELECT username, ip_address, device_fingerprint, user_agent, details FROM ${sql.table(table)} WHERE details ? 'n' AND details->>'note' IS NOT NULL`.execute(t.s.db)).rows;
+      expect(rows, table).toHaveLength(table === 'audit_log' ? 1200 : 5);
+      expect(new Set(rows.map((r) => r.details.n)).size).toBe(rows.length);
+      for (const r of rows) {
+        expect(r.username).toBe(pseudonym);
+        expect(r.ip_address).toMatch(/^k:[0-9a-f]{32}$/);
+        expect(r.device_fingerprint).toMatch(/^k:[0-9a-f]{32}$/);
+        expect(r.user_agent).toBeNull();
+        expect(r.details).toEqual({ note: pseudonym, n: r.details.n });
+      }
+    }
+    const left = await dumpEveryTable();
+    for (const v of [name, email, 'trail-agent', 'trail-fp-', '198.51.100.']) expect(found(left, v), `${v} still in`).toEqual([]);
+    const counts = (await sql<{ counts: Record<string, number> }>`SELECT counts FROM gdpr_erasures WHERE user_uuid = ${u.uuid} AND state = 'erased'`.execute(t.s.db)).rows[0]!.counts;
+    expect(counts.audit_log).toBeGreaterThanOrEqual(1200);
+    expect(counts.audit_log_held).toBe(5);
   });
 });

@@ -259,7 +259,7 @@ describe('strongroom CLI on PostgreSQL', () => {
     for (const args of [[], ['help'], ['--help']]) {
       const r = await runCli(args, {});
       expect(r.code, args.join(' ')).toBe(0);
-      for (const s of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'rotate-saml-sp-key', 'users create', 'users unlock', 'DATABASE_URL', 'DATA_DIR', 'STRONGROOM_ADMIN_PASSWORD', 'one process at a time']) {
+      for (const s of ['migrate', 'create-admin', 'rotate-keys', 'rotate-field-key', 'rotate-transport-key', 'rotate-saml-sp-key', 'users create', 'users unlock', 'gdpr ledger export', 'gdpr ledger reapply', 'DATABASE_URL', 'DATA_DIR', 'STRONGROOM_ADMIN_PASSWORD', 'one process at a time']) {
         expect(r.stdout).toContain(s);
       }
     }

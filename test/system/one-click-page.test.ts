@@ -1,10 +1,10 @@
 /**
- * The one-click pages of notices ("this was not me" of account recovery, "keep my account" of
- * erasure) are one component (src/platform/http/one-click-page.ts): in headless Chromium, under
- * its own Content-Security-Policy, the page reads the token from the fragment, removes it from
- * the address bar, POSTs it in the named field to its own path on a click, and says what the
- * answer means; a link without a well-formed token shows no button. The service's two pages are
- * checked in the browser too.
+ * The one-click pages of notices ("this was not me" of account recovery and of sign-in notices,
+ * "keep my account" of erasure) are one component (src/platform/http/one-click-page.ts): in
+ * headless Chromium, under its own Content-Security-Policy, the page reads the token from the
+ * fragment, removes it from the address bar, POSTs it in the named field to its own path on a
+ * click, and says what the answer means; a link without a well-formed token shows no button. The
+ * service's own pages are checked in the browser too.
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -100,8 +100,8 @@ describe('a one-click page in Chromium', () => {
     await page.close();
   });
 
-  it('the service\'s own pages (/recovery/cancel, /gdpr/erasure/cancel) run under their CSP and post a well-formed token to their own path', async () => {
-    for (const [path, token] of [['/recovery/cancel', `rcx_${'B'.repeat(43)}`], ['/gdpr/erasure/cancel', `erx_${'C'.repeat(43)}`]] as const) {
+  it('the service\'s own pages (/recovery/cancel, /gdpr/erasure/cancel, /security/not-me) run under their CSP and post a well-formed token to their own path', async () => {
+    for (const [path, token] of [['/recovery/cancel', `rcx_${'B'.repeat(43)}`], ['/gdpr/erasure/cancel', `erx_${'C'.repeat(43)}`], ['/security/not-me', `rnm_${'D'.repeat(43)}`]] as const) {
       const { page, problems } = await open(`${appOrigin}${path}#${token}`);
       const request = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === path);
       await page.locator('#go').click();

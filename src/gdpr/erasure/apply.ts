@@ -47,9 +47,12 @@ export const PERSONAL_DETAIL_KEYS: ReadonlySet<string> = new Set([
 /** A `details` key that carries a contact or a mask: listed, or named `…masked` / `…_mask`. */
 const personalKey = (k: string): boolean => PERSONAL_DETAIL_KEYS.has(k) || /masked$|_mask$/.test(k);
 
+/** What a person may have typed to sign in: the username, the email address, the phone number (lower case). */
+const identifiersOf = (c: Pick<ErasureContext, 'user'>): string[] => [c.user.username, c.user.email, c.user.phone].filter((x): x is string => !!x).map((x) => x.toLowerCase());
+
 /** `details` without personal keys (at any depth), with the person's identifiers replaced by the pseudonym. */
 export function scrubDetails(value: unknown, c: Pick<ErasureContext, 'user' | 'pseudonym'>): unknown {
-  const identifiers = [c.user.username, c.user.email, c.user.phone].filter((x): x is string => !!x).map((x) => x.toLowerCase());
+  const identifiers = identifiersOf(c);
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return identifiers.some((id) => v.toLowerCase().includes(id)) ? c.pseudonym : v;
     if (Array.isArray(v)) return v.map(walk);
@@ -63,23 +66,66 @@ export function scrubDetails(value: unknown, c: Pick<ErasureContext, 'user' | 'p
 
 const hashed = (c: ErasureContext, v: string | null): string | null => (v === null || v === '' ? null : c.keyed(v));
 
-async function pseudonymiseAudit(c: ErasureContext, table: string): Promise<number> {
-  const rows = (await sql<{ audit_id: string; timestamp: Date; ip_address: string | null; device_fingerprint: string | null; details: unknown }>`
-    SELECT audit_id, timestamp, ip_address, device_fingerprint, details FROM ${sql.table(table)}
-    WHERE user_id = ${c.user.uuid} OR lower(username) = lower(${c.user.username})`.execute(c.db)).rows;
-  for (const r of rows) {
-    await sql`UPDATE ${sql.table(table)} SET username = ${c.pseudonym}, ip_address = ${hashed(c, r.ip_address)}, device_fingerprint = ${hashed(c, r.device_fingerprint)},
-      user_agent = NULL, location = NULL, details = ${JSON.stringify(scrubDetails(r.details, c))}::jsonb
-      WHERE audit_id = ${r.audit_id} AND timestamp = ${r.timestamp}`.execute(c.db);
-  }
-  return rows.length;
+/** Audit rows pseudonymised per round trip: one SELECT and one UPDATE for each batch. */
+const AUDIT_BATCH = 500;
+
+interface AuditRow { audit_id: string; ts: string; ip_address: string | null; device_fingerprint: string | null; details: unknown }
+
+/**
+ * The person's audit rows, in batches of AUDIT_BATCH in (timestamp, audit_id) order after
+ * `after`. "The person's" is two conditions, each answered by an index of every partition
+ * (migrations 029 and 039): the account's uuid, or the identifier typed (rows written before the
+ * account existed or without a uuid, such as sign-ins under the username, email address or phone
+ * number that found no account: the identifier is the person's either way). A UNION
+ * of the two rather than an OR, which the planner answers by reading every partition whole. The
+ * timestamp travels as text with its microseconds, so that the UPDATE finds rows written by the
+ * database's clock too.
+ */
+async function auditBatch(c: ErasureContext, table: string, after: { ts: string; id: string }): Promise<AuditRow[]> {
+  const t = sql.table(table);
+  const later = sql`(timestamp, audit_id) > (${after.ts}::timestamptz, ${after.id}::uuid)`;
+  return (await sql<AuditRow>`
+    SELECT audit_id, to_char(timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS ts, ip_address, device_fingerprint, details FROM (
+      (SELECT audit_id, timestamp, ip_address, device_fingerprint, details FROM ${t}
+        WHERE user_id = ${c.user.uuid} AND ${later} ORDER BY timestamp, audit_id LIMIT ${AUDIT_BATCH})
+      UNION
+      (SELECT audit_id, timestamp, ip_address, device_fingerprint, details FROM ${t}
+        WHERE lower(username) IN (${sql.join(identifiersOf(c).map((x) => sql`${x}`))}) AND ${later} ORDER BY timestamp, audit_id LIMIT ${AUDIT_BATCH})
+    ) AS mine ORDER BY timestamp, audit_id LIMIT ${AUDIT_BATCH}`.execute(c.db)).rows;
 }
 
+/**
+ * Pseudonymises the person's audit rows a batch at a time: what needs the service's key or code
+ * (the keyed hashes, the scrubbed details) is computed here, and each batch is written by one
+ * UPDATE joined to the batch's values (the primary key finds each row in its month's partition).
+ */
+async function pseudonymiseAudit(c: ErasureContext, table: string): Promise<number> {
+  let after = { ts: '-infinity', id: '00000000-0000-0000-0000-000000000000' };
+  let total = 0;
+  for (;;) {
+    const rows = await auditBatch(c, table, after);
+    if (rows.length === 0) break;
+    const values = rows.map((r) => ({
+      audit_id: r.audit_id, ts: r.ts, ip: hashed(c, r.ip_address), fp: hashed(c, r.device_fingerprint), details: scrubDetails(r.details, c) ?? {},
+    }));
+    await sql`UPDATE ${sql.table(table)} AS a SET username = ${c.pseudonym}, ip_address = v.ip, device_fingerprint = v.fp, user_agent = NULL, location = NULL, details = v.details
+      FROM jsonb_to_recordset(${JSON.stringify(values)}::jsonb) AS v(audit_id uuid, ts timestamptz, ip text, fp text, details jsonb)
+      WHERE a.audit_id = v.audit_id AND a.timestamp = v.ts`.execute(c.db);
+    total += rows.length;
+    if (rows.length < AUDIT_BATCH) break;
+    const last = rows[rows.length - 1]!;
+    after = { ts: last.ts, id: last.audit_id };
+  }
+  return total;
+}
+
+/** The consent history's client addresses keyed-hashed and user agents nulled, in one UPDATE. */
 async function pseudonymiseConsents(c: ErasureContext): Promise<number> {
   const rows = (await sql<{ id: number; client_address: string | null }>`SELECT id, client_address FROM consent_history WHERE user_id = ${c.user.id}`.execute(c.db)).rows;
-  for (const r of rows) {
-    await sql`UPDATE consent_history SET client_address = ${hashed(c, r.client_address)}, user_agent = NULL WHERE id = ${r.id}`.execute(c.db);
-  }
+  if (rows.length === 0) return 0;
+  const values = rows.map((r) => ({ id: Number(r.id), addr: hashed(c, r.client_address) }));
+  await sql`UPDATE consent_history AS h SET client_address = v.addr, user_agent = NULL
+    FROM jsonb_to_recordset(${JSON.stringify(values)}::jsonb) AS v(id integer, addr text) WHERE h.id = v.id`.execute(c.db);
   return rows.length;
 }
 

@@ -6,7 +6,9 @@
  * audit trail and consent history pseudonymised, what the law makes the bank keep kept. Then the
  * request is `erased` with its counts per table, the request log gets an `erased` row, and
  * GDPR_ERASED is audited (counts per table, no data). Afterwards the touched tables are vacuumed
- * (see `vacuum`) so that the dead rows' space is marked for reuse soon.
+ * (see `vacuum`) so that the dead rows' space is marked for reuse soon. The erasure ledger
+ * (ledger.ts) re-applies an erasure to a restored database through the same `eraseAccount` and
+ * `recordErased`.
  */
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -14,7 +16,7 @@ import type { AuditLog } from '../../audit/service.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Hasher } from '../../platform/crypto/field-cipher.js';
 import type { Db } from '../../platform/db/database.js';
-import type { UserStore } from '../../users/store.js';
+import type { UserRow, UserStore } from '../../users/store.js';
 import { PERSONAL_DATA_REGISTRY } from '../export/registry.js';
 import type { ErasureContext } from './apply.js';
 import { logRequest } from './service.js';
@@ -50,7 +52,7 @@ export class ErasureJob {
       erased++;
       for (const [table, n] of Object.entries(counts)) if (n > 0) touched.add(table);
     }
-    if (touched.size > 0) await this.vacuum([...touched].sort());
+    await this.vacuumAfter(touched);
     return erased;
   }
 
@@ -71,10 +73,22 @@ export class ErasureJob {
   }
 
   private async erase(trx: Db, row: ErasureRow): Promise<Record<string, number>> {
-    const d = this.d;
-    const user = await d.users.findById(row.user_id, trx);
+    const user = await this.d.users.findById(row.user_id, trx);
     if (!user) throw new Error(`erasure ${row.id}: account ${row.user_id} is missing`);
-    const now = new Date(d.clock.now());
+    const now = new Date(this.d.clock.now());
+    const counts = await this.eraseAccount(trx, user, now);
+    await this.d.store.end(trx, row.id, 'erased', 'job', now, counts);
+    await this.recordErased(trx, user, { id: row.id, requestedAt: new Date(row.requested_at) }, counts, now);
+    return counts;
+  }
+
+  /**
+   * Applies the personal-data registry's decision for every table to one account, in the
+   * caller's transaction; the rows touched per table. The caller ends or records the request
+   * and then calls `recordErased`.
+   */
+  async eraseAccount(trx: Db, user: UserRow, now: Date): Promise<Record<string, number>> {
+    const d = this.d;
     const pseudonym = pseudonymOf(d.pseudonyms, user.uuid);
     const ctx: ErasureContext = {
       db: trx, now, pseudonym, keyed: (v) => `k:${d.pseudonyms.hex(`value:${v}`).slice(0, 32)}`,
@@ -84,10 +98,23 @@ export class ErasureJob {
     // The users row last: the other decisions read the person's identifiers from it.
     const entries = [...PERSONAL_DATA_REGISTRY].sort((a, b) => Number(a.table === 'users') - Number(b.table === 'users'));
     for (const e of entries) if (e.erasure.apply) counts[e.table] = await e.erasure.apply(ctx, e.table);
-    await d.store.end(trx, row.id, 'erased', 'job', now, counts);
-    await logRequest(trx, user, 'erased', null, counts, now);
-    await d.audit.record({ eventType: 'GDPR_ERASED', status: 'SUCCESS', userId: user.uuid, username: pseudonym, details: { erasure_id: row.id, requested_at: new Date(row.requested_at).toISOString(), counts } }, trx);
-    d.log.info({ user_id: user.uuid, erasure_id: row.id, counts }, 'account erased');
     return counts;
+  }
+
+  /** The request log's `erased` row and GDPR_ERASED (counts per table, no data); `extra` adds to its details. */
+  async recordErased(trx: Db, user: UserRow, request: { id: string; requestedAt: Date }, counts: Record<string, number>, now: Date, extra: Record<string, unknown> = {}): Promise<void> {
+    const d = this.d;
+    await logRequest(trx, user, 'erased', null, counts, now);
+    await d.audit.record({
+      eventType: 'GDPR_ERASED', status: 'SUCCESS', userId: user.uuid, username: pseudonymOf(d.pseudonyms, user.uuid),
+      details: { erasure_id: request.id, requested_at: request.requestedAt.toISOString(), counts, ...extra },
+    }, trx);
+    d.log.info({ user_id: user.uuid, erasure_id: request.id, counts, ...extra }, 'account erased');
+  }
+
+  /** Vacuums `tables` (see `vacuum`), as the job does after its erasures. */
+  async vacuumAfter(tables: Iterable<string>): Promise<void> {
+    const list = [...new Set(tables)].sort();
+    if (list.length > 0) await this.vacuum(list);
   }
 }

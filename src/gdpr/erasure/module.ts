@@ -1,7 +1,8 @@
 /**
  * Data-subject rights, erasure part (issue 28): the request with its grace period and cancel, the
  * sign-in gate (gate.ts, asked by src/signin/pipeline.ts), the operators' list and legal hold,
- * and the erasure job, which applies the personal-data registry's decision to every table.
+ * the erasure job, which applies the personal-data registry's decision to every table, and the
+ * erasure ledger (ledger.ts), which re-applies erasures to a database restored from a backup.
  */
 import type { Logger } from 'pino';
 import type { AuditLog } from '../../audit/service.js';
@@ -25,6 +26,7 @@ import type { SessionService } from '../../sessions/service.js';
 import type { UserStore } from '../../users/store.js';
 import type { GdprExportService } from '../export/service.js';
 import { ErasureJob } from './job.js';
+import { ErasureLedger } from './ledger.js';
 import { erasureRoutes } from './routes.js';
 import { ErasureService } from './service.js';
 import { ErasureStore } from './store.js';
@@ -54,6 +56,8 @@ export interface ErasureModuleDeps {
 export interface ErasureProvides {
   erasure: ErasureService;
   erasureJob: ErasureJob;
+  /** The erasure ledger: exported for keeping apart from the backups, re-applied after a restore (the CLI's `gdpr ledger`). */
+  erasureLedger: ErasureLedger;
 }
 
 const HOUR = 60 * 60_000;
@@ -63,9 +67,10 @@ export function erasureModule(deps: ErasureModuleDeps): Module<ErasureProvides> 
   const background = new BackgroundWork();
   const erasure = new ErasureService({ ...deps, store, background, cancelTokens: deps.keys.hasher('field', 'gdpr-erasure-cancel') });
   const erasureJob = new ErasureJob({ ...deps, store, pseudonyms: deps.keys.hasher('field', 'gdpr-erasure-pseudonym') });
+  const erasureLedger = new ErasureLedger({ db: deps.db, clock: deps.clock, users: deps.users, store, job: erasureJob });
   return {
     name: 'gdpr-erasure',
-    provides: { erasure, erasureJob },
+    provides: { erasure, erasureJob, erasureLedger },
     routes: erasureRoutes({ erasure, users: deps.users, guard: deps.guard, graceDays: deps.config.erasure.graceDays }),
     // One node: each account is erased in one transaction, its request claimed FOR UPDATE SKIP LOCKED.
     jobs: [{ name: 'gdpr erasure', everyMs: HOUR, scope: 'one-node', run: (stopping) => erasureJob.run(stopping).then(() => undefined) }],

@@ -43,6 +43,31 @@ export class ErasureStore {
       .where('id', '=', id).where('state', '=', 'pending').returningAll().executeTakeFirst();
   }
 
+  /**
+   * A request recorded as erased at once: an erasure re-applied from the ledger on a restored
+   * database that held no pending request for the account (the backup predates the request).
+   * `erase_after` is when the erasure had been applied originally.
+   */
+  async insertErased(trx: Db, r: { userId: number; userUuid: string; requestedAt: Date; erasedBefore: Date; at: Date; via: string; counts: Record<string, number> }): Promise<ErasureRow> {
+    return trx.insertInto('gdpr_erasures').values({
+      user_id: r.userId, user_uuid: r.userUuid, state: 'erased', requested_at: r.requestedAt, erase_after: r.erasedBefore, cancel_token_hash: null,
+      held_at: null, held_by: null, hold_reason: null, ended_at: r.at, ended_via: r.via, counts: JSON.stringify(r.counts),
+    }).returningAll().executeTakeFirstOrThrow();
+  }
+
+  /** The pending request of an account, locked for this transaction (waits for the job's claim, if any, to end). */
+  async lockPending(trx: Db, userId: number): Promise<ErasureRow | undefined> {
+    return trx.selectFrom('gdpr_erasures').selectAll().where('user_id', '=', userId).where('state', '=', 'pending').forUpdate().executeTakeFirst();
+  }
+
+  /** Erased requests in the order they were applied, `limit` after the (ended_at, id) cursor, applied at or after `since`. */
+  async erasedPage(since: Date | null, after: { at: Date; id: string } | null, limit: number): Promise<ErasureRow[]> {
+    let q = this.db.selectFrom('gdpr_erasures').selectAll().where('state', '=', 'erased');
+    if (since !== null) q = q.where('ended_at', '>=', since);
+    if (after !== null) q = q.where((eb) => eb.or([eb('ended_at', '>', after.at), eb.and([eb('ended_at', '=', after.at), eb('id', '>', after.id)])]));
+    return q.orderBy('ended_at').orderBy('id').limit(limit).execute();
+  }
+
   /** Places (`reason`) or releases (null) a hold on a pending request; undefined when the request is not pending or already so. */
   async setHold(trx: Db, id: string, hold: { reason: string; by: string | null; at: Date } | null): Promise<ErasureRow | undefined> {
     const q = trx.updateTable('gdpr_erasures').where('id', '=', id).where('state', '=', 'pending');

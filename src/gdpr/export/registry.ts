@@ -92,7 +92,7 @@ function table(section: string, description: string, columns: readonly string[],
   return { section, description, columns, read: async (ctx) => shape(columns, await read(ctx)) };
 }
 
-const PROFILE = ['id', 'username', 'full_name', 'email', 'phone', 'language', 'date_of_birth', 'is_active', 'is_service_account', 'must_change_password', 'last_login_at', 'created_at', 'updated_at', 'deleted_at'] as const;
+const PROFILE = ['id', 'username', 'full_name', 'email', 'phone', 'language', 'date_of_birth', 'is_active', 'is_service_account', 'must_change_password', 'last_login_at', 'created_at', 'updated_at', 'deleted_at', 'security_locked_at'] as const;
 
 async function readProfile(ctx: ExportContext): Promise<Record<string, unknown>[]> {
   const row = await ctx.db.selectFrom('users').selectAll().where('id', '=', ctx.user.id).executeTakeFirstOrThrow() as Record<string, unknown> & { email: string | null; phone: string | null };
@@ -182,6 +182,22 @@ const sessions: RegistryEntry[] = [
     table: 'saml_codes', references: { user_id: PERSON },
     erasure: deleted('Single-use codes of the single sign-on flow.'),
     export: { excluded: 'Single-use codes of the single sign-on browser flow, stored only as SHA-256 hashes and deleted within minutes: nothing readable about the person.' },
+  },
+  {
+    table: 'risk_profiles', references: { user_id: PERSON },
+    erasure: deleted('The sign-in history each new sign-in is compared with for its risk score (device hashes, countries, networks, hours, the last located sign-in): the audit trail keeps the sign-ins, pseudonymised.'),
+    export: table('sign_in_profile', 'What each of your sign-ins is compared with for its risk score: how many there were, the countries and networks (ASNs) they came from with their counts, how many at each hour of the day (UTC), the last one from a known place, and how many devices are remembered (as keyed hashes, never the fingerprints).',
+      ['sign_ins', 'countries', 'networks', 'hours_utc', 'devices_remembered', 'last_sign_in_at', 'last_located_at', 'last_country', 'last_latitude', 'last_longitude'],
+      (c) => rawRows(c, sql`SELECT success_count AS sign_ins, countries, asns AS networks, hours AS hours_utc, cardinality(devices) AS devices_remembered, last_at AS last_sign_in_at,
+        located_at AS last_located_at, located_country AS last_country, located_latitude AS last_latitude, located_longitude AS last_longitude FROM risk_profiles WHERE user_id = ${c.user.id}`)),
+  },
+  {
+    table: 'risk_notices', references: { user_id: PERSON },
+    erasure: deleted('Notices of sign-ins that did not look like the holder\'s, with their "this was not me" links: the audit trail keeps the sign-ins and any report, pseudonymised.'),
+    export: table('sign_in_notices', 'The notices sent to you about sign-ins that did not look like yours (deleted once their "this was not me" link expires): when the sign-in was, whether it opened a session or waited for your second factor, the city and country, the browser and system the device named, the channel, and whether you answered "this was not me".',
+      ['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'sent_at', 'used_at', 'expires_at'],
+      (c) => c.db.selectFrom('risk_notices').select(['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'sent_at', 'used_at', 'expires_at'])
+        .where('user_id', '=', c.user.id).orderBy('occurred_at').execute()),
   },
 ];
 
@@ -401,8 +417,24 @@ const erasures: RegistryEntry[] = [
   },
 ];
 
+const securityAlerts: RegistryEntry[] = [
+  {
+    table: 'security_alerts',
+    references: { user_uuid: PERSON, acknowledged_by: 'the administrator who acknowledged the alert', resolved_by: 'the administrator who resolved it' },
+    erasure: {
+      action: 'pseudonymise',
+      why: 'Security records of the account (fraud and attack detection) the bank keeps with its audit trail and for as long (GDPR article 17(3)(b), a legal obligation; (e), legal claims): kept by uuid, the place (city, coordinates, network) removed as from the audit trail; the client address was only ever a keyed hash. Resolved alerts are deleted after AUDIT_RETENTION_MONTHS.',
+      apply: async (c) => (await sql`UPDATE security_alerts SET location = NULL WHERE user_uuid = ${c.user.uuid}::uuid AND location IS NOT NULL RETURNING 1`.execute(c.db)).rows.length,
+    },
+    export: table('security_alerts', 'The security alerts raised about your account: the rule, its severity, when, on which channel, where, the risk score and what made it, and whether the bank has closed it.',
+      ['rule', 'severity', 'state', 'created_at', 'channel', 'location', 'score', 'indicators', 'resolved_at'],
+      (c) => c.db.selectFrom('security_alerts').select(['rule', 'severity', 'state', 'created_at', 'channel', 'location', 'score', 'indicators', 'resolved_at'])
+        .where('user_uuid', '=', c.user.uuid).orderBy('created_at').execute()),
+  },
+];
+
 /** Every table holding a user reference; the completeness test keeps it in step with the schema. */
-export const PERSONAL_DATA_REGISTRY: readonly RegistryEntry[] = [...account, ...sessions, ...factors, ...recovery, ...notifications, ...faq, ...audit, ...configuration, ...requests, ...consent, ...profileChanges, ...breaches, ...erasures];
+export const PERSONAL_DATA_REGISTRY: readonly RegistryEntry[] = [...account, ...sessions, ...factors, ...recovery, ...notifications, ...faq, ...audit, ...configuration, ...requests, ...consent, ...profileChanges, ...breaches, ...erasures, ...securityAlerts];
 
 export const isExported = (e: RegistryEntry['export']): e is Exported => 'read' in e;
 

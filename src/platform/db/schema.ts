@@ -32,6 +32,8 @@ export interface UsersTable {
   date_of_birth: string | null;
   /** When the erasure job made this row a tombstone (migration 038); null: not erased. */
   erased_at: Generated<Timestamp | null>;
+  /** When the holder answered "this was not me" to a sign-in notice (migration 042): no sign-in until a recovery or an administrator lifts it. */
+  security_locked_at: Timestamp | null;
 }
 
 export interface CredentialsTable {
@@ -787,10 +789,75 @@ export interface GdprErasuresTable {
   held_by: string | null;
   hold_reason: string | null;
   ended_at: Timestamp | null;
-  /** How it ended: `token`, `credentials` (cancelled) or `job` (erased). */
+  /** How it ended: `token`, `credentials` (cancelled), `job` (erased) or `ledger` (erased again after a restore: `strongroom gdpr ledger reapply`). */
   ended_via: string | null;
   /** Rows erased per table (the job's), no data. */
   counts: Json<Record<string, number>> | null;
+}
+
+/** A security alert (migration 041): recorded once per dedupe key, then acknowledged and resolved. */
+export interface SecurityAlertsTable {
+  id: string;
+  dedupe_key: string;
+  rule: string;
+  severity: 'low' | 'medium' | 'high' | 'critical';
+  /** The account's public uuid, as the audit trail names it. */
+  user_uuid: string | null;
+  audit_id: string | null;
+  channel: string | null;
+  ip_hash: string | null;
+  location: Json<Record<string, unknown>> | null;
+  score: number | null;
+  indicators: Json<unknown[]>;
+  state: 'open' | 'acknowledged' | 'resolved';
+  acknowledged_at: Timestamp | null;
+  acknowledged_by: string | null;
+  acknowledgement_note: string | null;
+  resolved_at: Timestamp | null;
+  resolved_by: string | null;
+  resolution_note: string | null;
+  created_at: Timestamp;
+}
+
+/** One delivery of an alert to the security team by one channel (migration 041): the outbox. */
+export interface SecurityAlertDeliveriesTable {
+  id: Generated<string>;
+  alert_id: string;
+  channel: 'email' | 'webhook';
+  state: 'pending' | 'sent' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  /** The claim of the node sending it now (null: unclaimed); only that claim may settle it. */
+  claim_token: string | null;
+  lease_until: Timestamp | null;
+  last_error: string | null;
+  sent_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A notice to an account holder about a suspicious sign-in (migration 042), with its "this was not me" token's keyed hash. */
+export interface RiskNoticesTable {
+  id: string;
+  dedupe_key: string;
+  user_id: number;
+  outcome: 'signed_in' | 'second_factor_required';
+  occurred_at: Timestamp;
+  country: string | null;
+  city: string | null;
+  /** What the User-Agent named (src/risk/responses/device.ts), never the User-Agent itself. */
+  browser: string | null;
+  system: string | null;
+  channel: string;
+  audit_id: string | null;
+  score: number;
+  /** Null when RISK_NOT_ME_URL is unset (the notice carries no link). */
+  token_hash: string | null;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  /** When a node claimed it for sending (null: not yet). */
+  sent_at: Timestamp | null;
+  created_at: Timestamp;
 }
 
 export interface Database {
@@ -856,4 +923,7 @@ export interface Database {
   breach_affected: BreachAffectedTable;
   breach_notices: BreachNoticesTable;
   gdpr_erasures: GdprErasuresTable;
+  security_alerts: SecurityAlertsTable;
+  security_alert_deliveries: SecurityAlertDeliveriesTable;
+  risk_notices: RiskNoticesTable;
 }

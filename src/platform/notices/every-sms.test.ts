@@ -11,6 +11,7 @@ import { contactCodeSms, contactNoticeSms, type ContactKind, type NoticeStage } 
 import { codeSms, maskDestination, type OtpPurpose } from '../../mfa/otp/templates.js';
 import { RECOVERY_KINDS } from '../../recovery/matrix.js';
 import { noticeSms, type RecoveryNotice } from '../../recovery/notices.js';
+import { signInNoticeSms, type SignInNoticeKind } from '../../risk/responses/notices.js';
 import { NOTICE_LANGUAGES, type NoticeLanguage } from './language.js';
 import { gsm7Length } from './sms.js';
 
@@ -25,6 +26,8 @@ const MASKED: Record<ContactKind, string[]> = {
   phone: [maskDestination('phone', '+254712345678'), maskDestination('phone', '+3524621')],
   email: [maskDestination('email', 'amina@bank.example'), maskDestination('email', `a@${'long-subsidiary-name.'.repeat(3)}bank.example`), maskDestination('email', `a@${'x'.repeat(200)}.example`)],
 };
+/** Places a sign-in notice names: unknown, short, exactly the longest kept whole, a city too long, a country too long (its code). */
+const PLACES: [string | null, string | null][] = [[null, null], ['Lisbon', 'PT'], ['Santa Maria da Feira', 'PT'], ['Llanfairpwllgwyngyllgogerychwyrndrobwllllantysiliogogogoch', 'GB'], [null, 'GS'], ['Abidjan', 'CI']];
 /** GSM-7 default alphabet as written by these notices: printable ASCII but the backtick, and its accented letters (3GPP TS 23.038). */
 const GSM7 = /^[\x20-\x5F\x61-\x7E£¥èéùìòÇØøÅåÄÖÑÜäöñüàÉÆæß§¿¡¤]*$/;
 
@@ -38,6 +41,15 @@ function everySms(): { what: string; text: string }[] {
       }
     }
     add(`breach ${language}`, breachSms({ language }));
+    for (const kind of ['signed_in', 'second_factor_required'] satisfies SignInNoticeKind[]) {
+      for (const [city, country] of PLACES) {
+        for (const notMeLink of ['https://auth.bank.example/security/not-me#rnm_x', undefined]) {
+          add(`sign-in ${kind} ${city} ${country} ${notMeLink ? 'link' : 'no link'} ${language}`, signInNoticeSms({
+            kind, language, username: USERNAME, fullName: 'Amina Otieno', at: AT, country, city, device: { browser: 'Samsung Internet', system: 'Android' }, channel: 'mobile', ...(notMeLink ? { notMeLink } : {}),
+          }));
+        }
+      }
+    }
     for (const notice of ['requested', 'cancelled'] satisfies ErasureNotice[]) {
       add(`erasure ${notice} ${language}`, erasureSms({ notice, language, username: USERNAME, fullName: 'Amina Otieno', eraseAfter: AT }));
     }
@@ -61,7 +73,7 @@ function everySms(): { what: string; text: string }[] {
 describe('every text message', () => {
   it('is GSM-7 and fits one 160-septet segment, in every language, with the longest username and sender', () => {
     const all = everySms();
-    expect(all.length).toBe(4 * (16 + 1 + 2 + 2 * (3 + 2 * (3 + 2))) + 2 * 4 * 2);
+    expect(all.length).toBe(4 * (16 + 1 + 2 + 2 * (3 + 2 * (3 + 2)) + 2 * 6 * 2) + 2 * 4 * 2);
     for (const { what, text } of all) {
       expect(GSM7.test(text), `${what}: ${text}`).toBe(true);
       expect(gsm7Length(text), `${what}: ${text}`).toBeLessThanOrEqual(160);

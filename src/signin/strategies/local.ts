@@ -22,6 +22,10 @@ export class LocalStrategy implements SignInStrategy<LocalInput> {
 
   constructor(private readonly deps: LocalStrategyDeps) {}
 
+  passwordOf(input: LocalInput): string {
+    return input.password;
+  }
+
   async subject(input: LocalInput): Promise<Subject> {
     const user = await this.deps.users.findByLogin(input.username.trim());
     return { key: this.deps.attempts.subjectKey(user?.id, input.username), identifier: input.username, user };

@@ -37,6 +37,10 @@ import * as profile from './035-profile.js';
 import * as gdprRequests from './036-gdpr-requests.js';
 import * as breaches from './037-breaches.js';
 import * as erasure from './038-erasure.js';
+import * as auditUsernameIndex from './039-audit-username-index.js';
+import * as riskProfiles from './040-risk-profiles.js';
+import * as securityAlerts from './041-security-alerts.js';
+import * as riskNotMe from './042-risk-not-me.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -78,6 +82,10 @@ export const migrations: Record<string, Migration> = {
   '036-gdpr-requests': gdprRequests,
   '037-breaches': breaches,
   '038-erasure': erasure,
+  '039-audit-username-index': auditUsernameIndex,
+  '040-risk-profiles': riskProfiles,
+  '041-security-alerts': securityAlerts,
+  '042-risk-not-me': riskNotMe,
 };
 
 export const migrationProvider: MigrationProvider = {

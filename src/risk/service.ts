@@ -1,0 +1,146 @@
+/**
+ * The risk evaluation of sign-ins (issue 29, section 2), as the sign-in pipeline uses it:
+ *
+ *   prior()        the account's history and the recent failures, one read, started while the
+ *                  password is being compared;
+ *   assess()       the signals and the score (pure, plus an address lookup of a few µs);
+ *   assessFailure() a wrong password: counted against the client's network, then the failure signals;
+ *   record()       a successful sign-in joins the profile, in the session's transaction;
+ *   announce()     the listeners (alerts, notices) hear of an assessment that raised something.
+ *
+ * With RISK_EVALUATION off the pipeline calls none of this: nothing is read, kept or written.
+ */
+import type { GeoLookup } from '../geo/types.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { Db } from '../platform/db/database.js';
+import { RiskStore, type PriorSignIns, type Visit } from './profile.js';
+import { assessment } from './score.js';
+import { evaluateSignals, placeOf } from './signals.js';
+import type { AssessedOutcome, AssessmentListener, BreachedPasswords, RiskAssessment } from './types.js';
+
+/** The parts of a sign-in's client context the evaluation reads. */
+export interface RiskClient {
+  ip: string;
+  ipHash: string;
+  networkHash: string;
+  fingerprint: string;
+  channel: string;
+  /** The User-Agent, for the listeners (a notice names the device); never evaluated. */
+  userAgent?: string;
+}
+
+export interface RiskServiceDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'risk'>;
+  geo: GeoLookup;
+  /** Keyed hashes of device fingerprints and of the accounts failing from a network. */
+  hasher: Hasher;
+  /** The operator's breach corpus; absent, `breached_password` is off. */
+  breachedPasswords?: BreachedPasswords;
+}
+
+/** Keyed hashes are cut to 128 bits: plenty to tell a user's devices apart, half the bytes. */
+const HASH_HEX = 32;
+
+/**
+ * Channels whose client address is a gateway's (USSD: the bank's gateway, for every subscriber):
+ * it tells neither where the subscriber is nor which client is failing, so it raises no location
+ * signal, is not kept as a place, and its failures are not counted against it.
+ */
+const GATEWAY_CHANNELS: ReadonlySet<string> = new Set(['ussd']);
+
+export class RiskService {
+  readonly enabled: boolean;
+  private readonly store: RiskStore;
+  private readonly listeners: AssessmentListener[] = [];
+
+  constructor(private readonly deps: RiskServiceDeps) {
+    this.enabled = deps.config.risk.enabled;
+    this.store = new RiskStore({ db: deps.db, clock: deps.clock, settings: deps.config.risk });
+  }
+
+  /** Adds a listener (the alerts and responses): see AssessmentListener for when it is called. */
+  onAssessed(listener: AssessmentListener): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Starts reading what the evaluation of `user`'s sign-in needs. The promise is marked handled,
+   * so a sign-in that ends before awaiting it (a wrong password) leaves no unhandled rejection.
+   */
+  prior(user: { id: number; uuid: string }, ctx: Pick<RiskClient, 'networkHash' | 'channel'>): Promise<PriorSignIns> {
+    const read = this.store.prior(user, this.network(ctx));
+    read.catch(() => undefined);
+    return read;
+  }
+
+  /** The assessment of a sign-in whose credentials proved right. `password`: when one was checked here, for the breach corpus (never kept). */
+  assess(prior: PriorSignIns, ctx: RiskClient, password?: string): RiskAssessment {
+    const now = this.deps.clock.now();
+    const location = this.locate(ctx);
+    const breached = password !== undefined && this.deps.breachedPasswords !== undefined ? this.deps.breachedPasswords.isBreached(password) : null;
+    const indicators = evaluateSignals({
+      now, location, deviceHash: this.deviceHash(ctx.fingerprint), profile: prior.profile,
+      failedPasswords: prior.failedPasswords, failedSecondFactors: prior.failedSecondFactors, failingAccounts: prior.failingAccounts,
+      breachedPassword: breached,
+    }, this.deps.config.risk);
+    return assessment(indicators, location);
+  }
+
+  /** A wrong secret for `subjectKey` (the lockout's counter key): recorded, then its failure signals. */
+  async assessFailure(subjectKey: string, userUuid: string | null, ctx: RiskClient): Promise<RiskAssessment> {
+    const counts = await this.store.failure(this.hash(`account:${subjectKey}`), this.network(ctx), userUuid);
+    const location = this.locate(ctx);
+    const indicators = evaluateSignals({
+      now: this.deps.clock.now(), location, deviceHash: null, profile: null,
+      failedPasswords: counts.failedPasswords, failedSecondFactors: 0, failingAccounts: counts.failingAccounts, breachedPassword: null,
+    }, this.deps.config.risk);
+    return assessment(indicators, location);
+  }
+
+  /** Adds this successful sign-in to the account's profile, in `trx` (the session's transaction). */
+  async record(trx: Db, userId: number, ctx: RiskClient, risk: RiskAssessment): Promise<void> {
+    const place = placeOf(risk.location);
+    const visit: Visit = {
+      at: this.deps.clock.now(), deviceHash: this.deviceHash(ctx.fingerprint), country: place?.country ?? null, asn: place?.asn ?? null,
+      latitude: place?.latitude ?? null, longitude: place?.longitude ?? null, accuracyKm: place?.accuracy_km ?? null,
+    };
+    await this.store.recordSuccess(trx, userId, visit);
+  }
+
+  /** Tells every listener of an assessment that raised at least one indicator. */
+  async announce(outcome: AssessedOutcome, risk: RiskAssessment, user: { id: number; uuid: string; username: string } | null, ctx: RiskClient, auditId: string | null, db: Db): Promise<void> {
+    if (risk.indicators.length === 0 || this.listeners.length === 0) return;
+    const event = {
+      outcome, assessment: risk, user: user === null ? null : { id: user.id, uuid: user.uuid, username: user.username },
+      channel: ctx.channel, ipHash: ctx.ipHash, networkHash: ctx.networkHash, userAgent: ctx.userAgent ?? '', auditId, at: this.deps.clock.now(),
+    };
+    for (const listener of this.listeners) await listener(event, db);
+  }
+
+  /** The clean-up job: network failures older than the window. */
+  purge(): Promise<number> {
+    return this.store.purge();
+  }
+
+  /** Where the client is, as far as the evaluation is concerned (null behind a gateway). */
+  private locate(ctx: Pick<RiskClient, 'ip' | 'channel'>) {
+    return GATEWAY_CHANNELS.has(ctx.channel) ? null : this.deps.geo.lookup(ctx.ip);
+  }
+
+  /** The client's network for the stuffing count (null behind a gateway). */
+  private network(ctx: Pick<RiskClient, 'networkHash' | 'channel'>): string | null {
+    return GATEWAY_CHANNELS.has(ctx.channel) ? null : ctx.networkHash;
+  }
+
+  private deviceHash(fingerprint: string): string | null {
+    return fingerprint === '' ? null : this.hash(`device:${fingerprint}`);
+  }
+
+  private hash(value: string): string {
+    return this.deps.hasher.hex(value).slice(0, HASH_HEX);
+  }
+}
