@@ -4,6 +4,7 @@
  * written in the same transaction as the change they describe where there is one.
  */
 import { sql, type Insertable } from 'kysely';
+import { GATEWAY_CHANNELS } from '../geo/addresses.js';
 import type { GeoLookup } from '../geo/types.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
@@ -139,7 +140,7 @@ export class AuditLog {
       audit_id: uuidV7(now), timestamp: new Date(now), event_type: e.eventType, user_id: e.userId ?? null,
       username: e.username?.slice(0, 256) ?? null, status: e.status, ip_address: e.ip ?? null,
       device_fingerprint: e.deviceFingerprint?.slice(0, 256) ?? null, user_agent: e.userAgent?.slice(0, 512) ?? null,
-      channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: this.locate(e.ip), security_events: '[]',
+      channel: e.channel ?? null, mfa_method: e.mfaMethod ?? null, location: GATEWAY_CHANNELS.has(e.channel ?? '') ? null : this.locate(e.ip), security_events: '[]',
       risk_score: e.riskScore ?? null, suspicious_indicators: JSON.stringify(e.suspiciousIndicators ?? []), details: JSON.stringify(e.details ?? {}),
     };
   }

@@ -86,3 +86,9 @@ export function classifyAddress(raw: string): ClientAddress | null {
   const linkLocal = (w[0]! & 0xffc0) === 0xfe80; //   fe80::/10
   return { internal: unspecifiedOrLoopback || uniqueLocal || linkLocal, lookup: ip };
 }
+
+/**
+ * Channels whose requests all come from the bank's gateway (USSD): the client address is the
+ * gateway's, shared by every subscriber, so it says nothing about where a person is.
+ */
+export const GATEWAY_CHANNELS: ReadonlySet<string> = new Set(['ussd']);

@@ -3,6 +3,7 @@
  * the signals, the score) and where the responses listen (`risk.onAssessed`). Its one job deletes
  * the per-network failure records once they are older than the window (RISK_WINDOW_MINUTES).
  */
+import type { Logger } from 'pino';
 import type { GeoLookup } from '../geo/types.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -18,6 +19,7 @@ export interface RiskDeps {
   config: Pick<Config, 'risk'>;
   geo: GeoLookup;
   keys: KeyMaterial;
+  log: Logger;
   /** The operator's breach corpus, when a module provides one: the `breached_password` signal. */
   breachedPasswords?: BreachedPasswords;
 }

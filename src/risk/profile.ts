@@ -107,10 +107,14 @@ export class RiskStore {
     return new Date(this.deps.clock.now() - this.deps.settings.windowMinutes * 60_000);
   }
 
-  /** The account's failed passwords (wrong secrets, not refusals of a right one) in the window. */
+  /**
+   * The account's failed sign-ins in the window: wrong secrets (not refusals of a right one) and
+   * attempts while it was locked. The lockout (MAX_LOGIN_ATTEMPTS, 5 by default) stops wrong
+   * secrets at its limit, so without the locked ones "more than 5" could never be reached.
+   */
   private failedPasswordsOf(userUuid: string, since: Date) {
     return sql<number>`(SELECT count(*)::int FROM (SELECT 1 FROM audit_log a WHERE a.user_id = ${userUuid} AND a.timestamp > ${since}::timestamptz
-      AND a.event_type = 'FAILED_LOGIN_ATTEMPT' AND a.details->>'reason' = 'invalid_credentials' LIMIT ${COUNT_CAP}) f)`;
+      AND ((a.event_type = 'FAILED_LOGIN_ATTEMPT' AND a.details->>'reason' = 'invalid_credentials') OR a.event_type = 'LOCKED_LOGIN_ATTEMPT') LIMIT ${COUNT_CAP}) f)`;
   }
 
   /** Distinct accounts that failed from the network in the window (`except`: one not to count; no network: 0). */
@@ -165,7 +169,7 @@ export class RiskStore {
     const b = PROFILE_BOUNDS;
     const dev = sql`${v.deviceHash}::text`;
     const cc = sql`${v.country}::text`;
-    const asn = sql`${v.asn}::integer`;
+    const asn = sql`${v.asn}::bigint`;
     const located = v.country === null ? null : at;
     // The new country is kept whatever its count: the least-seen others make room for it.
     const countries = sql`(SELECT COALESCE(jsonb_object_agg(k, n), '{}'::jsonb) FROM (
@@ -179,7 +183,7 @@ export class RiskStore {
       VALUES (${userId}, 1,
         CASE WHEN ${dev} IS NULL THEN '{}'::text[] ELSE ARRAY[${dev}] END,
         CASE WHEN ${cc} IS NULL THEN '{}'::jsonb ELSE jsonb_build_object(${cc}, 1) END,
-        CASE WHEN ${asn} IS NULL THEN '{}'::integer[] ELSE ARRAY[${asn}] END,
+        CASE WHEN ${asn} IS NULL THEN '{}'::bigint[] ELSE ARRAY[${asn}] END,
         (SELECT array_agg(CASE WHEN i = ${hour} THEN 1 ELSE 0 END ORDER BY i) FROM generate_series(1, 24) AS i),
         ${at}::timestamptz, ${located}::timestamptz, ${cc}, ${v.latitude}::double precision, ${v.longitude}::double precision, ${v.accuracyKm}::double precision)
       ON CONFLICT (user_id) DO UPDATE SET

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import pino from 'pino';
 import { ManualClock } from '../platform/clock.js';
 import { loadConfig } from '../platform/config.js';
 import { Hasher } from '../platform/crypto/field-cipher.js';
@@ -12,7 +13,7 @@ const none: PriorSignIns = Object.freeze({ profile: null, failedPasswords: 0, fa
 
 function service(breached?: (password: string) => boolean): RiskService {
   return new RiskService({
-    db: {} as Db, clock: new ManualClock(Date.UTC(2026, 11, 7, 9)), config, hasher: new Hasher(Buffer.alloc(32, 7)),
+    db: {} as Db, clock: new ManualClock(Date.UTC(2026, 11, 7, 9)), config, hasher: new Hasher(Buffer.alloc(32, 7)), log: pino({ level: 'silent' }),
     geo: { lookup: (ip) => (ip.startsWith('41.90.') ? { country: 'KE', asn: 33771 } : null) },
     ...(breached ? { breachedPasswords: { isBreached: breached } } : {}),
   });

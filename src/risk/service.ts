@@ -11,6 +11,9 @@
  * With RISK_EVALUATION off the pipeline calls none of this: nothing is read, kept or written.
  */
 import type { GeoLookup } from '../geo/types.js';
+import type { Logger } from 'pino';
+import { classifyAddress, GATEWAY_CHANNELS } from '../geo/addresses.js';
+import { BackgroundWork } from '../platform/background.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
@@ -40,22 +43,19 @@ export interface RiskServiceDeps {
   hasher: Hasher;
   /** The operator's breach corpus; absent, `breached_password` is off. */
   breachedPasswords?: BreachedPasswords;
+  log: Logger;
 }
 
 /** Keyed hashes are cut to 128 bits: plenty to tell a user's devices apart, half the bytes. */
 const HASH_HEX = 32;
 
-/**
- * Channels whose client address is a gateway's (USSD: the bank's gateway, for every subscriber):
- * it tells neither where the subscriber is nor which client is failing, so it raises no location
- * signal, is not kept as a place, and its failures are not counted against it.
- */
-const GATEWAY_CHANNELS: ReadonlySet<string> = new Set(['ussd']);
 
 export class RiskService {
   readonly enabled: boolean;
   private readonly store: RiskStore;
   private readonly listeners: AssessmentListener[] = [];
+
+  private readonly background = new BackgroundWork();
 
   constructor(private readonly deps: RiskServiceDeps) {
     this.enabled = deps.config.risk.enabled;
@@ -71,7 +71,7 @@ export class RiskService {
    * Starts reading what the evaluation of `user`'s sign-in needs. The promise is marked handled,
    * so a sign-in that ends before awaiting it (a wrong password) leaves no unhandled rejection.
    */
-  prior(user: { id: number; uuid: string }, ctx: Pick<RiskClient, 'networkHash' | 'channel'>): Promise<PriorSignIns> {
+  prior(user: { id: number; uuid: string }, ctx: Pick<RiskClient, 'networkHash' | 'channel' | 'ip'>): Promise<PriorSignIns> {
     const read = this.store.prior(user, this.network(ctx));
     read.catch(() => undefined);
     return read;
@@ -112,6 +112,20 @@ export class RiskService {
   }
 
   /** Tells every listener of an assessment that raised at least one indicator. */
+  /**
+   * `announce` after the answer, for a wrong password: what the listeners do (an alert's write)
+   * must not make a known account's 401 slower than an unknown one's. `settled()` awaits it.
+   */
+  announceLater(outcome: AssessedOutcome, risk: RiskAssessment, user: { id: number; uuid: string; username: string } | null, ctx: RiskClient): void {
+    this.background.track(this.announce(outcome, risk, user, ctx, null, this.deps.db)
+      .catch((err: unknown) => this.deps.log.warn({ err, outcome }, 'risk listeners failed on a failed sign-in')));
+  }
+
+  /** Resolves once the listeners of every failed sign-in so far have run. */
+  settled(): Promise<void> {
+    return this.background.settled();
+  }
+
   async announce(outcome: AssessedOutcome, risk: RiskAssessment, user: { id: number; uuid: string; username: string } | null, ctx: RiskClient, auditId: string | null, db: Db): Promise<void> {
     if (risk.indicators.length === 0 || this.listeners.length === 0) return;
     const event = {
@@ -131,9 +145,13 @@ export class RiskService {
     return GATEWAY_CHANNELS.has(ctx.channel) ? null : this.deps.geo.lookup(ctx.ip);
   }
 
-  /** The client's network for the stuffing count (null behind a gateway). */
-  private network(ctx: Pick<RiskClient, 'networkHash' | 'channel'>): string | null {
-    return GATEWAY_CHANNELS.has(ctx.channel) ? null : ctx.networkHash;
+  /**
+   * The client's network for the stuffing count: null behind a gateway, and for an internal
+   * address (a branch's NAT, or every client when TRUST_PROXY is missing and all come from the
+   * balancer): many people share it, so many accounts failing from it is not an attack's mark.
+   */
+  private network(ctx: Pick<RiskClient, 'networkHash' | 'channel' | 'ip'>): string | null {
+    return GATEWAY_CHANNELS.has(ctx.channel) || classifyAddress(ctx.ip)?.internal === true ? null : ctx.networkHash;
   }
 
   private deviceHash(fingerprint: string): string | null {

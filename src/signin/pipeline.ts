@@ -198,11 +198,11 @@ export class SignInPipeline {
     const early = d.risk.enabled && subject.user ? { userId: subject.user.id, read: d.risk.prior(subject.user, ctx) } : null;
     const attempt = await d.attempts.attempt(subject.key, () => strategy.authenticate(input, subject), d.accessPolicy.attemptLimits(ctx.channel)).finally(leave);
     if (attempt.kind !== 'ok') {
-      const failed = attempt.kind === 'failed' ? await this.assessFailure(subject, ctx) : ctx;
+      const failed = attempt.kind === 'failed' || attempt.kind === 'locked' ? await this.assessFailure(subject, ctx) : ctx;
       const who = { ...auditContext(failed), userId: subject.user?.uuid, username: subject.identifier };
       const refused = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
       outcome(attempt.kind === 'busy' ? 'rate_limited' : refused ? 'locked' : 'invalid_credentials');
-      if (failed.risk) await d.risk.announce('failed', failed.risk, subject.user ?? null, ctx, null, d.db);
+      if (failed.risk) d.risk.announceLater('failed', failed.risk, subject.user ?? null, ctx);
       throw refused ?? SignInErrors.INVALID_CREDENTIALS({}, strategy.invalidMessage === undefined ? undefined : { message: strategy.invalidMessage });
     }
     const { user, password } = attempt.value;

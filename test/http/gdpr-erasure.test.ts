@@ -272,6 +272,7 @@ describe('erasure of a long audit trail', () => {
       ...t.s.audit.row({
         eventType: 'USER_LOGIN', status: i % 3 === 0 ? 'FAILURE' : 'SUCCESS', userId: i % 4 === 0 ? null : u.uuid, username: i % 8 === 0 ? email.toUpperCase() : i % 2 === 0 ? name.toUpperCase() : name,
         ip: `198.51.100.${i % 250}`, userAgent: 'Trail-Agent/2.0', deviceFingerprint: `trail-fp-${i}`, details: { email, note: `signed in as ${name}`, n: i },
+        riskScore: 25, suspiciousIndicators: [{ signal: 'new_country', weight: 25, details: { country: 'PT', from_country: 'KE', distance_km: 6420 } }],
       }),
       // Seven entries per instant: batch ends fall inside a run of equal timestamps.
       timestamp: new Date(at - Math.floor(i / 7) * 1000),
@@ -288,8 +289,8 @@ describe('erasure of a long audit trail', () => {
     const pseudonym = (await sql<{ username: string }>`SELECT username FROM users WHERE uuid = ${u.uuid}`.execute(t.s.db)).rows[0]!.username;
     expect(pseudonym).toMatch(/^erased-[0-9a-f]{20}$/);
     for (const table of ['audit_log', 'audit_log_held']) {
-      const rows = (await sql<{ username: string; ip_address: string; device_fingerprint: string; user_agent: string | null; details: { n: number } }>`
-        SELECT username, ip_address, device_fingerprint, user_agent, details FROM ${sql.table(table)} WHERE details ? 'n' AND details->>'note' IS NOT NULL`.execute(t.s.db)).rows;
+      const rows = (await sql<{ username: string; ip_address: string; device_fingerprint: string; user_agent: string | null; details: { n: number }; suspicious_indicators: unknown }>`
+        SELECT username, ip_address, device_fingerprint, user_agent, details, suspicious_indicators FROM ${sql.table(table)} WHERE details ? 'n' AND details->>'note' IS NOT NULL`.execute(t.s.db)).rows;
       expect(rows, table).toHaveLength(table === 'audit_log' ? 1200 : 5);
       expect(new Set(rows.map((r) => r.details.n)).size).toBe(rows.length);
       for (const r of rows) {
@@ -298,6 +299,7 @@ describe('erasure of a long audit trail', () => {
         expect(r.device_fingerprint).toMatch(/^k:[0-9a-f]{32}$/);
         expect(r.user_agent).toBeNull();
         expect(r.details).toEqual({ note: pseudonym, n: r.details.n });
+        expect(r.suspicious_indicators).toEqual([{ signal: 'new_country', weight: 25 }]); // which signal, not where
       }
     }
     const left = await dumpEveryTable();

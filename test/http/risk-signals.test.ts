@@ -75,7 +75,7 @@ async function signInFrom(username: string, address: string, fingerprint?: strin
 }
 
 async function profileOf(user: UserRow): Promise<Record<string, unknown> | undefined> {
-  const r = await sql<Record<string, unknown>>`SELECT success_count, devices, countries, asns, hours, located_country FROM risk_profiles WHERE user_id = ${user.id}`.execute(t.s.db);
+  const r = await sql<Record<string, unknown>>`SELECT success_count, devices, countries, array_to_json(asns) AS asns, hours, located_country FROM risk_profiles WHERE user_id = ${user.id}`.execute(t.s.db);
   return r.rows[0];
 }
 
@@ -162,6 +162,7 @@ describe('failures', () => {
       expectError(await login(t.app, 'risk.chidi', WRONG_PASSWORD, {}, from('41.90.50.1')), 401, 'INVALID_CREDENTIALS');
       t.clock.advance(2 * MIN);
     }
+    await t.s.risk.settled(); // the listeners of a failure run after its answer
     await signInFrom('risk.chidi', '41.90.50.1');
     const failed = { signal: 'failed_passwords', weight: 20, details: { failures: 6, window_minutes: 15 } };
     expect(scores(await entries(chidi, 'FAILED_LOGIN_ATTEMPT'))).toEqual([[0, []], [0, []], [0, []], [0, []], [0, []], [20, [failed]]]);
@@ -174,6 +175,24 @@ describe('failures', () => {
     t.clock.advance(4 * MIN);
     await signInFrom('risk.chidi', '41.90.50.1');
     expect((await entries(chidi, 'USER_LOGIN')).at(-1)!.risk_score).toBe(0);
+  });
+
+  it('with the default lockout (5 attempts), the attempt after the lock is the 6th failure: it carries failed_passwords', async () => {
+    // The lockout stops wrong passwords at 5, so attempts refused while locked count as failures too.
+    const d = await createTestApp({ clock: t.clock, env: { TRUST_PROXY: 'loopback', GEOIP_CITY_DB: path.join(dir, 'city.mmdb'), GEOIP_ASN_DB: path.join(dir, 'asn.mmdb') } });
+    try {
+      nextScenario();
+      const eze = await seedUser(d.s, 'risk.eze');
+      for (let i = 0; i < 5; i++) expect((await login(d.app, 'risk.eze', WRONG_PASSWORD, {}, from('41.90.50.2'))).statusCode).not.toBe(200);
+      const locked = await login(d.app, 'risk.eze', STRONG_PASSWORD, {}, from('41.90.50.2'));
+      expect(locked.statusCode, locked.body).not.toBe(200);
+      const page = await d.s.audit.query({ userId: eze.uuid, eventType: 'LOCKED_LOGIN_ATTEMPT', limit: 10, offset: 0 });
+      expect((page.entries as Entry[]).map((e) => [e.risk_score, e.suspicious_indicators])).toEqual([
+        [20, [{ signal: 'failed_passwords', weight: 20, details: { failures: 6, window_minutes: 15 } }]],
+      ]);
+    } finally {
+      await d.close();
+    }
   });
 
   it('failed second factors: three wrong codes, then the right one; the challenge and the sign-in carry the score', async () => {
@@ -216,6 +235,7 @@ describe('failures', () => {
       expectError(await login(t.app, v.username, WRONG_PASSWORD, {}, from('85.138.70.9')), 401, 'INVALID_CREDENTIALS');
       t.clock.advance(10_000);
     }
+    await t.s.risk.settled();
     const stuffing = (accounts: number) => [35, [{ signal: 'address_failing_many_accounts', weight: 35, details: { accounts, window_minutes: 15 } }]];
     const each = await Promise.all(victims.map(async (v) => scores(await entries(v, 'FAILED_LOGIN_ATTEMPT'))[0]));
     expect(each.slice(0, 20)).toEqual(Array.from({ length: 20 }, () => [0, []]));

@@ -11,7 +11,7 @@
  * investigator gives it; the database alone cannot be reversed), user agents and locations are
  * nulled, and `details` loses every key that may carry a contact, a mask or a name.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../platform/db/database.js';
 
 export type ErasureAction = 'delete' | 'erase columns' | 'pseudonymise' | 'keep';
@@ -36,12 +36,20 @@ export interface Erasure {
   apply?(c: ErasureContext, table: string): Promise<number>;
 }
 
+/**
+ * The risk indicators (`[{signal, weight, details}]`, src/risk/types.ts) of a jsonb column with
+ * their details removed: which signals raised the score and by how much stay; where (countries,
+ * networks, distances) goes, as `location` does.
+ */
+export const placelessIndicators = (column: RawBuilder<unknown>): RawBuilder<unknown> =>
+  sql`(SELECT coalesce(jsonb_agg(jsonb_build_object('signal', i->'signal', 'weight', i->'weight')), '[]'::jsonb) FROM jsonb_array_elements(${column}) AS i)`;
+
 /** `details` keys that may carry a contact, a mask, a name or a client trait: removed from the person's audit entries. */
 export const PERSONAL_DETAIL_KEYS: ReadonlySet<string> = new Set([
   'email', 'phone', 'to', 'destination', 'destination_masked', 'masked', 'subject_masked', 'contact', 'contacts', 'address',
   'new_value', 'old_value', 'full_name', 'name', 'date_of_birth', 'identifier', 'login', 'ip', 'ip_address', 'user_agent',
   'device_fingerprint', 'fingerprint', 'location', 'device_name', 'label', 'push_token', 'name_id', 'idp_subject',
-  'from', 'recipient', 'old', 'new', 'device',
+  'from', 'recipient', 'old', 'new', 'device', 'country', 'city', 'latitude', 'longitude', 'asn', 'as_org',
 ]);
 
 /** A `details` key that carries a contact or a mask: listed, or named `…masked` / `…_mask`. */
@@ -108,7 +116,8 @@ async function pseudonymiseAudit(c: ErasureContext, table: string): Promise<numb
     const values = rows.map((r) => ({
       audit_id: r.audit_id, ts: r.ts, ip: hashed(c, r.ip_address), fp: hashed(c, r.device_fingerprint), details: scrubDetails(r.details, c) ?? {},
     }));
-    await sql`UPDATE ${sql.table(table)} AS a SET username = ${c.pseudonym}, ip_address = v.ip, device_fingerprint = v.fp, user_agent = NULL, location = NULL, details = v.details
+    await sql`UPDATE ${sql.table(table)} AS a SET username = ${c.pseudonym}, ip_address = v.ip, device_fingerprint = v.fp, user_agent = NULL, location = NULL,
+      suspicious_indicators = ${placelessIndicators(sql.ref('a.suspicious_indicators'))}, details = v.details
       FROM jsonb_to_recordset(${JSON.stringify(values)}::jsonb) AS v(audit_id uuid, ts timestamptz, ip text, fp text, details jsonb)
       WHERE a.audit_id = v.audit_id AND a.timestamp = v.ts`.execute(c.db);
     total += rows.length;
@@ -146,7 +155,7 @@ export const ERASE = {
   },
   audit: {
     action: 'pseudonymise',
-    why: 'Security and transaction records a bank must keep for years after the relationship ends (anti-money-laundering record keeping, e.g. 5 years; GDPR article 17(3)(b), a legal obligation): kept for the audit retention period (AUDIT_RETENTION_MONTHS), by uuid, with the username replaced by the pseudonym, addresses and fingerprints keyed-hashed, user agent and location nulled, contacts and masks removed from details.',
+    why: 'Security and transaction records a bank must keep for years after the relationship ends (anti-money-laundering record keeping, e.g. 5 years; GDPR article 17(3)(b), a legal obligation): kept for the audit retention period (AUDIT_RETENTION_MONTHS), by uuid, with the username replaced by the pseudonym, addresses and fingerprints keyed-hashed, user agent and location nulled, the risk indicators kept without their places (countries, networks, distances), contacts, masks and places removed from details.',
     apply: (c: ErasureContext, table: string) => pseudonymiseAudit(c, table),
   },
   consentHistory: {

@@ -22,7 +22,7 @@ import { ENCRYPTED_COLUMNS } from '../../platform/crypto/columns.js';
 import type { SensitiveColumns } from '../../platform/crypto/sensitive.js';
 import type { Db } from '../../platform/db/database.js';
 import type { UserRow, UserStore } from '../../users/store.js';
-import { ERASE, type Erasure, type ErasureContext } from '../erasure/apply.js';
+import { ERASE, placelessIndicators, type Erasure, type ErasureContext } from '../erasure/apply.js';
 
 /** One cell of an exported row: JSON-able. */
 export type Cell = string | number | boolean | null | Record<string, unknown> | unknown[];
@@ -188,15 +188,15 @@ const sessions: RegistryEntry[] = [
     erasure: deleted('The sign-in history each new sign-in is compared with for its risk score (device hashes, countries, networks, hours, the last located sign-in): the audit trail keeps the sign-ins, pseudonymised.'),
     export: table('sign_in_profile', 'What each of your sign-ins is compared with for its risk score: how many there were, the countries and networks (ASNs) they came from with their counts, how many at each hour of the day (UTC), the last one from a known place, and how many devices are remembered (as keyed hashes, never the fingerprints).',
       ['sign_ins', 'countries', 'networks', 'hours_utc', 'devices_remembered', 'last_sign_in_at', 'last_located_at', 'last_country', 'last_latitude', 'last_longitude'],
-      (c) => rawRows(c, sql`SELECT success_count AS sign_ins, countries, asns AS networks, hours AS hours_utc, cardinality(devices) AS devices_remembered, last_at AS last_sign_in_at,
+      (c) => rawRows(c, sql`SELECT success_count AS sign_ins, countries, array_to_json(asns) AS networks, hours AS hours_utc, cardinality(devices) AS devices_remembered, last_at AS last_sign_in_at,
         located_at AS last_located_at, located_country AS last_country, located_latitude AS last_latitude, located_longitude AS last_longitude FROM risk_profiles WHERE user_id = ${c.user.id}`)),
   },
   {
     table: 'risk_notices', references: { user_id: PERSON },
     erasure: deleted('Notices of sign-ins that did not look like the holder\'s, with their "this was not me" links: the audit trail keeps the sign-ins and any report, pseudonymised.'),
-    export: table('sign_in_notices', 'The notices sent to you about sign-ins that did not look like yours (deleted once their "this was not me" link expires): when the sign-in was, whether it opened a session or waited for your second factor, the city and country, the browser and system the device named, the channel, and whether you answered "this was not me".',
-      ['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'sent_at', 'used_at', 'expires_at'],
-      (c) => c.db.selectFrom('risk_notices').select(['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'sent_at', 'used_at', 'expires_at'])
+    export: table('sign_in_notices', 'The notices sent to you about sign-ins that did not look like yours (deleted once their "this was not me" link expires): when the sign-in was, whether it opened a session or waited for your second factor, the city and country, the browser and system the device named, the channel, the risk score, and whether you answered "this was not me".',
+      ['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'score', 'sent_at', 'used_at', 'expires_at'],
+      (c) => c.db.selectFrom('risk_notices').select(['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'score', 'sent_at', 'used_at', 'expires_at'])
         .where('user_id', '=', c.user.id).orderBy('occurred_at').execute()),
   },
 ];
@@ -423,8 +423,8 @@ const securityAlerts: RegistryEntry[] = [
     references: { user_uuid: PERSON, acknowledged_by: 'the administrator who acknowledged the alert', resolved_by: 'the administrator who resolved it' },
     erasure: {
       action: 'pseudonymise',
-      why: 'Security records of the account (fraud and attack detection) the bank keeps with its audit trail and for as long (GDPR article 17(3)(b), a legal obligation; (e), legal claims): kept by uuid, the place (city, coordinates, network) removed as from the audit trail; the client address was only ever a keyed hash. Resolved alerts are deleted after AUDIT_RETENTION_MONTHS.',
-      apply: async (c) => (await sql`UPDATE security_alerts SET location = NULL WHERE user_uuid = ${c.user.uuid}::uuid AND location IS NOT NULL RETURNING 1`.execute(c.db)).rows.length,
+      why: 'Security records of the account (fraud and attack detection) the bank keeps with its audit trail and for as long (GDPR article 17(3)(b), a legal obligation; (e), legal claims): kept by uuid, the place (country, city, coordinates, network, distances) removed from it and from its indicators as from the audit trail; the client address was only ever a keyed hash. Resolved alerts are deleted after AUDIT_RETENTION_MONTHS.',
+      apply: async (c) => (await sql`UPDATE security_alerts SET location = NULL, indicators = ${placelessIndicators(sql.ref('indicators'))} WHERE user_uuid = ${c.user.uuid}::uuid RETURNING 1`.execute(c.db)).rows.length,
     },
     export: table('security_alerts', 'The security alerts raised about your account: the rule, its severity, when, on which channel, where, the risk score and what made it, and whether the bank has closed it.',
       ['rule', 'severity', 'state', 'created_at', 'channel', 'location', 'score', 'indicators', 'resolved_at'],

@@ -33,10 +33,15 @@ function strongest(indicators: readonly RiskIndicator[]): RiskIndicator {
   return indicators.reduce((best, i) => (i.weight > best.weight ? i : best));
 }
 
+/**
+ * One event, one alert. A failure burst is one alert per account (or, for credential stuffing,
+ * per network) and window. A sign-in whose password was right is one alert per rule, account,
+ * network and window, whether it stopped at the second factor or went through: the challenge and
+ * the completed sign-in after it are one event, and two nodes seeing either agree on the key.
+ */
 function dedupeKey(e: AssessedSignIn, rule: string, windowMinutes: number): string {
   const window = Math.floor(e.at / (windowMinutes * 60_000));
-  if (e.outcome === 'signed_in' && e.auditId !== null) return `signin:${e.auditId}`;
-  if (rule === 'credential_stuffing') return `credential_stuffing:${e.networkHash}:${window}`;
+  if (e.outcome === 'failed' && rule === 'credential_stuffing') return `credential_stuffing:${e.networkHash}:${window}`;
   const account = e.user?.uuid ?? 'unknown';
   if (e.outcome === 'failed') return `${rule}:${account}:${window}`;
   return `${rule}:${account}:${e.networkHash}:${window}`;
@@ -50,8 +55,9 @@ export function alertFor(e: AssessedSignIn, s: AlertSettings): AlertInput | null
   const rule = ruleOf(strongest(indicators).signal);
   return {
     rule, severity: severityOf(score),
-    // An address failing on many accounts is about no one account.
-    userId: rule === 'credential_stuffing' ? null : e.user?.uuid ?? null,
+    // Failures from an address failing on many accounts are about no one account; a right
+    // password from it is about the account it opened (credential stuffing that succeeded).
+    userId: rule === 'credential_stuffing' && e.outcome === 'failed' ? null : e.user?.uuid ?? null,
     auditId: e.auditId, channel: e.channel, ipHash: e.ipHash, location, score, indicators,
     dedupeKey: dedupeKey(e, rule, s.windowMinutes),
   };

@@ -16,7 +16,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       success_count integer NOT NULL DEFAULT 0,
       devices text[] NOT NULL DEFAULT '{}',
       countries jsonb NOT NULL DEFAULT '{}',
-      asns integer[] NOT NULL DEFAULT '{}',
+      asns bigint[] NOT NULL DEFAULT '{}', -- autonomous system numbers are 32-bit unsigned
       hours integer[] NOT NULL DEFAULT array_fill(0, ARRAY[24]),
       last_at timestamptz,
       located_at timestamptz,
