@@ -10,7 +10,9 @@
  * "\xab\xcd\xefMaxMind.com" and the metadata map. A record's value below the node count is
  * another node, equal to it means "no data", above it points into the data section.
  */
+import { writeFileSync } from 'node:fs';
 import { isIPv4, isIPv6 } from 'node:net';
+import path from 'node:path';
 
 /** A value as the data section stores it. Whole numbers are written as unsigned (or signed 32-bit) integers; use `double()` to force a double. */
 export type MmdbValue = string | number | boolean | bigint | Double | MmdbValue[] | { [key: string]: MmdbValue };
@@ -215,4 +217,22 @@ export function asnRecord(asn: number, organisation: string): MmdbValue {
 /** A GeoLite2-Country-shaped record. */
 export function countryRecord(country: string): MmdbValue {
   return { country: { iso_code: country, names: { en: country } } };
+}
+
+/**
+ * The city and ASN databases of the risk suites, written into `dir`: 41.90.0.0/16 is Nairobi
+ * (Kenya, Safaricom AS33771, 20 km accuracy), 85.138.0.0/16 Lisbon (Portugal, MEO AS3243, 50 km).
+ */
+export function writeNairobiLisbonDatabases(dir: string): { cityFile: string; asnFile: string } {
+  const cityFile = path.join(dir, 'city.mmdb');
+  const asnFile = path.join(dir, 'asn.mmdb');
+  writeFileSync(cityFile, buildMmdb([
+    { cidr: '41.90.0.0/16', data: cityRecord('KE', 'Nairobi', -1.2864, 36.8172, 20) },
+    { cidr: '85.138.0.0/16', data: cityRecord('PT', 'Lisbon', 38.7223, -9.1393, 50) },
+  ], { databaseType: 'GeoLite2-City' }));
+  writeFileSync(asnFile, buildMmdb([
+    { cidr: '41.90.0.0/16', data: asnRecord(33771, 'Safaricom Limited') },
+    { cidr: '85.138.0.0/16', data: asnRecord(3243, 'MEO') },
+  ], { databaseType: 'GeoLite2-ASN' }));
+  return { cityFile, asnFile };
 }

@@ -17,7 +17,7 @@
  * idle (the Nairobi session is alive when Lisbon signs in). Real SMTP, a real SMS gateway and a webhook receiver on loopback. The
  * clock is frozen; each scenario starts on a whole hour (so the 15-minute windows never meet).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -29,7 +29,7 @@ import { RISK_NOTICE_JOB } from '../../src/risk/responses/module.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
-import { asnRecord, buildMmdb, cityRecord } from '../harness/mmdb.js';
+import { writeNairobiLisbonDatabases } from '../harness/mmdb.js';
 import { ok, recovery } from '../harness/recovery.js';
 import { startSmsGateway, type TestSmsGateway } from '../harness/sms-gateway.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
@@ -56,16 +56,7 @@ const r = recovery(() => t);
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'strongroom-responses-'));
-  const cityFile = path.join(dir, 'city.mmdb');
-  const asnFile = path.join(dir, 'asn.mmdb');
-  writeFileSync(cityFile, buildMmdb([
-    { cidr: '41.90.0.0/16', data: cityRecord('KE', 'Nairobi', -1.2864, 36.8172, 20) },
-    { cidr: '85.138.0.0/16', data: cityRecord('PT', 'Lisbon', 38.7223, -9.1393, 50) },
-  ], { databaseType: 'GeoLite2-City' }));
-  writeFileSync(asnFile, buildMmdb([
-    { cidr: '41.90.0.0/16', data: asnRecord(33771, 'Safaricom Limited') },
-    { cidr: '85.138.0.0/16', data: asnRecord(3243, 'MEO') },
-  ], { databaseType: 'GeoLite2-ASN' }));
+  const { cityFile, asnFile } = writeNairobiLisbonDatabases(dir);
   smtp = await startSmtp();
   gw = await startSmsGateway();
   // The SIEM: verifies each delivery's signature against the raw body before reading it.

@@ -8,7 +8,7 @@
  * 41.90.0.0/16 in Nairobi (AS33771, 20 km) and 85.138.0.0/16 in Lisbon (AS3243, 50 km). The clock
  * is frozen; each scenario starts an hour after the last, so the 15-minute windows never meet.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -20,7 +20,7 @@ import type { UserRow } from '../../src/users/store.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
 import { expectError, login, seedUser, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
-import { asnRecord, buildMmdb, cityRecord } from '../harness/mmdb.js';
+import { writeNairobiLisbonDatabases } from '../harness/mmdb.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -32,16 +32,7 @@ const heard: AssessedSignIn[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'strongroom-risk-'));
-  const cityFile = path.join(dir, 'city.mmdb');
-  const asnFile = path.join(dir, 'asn.mmdb');
-  writeFileSync(cityFile, buildMmdb([
-    { cidr: '41.90.0.0/16', data: cityRecord('KE', 'Nairobi', -1.2864, 36.8172, 20) },
-    { cidr: '85.138.0.0/16', data: cityRecord('PT', 'Lisbon', 38.7223, -9.1393, 50) },
-  ], { databaseType: 'GeoLite2-City' }));
-  writeFileSync(asnFile, buildMmdb([
-    { cidr: '41.90.0.0/16', data: asnRecord(33771, 'Safaricom Limited') },
-    { cidr: '85.138.0.0/16', data: asnRecord(3243, 'MEO') },
-  ], { databaseType: 'GeoLite2-ASN' }));
+  const { cityFile, asnFile } = writeNairobiLisbonDatabases(dir);
   // 09:00 UTC: the hour matters to no assertion here, but a fixed start keeps every run alike.
   const clock = new ManualClock(Date.UTC(2026, 11, 7, 9, 0));
   t = await createTestApp({

@@ -4,41 +4,18 @@
  * push) with a one-click "this was not me" that ends every session and locks the account until
  * a recovery; the admission check of the sign-in pipeline (lock.ts) refuses a locked account.
  */
-import type { Logger } from 'pino';
-import type { AuditLog } from '../../audit/service.js';
-import type { Mailer } from '../../mail/mailer.js';
-import type { OtpService } from '../../mfa/otp/service.js';
-import type { PushProvider } from '../../notifications/fcm.js';
-import type { PushOutbox } from '../../notifications/outbox.js';
 import { BackgroundWork } from '../../platform/background.js';
-import type { Clock } from '../../platform/clock.js';
-import type { Config } from '../../platform/config.js';
 import type { KeyMaterial } from '../../platform/crypto/key-material.js';
-import type { Db } from '../../platform/db/database.js';
 import type { Module } from '../../platform/module.js';
 import type { Guard } from '../../sessions/guard.js';
-import type { SessionService } from '../../sessions/service.js';
-import type { UserStore } from '../../users/store.js';
-import type { AlertService } from '../alerts/service.js';
 import type { RiskService } from '../service.js';
 import { riskResponseRoutes } from './routes.js';
-import { RiskResponses } from './service.js';
+import { RiskResponses, type RiskResponsesDeps } from './service.js';
 
-export interface RiskResponsesModuleDeps {
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  config: Pick<Config, 'risk'>;
+/** What the service needs, less what this module makes for it (its keys and background work), and what the module wires. */
+export interface RiskResponsesModuleDeps extends Omit<RiskResponsesDeps, 'tokenKey' | 'tokenHash' | 'background'> {
   keys: KeyMaterial;
   risk: RiskService;
-  alerts: AlertService;
-  users: UserStore;
-  sessions: SessionService;
-  audit: AuditLog;
-  mailer: Mailer;
-  otp: OtpService;
-  push: PushProvider | undefined;
-  pushOutbox: PushOutbox;
   guard: Guard;
 }
 
