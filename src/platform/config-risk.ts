@@ -55,7 +55,7 @@ export interface RiskConfig {
 export interface RiskResponsesConfig {
   /** RISK_ALERT_SCORE: an assessment scoring this or more raises a security alert. */
   alertScore: number;
-  /** RISK_ALERT_SIGNALS: signals that raise an alert whatever the score (the SPEC's triggers: failures, stuffing, impossible travel). */
+  /** RISK_ALERT_SIGNALS: signals that raise an alert whatever the score (the bank's own alert triggers: failures, stuffing, impossible travel). */
   alertSignals: readonly RiskSignal[];
   /** RISK_NOTIFY_SCORE: a successful sign-in (or one waiting for its second factor) scoring this or more is told to the account holder. */
   notifyScore: number;

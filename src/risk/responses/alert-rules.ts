@@ -2,7 +2,7 @@
  * Which assessment raises a security alert, and as what (pure: tested with frozen inputs).
  *
  * - **When**: the score reaches RISK_ALERT_SCORE (50), or a signal of RISK_ALERT_SIGNALS is raised
- *   whatever the score (the SPEC's triggers: more than 5 failed passwords in 15 minutes, failing
+ *   whatever the score (the bank's alert triggers: more than 5 failed passwords in 15 minutes, failing
  *   second factors, an address failing on many accounts, impossible travel).
  * - **Rule**: the strongest indicator's signal (the heaviest; of equal weights, the first in
  *   RISK_SIGNALS order), `address_failing_many_accounts` named `credential_stuffing`.
