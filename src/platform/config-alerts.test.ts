@@ -1,23 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { readAlertsEnv } from './config-alerts.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, Reader } from './config.js';
 
 const SECRET = 'a'.repeat(64);
 
 function read(env: Record<string, string>, opts: { production?: boolean; smtp?: boolean } = {}) {
-  const problems: string[] = [];
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return n;
-  };
-  const config = readAlertsEnv((n) => env[n], problems, opts.production ?? false, opts.smtp ?? true, { int });
-  return { config, problems };
+  // The server's own reader, so these see what start-up sees.
+  const r = new Reader(env);
+  const config = readAlertsEnv((n) => r.opt(n), r.problems, opts.production ?? false, opts.smtp ?? true, { int: (name, fallback, min, max) => r.int(name, fallback, min, max) });
+  return { config, problems: r.problems };
 }
 
 describe('security alert settings', () => {

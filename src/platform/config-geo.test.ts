@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMmdb, countryRecord } from '../../test/harness/mmdb.js';
 import { bundledGeoDatabase, readGeoEnv } from './config-geo.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, Reader } from './config.js';
 
 let dir: string;
 let country: string;
@@ -19,19 +19,10 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function read(env: Record<string, string>) {
-  const problems: string[] = [];
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = env[name];
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return n;
-  };
-  const config = readGeoEnv((n) => env[n], problems, int);
-  return { config, problems };
+  // The server's own reader, so these see what start-up sees.
+  const r = new Reader(env);
+  const config = readGeoEnv((n) => r.opt(n), r.problems, (name, fallback, min, max) => r.int(name, fallback, min, max));
+  return { config, problems: r.problems };
 }
 
 describe('geolocation settings', () => {

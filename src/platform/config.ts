@@ -288,7 +288,8 @@ function decodeKey(raw: string): Buffer {
   return /^[0-9a-fA-F]+$/.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
 }
 
-class Reader {
+/** Reads settings from an environment, collecting every problem (each named) instead of stopping at the first. */
+export class Reader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
 
