@@ -1,22 +1,11 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../platform/clock.js';
 import { bundledGeoDatabase, type GeoConfig } from '../platform/config-geo.js';
 import { Metrics } from '../platform/observability/metrics.js';
 import { GEO_RELOAD_EVERY_MS, GEO_RELOAD_JOB, geoModule } from './module.js';
+import { captureLog } from '../../test/harness/log-capture.js';
 
-/** A logger whose lines the test reads. */
-function capture() {
-  const lines: Array<{ level: number; msg: string }> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string });
-      done();
-    },
-  });
-  return { log: pino({ level: 'info' }, stream), lines };
-}
+const capture = () => captureLog();
 
 const BUNDLED: GeoConfig = { maxAgeDays: 35, databases: [{ kind: 'country', setting: 'GEOIP_COUNTRY_DB', path: bundledGeoDatabase(), bundled: true }] };
 const WARN = 40;

@@ -1,28 +1,18 @@
 import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pwnedFile } from '../../../test/harness/pwned.js';
 import { BreachedPasswordFilter } from './corpus.js';
 import { importBreached } from './import.js';
 import { PwnedFormatError } from './pwned-file.js';
+import { captureLog } from '../../../test/harness/log-capture.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'strongroom-breached-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A logger whose lines the test reads. */
-function capture() {
-  const lines: Array<{ level: number; msg: string }> = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(JSON.parse(chunk.toString()) as { level: number; msg: string });
-      done();
-    },
-  });
-  return { log: pino({ level: 'info' }, stream), lines };
-}
+const capture = () => captureLog();
 
 let n = 0;
 /** Imports a Pwned file of these passwords (and seeded random hashes) to `output`. */
