@@ -6,6 +6,7 @@
  * 72-hour deadline on a frozen clock, in the list and on /metrics; the report and the closing;
  * the validation errors and the permission.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import type { App } from '../../src/platform/http/app.js';
@@ -220,6 +221,39 @@ describe('the 72-hour deadline', () => {
     expectError(await post(`/api/v1/admin/breaches/${id}/close`, { note: 'again' }), 409, 'BREACH_CLOSED');
     const events = await t.s.database.db.selectFrom('audit_log').select('event_type').where('event_type', 'in', ['BREACH_REPORTED', 'BREACH_CLOSED']).execute();
     expect(events.map((e) => e.event_type).sort()).toEqual(['BREACH_CLOSED', 'BREACH_REPORTED']);
+  });
+});
+
+describe('once only', () => {
+  it('a parallel burst of reports, then of closings: exactly one of each is recorded and audited, the rest answer 409', async () => {
+    // One sign-in for the whole test, and no other while it runs. Each sign-in ends the oldest
+    // session beyond MAX_CONCURRENT_SESSIONS, and on the frozen clock every session of the
+    // operator is equally old, so which one goes is the database's choice: a second sign-in
+    // (even after the burst) may end this one, and the next burst would answer 401 SESSION_INVALID.
+    const headers = bearer(await token());
+    const send = (method: 'GET' | 'POST', url: string, payload?: Body) => t.app.inject({ method, url, payload, headers });
+    const b = ok(await send('POST', '/api/v1/admin/breaches', BODY), 201);
+    const id = b.id as string;
+    const count = async (event: string) => (await t.s.database.db.selectFrom('audit_log').select('audit_id').where('event_type', '=', event)
+      .where(sql<boolean>`details->>'breach_id' = ${id}`).execute()).length;
+    const burst = (path: string, body: (i: number) => Body) => Promise.all(Array.from({ length: 8 }, (_, i) => send('POST', `/api/v1/admin/breaches/${id}/${path}`, body(i))));
+    /** Each answer's status and error code, sorted; the bodies go in the failure message. */
+    const outcomes = (rs: Res[]) => rs.map((r) => (r.statusCode === 200 ? '200' : `${r.statusCode} ${String((r.json() as Body).error_code)}`)).sort();
+    const bodies = (rs: Res[]) => rs.map((r) => r.body).join('\n');
+
+    const reports = await burst('report', (i) => ({ reference: `REF-${i}` }));
+    expect(outcomes(reports), bodies(reports)).toEqual(['200', ...Array<string>(7).fill('409 BREACH_ALREADY_REPORTED')]);
+    expect(await count('BREACH_REPORTED')).toBe(1);
+    const reported = (reports.find((r) => r.statusCode === 200)!.json() as { authority_report: { reference: string } }).authority_report.reference;
+    expect((ok(await send('GET', `/api/v1/admin/breaches/${id}`)).authority_report as { reference: string }).reference).toBe(reported);
+
+    const closings = await burst('close', (i) => ({ note: `Closed ${i}.` }));
+    expect(outcomes(closings), bodies(closings)).toEqual(['200', ...Array<string>(7).fill('409 BREACH_CLOSED')]);
+    expect(await count('BREACH_CLOSED')).toBe(1);
+    const closed = (closings.find((r) => r.statusCode === 200)!.json() as { closing_note: string }).closing_note;
+    const record = ok(await send('GET', `/api/v1/admin/breaches/${id}`));
+    expect(record).toMatchObject({ state: 'closed', closing_note: closed, authority_report: { reference: reported } });
+    expect((record.timeline as Array<{ event: string }>).filter((e) => e.event === 'reported_to_authority' || e.event === 'closed').map((e) => e.event)).toEqual(['reported_to_authority', 'closed']);
   });
 });
 
