@@ -21,6 +21,7 @@ import { BreachErrors } from './gdpr/breaches/errors.js';
 import { ErasureErrors } from './gdpr/erasure/errors.js';
 import { AlertErrors } from './risk/alerts/errors.js';
 import { RiskResponseErrors } from './risk/responses/errors.js';
+import { RiskDecisionErrors } from './risk/decisions/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
@@ -69,6 +70,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   Erasure: ErasureErrors.definitions,
   'Security alerts': AlertErrors.definitions,
   'Sign-in notices': RiskResponseErrors.definitions,
+  'Risk responses': RiskDecisionErrors.definitions,
   Operations: OpsErrors.definitions,
 };
 

@@ -51,6 +51,8 @@ export const AUDIT_EVENTS = [
   'SECURITY_ALERT_RAISED', 'SECURITY_ALERT_ACKNOWLEDGED', 'SECURITY_ALERT_RESOLVED',
   // Responses to a suspicious sign-in (issue 29)
   'SIGN_IN_REPORTED_NOT_ME', 'ACCOUNT_SECURITY_UNLOCKED',
+  // The risk response policy (issue 29)
+  'RISK_SIGN_IN_REFUSED', 'RISK_ADDRESS_BLOCKED', 'RISK_POLICY_UPDATED',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

@@ -35,6 +35,7 @@ import type { Grants, UserRow, UserStore } from '../users/store.js';
 import { MfaErrors } from './errors.js';
 import type { MfaMethod } from '../platform/db/schema.js';
 import type { FactorStore, SignInMethod } from './factors.js';
+import { RiskDecisionErrors } from '../risk/decisions/errors.js';
 
 /**
  * Purpose of the short-lived `reset` token that proves identity for an MFA reset request when
@@ -57,6 +58,11 @@ export interface ChallengeClaims extends TwoFactorClaims {
   strategy: string;
   /** What the sign-in method keeps about the session it will open (SAML: the IdP session). */
   origin?: SessionOrigin;
+  /**
+   * A risky sign-in of an account without an enrolled factor (the risk response policy's
+   * `step_up`): `methods` are the contacts on file (email, SMS) a code may be sent to.
+   */
+  by_contact?: true;
   /** Set when the password must change: the verified factor leads to a reset token, not a session. */
   next?: AfterSecondFactor['next'];
   next_reason?: AfterSecondFactor['reason'];
@@ -95,14 +101,15 @@ export interface SecondFactorPolicy {
 export class MfaGate implements SecondFactorGate {
   constructor(private readonly deps: { config: Config; tokens: TokenService; factors: FactorStore; audit: AuditLog; policy: SecondFactorPolicy }) {}
 
-  async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor, origin?: SessionOrigin): Promise<AppError | null> {
+  async challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor, origin?: SessionOrigin, riskStepUp = false): Promise<AppError | null> {
     const d = this.deps;
     const enrolled = await d.factors.active(user.id);
-    if (after && enrolled.length === 0) return null; // the password change comes first, set-up after it
+    if (after && enrolled.length === 0 && !riskStepUp) return null; // the password change comes first, set-up after it
     // A factor is needed when one is enrolled, when the user holds a role of MFA_REQUIRED_ROLES,
     // or when a policy of this channel covering the user says so (`require_second_factor`).
-    const required = enrolled.length > 0 || grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r)) || d.policy.requiresSecondFactor(ctx.channel, grants.roles);
-    if (!required) return null;
+    const setupDue = grants.roles.some((r) => d.config.mfa.requiredRoles.includes(r)) || d.policy.requiresSecondFactor(ctx.channel, grants.roles);
+    if (enrolled.length === 0 && riskStepUp) return this.byContact(user, grants, ctx, strategy, { setupDue, after, origin });
+    if (enrolled.length === 0 && !setupDue) return null;
     // The channel's policy may accept only some factors (`second_factor_methods`): the others
     // are not offered, and a user who holds none that counts is refused here, not offered a
     // set-up that the password alone would complete.
@@ -117,22 +124,52 @@ export class MfaGate implements SecondFactorGate {
     // `signin`: a setup token would let the password alone enrol a new factor. The user's way
     // out is recovery (security questions with this token, then an MFA reset).
     const purpose: ChallengePurpose = enrolled.length > 0 ? 'signin' : 'setup';
+    return this.issue(user, ctx, { purpose, methods, setupMethods, strategy, after, origin });
+  }
+
+  /**
+   * A risky sign-in of an account without an enrolled factor: a one-time code to a contact on
+   * file (email, SMS) that the channel's policy accepts. When the account must set up a factor
+   * anyway, the set-up is offered with those factors only: enrolling one sends its code to the
+   * contact on file, so the password alone cannot enrol an authenticator app. No contact: refused
+   * (403 RISK_TOO_HIGH, audited).
+   */
+  private async byContact(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, o: { setupDue: boolean; after?: AfterSecondFactor; origin?: SessionOrigin }): Promise<AppError> {
+    const d = this.deps;
+    const accepted = d.policy.factorMethods(ctx.channel, grants.roles);
+    const contacts: SignInMethod[] = [];
+    for (const m of ['email', 'sms'] as const) if ((accepted === null || accepted.includes(m)) && (await d.factors.deliverable(user, m))) contacts.push(m);
+    if (contacts.length === 0) {
+      await d.audit.record({ ...auditContext(ctx), userId: user.uuid, username: user.username, eventType: 'RISK_SIGN_IN_REFUSED', status: 'FAILURE', details: { reason: 'no_second_factor', strategy } });
+      return RiskDecisionErrors.RISK_TOO_HIGH({ reason: 'no_second_factor' });
+    }
+    const setup = o.setupDue && !o.after;
+    return this.issue(user, ctx, { purpose: setup ? 'setup' : 'signin', methods: setup ? [] : contacts, setupMethods: contacts as MfaMethod[], strategy, after: o.after, origin: o.origin, byContact: true });
+  }
+
+  /** Issues the 2FA token of a challenge, audits it and returns its answer (401 2FA_REQUIRED, or 403 MFA_SETUP_INCOMPLETE). */
+  private async issue(user: UserRow, ctx: ClientContext, c: { purpose: ChallengePurpose; methods: SignInMethod[]; setupMethods: MfaMethod[]; strategy: string; after?: AfterSecondFactor; origin?: SessionOrigin; byContact?: boolean }): Promise<AppError> {
+    const d = this.deps;
+    const { purpose, methods, setupMethods, strategy, after, origin } = c;
+    const byContact = c.byContact === true && purpose === 'signin';
     const issued = await d.tokens.issue('2fa', {
       user_id: user.uuid, purpose, methods, ...(purpose === 'setup' ? { setup_methods: setupMethods } : {}),
       channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy, ...(origin ? { origin } : {}),
-      ...(after ? { next: after.next, next_reason: after.reason } : {}),
+      ...(byContact ? { by_contact: true } : {}), ...(after ? { next: after.next, next_reason: after.reason } : {}),
     });
     const expiresIn = d.config.tokens.twoFactorTtlSec;
     const audit = { ...auditContext(ctx), userId: user.uuid, username: user.username };
+    const risk = c.byContact === true ? { reason: 'unusual_sign_in' as const } : {};
     if (purpose === 'signin') {
-      await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy, ...(after ? { then: after.next } : {}) } });
-      return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn });
+      await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy, ...risk, ...(after ? { then: after.next } : {}) } });
+      return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn, ...risk });
     }
-    await d.audit.record({ ...audit, eventType: 'MFA_SETUP_REQUIRED', status: 'SUCCESS', details: { setup_methods: setupMethods, strategy } });
+    await d.audit.record({ ...audit, eventType: 'MFA_SETUP_REQUIRED', status: 'SUCCESS', details: { setup_methods: setupMethods, strategy, ...risk } });
     return MfaErrors.MFA_SETUP_INCOMPLETE({
       two_factor_token: issued.token,
       expires_in: expiresIn,
       setup_methods: setupMethods,
+      ...risk,
       next_step: 'Set up a second factor with this two_factor_token: POST /api/v1/2fa/totp/setup, then POST /api/v1/2fa/totp/verify with a code from the authenticator app (or POST /api/v1/2fa/otp/setup and /api/v1/2fa/otp/verify for email, SMS or push). The sign-in finishes when the factor is verified.',
     });
   }

@@ -25,7 +25,7 @@ describe('risk settings', () => {
     expect(loadConfig({ NODE_ENV: 'test' }).risk).toEqual({
       enabled: true, weights: DEFAULT_RISK_WEIGHTS, maxTravelKmh: 1000, usualCountrySignins: 3, failedPasswords: 5,
       failedSecondFactors: 3, stuffingAccounts: 20, windowMinutes: 15, hourHistory: 20,
-      responses: { alertScore: 50, alertSignals: DEFAULT_ALERT_SIGNALS, notifyScore: 40, notMeUrl: undefined, notMeDays: 7 },
+      responses: { alertScore: 50, alertSignals: DEFAULT_ALERT_SIGNALS, notifyScore: 40, notMeUrl: undefined, notMeDays: 7, stepUpScore: 40, refuseScore: null, addressBlockMinutes: 15, accountLockMinutes: 30 },
     });
   });
 
@@ -55,12 +55,20 @@ describe('risk settings', () => {
 
   it('the responses\' settings: scores, the signals that alone alert, the "this was not me" address and its days', () => {
     const r = loadConfig({ NODE_ENV: 'test', RISK_ALERT_SCORE: '70', RISK_ALERT_SIGNALS: 'impossible_travel, failed_passwords', RISK_NOTIFY_SCORE: '30', RISK_NOT_ME_URL: 'https://auth.bank.example/security/not-me', RISK_NOT_ME_DAYS: '3' }).risk.responses;
-    expect(r).toEqual({ alertScore: 70, alertSignals: ['impossible_travel', 'failed_passwords'], notifyScore: 30, notMeUrl: 'https://auth.bank.example/security/not-me', notMeDays: 3 });
+    expect(r).toEqual({ alertScore: 70, alertSignals: ['impossible_travel', 'failed_passwords'], notifyScore: 30, notMeUrl: 'https://auth.bank.example/security/not-me', notMeDays: 3, stepUpScore: 40, refuseScore: null, addressBlockMinutes: 15, accountLockMinutes: 30 });
     expect(loadConfig({ NODE_ENV: 'test', RISK_ALERT_SIGNALS: 'none' }).risk.responses.alertSignals).toEqual([]);
     expect(startProblem({ RISK_ALERT_SIGNALS: 'impossible_travel,velocity' })).toContain('RISK_ALERT_SIGNALS: "velocity" is not a risk signal');
     expect(startProblem({ RISK_NOT_ME_URL: 'https://auth.bank.example/security/not-me#x' })).toContain('RISK_NOT_ME_URL must be an http(s) address without credentials, query or fragment');
     expect(startProblem({ RISK_NOT_ME_URL: 'not a url' })).toContain('RISK_NOT_ME_URL must be an absolute address');
     expect(startProblem({ RISK_ALERT_SCORE: '0' })).toContain('RISK_ALERT_SCORE');
     expect(startProblem({ RISK_NOT_ME_DAYS: '31' })).toContain('RISK_NOT_ME_DAYS');
+  });
+
+  it('the response policy\'s defaults: the step-up and refusal scores, the address block (0: never) and the account lock', () => {
+    const r = loadConfig({ NODE_ENV: 'test', RISK_STEP_UP_SCORE: '60', RISK_REFUSE_SCORE: '90', RISK_ADDRESS_BLOCK_MINUTES: '0', RISK_ACCOUNT_LOCK_MINUTES: '120' }).risk.responses;
+    expect(r).toMatchObject({ stepUpScore: 60, refuseScore: 90, addressBlockMinutes: 0, accountLockMinutes: 120 });
+    expect(startProblem({ RISK_REFUSE_SCORE: '101' })).toContain('RISK_REFUSE_SCORE');
+    expect(startProblem({ RISK_STEP_UP_SCORE: '0' })).toContain('RISK_STEP_UP_SCORE');
+    expect(startProblem({ RISK_ADDRESS_BLOCK_MINUTES: '-1' })).toContain('RISK_ADDRESS_BLOCK_MINUTES');
   });
 });

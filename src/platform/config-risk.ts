@@ -63,6 +63,14 @@ export interface RiskResponsesConfig {
   notMeUrl: string | undefined;
   /** RISK_NOT_ME_DAYS: how long a notice's "this was not me" link works. */
   notMeDays: number;
+  /** RISK_STEP_UP_SCORE: until an administrator saves a response policy, a sign-in scoring this or more is asked for a second factor. */
+  stepUpScore: number;
+  /** RISK_REFUSE_SCORE: until an administrator saves a response policy, a sign-in scoring this or more is refused; null (unset): none is. */
+  refuseScore: number | null;
+  /** RISK_ADDRESS_BLOCK_MINUTES: until an administrator saves a response policy, how long credential stuffing blocks the client's network (0: never). */
+  addressBlockMinutes: number;
+  /** RISK_ACCOUNT_LOCK_MINUTES: how long a response policy's `lock_account` locks an account, until an administrator saves another. */
+  accountLockMinutes: number;
 }
 
 /** The signals that alone raise an alert unless RISK_ALERT_SIGNALS says otherwise. */
@@ -104,6 +112,10 @@ function readResponses(opt: (name: string) => string | undefined, problems: stri
     notifyScore: int('RISK_NOTIFY_SCORE', 40, 1, 100),
     notMeUrl: parseNotMeUrl(opt('RISK_NOT_ME_URL'), problems),
     notMeDays: int('RISK_NOT_ME_DAYS', 7, 1, 30),
+    stepUpScore: int('RISK_STEP_UP_SCORE', 40, 1, 100),
+    refuseScore: (opt('RISK_REFUSE_SCORE') ?? '').trim() === '' ? null : int('RISK_REFUSE_SCORE', 100, 1, 100),
+    addressBlockMinutes: int('RISK_ADDRESS_BLOCK_MINUTES', 15, 0, 24 * 60),
+    accountLockMinutes: int('RISK_ACCOUNT_LOCK_MINUTES', 30, 1, 24 * 60),
   };
 }
 

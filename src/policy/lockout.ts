@@ -278,6 +278,19 @@ export class LoginAttempts {
     return retryLater(PolicyErrors.ACCOUNT_LOCKED, (until - this.deps.clock.now()) / 1000);
   }
 
+  /**
+   * Locks `key` until `until` whatever its count (a risk response's `lock_account`); a longer lock
+   * it holds already stays. Lifted as every lock is: by time, or an administrator's unlock.
+   */
+  async lockFor(key: string, until: number): Promise<void> {
+    const now = new Date(this.deps.clock.now());
+    const end = sql`${new Date(until)}::timestamptz`;
+    await sql`
+      INSERT INTO login_attempts (subject_key, failed_count, pending, window_started_at, last_failed_at, locked_until)
+      VALUES (${key}, 0, 0, ${now}, ${now}, ${end})
+      ON CONFLICT (subject_key) DO UPDATE SET locked_until = GREATEST(COALESCE(login_attempts.locked_until, ${end}), ${end})`.execute(this.deps.db);
+  }
+
   async reset(key: string): Promise<void> {
     await this.deps.db.deleteFrom('login_attempts').where('subject_key', '=', key).execute();
   }

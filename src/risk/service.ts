@@ -6,7 +6,9 @@
  *   assess()       the signals and the score (pure, plus an address lookup of a few µs);
  *   assessFailure() a wrong password: counted against the client's network, then the failure signals;
  *   record()       a successful sign-in joins the profile, in the session's transaction;
- *   announce()     the listeners (alerts, notices) hear of an assessment that raised something.
+ *   announce()     the listeners (alerts, notices) hear of an assessment that raised something;
+ *   decide()       what the sign-in does about it (the response policy: src/risk/decisions);
+ *   blockedUntil() whether the client's network is blocked for credential stuffing.
  *
  * With RISK_EVALUATION off the pipeline calls none of this: nothing is read, kept or written.
  */
@@ -18,6 +20,9 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
+import { AddressBlocks } from './decisions/address-blocks.js';
+import { ALLOW, decide, type RiskDecision } from './decisions/policy.js';
+import type { RiskPolicyStore } from './decisions/store.js';
 import { RiskStore, type PriorSignIns, type Visit } from './profile.js';
 import { assessment } from './score.js';
 import { evaluateSignals, placeOf } from './signals.js';
@@ -43,8 +48,13 @@ export interface RiskServiceDeps {
   hasher: Hasher;
   /** The operator's breach corpus; absent, `breached_password` is off. */
   breachedPasswords?: BreachedPasswords;
+  /** The response policy in force; absent, every assessment is allowed (`decide` answers `allow`). */
+  policy?: RiskPolicyStore;
   log: Logger;
 }
+
+/** A decision, with how long its lock lasts when it locks. */
+export type Decided = RiskDecision & { lockMinutes: number; blockedUntil: number | null };
 
 /** Keyed hashes are cut to 128 bits: plenty to tell a user's devices apart, half the bytes. */
 const HASH_HEX = 32;
@@ -56,6 +66,7 @@ export class RiskService {
   private readonly listeners: AssessmentListener[] = [];
 
   private readonly background = new BackgroundWork();
+  private readonly blocks = new AddressBlocks();
 
   constructor(private readonly deps: RiskServiceDeps) {
     this.enabled = deps.config.risk.enabled;
@@ -133,6 +144,33 @@ export class RiskService {
       channel: ctx.channel, ipHash: ctx.ipHash, networkHash: ctx.networkHash, userAgent: ctx.userAgent ?? '', auditId, at: this.deps.clock.now(),
     };
     for (const listener of this.listeners) await listener(event, db);
+  }
+
+  /**
+   * What the sign-in does about `risk` (the response policy's rules for its channel). A decision
+   * that blocks the client's network blocks it here and now (`blockedUntil` of the answer: null
+   * when the network was blocked already, or cannot be: internal, a gateway). `failed`: a wrong
+   * password, for which only blocks and locks matter.
+   */
+  async decide(risk: RiskAssessment, ctx: Pick<RiskClient, 'networkHash' | 'channel' | 'ip'>, failed = false): Promise<Decided> {
+    if (!this.deps.policy || risk.indicators.length === 0) return { ...ALLOW, lockMinutes: 0, blockedUntil: null };
+    const { policy } = await this.deps.policy.current();
+    const decision = decide(policy, risk, ctx.channel, failed);
+    let blockedUntil: number | null = null;
+    const network = decision.blockAddress ? this.network(ctx) : null;
+    if (network !== null) {
+      const now = this.deps.clock.now();
+      const until = now + policy.address_block_minutes * 60_000;
+      if (this.blocks.block(network, until, now)) blockedUntil = until;
+    }
+    return { ...decision, lockMinutes: policy.account_lock_minutes, blockedUntil };
+  }
+
+  /** Unix ms until which the client's network is refused every sign-in, or null. No database read. */
+  blockedUntil(ctx: Pick<RiskClient, 'networkHash' | 'channel' | 'ip'>): number | null {
+    if (!this.enabled || this.blocks.size === 0) return null;
+    const network = this.network(ctx);
+    return network === null ? null : this.blocks.blockedUntil(network, this.deps.clock.now());
   }
 
   /** The clean-up job: network failures older than the window. */

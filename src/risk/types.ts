@@ -79,7 +79,9 @@ export type AssessedOutcome =
   /** The password was right and a second factor is asked for (the MFA_REQUIRED or MFA_SETUP_REQUIRED entry carries the score). */
   | 'second_factor_required'
   /** A wrong password (its FAILED_LOGIN_ATTEMPT entry carries the score): only the failure signals are evaluated. */
-  | 'failed';
+  | 'failed'
+  /** A right password the response policy refused (RISK_SIGN_IN_REFUSED), locked (ACCOUNT_LOCKED) or whose network it blocked. */
+  | 'refused';
 
 /** What a listener of the sign-in's evaluation hears (src/signin/pipeline.ts calls them). */
 export interface AssessedSignIn {

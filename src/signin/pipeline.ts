@@ -37,6 +37,7 @@ import { SignInErrors } from './errors.js';
 import { admissionOf, erasurePendingError, pendingErasureOf } from '../gdpr/erasure/gate.js';
 import { securityLockedError } from '../risk/responses/lock.js';
 import type { SignInStrategy, StrategyName, Subject } from './strategy.js';
+import { RiskGate } from './risk-gate.js';
 
 export interface ClientContext {
   ip: string;
@@ -82,7 +83,8 @@ export interface AfterSecondFactor {
  * leads to `after` rather than to a session.
  */
 export interface SecondFactorGate {
-  challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor, origin?: SessionOrigin): Promise<AppError | null>;
+  /** `riskStepUp`: the risk response policy asks for a second factor whatever the account holds (a code to a contact on file when none is enrolled). */
+  challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor, origin?: SessionOrigin, riskStepUp?: boolean): Promise<AppError | null>;
 }
 
 export interface SignInResponse {
@@ -161,8 +163,11 @@ export interface PipelineDeps {
 
 export class SignInPipeline {
   private readonly originWriters = new Map<string, OriginWriter>();
+  private readonly riskGate: RiskGate;
 
-  constructor(private readonly deps: PipelineDeps) {}
+  constructor(private readonly deps: PipelineDeps) {
+    this.riskGate = new RiskGate(deps);
+  }
 
   /** The module of sign-in method `strategy` writes what it keeps about the sessions it opens. */
   registerOrigin(strategy: StrategyName, write: OriginWriter): void {
@@ -184,6 +189,13 @@ export class SignInPipeline {
     const outcome = this.outcome(strategy.name, ctx.channel);
 
     const subject = await strategy.subject(input);
+    // A network blocked for credential stuffing: refused before anything is compared.
+    try {
+      this.riskGate.checkAddress(ctx);
+    } catch (err) {
+      outcome('address_blocked');
+      throw err;
+    }
     // A bounded number of checks per address in flight (issue 9, section 3), then the attempt is
     // reserved before the strategy compares anything (section 1): both before any bcrypt.
     let leave: () => void;
@@ -201,9 +213,11 @@ export class SignInPipeline {
       const failed = attempt.kind === 'failed' || attempt.kind === 'locked' ? await this.assessFailure(subject, ctx) : ctx;
       const who = { ...auditContext(failed), userId: subject.user?.uuid, username: subject.identifier };
       const refused = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
-      outcome(attempt.kind === 'busy' ? 'rate_limited' : refused ? 'locked' : 'invalid_credentials');
+      // The response policy: a stuffing network blocked, or the account locked, from this attempt on.
+      const responded = failed.risk && attempt.kind === 'failed' ? await this.riskGate.afterFailure(subject.key, failed.risk, ctx, who) : null;
+      outcome(attempt.kind === 'busy' ? 'rate_limited' : responded?.code === 'ADDRESS_BLOCKED' ? 'address_blocked' : refused || responded ? 'locked' : 'invalid_credentials');
       if (failed.risk) d.risk.announceLater('failed', failed.risk, subject.user ?? null, ctx);
-      throw refused ?? SignInErrors.INVALID_CREDENTIALS({}, strategy.invalidMessage === undefined ? undefined : { message: strategy.invalidMessage });
+      throw responded ?? refused ?? SignInErrors.INVALID_CREDENTIALS({}, strategy.invalidMessage === undefined ? undefined : { message: strategy.invalidMessage });
     }
     const { user, password } = attempt.value;
     let risk: RiskAssessment | undefined;
@@ -233,7 +247,7 @@ export class SignInPipeline {
 
   /** Tells the risk listeners of a sign-in that now waits for its second factor. */
   private async announceChallenge(challenge: AppError, user: UserRow, ctx: ClientContext): Promise<void> {
-    const waiting: AssessedOutcome | null = challenge.code === '2FA_REQUIRED' || challenge.code === 'MFA_SETUP_INCOMPLETE' ? 'second_factor_required' : null;
+    const waiting: AssessedOutcome | null = challenge.code === '2FA_REQUIRED' || challenge.code === 'MFA_SETUP_INCOMPLETE' ? 'second_factor_required' : challenge.code === 'RISK_TOO_HIGH' ? 'refused' : null;
     if (waiting && ctx.risk) await this.deps.risk.announce(waiting, ctx.risk, user, ctx, null, this.deps.db);
   }
 
@@ -247,6 +261,7 @@ export class SignInPipeline {
     const outcome = this.outcome(strategy.name, client.channel);
     const { user, grants, password } = identified;
     const ctx = await this.assessed(user, client, identified.risk);
+    const riskStepUp = await this.riskGate.afterSuccess(user, ctx, outcome);
     // Read once, reused by the response (null: never expires, as a password kept elsewhere).
     let passwordExpiresAt: number | null | undefined = identified.passwordElsewhere ? null : undefined;
     let changeRequired: PasswordChangeReason | null = null;
@@ -258,9 +273,9 @@ export class SignInPipeline {
 
     // An enrolled second factor comes before a forced password change: a temporary or expired
     // password alone must not reach the reset token (issue 9, section 6).
-    const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined, opts.origin);
+    const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined, opts.origin, riskStepUp);
     if (challenge) {
-      outcome(challenge.code === 'POLICY_RESTRICTED' ? 'policy_restricted' : 'second_factor_required'); // no factor this channel accepts
+      outcome(challengeOutcome(challenge));
       await this.announceChallenge(challenge, user, ctx);
       throw challenge;
     }
@@ -281,7 +296,8 @@ export class SignInPipeline {
    */
   async secondFactorDue(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, client: ClientContext, opts: FinishOptions = {}): Promise<AppError | null> {
     const ctx = await this.assessed(identified.user, client, identified.risk);
-    const challenge = await this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name, undefined, opts.origin);
+    const riskStepUp = await this.riskGate.afterSuccess(identified.user, ctx, this.outcome(strategy.name, client.channel));
+    const challenge = await this.deps.secondFactor.challenge(identified.user, identified.grants, ctx, strategy.name, undefined, opts.origin, riskStepUp);
     if (challenge) await this.announceChallenge(challenge, identified.user, ctx);
     return challenge;
   }
@@ -431,4 +447,11 @@ export class SignInPipeline {
       },
     };
   }
+}
+
+/** The `strongroom_signins_total` outcome of a sign-in stopped at the second-factor step. */
+function challengeOutcome(challenge: AppError): string {
+  if (challenge.code === 'POLICY_RESTRICTED') return 'policy_restricted'; // no factor this channel accepts
+  if (challenge.code === 'RISK_TOO_HIGH') return 'risk_refused'; // a second factor is due, and none can reach the holder
+  return 'second_factor_required';
 }

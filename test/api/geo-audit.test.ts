@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GEO_RELOAD_JOB } from '../../src/geo/module.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, withoutRiskResponses, WRONG_PASSWORD } from '../harness/fixtures.js';
 import { asnRecord, buildMmdb, cityRecord, type MmdbNetwork } from '../harness/mmdb.js';
 
 const DAY = 86_400_000;
@@ -42,6 +42,7 @@ beforeAll(async () => {
   writeFileSync(cityFile, buildMmdb(city('KE'), { builtAt, databaseType: 'GeoLite2-City' }));
   writeFileSync(asnFile, buildMmdb([{ cidr: '41.90.0.0/16', data: asnRecord(33771, 'Safaricom Limited') }], { builtAt, databaseType: 'GeoLite2-ASN' }));
   t = await createTestApp({ clock, env: { TRUST_PROXY: 'loopback', GEOIP_CITY_DB: cityFile, GEOIP_ASN_DB: asnFile } });
+  await withoutRiskResponses(t.s); // the customer hops countries here: where, not what follows, is tested
   await seedUser(t.s, 'geo.admin', { roles: ['admin'] });
   await seedUser(t.s, 'geo.customer');
   adminToken = (await signIn(t.app, 'geo.admin')).access_token; // from loopback, no proxy header: internal

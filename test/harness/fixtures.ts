@@ -25,6 +25,15 @@ export interface SignedIn {
   [k: string]: unknown;
 }
 
+/**
+ * Saves a risk response policy without rules: every sign-in goes through whatever its risk score,
+ * for suites about something else (the signals themselves, geolocation). Before the first sign-in.
+ */
+export async function withoutRiskResponses(s: Registry): Promise<void> {
+  await s.database.db.insertInto('risk_policy')
+    .values({ singleton_key: 'SINGLETON', policy: JSON.stringify({ rules: [], account_lock_minutes: 30, address_block_minutes: 15 }), updated_at: new Date(), updated_by: null }).execute();
+}
+
 /** A sign-in; `extra.channel` `mobile` or `agent` goes to the app's route (which needs `device_fingerprint`). */
 export async function login(app: App, username: string, password = STRONG_PASSWORD, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   const url = extra.channel === 'mobile' || extra.channel === 'agent' ? '/api/v1/auth/login/mobile' : '/api/v1/auth/login';

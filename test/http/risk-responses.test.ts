@@ -2,14 +2,18 @@
  * The responses to a suspicious sign-in (issue 29, section 3), end to end on both databases.
  *
  * The issue's story: a customer signs in from Nairobi; twenty minutes later their password is
- * used from Lisbon. The bank's security team gets one alert at its SIEM's webhook (signature
- * verified); the customer gets an email and an SMS naming Lisbon, Portugal; the email's "this was
- * not me" link ends every session (the Nairobi access token is refused) and locks the account
- * (sign-in: 403 ACCOUNT_SECURITY_LOCKED) and raises a critical `not_me` alert; the link again is
- * refused; a password recovery's new password lifts the lock (not the recovery's completion, while
- * the password someone else used still works). Also: a burst of the same token does the work
- * once; 30 failed passwords in a window are one `failed_passwords` alert; 50 accounts tried from
- * one address are one `credential_stuffing` alert; the administrator's lift of the lock.
+ * used from Lisbon. The Lisbon sign-in is asked for a second factor although the customer has
+ * none enrolled (401 2FA_REQUIRED: a code to the email address or phone on file). The bank's
+ * security team gets one alert at its SIEM's webhook (signature verified); the customer gets an
+ * email and an SMS naming Lisbon, Portugal; the email's "this was not me" link ends every session
+ * (the Nairobi access token is refused) and locks the account (sign-in: 403
+ * ACCOUNT_SECURITY_LOCKED) and raises a critical `not_me` alert; the link again is refused; a
+ * password recovery's new password lifts the lock (not the recovery's completion, while the
+ * password someone else used still works). Also: a Lisbon sign-in that does get the code in (a
+ * customer who did travel) opens a session; a burst of the same token does the work once; 30
+ * failed passwords in a window are one `failed_passwords` alert; 50 accounts tried from one
+ * address are one `credential_stuffing` alert and block the address; the administrator's lift of
+ * the lock.
  *
  * Clients reach the service through a proxy on loopback (TRUST_PROXY=loopback) naming them in
  * X-Forwarded-For; the test's city and ASN databases put 41.90.0.0/16 in Nairobi and
@@ -112,7 +116,7 @@ async function signInFrom(username: string, address: string, password = STRONG_P
 const alerts = (rule: string, userId: string | null) => t.s.database.db.selectFrom('security_alerts').select(['id', 'rule', 'severity', 'user_uuid', 'score'])
   .where('rule', '=', rule).where('user_uuid', userId === null ? 'is' : '=', userId).orderBy('created_at').execute();
 
-const audited = (userId: string, event: 'SIGN_IN_REPORTED_NOT_ME' | 'ACCOUNT_SECURITY_UNLOCKED' | 'FAILED_LOGIN_ATTEMPT') => t.s.database.db.selectFrom('audit_log')
+const audited = (userId: string, event: 'SIGN_IN_REPORTED_NOT_ME' | 'ACCOUNT_SECURITY_UNLOCKED' | 'FAILED_LOGIN_ATTEMPT' | 'MFA_REQUIRED') => t.s.database.db.selectFrom('audit_log')
   .select(['details']).where('user_id', '=', userId).where('event_type', '=', event).execute();
 
 /** Sends what the sign-ins queued: the notices (in the background) and the alerts' deliveries (the job). */
@@ -123,26 +127,40 @@ async function deliverAll(): Promise<void> {
 
 /** The "this was not me" token of the last notice mailed to `email`. */
 function tokenIn(email: string): string {
-  const mail = smtp.to(email).at(-1)!;
+  const mail = smtp.to(email).filter((x) => x.text.includes('#rnm_')).at(-1)!;
   const m = new RegExp(`${NOT_ME_URL.replace(/[./]/g, '\\$&')}#(rnm_[A-Za-z0-9_-]{43})`).exec(mail.text);
   expect(m, mail.text).not.toBeNull();
   return m![1]!;
 }
 
-/** Nairobi, then Lisbon 20 minutes later (impossible travel): the Nairobi access token, the notice delivered. */
-async function nairobiThenLisbon(username: string): Promise<{ nairobi: string; lisbon: string }> {
+/**
+ * Nairobi, then Lisbon 20 minutes later (impossible travel): Lisbon is asked for a code to a
+ * contact on file; with `finish`, it asks for one by email and gets in. The Nairobi access token,
+ * the notice delivered.
+ */
+async function nairobiThenLisbon(username: string, email: string, finish = false): Promise<{ nairobi: string }> {
   const nairobi = await signInFrom(username, NAIROBI);
   t.clock.advance(20 * MIN);
-  const lisbon = await signInFrom(username, LISBON);
+  const challenge = expectError(await login(t.app, username, STRONG_PASSWORD, {}, from(LISBON)), 401, '2FA_REQUIRED');
+  expect(challenge.details).toMatchObject({ methods: ['email', 'sms'], reason: 'unusual_sign_in' });
+  if (finish) {
+    const twoFactorToken = (challenge.details as { two_factor_token: string }).two_factor_token;
+    const sent = await t.app.inject({ method: 'POST', url: '/api/v1/auth/2fa/request', headers: from(LISBON), payload: { two_factor_token: twoFactorToken, method: 'email' } });
+    expect(ok(sent)).toMatchObject({ method: 'email' });
+    const code = /^Code: (\d{6})$/m.exec(smtp.to(email).at(-1)!.text)![1]!;
+    const signedIn = ok(await t.app.inject({ method: 'POST', url: '/api/v1/auth/2fa/validate', headers: from(LISBON), payload: { two_factor_token: twoFactorToken, code } }));
+    expect(signedIn.user_profile).toMatchObject({ mfa_completed: true });
+  }
   await deliverAll();
-  return { nairobi, lisbon };
+  return { nairobi };
 }
 
 describe('a password used from Lisbon 20 minutes after a sign-in from Nairobi', () => {
-  it('alerts the security team once, tells the customer where, and their "not me" ends every session and locks the account until a recovery', async () => {
+  it('asks Lisbon for a code sent to the customer, alerts the security team once, tells the customer where, and their "not me" ends every session and locks the account until a recovery', async () => {
     nextScenario();
     const { user, email, phone } = await customer('amina.otieno');
-    const { nairobi } = await nairobiThenLisbon('amina.otieno');
+    const { nairobi } = await nairobiThenLisbon('amina.otieno', email);
+    expect(await audited(user.uuid, 'MFA_REQUIRED')).toEqual([{ details: expect.objectContaining({ methods: ['email', 'sms'], reason: 'unusual_sign_in' }) }]);
 
     // The security team: one alert, at the SIEM's webhook, signature valid.
     const travel = await alerts('impossible_travel', user.uuid);
@@ -150,14 +168,14 @@ describe('a password used from Lisbon 20 minutes after a sign-in from Nairobi', 
     expect(received.filter((x) => x.userId === user.uuid)).toEqual([{ rule: 'impossible_travel', severity: 'high', userId: user.uuid, check: 'valid' }]);
 
     // The customer: one email and one SMS, naming Lisbon, Portugal, when (UTC) and the device; no address.
-    expect(smtp.to(email).map((m) => m.subject)).toEqual(['A new sign-in to your account']);
+    expect(smtp.to(email).map((m) => m.subject)).toEqual(['Your password was used to sign in']);
     const mail = smtp.to(email)[0]!.text;
     expect(mail).toContain(`When: ${new Date(t.clock.now()).toISOString().slice(0, 16).replace('T', ' ')} (UTC)`);
     expect(mail).toContain('Where: Lisbon, Portugal');
     expect(mail).toContain('Device: Chrome on Android (as the device described itself)');
     expect(mail).not.toContain(LISBON);
     expect(gw.messages.filter((m) => m.to === phone).map((m) => m.message)).toEqual([
-      `Bank: new sign-in to your account from Lisbon, Portugal on ${new Date(t.clock.now()).toISOString().slice(0, 16).replace('T', ' ')} UTC. Not you? Use the link in our email or call the bank.`,
+      `Bank: your password was used from Lisbon, Portugal on ${new Date(t.clock.now()).toISOString().slice(0, 16).replace('T', ' ')} UTC. Not you? Use the link in our email or call the bank.`,
     ]);
     // The catch-up job finds nothing left: the notice went once.
     expect(await t.scheduler.runNow(RISK_NOTICE_JOB)).toBe(true);
@@ -168,14 +186,14 @@ describe('a password used from Lisbon 20 minutes after a sign-in from Nairobi', 
     expect((await validate()).statusCode).toBe(200); // the customer's own session, until then
     const token = tokenIn(email);
     expect(JSON.stringify(await t.s.database.db.selectFrom('risk_notices').selectAll().execute())).not.toContain(token); // only its keyed hash is kept
-    expect(ok(await notMe(token))).toEqual({ reported: true, sessions_ended: 2, account_locked: true, recover_path: '/api/v1/auth/reset/initiate' });
+    expect(ok(await notMe(token))).toEqual({ reported: true, sessions_ended: 1, account_locked: true, recover_path: '/api/v1/auth/reset/initiate' });
     expectError(await validate(), 401, 'SESSION_INVALID');
     const locked = expectError(await login(t.app, 'amina.otieno', STRONG_PASSWORD, {}, from(NAIROBI)), 403, 'ACCOUNT_SECURITY_LOCKED');
     expect(locked.details).toMatchObject({ recover_path: '/api/v1/auth/reset/initiate' });
     expectError(await login(t.app, 'amina.otieno', WRONG_PASSWORD, {}, from(NAIROBI)), 401, 'INVALID_CREDENTIALS'); // a wrong password learns nothing
     expect((await audited(user.uuid, 'FAILED_LOGIN_ATTEMPT')).map((a) => (a.details as { reason: string }).reason)).toContain('security_locked');
     expect(await alerts('not_me', user.uuid)).toEqual([expect.objectContaining({ severity: 'critical' })]);
-    expect(await audited(user.uuid, 'SIGN_IN_REPORTED_NOT_ME')).toEqual([{ details: expect.objectContaining({ sessions_ended: 2, account_locked: true, country: 'PT' }) }]);
+    expect(await audited(user.uuid, 'SIGN_IN_REPORTED_NOT_ME')).toEqual([{ details: expect.objectContaining({ sessions_ended: 1, account_locked: true, country: 'PT' }) }]);
     await deliverAll();
     expect(received.filter((x) => x.userId === user.uuid).map((x) => [x.rule, x.severity, x.check])).toEqual([['impossible_travel', 'high', 'valid'], ['not_me', 'critical', 'valid']]);
 
@@ -199,10 +217,12 @@ describe('a password used from Lisbon 20 minutes after a sign-in from Nairobi', 
     await signInFrom('amina.otieno', NAIROBI, NEW_PASSWORD);
   });
 
-  it('a burst of the same token does the work once: one 200, the others 409; the sessions ended and one alert', async () => {
+  it('Lisbon gets in with the emailed code; a burst of the same "not me" token does the work once: one 200, the others 409; both sessions ended and one alert', async () => {
     nextScenario();
     const { user, email } = await customer('joao.silva');
-    await nairobiThenLisbon('joao.silva');
+    await nairobiThenLisbon('joao.silva', email, true);
+    // The code, and one notice: the challenge and the sign-in that completed it are one event.
+    expect(smtp.to(email).map((m) => m.subject).sort()).toEqual(['Your password was used to sign in', 'Your sign-in code']);
     const token = tokenIn(email);
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => notMe(token, i % 2 === 0 ? '/api/v1/auth/security/not-me' : '/security/not-me')));
     const statuses = answers.map((a) => a.statusCode).sort();
@@ -221,7 +241,7 @@ describe('a password used from Lisbon 20 minutes after a sign-in from Nairobi', 
     expectError(await t.app.inject({ method: 'POST', url: `/api/v1/auth/security/not-me?not_me_token=rnm_${'Z'.repeat(43)}`, payload: { not_me_token: `rnm_${'Z'.repeat(43)}` } }), 422, 'VALIDATION_ERROR');
 
     const { user, email } = await customer('claire.dubois');
-    await nairobiThenLisbon('claire.dubois');
+    await nairobiThenLisbon('claire.dubois', email);
     ok(await notMe(tokenIn(email)));
     const admin = await seedUser(t.s, 'risk.admin', { roles: ['admin'] });
     const adminToken = (await signIn(t.app, 'risk.admin')).access_token;
@@ -271,10 +291,12 @@ describe('failures', () => {
     expect(await alerts('failed_passwords', user.uuid)).toEqual([expect.objectContaining({ severity: 'low' })]);
   });
 
-  it('50 accounts tried from one address are one credential_stuffing alert, about no account', async () => {
+  it('50 accounts tried from one address are one credential_stuffing alert, about no account; from the 21st the address is blocked', async () => {
     nextScenario();
     const before = (await alerts('credential_stuffing', null)).length;
-    for (let i = 0; i < 50; i++) expectError(await login(t.app, `stuffed.${i}@example.com`, WRONG_PASSWORD, {}, from('198.51.100.77')), 401, 'INVALID_CREDENTIALS');
+    const answers: string[] = [];
+    for (let i = 0; i < 50; i++) answers.push((await login(t.app, `stuffed.${i}@example.com`, WRONG_PASSWORD, {}, from('198.51.100.77'))).json<{ error_code: string }>().error_code);
+    expect(answers).toEqual([...Array<string>(20).fill('INVALID_CREDENTIALS'), ...Array<string>(30).fill('ADDRESS_BLOCKED')]);
     await t.s.risk.settled();
     expect(await alerts('credential_stuffing', null)).toHaveLength(before + 1);
   });

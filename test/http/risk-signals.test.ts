@@ -7,6 +7,7 @@
  * in X-Forwarded-For; the test's own city and ASN databases (test/harness/mmdb.ts) put
  * 41.90.0.0/16 in Nairobi (AS33771, 20 km) and 85.138.0.0/16 in Lisbon (AS3243, 50 km). The clock
  * is frozen; each scenario starts an hour after the last, so the 15-minute windows never meet.
+ * The response policy has no rule here: every sign-in goes through, whatever its score.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -19,7 +20,7 @@ import type { AssessedSignIn } from '../../src/risk/types.js';
 import type { UserRow } from '../../src/users/store.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
-import { expectError, login, seedUser, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { expectError, login, seedUser, STRONG_PASSWORD, withoutRiskResponses, WRONG_PASSWORD } from '../harness/fixtures.js';
 import { writeNairobiLisbonDatabases } from '../harness/mmdb.js';
 
 const MIN = 60_000;
@@ -43,6 +44,9 @@ beforeAll(async () => {
   t.s.risk.onAssessed(async (event) => {
     heard.push(event);
   });
+  // The signals alone: a response policy with no rule lets every sign-in through (the responses'
+  // own tests are in risk-policy.test.ts).
+  await withoutRiskResponses(t.s);
 });
 afterAll(async () => {
   await t?.close();

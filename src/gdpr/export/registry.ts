@@ -194,7 +194,7 @@ const sessions: RegistryEntry[] = [
   {
     table: 'risk_notices', references: { user_id: PERSON },
     erasure: deleted('Notices of sign-ins that did not look like the holder\'s, with their "this was not me" links: the audit trail keeps the sign-ins and any report, pseudonymised.'),
-    export: table('sign_in_notices', 'The notices sent to you about sign-ins that did not look like yours (deleted once their "this was not me" link expires): when the sign-in was, whether it opened a session or waited for your second factor, the city and country, the browser and system the device named, the channel, the risk score, and whether you answered "this was not me".',
+    export: table('sign_in_notices', 'The notices sent to you about sign-ins that did not look like yours (deleted once their "this was not me" link expires): when the sign-in was, whether it opened a session, waited for your second factor or was refused, the city and country, the browser and system the device named, the channel, the risk score, and whether you answered "this was not me".',
       ['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'score', 'sent_at', 'used_at', 'expires_at'],
       (c) => c.db.selectFrom('risk_notices').select(['occurred_at', 'outcome', 'country', 'city', 'browser', 'system', 'channel', 'score', 'sent_at', 'used_at', 'expires_at'])
         .where('user_id', '=', c.user.id).orderBy('occurred_at').execute()),
@@ -341,7 +341,7 @@ const audit: RegistryEntry[] = [
   },
 ];
 
-const configuration: RegistryEntry[] = ['ldap_config', 'saml_config', 'channel_access'].map((t) => ({
+const configuration: RegistryEntry[] = ['ldap_config', 'saml_config', 'channel_access', 'risk_policy'].map((t) => ({
   table: t, references: { updated_by: CONFIG_ACTOR }, erasure: kept('Service configuration: no row is about a person; it names only the administrator who last changed it.'), export: { excluded: 'Service configuration: no row is about a person; it names only the administrator who last changed it.' },
 }));
 

@@ -66,9 +66,10 @@ export class OtpService {
   /** Sends a code to finish the sign-in behind a 2FA token, by a method the challenge offers. */
   async requestSignIn(challenge: Challenge, method: OtpMethod, ctx: MfaContext): Promise<OtpSent> {
     const { user, claims } = challenge;
-    // Still enrolled now: an MFA reset approved since the password step removed the factors.
-    const enrolled = claims.methods.includes(method) && (await this.deps.factors.active(user.id)).includes(method);
-    if (!enrolled || !(await this.deps.factors.deliverable(user, method))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
+    // Still enrolled now: an MFA reset approved since the password step removed the factors. A
+    // risky sign-in of an account without a factor (`by_contact`) sends to the contact on file.
+    const offered = claims.methods.includes(method) && (claims.by_contact === true ? method !== 'push' : (await this.deps.factors.active(user.id)).includes(method));
+    if (!offered || !(await this.deps.factors.deliverable(user, method))) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
     return this.send({ user, method, purpose: 'signin', challenge: `signin:${claims.jti}` }, ctx);
   }
 

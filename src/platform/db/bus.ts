@@ -22,7 +22,8 @@ export type BusEvent =
   | { type: 'ldap-config.changed' }
   | { type: 'saml-config.changed' }
   | { type: 'saml-sp-keys.changed' }
-  | { type: 'faq.changed' };
+  | { type: 'faq.changed' }
+  | { type: 'risk-policy.changed' };
 
 const CHANNEL = 'strongroom_events';
 

@@ -837,11 +837,21 @@ export interface SecurityAlertDeliveriesTable {
 }
 
 /** A notice to an account holder about a suspicious sign-in (migration 042), with its "this was not me" token's keyed hash. */
+/** The risk response policy as administrators saved it (src/risk/decisions): one row, or none (the RISK_* settings). */
+export interface RiskPolicyTable {
+  singleton_key: 'SINGLETON';
+  /** A RiskPolicy (src/risk/decisions/policy.ts) as JSON. */
+  policy: Json<unknown>;
+  updated_at: Timestamp;
+  updated_by: string | null;
+}
+
 export interface RiskNoticesTable {
   id: string;
   dedupe_key: string;
   user_id: number;
-  outcome: 'signed_in' | 'second_factor_required';
+  /** How the sign-in ended (migration 043 added 'refused': a right password the response policy refused). */
+  outcome: 'signed_in' | 'second_factor_required' | 'refused';
   occurred_at: Timestamp;
   country: string | null;
   city: string | null;
@@ -926,4 +936,5 @@ export interface Database {
   security_alerts: SecurityAlertsTable;
   security_alert_deliveries: SecurityAlertDeliveriesTable;
   risk_notices: RiskNoticesTable;
+  risk_policy: RiskPolicyTable;
 }

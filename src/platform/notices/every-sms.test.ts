@@ -41,7 +41,7 @@ function everySms(): { what: string; text: string }[] {
       }
     }
     add(`breach ${language}`, breachSms({ language }));
-    for (const kind of ['signed_in', 'second_factor_required'] satisfies SignInNoticeKind[]) {
+    for (const kind of ['signed_in', 'second_factor_required', 'refused'] satisfies SignInNoticeKind[]) {
       for (const [city, country] of PLACES) {
         for (const notMeLink of ['https://auth.bank.example/security/not-me#rnm_x', undefined]) {
           add(`sign-in ${kind} ${city} ${country} ${notMeLink ? 'link' : 'no link'} ${language}`, signInNoticeSms({
@@ -73,7 +73,7 @@ function everySms(): { what: string; text: string }[] {
 describe('every text message', () => {
   it('is GSM-7 and fits one 160-septet segment, in every language, with the longest username and sender', () => {
     const all = everySms();
-    expect(all.length).toBe(4 * (16 + 1 + 2 + 2 * (3 + 2 * (3 + 2)) + 2 * 6 * 2) + 2 * 4 * 2);
+    expect(all.length).toBe(4 * (16 + 1 + 2 + 2 * (3 + 2 * (3 + 2)) + 3 * 6 * 2) + 2 * 4 * 2);
     for (const { what, text } of all) {
       expect(GSM7.test(text), `${what}: ${text}`).toBe(true);
       expect(gsm7Length(text), `${what}: ${text}`).toBeLessThanOrEqual(160);

@@ -5,11 +5,12 @@
  * - **Alerts** (alert-rules.ts): raised with `alerts.raise` in the sign-in's transaction for a
  *   session opened (the alert commits with the session, or not at all), on the pool otherwise;
  *   a failure to raise one never turns a refused password into a 500 (it is logged).
- * - **Notices**: a session opened, or a right password waiting for its second factor, scoring
- *   RISK_NOTIFY_SCORE or more is told to the account holder (notices.ts) by email, SMS and push,
- *   once per account, client network and window (a UNIQUE key). The notice is recorded with the
- *   event (in the session's transaction), then sent in the background once that transaction has
- *   ended, so it never delays or fails the sign-in; a job catches up what a node left unsent.
+ * - **Notices**: a session opened, a right password waiting for its second factor, or a right
+ *   password the response policy refused, scoring RISK_NOTIFY_SCORE or more is told to the
+ *   account holder (notices.ts) by email, SMS and push, once per account, client network and
+ *   window (a UNIQUE key). The notice is recorded with the event (in the session's transaction),
+ *   then sent in the background once that transaction has ended, so it never delays or fails the
+ *   sign-in; a job catches up what a node left unsent.
  *   Sending claims the row first: of two nodes, one sends.
  * - **"This was not me"**: the notice's single-use token, reserved atomically, ends every session
  *   of the account, locks it (lock.ts) until a recovery or an administrator lifts it, raises a
@@ -37,7 +38,7 @@ import { alertFor } from './alert-rules.js';
 import { describeDevice } from './device.js';
 import { RiskResponseErrors as E } from './errors.js';
 import { RECOVER_PATH, clearSecurityLock, setSecurityLock } from './lock.js';
-import { signInNoticeMail, signInNoticePush, signInNoticeSms, type SignInNotice } from './notices.js';
+import { signInNoticeMail, signInNoticePush, signInNoticeSms, type SignInNotice, type SignInNoticeKind } from './notices.js';
 import { NoticeStore, type NoticeRow } from './store.js';
 import { sql } from 'kysely';
 
@@ -93,10 +94,12 @@ export class RiskResponses {
       if (inSession) await d.alerts.raise(db, alert);
       else await d.alerts.raise(db, alert).catch((err: unknown) => d.log.error({ err, rule: alert.rule }, 'security alert not raised'));
     }
-    if (e.outcome === 'failed' || e.user === null || e.assessment.score < this.settings.notifyScore) return;
+    // A right password the response policy refused is always told, whatever its score: the
+    // password is known to someone else, and only its holder can change it.
+    if (e.outcome === 'failed' || e.user === null || (e.outcome !== 'refused' && e.assessment.score < this.settings.notifyScore)) return;
     const queued = this.queueNotice(e, db);
     // Only the session's transaction may fail the sign-in (it would roll back anyway); a notice
-    // that cannot be recorded for a sign-in waiting for its second factor is logged.
+    // that cannot be recorded for a sign-in without a session (a second factor due, a refusal) is logged.
     const id = inSession ? await queued : await queued.catch((err: unknown) => void d.log.error({ err, user_id: e.user?.uuid }, 'sign-in notice not recorded'));
     if (id) d.background.track(this.sendWhenCommitted(id, e.user.id));
   }
@@ -110,7 +113,7 @@ export class RiskResponses {
     const id = uuidV7(e.at);
     const window = Math.floor(e.at / (d.config.risk.windowMinutes * 60_000));
     const recorded = await this.store.record(db, {
-      id, dedupe_key: `${e.user!.uuid}:${e.networkHash}:${window}`, user_id: e.user!.id, outcome: e.outcome as 'signed_in' | 'second_factor_required',
+      id, dedupe_key: `${e.user!.uuid}:${e.networkHash}:${window}`, user_id: e.user!.id, outcome: e.outcome as SignInNoticeKind,
       occurred_at: new Date(e.at), country: place?.country ?? null, city: place?.city ?? null, browser: device.browser, system: device.system,
       channel: e.channel, audit_id: e.auditId, score: e.assessment.score,
       token_hash: s.notMeUrl === undefined ? null : d.tokenHash.hex(this.tokenOf(id)),

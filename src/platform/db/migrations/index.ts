@@ -41,6 +41,7 @@ import * as auditUsernameIndex from './039-audit-username-index.js';
 import * as riskProfiles from './040-risk-profiles.js';
 import * as securityAlerts from './041-security-alerts.js';
 import * as riskNotMe from './042-risk-not-me.js';
+import * as riskPolicy from './043-risk-policy.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -86,6 +87,7 @@ export const migrations: Record<string, Migration> = {
   '040-risk-profiles': riskProfiles,
   '041-security-alerts': securityAlerts,
   '042-risk-not-me': riskNotMe,
+  '043-risk-policy': riskPolicy,
 };
 
 export const migrationProvider: MigrationProvider = {
