@@ -60,7 +60,9 @@ export interface ChallengeClaims extends TwoFactorClaims {
   origin?: SessionOrigin;
   /**
    * A risky sign-in of an account without an enrolled factor (the risk response policy's
-   * `step_up`): `methods` are the contacts on file (email, SMS) a code may be sent to.
+   * `step_up`): a `signin` token's `methods` are the contacts on file (email, SMS) a code may be
+   * sent to; a `setup` token's `setup_methods` are those contacts' factors, and it may not set
+   * security questions (it proves only the password).
    */
   by_contact?: true;
   /** Set when the password must change: the verified factor leads to a reset token, not a session. */
@@ -151,7 +153,9 @@ export class MfaGate implements SecondFactorGate {
   private async issue(user: UserRow, ctx: ClientContext, c: { purpose: ChallengePurpose; methods: SignInMethod[]; setupMethods: MfaMethod[]; strategy: string; after?: AfterSecondFactor; origin?: SessionOrigin; byContact?: boolean }): Promise<AppError> {
     const d = this.deps;
     const { purpose, methods, setupMethods, strategy, after, origin } = c;
-    const byContact = c.byContact === true && purpose === 'signin';
+    // `by_contact`: a sign-in token's methods are contacts on file; a set-up token's proves only
+    // the password (no security questions may be set with it).
+    const byContact = c.byContact === true;
     const issued = await d.tokens.issue('2fa', {
       user_id: user.uuid, purpose, methods, ...(purpose === 'setup' ? { setup_methods: setupMethods } : {}),
       channel: ctx.channel, device_fingerprint: ctx.fingerprint, ip_address: ctx.ipHash, strategy, ...(origin ? { origin } : {}),

@@ -47,6 +47,7 @@ export function riskModule(deps: RiskDeps): Module<{ risk: RiskService }> {
     provides: { risk },
     tags: [{ name: 'Risk responses', description: 'What a sign-in does about its risk score and signals, by rule and channel (ask for a second factor, refuse, lock the account, block the client\'s network): the policy administrators edit.' }],
     routes: riskPolicyRoutes({ db: deps.db, store: policy, audit: deps.audit, guard: deps.guard, users: deps.users }),
+    init: () => risk.loadBlocks(),
     jobs: [{ name: RISK_PURGE_JOB, everyMs: 5 * 60_000, scope: 'one-node', run: () => risk.purge() }],
   };
 }

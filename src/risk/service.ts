@@ -20,7 +20,8 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { Db } from '../platform/db/database.js';
-import { AddressBlocks } from './decisions/address-blocks.js';
+import type { EventBus } from '../platform/db/bus.js';
+import { AddressBlocks, AddressBlockStore } from './decisions/address-blocks.js';
 import { ALLOW, decide, type RiskDecision } from './decisions/policy.js';
 import type { RiskPolicyStore } from './decisions/store.js';
 import { RiskStore, type PriorSignIns, type Visit } from './profile.js';
@@ -50,6 +51,8 @@ export interface RiskServiceDeps {
   breachedPasswords?: BreachedPasswords;
   /** The response policy in force; absent, every assessment is allowed (`decide` answers `allow`). */
   policy?: RiskPolicyStore;
+  /** Where address blocks reach the other nodes; absent, they stay on this node. */
+  bus?: EventBus;
   log: Logger;
 }
 
@@ -67,10 +70,23 @@ export class RiskService {
 
   private readonly background = new BackgroundWork();
   private readonly blocks = new AddressBlocks();
+  private readonly blockStore: AddressBlockStore;
 
   constructor(private readonly deps: RiskServiceDeps) {
     this.enabled = deps.config.risk.enabled;
     this.store = new RiskStore({ db: deps.db, clock: deps.clock, settings: deps.config.risk });
+    this.blockStore = new AddressBlockStore(deps.db);
+    deps.bus?.subscribe((e) => {
+      if (e.type === 'risk-address.blocked') this.blocks.block(e.network, e.until, deps.clock.now());
+    });
+    deps.bus?.onReconnect(() => void this.loadBlocks().catch((err: unknown) => deps.log.warn({ err }, 'address blocks not reloaded')));
+  }
+
+  /** Loads the address blocks in force (at start, and after a lost bus connection). */
+  async loadBlocks(): Promise<void> {
+    if (!this.enabled) return;
+    const now = this.deps.clock.now();
+    for (const b of await this.blockStore.current(now)) this.blocks.block(b.network, b.until, now);
   }
 
   /** Adds a listener (the alerts and responses): see AssessmentListener for when it is called. */
@@ -148,9 +164,10 @@ export class RiskService {
 
   /**
    * What the sign-in does about `risk` (the response policy's rules for its channel). A decision
-   * that blocks the client's network blocks it here and now (`blockedUntil` of the answer: null
-   * when the network was blocked already, or cannot be: internal, a gateway). `failed`: a wrong
-   * password, for which only blocks and locks matter.
+   * that blocks the client's network blocks it on every node (`blockedUntil` of the answer: set
+   * only for the call that started the block, which audits it; null when it was in force already,
+   * or the network cannot be blocked: internal, a gateway). `failed`: a wrong password, for which
+   * only blocks matter.
    */
   async decide(risk: RiskAssessment, ctx: Pick<RiskClient, 'networkHash' | 'channel' | 'ip'>, failed = false): Promise<Decided> {
     if (!this.deps.policy || risk.indicators.length === 0) return { ...ALLOW, lockMinutes: 0, blockedUntil: null };
@@ -161,7 +178,11 @@ export class RiskService {
     if (network !== null) {
       const now = this.deps.clock.now();
       const until = now + policy.address_block_minutes * 60_000;
-      if (this.blocks.block(network, until, now)) blockedUntil = until;
+      this.blocks.block(network, until, now);
+      if (await this.blockStore.record(network, until, now)) {
+        blockedUntil = until;
+        await this.deps.bus?.publish({ type: 'risk-address.blocked', network, until });
+      }
     }
     return { ...decision, lockMinutes: policy.account_lock_minutes, blockedUntil };
   }
@@ -173,9 +194,9 @@ export class RiskService {
     return network === null ? null : this.blocks.blockedUntil(network, this.deps.clock.now());
   }
 
-  /** The clean-up job: network failures older than the window. */
-  purge(): Promise<number> {
-    return this.store.purge();
+  /** The clean-up job: network failures older than the window, and ended address blocks. */
+  async purge(): Promise<number> {
+    return (await this.store.purge()) + (await this.blockStore.purge(this.deps.clock.now()));
   }
 
   /** Where the client is, as far as the evaluation is concerned (null behind a gateway). */

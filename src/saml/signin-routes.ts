@@ -258,6 +258,7 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
           '',
           '- `{"second_factor_required": true, "error_code": "2FA_REQUIRED", "two_factor_token", "methods", "expires_in"}`: the code is spent; finish with the second factor\'s routes as after a `401 2FA_REQUIRED` (or `MFA_SETUP_INCOMPLETE`: enrol with `setup_methods`). The 2FA token is bound to the client calling.',
           '- `{"second_factor_required": false}`: the code is not spent; exchange it at `GET /api/v1/auth/saml/exchange` within its minute.',
+          '- An error (the account, the access policy or the risk response policy refuses the sign-in): the code is spent; sign in again.',
           '',
           codeErrors,
         ].join('\n'),
@@ -278,9 +279,14 @@ export function samlSignInRoutes(s: SamlSignInRouteDeps): FastifyPluginAsync {
       config: { rateLimit: { group: 'signin' } },
     }, async (request) => {
       const { pending, ctx, identified } = await pendingOf(request, false);
-      const due = await s.pipeline.secondFactorDue(s.samlStrategy, identified, ctx, remember(pending));
+      // A refusal spends the code: asking again must not evaluate, audit and alert again.
+      const refuse = async (err: unknown): Promise<never> => {
+        await s.codes.spend(codeOf(request));
+        throw err;
+      };
+      const due = await s.pipeline.secondFactorDue(s.samlStrategy, identified, ctx, remember(pending)).catch(refuse);
       if (due === null) return { second_factor_required: false };
-      if (due.code !== '2FA_REQUIRED' && due.code !== 'MFA_SETUP_INCOMPLETE') throw due;
+      if (due.code !== '2FA_REQUIRED' && due.code !== 'MFA_SETUP_INCOMPLETE') return refuse(due);
       if (!(await s.codes.spend(codeOf(request)))) throw SamlErrors.SAML_CODE_INVALID();
       return { second_factor_required: true, error_code: due.code as '2FA_REQUIRED' | 'MFA_SETUP_INCOMPLETE', ...(due.details as Record<string, unknown>) };
     });

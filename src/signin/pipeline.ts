@@ -213,9 +213,9 @@ export class SignInPipeline {
       const failed = attempt.kind === 'failed' || attempt.kind === 'locked' ? await this.assessFailure(subject, ctx) : ctx;
       const who = { ...auditContext(failed), userId: subject.user?.uuid, username: subject.identifier };
       const refused = await d.attempts.refusal(attempt, who, { reason: 'invalid_credentials', strategy: strategy.name });
-      // The response policy: a stuffing network blocked, or the account locked, from this attempt on.
-      const responded = failed.risk && attempt.kind === 'failed' ? await this.riskGate.afterFailure(subject.key, failed.risk, ctx, who) : null;
-      outcome(attempt.kind === 'busy' ? 'rate_limited' : responded?.code === 'ADDRESS_BLOCKED' ? 'address_blocked' : refused || responded ? 'locked' : 'invalid_credentials');
+      // The response policy: a stuffing network blocked from this attempt on.
+      const responded = failed.risk && attempt.kind === 'failed' ? await this.riskGate.afterFailure(failed.risk, ctx, who) : null;
+      outcome(attempt.kind === 'busy' ? 'rate_limited' : responded ? 'address_blocked' : refused ? 'locked' : 'invalid_credentials');
       if (failed.risk) d.risk.announceLater('failed', failed.risk, subject.user ?? null, ctx);
       throw responded ?? refused ?? SignInErrors.INVALID_CREDENTIALS({}, strategy.invalidMessage === undefined ? undefined : { message: strategy.invalidMessage });
     }

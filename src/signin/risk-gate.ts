@@ -5,10 +5,13 @@
  * - Before anything is compared: a network blocked for credential stuffing is refused
  *   (429 ADDRESS_BLOCKED), so a right password and a wrong one get the same answer.
  * - A wrong secret: a rule may block the client's network (this attempt already answers 429
- *   ADDRESS_BLOCKED, as a right password would) or lock the account (429 ACCOUNT_LOCKED).
- * - A right secret: refused (403 RISK_TOO_HIGH), the account locked, or the network blocked, each
- *   audited and told to the risk listeners (a security alert); or a second factor asked for
- *   whatever the account holds (`step_up`, for the second-factor step to act on).
+ *   ADDRESS_BLOCKED, as a right password would). Nothing else: a wrong password never locks
+ *   through the policy (src/risk/decisions/policy.ts says why).
+ * - A right secret: refused (403 RISK_TOO_HIGH), the account locked (its password and its PIN:
+ *   429 ACCOUNT_LOCKED), or the network blocked, each audited and told to the risk listeners (a
+ *   security alert and the holder's notice); or a second factor asked for whatever the account
+ *   holds (`step_up`, for the second-factor step to act on). A lock and a block that both apply
+ *   both happen, and the answer is the block's: from a blocked network every answer is the same.
  */
 import { auditContext, type AuditLog } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
@@ -19,6 +22,7 @@ import type { AttemptAudit, LoginAttempts } from '../policy/lockout.js';
 import { RiskDecisionErrors } from '../risk/decisions/errors.js';
 import type { Decided, RiskService } from '../risk/service.js';
 import type { RiskAssessment } from '../risk/types.js';
+import { pinKeyOf } from '../pins/service.js';
 import type { UserRow } from '../users/store.js';
 import type { ClientContext } from './pipeline.js';
 
@@ -41,14 +45,12 @@ export class RiskGate {
   }
 
   /**
-   * A wrong secret for `subjectKey` whose failure signals a rule answers. Returns the error to
-   * answer with instead of the wrong secret's (null: none); `who` is the failure's audit context.
+   * A wrong secret whose failure signals a rule answers: 429 ADDRESS_BLOCKED when it blocks the
+   * client's network, to answer instead of the wrong secret's (null: none); `who` is the failure's audit context.
    */
-  async afterFailure(subjectKey: string, risk: RiskAssessment, ctx: ClientContext, who: AttemptAudit): Promise<AppError | null> {
+  async afterFailure(risk: RiskAssessment, ctx: ClientContext, who: AttemptAudit): Promise<AppError | null> {
     const decided = await this.deps.risk.decide(risk, ctx, true);
-    if (decided.blockAddress) return this.block(decided, ctx, who);
-    if (decided.answer === 'lock_account') return this.lock(subjectKey, decided, ctx, who);
-    return null;
+    return decided.blockAddress ? this.block(decided, ctx, who) : null;
   }
 
   /**
@@ -62,14 +64,15 @@ export class RiskGate {
     if (decided.answer === 'allow' && !decided.blockAddress) return false;
     if (decided.answer === 'step_up' && !decided.blockAddress) return true;
     const who = { ...auditContext(ctx), userId: user.uuid, username: user.username };
-    let error: AppError;
-    if (decided.blockAddress) {
-      outcome('address_blocked');
-      error = await this.block(decided, ctx, who);
-    } else if (decided.answer === 'lock_account') {
+    let error: AppError | null = null;
+    if (decided.answer === 'lock_account') {
       outcome('locked');
-      error = await this.lock(d.attempts.userKey(user.id), decided, ctx, who);
-    } else {
+      error = await this.lock(user.id, decided, ctx, who);
+    }
+    if (decided.blockAddress) {
+      if (error === null) outcome('address_blocked');
+      error = await this.block(decided, ctx, who);
+    } else if (error === null) {
       outcome('risk_refused');
       await d.audit.record({ ...who, eventType: 'RISK_SIGN_IN_REFUSED', status: 'FAILURE', details: { reason: 'score', rules: decided.rules } });
       error = RiskDecisionErrors.RISK_TOO_HIGH({ reason: 'score' });
@@ -88,10 +91,13 @@ export class RiskGate {
     return this.blocked(until ?? d.clock.now() + 1000);
   }
 
-  private async lock(key: string, decided: Decided, ctx: ClientContext, who: AttemptAudit): Promise<AppError> {
+  /** Locks the account's password and PIN sign-ins (the two counters a lock can be on). */
+  private async lock(userId: number, decided: Decided, ctx: ClientContext, who: AttemptAudit): Promise<AppError> {
     const d = this.deps;
     const until = d.clock.now() + decided.lockMinutes * 60_000;
+    const key = d.attempts.userKey(userId);
     await d.attempts.lockFor(key, until);
+    await d.attempts.lockFor(pinKeyOf(key), until);
     await d.audit.record({ ...who, eventType: 'ACCOUNT_LOCKED', status: 'SUCCESS', details: { reason: 'risk', locked_until: new Date(until).toISOString(), rules: decided.rules } });
     d.metrics.accountLocks.inc({ channel: ctx.channel, reason: 'risk' });
     return d.attempts.lockedError(until);

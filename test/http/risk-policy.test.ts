@@ -19,9 +19,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
-import { createTestApp, type TestApp } from '../harness/app.js';
+import { clientNetwork } from '../../src/policy/network.js';
+import { createTestApp, useTwoNodes, type TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
 import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
 import { writeNairobiLisbonDatabases } from '../harness/mmdb.js';
@@ -73,6 +75,11 @@ const audited = (event: 'RISK_POLICY_UPDATED' | 'RISK_SIGN_IN_REFUSED' | 'ACCOUN
   return q.orderBy('timestamp').execute();
 };
 
+/** A failure from `address` on the `i`th account, as another node records it (keyed hashes as the service keeps them). */
+function failureRow(address: string, i: number) {
+  return { network_hash: t.s.ipHasher.hex(clientNetwork(address)), account_hash: `stuffed-account-${i}`, failed_at: new Date(t.clock.now()) };
+}
+
 /** A customer who signed in from Nairobi; 20 minutes later. */
 async function inNairobi(opts: { email?: boolean } = {}) {
   const username = `policy.customer${++n}`;
@@ -118,6 +125,13 @@ describe('the defaults', () => {
     await t.s.database.db.transaction().execute((trx) => t.s.users.setRoles(trx, user.id, ['staff']));
     const res = expectError(await login(t.app, username, STRONG_PASSWORD, {}, from(LISBON)), 403, 'MFA_SETUP_INCOMPLETE');
     expect(res.details).toMatchObject({ setup_methods: ['email'], reason: 'unusual_sign_in' });
+    // Nor can it set the security questions that back an MFA reset: it proves only the password.
+    const pool = (await t.s.securityQuestions.pool()).slice(0, 3);
+    const answers = pool.map((q, i) => ({ question_id: q.id, answer: ['Simba', 'Kisumu', 'Mango'][i]! }));
+    const token = (res.details as { two_factor_token: string }).two_factor_token;
+    const planted = await t.app.inject({ method: 'POST', url: '/api/v1/auth/security-questions/setup', headers: from(LISBON), payload: { answers, two_factor_token: token } });
+    expectError(planted, 401, 'TOKEN_INVALID');
+    expect(await t.s.database.db.selectFrom('user_security_answers').select('question_id').where('user_id', '=', user.id).execute()).toEqual([]);
   });
 
   it('an account with an enrolled factor is asked for it, as always', async () => {
@@ -159,6 +173,9 @@ describe('rules by channel, and their actions', () => {
     expectError(await login(t.app, username, STRONG_PASSWORD, {}, from(LISBON)), 429, 'ACCOUNT_LOCKED');
     expectError(await login(t.app, username, STRONG_PASSWORD, {}, from(NAIROBI)), 429, 'ACCOUNT_LOCKED');
     expect(await audited('ACCOUNT_LOCKED', user.uuid)).toEqual([{ user_id: user.uuid, details: expect.objectContaining({ reason: 'risk', rules: [0] }) }]);
+    // The password and the PIN alike: a lock on the web must not leave the USSD PIN open.
+    const counters = await t.s.database.db.selectFrom('login_attempts').select(['subject_key', 'locked_until']).where('subject_key', 'in', [`u:${user.id}`, `p:u:${user.id}`]).orderBy('subject_key').execute();
+    expect(counters.map((c) => [c.subject_key, c.locked_until !== null && new Date(c.locked_until).getTime() > t.clock.now()])).toEqual([[`p:u:${user.id}`, true], [`u:${user.id}`, true]]);
     const unlock = await t.app.inject({ method: 'POST', url: `/api/v1/admin/users/${user.uuid}/unlock`, headers: bearer(await adminToken()) });
     expect(unlock.statusCode, unlock.body).toBe(200);
     expect((await login(t.app, username, STRONG_PASSWORD, {}, from(NAIROBI))).statusCode).toBe(200);
@@ -189,6 +206,25 @@ describe('rules by channel, and their actions', () => {
   });
 });
 
+describe('a lock and a block that both apply', () => {
+  it('threat: a right password from a stuffing network tells itself apart by its answer — both happen, and the answer is the block\'s', async () => {
+    nextScenario();
+    expect((await put(policy(rule('block_address', { signals: ['address_failing_many_accounts'] }), rule('lock_account', { signals: ['address_failing_many_accounts'] })))).statusCode).toBe(200);
+    const victim = await seedUser(t.s, `policy.both${++n}`);
+    const stuffer = '198.51.100.120';
+    // Failures recorded as if from other nodes: this node has not blocked the network yet.
+    for (let i = 0; i < 21; i++) {
+      const f = failureRow(stuffer, i);
+      await sql`INSERT INTO risk_network_failures (network_hash, account_hash, failed_at) VALUES (${f.network_hash}, ${f.account_hash}, ${f.failed_at})`.execute(t.s.db);
+    }
+    const right = await login(t.app, victim.username, STRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer });
+    expectError(right, 429, 'ADDRESS_BLOCKED');
+    expect(await audited('ACCOUNT_LOCKED', victim.uuid)).toEqual([{ user_id: victim.uuid, details: expect.objectContaining({ reason: 'risk' }) }]);
+    expectError(await login(t.app, victim.username, WRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer }), 429, 'ADDRESS_BLOCKED');
+    expect((await reset()).statusCode).toBe(200);
+  });
+});
+
 describe('administration', () => {
   it('a policy is validated, saved, audited with what it replaced, and the defaults come back on DELETE', async () => {
     const never = expectError(await put(policy(rule('refuse', {}))), 422, 'VALIDATION_ERROR');
@@ -198,6 +234,7 @@ describe('administration', () => {
     expectError(await put(policy(rule('shrug', { min_score: 50 }))), 422, 'VALIDATION_ERROR');
     expectError(await put({ ...policy(), account_lock_minutes: 0 }), 422, 'VALIDATION_ERROR');
 
+    t.clock.advance(1000); // the trail orders by time
     const before = (await get()).json() as { rules: unknown[] };
     const next = policy(rule('step_up', { channels: ['web', 'mobile'], min_score: 30 }), rule('refuse', { channels: ['ussd'], min_score: 60 }));
     const saved = await put(next);
@@ -220,5 +257,26 @@ describe('administration', () => {
     expectError(await put(policy(), teller), 403, 'PERMISSION_DENIED');
     expectError(await t.app.inject({ method: 'GET', url: POLICY, headers: bearer(teller) }), 403, 'PERMISSION_DENIED');
     expect(await audited('RISK_POLICY_UPDATED')).toHaveLength(count);
+  });
+});
+
+describe('two nodes on one database', () => {
+  const nodes = useTwoNodes({ env: { TRUST_PROXY: 'loopback', MAX_LOGIN_ATTEMPTS: '100' } });
+
+  it('threat: a stuffing network blocked on one node is let in by another — a block on node A refuses the right password on node B before any comparison; audited once', async () => {
+    const { a, b } = nodes;
+    const victim = await seedUser(a.s, 'nodes.victim');
+    const stuffer = '203.0.113.66';
+    const heard = new Promise<void>((resolve) => b.s.database.bus.subscribe((e) => e.type === 'risk-address.blocked' && resolve()));
+    const codes: string[] = [];
+    for (let i = 0; i < 21; i++) codes.push((await login(a.app, `nodes.stuffed.${i}`, WRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer })).json<{ error_code: string }>().error_code);
+    expect(codes.at(-1)).toBe('ADDRESS_BLOCKED');
+    await heard; // node B was told on the event bus
+    const right = await login(b.app, victim.username, STRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer });
+    expectError(right, 429, 'ADDRESS_BLOCKED');
+    const onB = await a.s.database.db.selectFrom('audit_log').select('event_type').where('user_id', '=', victim.uuid).where('event_type', '!=', 'USER_CREATED').execute();
+    expect(onB).toEqual([]); // nothing compared, nothing recorded
+    expect(await a.s.database.db.selectFrom('audit_log').select('audit_id').where('event_type', '=', 'RISK_ADDRESS_BLOCKED').execute()).toHaveLength(1);
+    expect(await a.s.database.db.selectFrom('risk_address_blocks').select('network_hash').execute()).toHaveLength(1);
   });
 });

@@ -27,6 +27,7 @@ import { METHOD, type Operator, type SecurityQuestionService } from './service.j
 import { TOKEN_CHECK_ERRORS } from '../../signin/error-sets.js';
 import { SecurityQuestionErrors as SQ } from './errors.js';
 import { SignInErrors } from '../../signin/errors.js';
+import { TokenErrors } from '../../tokens/errors.js';
 import { PolicyErrors } from '../../policy/errors.js';
 
 const tags = ['Security questions'];
@@ -106,7 +107,7 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
         tags, security: bearer, summary: 'Choose and answer 3 to 5 security questions',
         description: doc(
           'First setup. Answers are normalised and stored bcrypt-hashed; they are never returned, logged or audited. Security questions serve step-up and MFA-reset recovery, never sign-in.',
-          'Caller: a signed-in user (bearer) who confirms `current_password` (answers back an MFA reset: a stolen access token alone must not set them; wrong: `401 INVALID_CREDENTIALS`, counting toward the lockout; missing: `422 VALIDATION_ERROR`), or a user whose sign-in stopped at `403 MFA_SETUP_INCOMPLETE` (its `two_factor_token`). A `two_factor_token` of `401 2FA_REQUIRED` is refused (`401 TOKEN_INVALID`): that user already has a factor, and a password alone must not be enough to create the answers that back an MFA reset.',
+          'Caller: a signed-in user (bearer) who confirms `current_password` (answers back an MFA reset: a stolen access token alone must not set them; wrong: `401 INVALID_CREDENTIALS`, counting toward the lockout; missing: `422 VALIDATION_ERROR`), or a user whose sign-in stopped at `403 MFA_SETUP_INCOMPLETE` (its `two_factor_token`). A `two_factor_token` of `401 2FA_REQUIRED` is refused (`401 TOKEN_INVALID`): that user already has a factor, and a password alone must not be enough to create the answers that back an MFA reset. So is the set-up token of a sign-in that did not look like the account holder\'s (`MFA_SETUP_INCOMPLETE` with `reason: "unusual_sign_in"`): it may enrol only a factor whose code goes to the contact on file.',
           bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, '`409 SECURITY_QUESTIONS_ALREADY_SET`: questions are set; replace them with `POST /api/v1/auth/reset/security-questions`.', ...ANSWER_RULES),
         ),
         body: Type.Object({
@@ -120,8 +121,14 @@ export function securityQuestionRoutes(s: SecurityQuestionRouteDeps): FastifyPlu
       preHandler: resolve(['setup']),
       config: { rateLimit: limit('account') },
     }, async (request, reply) => {
+      const actor = actorOf(request);
+      // The set-up token of an unusual sign-in (the risk response policy's step-up) proves only the
+      // password: it may enrol a factor whose code goes to the contact on file, not these answers.
+      if (actor.kind === 'challenge' && actor.challenge.claims.by_contact === true) {
+        throw TokenErrors.TOKEN_INVALID({ reason: 'this sign-in did not look like the account holder\'s: set up an email or SMS factor with this token first' });
+      }
       await reauthenticate(request, request.body.current_password, 'security_questions_setup');
-      const result = await s.securityQuestions.configure(actorOf(request).user, request.body.answers, ctxOf(request), 'setup');
+      const result = await s.securityQuestions.configure(actor.user, request.body.answers, ctxOf(request), 'setup');
       return reply.code(201).send(result);
     });
 

@@ -23,7 +23,8 @@ export type BusEvent =
   | { type: 'saml-config.changed' }
   | { type: 'saml-sp-keys.changed' }
   | { type: 'faq.changed' }
-  | { type: 'risk-policy.changed' };
+  | { type: 'risk-policy.changed' }
+  | { type: 'risk-address.blocked'; network: string; until: number };
 
 const CHANNEL = 'strongroom_events';
 

@@ -21,4 +21,6 @@ export const ADVISORY_LOCKS = {
   channelAccess: 8_675_312,
   /** A change that may leave no active administrator (src/admin/lifecycle.ts): counted one at a time; single-key form. */
   adminMembership: 8_675_313,
+  /** Saving the risk response policy (src/risk/decisions/routes.ts): its row may not exist yet to lock; single-key form. */
+  riskPolicy: 8_675_314,
 } as const;

@@ -837,6 +837,13 @@ export interface SecurityAlertDeliveriesTable {
 }
 
 /** A notice to an account holder about a suspicious sign-in (migration 042), with its "this was not me" token's keyed hash. */
+/** A client network blocked for credential stuffing (src/risk/decisions): its keyed hash, never an address. */
+export interface RiskAddressBlocksTable {
+  network_hash: string;
+  blocked_until: Timestamp;
+  created_at: Timestamp;
+}
+
 /** The risk response policy as administrators saved it (src/risk/decisions): one row, or none (the RISK_* settings). */
 export interface RiskPolicyTable {
   singleton_key: 'SINGLETON';
@@ -937,4 +944,5 @@ export interface Database {
   security_alert_deliveries: SecurityAlertDeliveriesTable;
   risk_notices: RiskNoticesTable;
   risk_policy: RiskPolicyTable;
+  risk_address_blocks: RiskAddressBlocksTable;
 }

@@ -34,10 +34,11 @@ describe('decide', () => {
     expect(decide(p, risk(95), 'web')).toEqual({ answer: 'lock_account', blockAddress: false, rules: [0, 2, 3] });
   });
 
-  it('a wrong password: only blocks and locks matter', () => {
+  it('threat: one wrong password locks an account through a policy rule — a wrong password can only block its network, never lock', () => {
     const p = policy(rule('step_up', { min_score: 10 }), rule('refuse', { min_score: 10 }), rule('block_address', { signals: ['address_failing_many_accounts'] }), rule('lock_account', { signals: ['failed_passwords'] }));
     expect(decide(p, risk(35, 'address_failing_many_accounts'), 'web', true)).toEqual({ answer: 'allow', blockAddress: true, rules: [2] });
-    expect(decide(p, risk(20, 'failed_passwords'), 'web', true)).toEqual({ answer: 'lock_account', blockAddress: false, rules: [3] });
+    expect(decide(p, risk(20, 'failed_passwords'), 'web', true)).toEqual({ answer: 'allow', blockAddress: false, rules: [] });
+    expect(decide(p, risk(20, 'failed_passwords'), 'web').answer).toBe('lock_account');
   });
 });
 

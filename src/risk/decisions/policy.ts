@@ -12,7 +12,8 @@
  *   code to the email address or phone number on file); an enrolled factor is asked for anyway;
  * - `block_address`: the client's network is refused every sign-in for `address_block_minutes`
  *   (credential stuffing), before any password is compared, whatever the password. It applies to
- *   failed attempts too (the evaluation of a wrong password raises the stuffing signal).
+ *   failed attempts too (the evaluation of a wrong password raises the stuffing signal): the only
+ *   action that does.
  *
  * Of the rules that apply, every side effect happens (a lock, a block) and the strongest answer
  * wins. No rule applying: the sign-in goes on as without evaluation.
@@ -62,8 +63,10 @@ export function applies(rule: RiskRule, risk: Pick<RiskAssessment, 'score' | 'in
 }
 
 /**
- * The decision for an assessment. `failed`: the password was wrong, so only `block_address` and
- * `lock_account` can matter (the attempt is refused anyway).
+ * The decision for an assessment. `failed`: the password was wrong, so only `block_address`
+ * matters (the attempt is refused anyway). `lock_account` is for right passwords only: on a wrong
+ * one it would let anyone lock any account with one guess (the failed-attempt lockout, counted
+ * per account, covers wrong passwords).
  */
 export function decide(policy: RiskPolicy, risk: Pick<RiskAssessment, 'score' | 'indicators'>, channel: string, failed = false): RiskDecision {
   if (risk.indicators.length === 0) return ALLOW;
@@ -72,7 +75,7 @@ export function decide(policy: RiskPolicy, risk: Pick<RiskAssessment, 'score' | 
   const rules: number[] = [];
   policy.rules.forEach((rule, index) => {
     if (!applies(rule, risk, channel)) return;
-    if (failed && rule.action !== 'block_address' && rule.action !== 'lock_account') return;
+    if (failed && rule.action !== 'block_address') return;
     rules.push(index);
     if (rule.action === 'block_address') blockAddress = true;
     else if (STRENGTH[rule.action] > STRENGTH[answer]) answer = rule.action;

@@ -41,14 +41,13 @@ export function riskPolicyRoutes(deps: RiskPolicyRouteDeps): FastifyPluginAsync 
 
     /** Saves `next` (null: back to the defaults), audited with what it replaced, and tells every node. */
     const change = async (next: RiskPolicy | null, who: Who) => {
-      const before = await deps.store.current();
       await deps.db.transaction().execute(async (trx) => {
-        const saved = await deps.store.lockSaved(trx);
+        const before = await deps.store.lockCurrent(trx);
         if (next === null) await deps.store.clear(trx);
         else await deps.store.save(trx, next, who.actor.uuid);
         await deps.audit.record({
           ...who.context, eventType: 'RISK_POLICY_UPDATED', status: 'SUCCESS', userId: who.actor.uuid, username: who.actor.username,
-          details: { before: saved ?? before.policy, after: next, reset_to_defaults: next === null },
+          details: { before, after: next, reset_to_defaults: next === null },
         }, trx);
       });
       await deps.store.announce();

@@ -9,6 +9,8 @@ import type { Clock } from '../../platform/clock.js';
 import { AnnouncedCache } from '../../platform/db/announced-cache.js';
 import type { EventBus } from '../../platform/db/bus.js';
 import type { Db } from '../../platform/db/database.js';
+import { ADVISORY_LOCKS } from '../../platform/db/locks.js';
+import { sql } from 'kysely';
 import { defaultPolicy, type RiskPolicy } from './policy.js';
 
 export type PolicySource = 'database' | 'environment';
@@ -38,10 +40,14 @@ export class RiskPolicyStore {
     return { policy, source: 'database', updated_at: new Date(row.updated_at), updated_by: row.updated_by };
   }
 
-  /** The saved policy (locked until `trx` ends), or null when none is saved. */
-  async lockSaved(trx: Db): Promise<RiskPolicy | null> {
-    const row = await trx.selectFrom('risk_policy').select('policy').where('singleton_key', '=', 'SINGLETON').forUpdate().executeTakeFirst();
-    return row ? ((typeof row.policy === 'string' ? JSON.parse(row.policy) : row.policy) as RiskPolicy) : null;
+  /**
+   * The policy in force as `trx` sees it, after taking the policy's lock until `trx` ends: of two
+   * administrators saving at once, the second waits and sees the first's policy as its "before".
+   */
+  async lockCurrent(trx: Db): Promise<RiskPolicy> {
+    await sql`SELECT pg_advisory_xact_lock(${ADVISORY_LOCKS.riskPolicy})`.execute(trx);
+    const row = await trx.selectFrom('risk_policy').select('policy').where('singleton_key', '=', 'SINGLETON').executeTakeFirst();
+    return row ? ((typeof row.policy === 'string' ? JSON.parse(row.policy) : row.policy) as RiskPolicy) : defaultPolicy(this.deps.defaults);
   }
 
   async save(trx: Db, policy: RiskPolicy, actor: string | null): Promise<void> {
