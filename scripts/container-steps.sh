@@ -220,6 +220,7 @@ SERVICE_ENV=(
   "IP_HASH_KEY=$(node -p "require('node:crypto').randomBytes(32).toString('base64')")"
   "TRANSPORT_PRIVATE_KEY_PATH=$WORK/secrets/transport-private.pem"
   "TRUST_PROXY=loopback"
+  "WEBAUTHN_RP_ID=localhost" "WEBAUTHN_RP_NAME=Strongroom" "WEBAUTHN_ORIGINS=http://localhost:$PORT"
   "LOG_LEVEL=info"
 )
 NODE_BIN="$(command -v node)"

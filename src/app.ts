@@ -14,6 +14,7 @@ import { credentialsModule } from './credentials/module.js';
 import { mailModule } from './mail/module.js';
 import type { Mailer } from './mail/mailer.js';
 import { mfaModule, secondFactorModule } from './mfa/module.js';
+import { passkeysModule } from './passkeys/module.js';
 import type { Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import type { Secrets } from './platform/crypto/secrets.js';
@@ -25,6 +26,7 @@ import { createPlatform } from './platform/platform.js';
 import { Scheduler } from './platform/scheduler.js';
 import { pinsModule } from './pins/module.js';
 import { recoveryModule } from './recovery/module.js';
+import { realtimeModule } from './realtime/module.js';
 import { profileModule } from './gdpr/profile/module.js';
 import { gdprExportModule } from './gdpr/export/module.js';
 import { consentModule } from './gdpr/consent/module.js';
@@ -86,8 +88,10 @@ function compose(opts: StrongroomOptions) {
     .use(samlModule)
     .use(thirdPartyModule)
     .use(mfaModule)
+    .use(passkeysModule)
     .use(riskResponsesModule)
     .use(recoveryModule)
+    .use(realtimeModule)
     .use(profileModule)
     .use(gdprExportModule)
     .use(consentModule)

@@ -12,6 +12,7 @@ import { MfaResetErrors } from './mfa/reset/errors.js';
 import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { OpsErrors } from './platform/http/ops-errors.js';
+import { PasskeyErrors } from './passkeys/errors.js';
 import { PinErrors } from './pins/errors.js';
 import { RecoveryErrors } from './recovery/errors.js';
 import { ProfileErrors } from './gdpr/profile/errors.js';
@@ -22,6 +23,7 @@ import { ErasureErrors } from './gdpr/erasure/errors.js';
 import { AlertErrors } from './risk/alerts/errors.js';
 import { RiskResponseErrors } from './risk/responses/errors.js';
 import { RiskDecisionErrors } from './risk/decisions/errors.js';
+import { RealtimeErrors } from './realtime/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
@@ -62,6 +64,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'One-time codes': OtpErrors.definitions,
   'Security questions': SecurityQuestionErrors.definitions,
   'MFA reset': MfaResetErrors.definitions,
+  Passkeys: PasskeyErrors.definitions,
   'Account recovery': RecoveryErrors.definitions,
   Profile: ProfileErrors.definitions,
   'Data export': GdprExportErrors.definitions,
@@ -71,6 +74,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Security alerts': AlertErrors.definitions,
   'Sign-in notices': RiskResponseErrors.definitions,
   'Risk responses': RiskDecisionErrors.definitions,
+  'Real-time channel': RealtimeErrors.definitions,
   Operations: OpsErrors.definitions,
 };
 

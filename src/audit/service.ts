@@ -53,6 +53,8 @@ export const AUDIT_EVENTS = [
   'SIGN_IN_REPORTED_NOT_ME', 'ACCOUNT_SECURITY_UNLOCKED',
   // The risk response policy (issue 29)
   'RISK_SIGN_IN_REFUSED', 'RISK_ADDRESS_BLOCKED', 'RISK_POLICY_UPDATED',
+  // Passkeys (issue 30)
+  'PASSKEY_REGISTERED', 'PASSKEY_RENAMED', 'PASSKEY_DELETED', 'PASSKEY_CLONE_DETECTED',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

@@ -44,6 +44,8 @@ export class FactorStore {
         out.push('totp');
         const unused = await this.deps.db.selectFrom('mfa_backup_codes').select('id').where('user_id', '=', user.id).where('used_at', 'is', null).limit(1).executeTakeFirst();
         if (unused) out.push('backup_code');
+      } else if (method === 'passkey') {
+        out.push('passkey'); // active while the user has a passkey (src/passkeys): nothing to deliver
       } else if (await this.deliverable(user, method)) {
         out.push(method);
       }
@@ -95,6 +97,7 @@ export class FactorStore {
     await trx.updateTable('mfa_otp_codes').set({ superseded_at: now }).where('user_id', '=', userId).where('consumed_at', 'is', null).where('superseded_at', 'is', null).execute();
     await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', userId).execute();
     await this.deps.pushCodes?.unbind(trx, userId); // a lost phone must not come back as the code device
+    await trx.deleteFrom('passkeys').where('user_id', '=', userId).execute(); // a lost device's passkey must not sign in on its own
     await trx.deleteFrom('mfa_attempts').where('user_id', '=', userId).where('factor', '=', 'second_factor').execute();
   }
 }

@@ -16,6 +16,7 @@ import { readGeoEnv, type GeoConfig } from './config-geo.js';
 import { readBreachedEnv, type BreachedConfig } from './config-breached.js';
 import { readAlertsEnv, type AlertsConfig } from './config-alerts.js';
 import { readRiskEnv, type RiskConfig } from './config-risk.js';
+import { readWebAuthnEnv, type WebAuthnConfig } from './config-webauthn.js';
 import { readRecoveryMatrix, type RecoveryMatrix } from '../recovery/matrix.js';
 
 /** RECOVERY_CANCEL_URL (or `name`): an absolute http(s) address without a fragment or query (the token goes in the fragment). */
@@ -227,6 +228,23 @@ export interface Config {
   alerts: AlertsConfig;
   /** RISK_EVALUATION, RISK_WEIGHTS, RISK_MAX_TRAVEL_KMH, ...: the risk evaluation of sign-ins (src/risk; src/platform/config-risk.ts). */
   risk: RiskConfig;
+  /** WEBAUTHN_RP_ID, WEBAUTHN_RP_NAME, WEBAUTHN_ORIGINS: the relying party passkeys belong to (src/passkeys; src/platform/config-webauthn.ts). */
+  webauthn: WebAuthnConfig;
+  /** The real-time channel, `GET /api/v1/ws` (src/realtime; docs/realtime.md). */
+  realtime: {
+    /** REALTIME_RESUME_MINUTES: how long events are kept for a client that reconnects (`resume`); older ones are deleted. */
+    resumeMinutes: number;
+    /** REALTIME_AUTH_TIMEOUT_SECONDS: a socket whose `auth` message has not come by then is closed (4401). */
+    authTimeoutSec: number;
+    /** REALTIME_HEARTBEAT_SECONDS: the server pings every socket this often; one silent for two intervals is closed (4009). */
+    heartbeatSec: number;
+    /** REALTIME_MAX_BUFFERED_KB (here in bytes): a socket with more than this unsent is closed (1013), not buffered further. */
+    maxBufferedBytes: number;
+    /** REALTIME_MAX_SOCKETS_PER_SESSION: past it, a session's oldest socket on the node is closed (4008). */
+    maxSocketsPerSession: number;
+    /** REALTIME_MAX_SOCKETS_PER_USER: past it, a user's oldest socket on the node is closed (4008). */
+    maxSocketsPerUser: number;
+  };
   /** SAML sign-in (src/saml). */
   saml: {
     /** SAML_CONFIG_FILE and the SAML_* variables: used while the database holds no SAML configuration. Undefined: no identity provider named. */
@@ -617,12 +635,21 @@ export function loadConfig(env: Env = process.env): Config {
       cancelUrl: cancelUrlOf(r.opt('GDPR_ERASURE_CANCEL_URL'), r.problems, 'GDPR_ERASURE_CANCEL_URL', 'https://auth.bank.example/gdpr/erasure/cancel'),
     },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
+    realtime: {
+      resumeMinutes: r.int('REALTIME_RESUME_MINUTES', 10, 1, 24 * 60),
+      authTimeoutSec: r.int('REALTIME_AUTH_TIMEOUT_SECONDS', 5, 1, 60),
+      heartbeatSec: r.int('REALTIME_HEARTBEAT_SECONDS', 30, 5, 600),
+      maxBufferedBytes: r.int('REALTIME_MAX_BUFFERED_KB', 1024, 16, 64 * 1024) * 1024,
+      maxSocketsPerSession: r.int('REALTIME_MAX_SOCKETS_PER_SESSION', 3, 1, 100),
+      maxSocketsPerUser: r.int('REALTIME_MAX_SOCKETS_PER_USER', 10, 1, 1000),
+    },
     saml: { env: readSamlEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production) },
     push: readPushEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),
     geo: readGeoEnv((name) => r.opt(name), r.problems, (name, fallback, min, max) => r.int(name, fallback, min, max)),
     breachedPasswords: readBreachedEnv((name) => r.opt(name), r.problems),
     alerts: readAlertsEnv((name) => r.opt(name), r.problems, production, r.opt('SMTP_URL') !== undefined, { int: (name, fallback, min, max) => r.int(name, fallback, min, max) }),
     risk: readRiskEnv((name) => r.opt(name), r.problems, { int: (name, fallback, min, max) => r.int(name, fallback, min, max), bool: (name, fallback) => r.bool(name, fallback) }),
+    webauthn: readWebAuthnEnv((name) => r.opt(name), r.problems, production, port),
   };
   if (config.mfa.totpIssuer.includes(':')) r.problems.push('TOTP_ISSUER must not contain ":" (it separates issuer and account in the otpauth label)');
 

@@ -117,8 +117,19 @@ interface Who {
   username: string;
 }
 
+/** A real workflow just started for an account (never a decoy), as `onStarted` listeners hear of it. */
+export interface StartedRecovery {
+  userId: number;
+  kind: RecoveryKind;
+  startedAt: number;
+  expiresAt: number;
+  /** An operator started it at a branch. */
+  atBranch: boolean;
+}
+
 export class RecoveryService implements StepHost {
   private readonly store = new RecoveryStore();
+  private readonly startedListeners: Array<(started: StartedRecovery) => void> = [];
   private readonly steps: ProofSteps;
   /** A branch's approval or rejection, by an operator (approvals.ts). */
   readonly approvals: BranchApprovals;
@@ -179,8 +190,17 @@ export class RecoveryService implements StepHost {
       await this.record(created, found, 'RECOVERY_INITIATED', 'SUCCESS', auditContext(ctx), { identifier_type: identifierKind(identifier), ...(operator ? { initiated_by: operator.uuid } : {}) }, trx);
       return created;
     });
-    if (!wf.decoy && found) await this.notify(found, 'started', wf);
+    if (!wf.decoy && found) {
+      await this.notify(found, 'started', wf);
+      const started: StartedRecovery = { userId: found.id, kind, startedAt: now.getTime(), expiresAt: w.expiresAt.getTime(), atBranch: operator !== undefined };
+      for (const l of this.startedListeners) l(started);
+    }
     return { recovery_id: handle, ...(await this.viewOf(wf)) };
+  }
+
+  /** Adds a listener told of each real workflow started (after it committed; never of a decoy). Must not throw nor block. */
+  onStarted(listener: (started: StartedRecovery) => void): void {
+    this.startedListeners.push(listener);
   }
 
   /**

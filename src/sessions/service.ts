@@ -96,9 +96,18 @@ const COLUMNS = [
   'user_agent', 'is_active', 'mfa_completed', 'channel', 'idle_timeout_sec', 'aes_key', 'aes_key_expires_at',
 ] as const;
 
+/** A session that ended, as `onEnded` listeners hear of it on the node that ended it. */
+export interface EndedSession {
+  sessionId: string;
+  userId: number;
+  reason: string | null;
+}
+
 export class SessionService {
   private readonly cache = new Map<string, CacheEntry>();
   private syncedUpTo = 0;
+  private readonly endedListeners: Array<(ended: EndedSession[]) => void> = [];
+  private readonly rekeyListeners: Array<(session: Session) => void> = [];
 
   constructor(
     private readonly deps: { db: Db; clock: Clock; bus: EventBus; config: Config['sessions']; maxLifetimeSec: number; sessionKeyTtlSec: number; sensitive: SensitiveColumns },
@@ -256,6 +265,21 @@ export class SessionService {
     const entry = this.cache.get(session.sessionId);
     if (entry?.session === session) entry.dbLastActivity = activityAt; // the cached copy is this one: current
     else this.cache.delete(session.sessionId);
+    for (const l of this.rekeyListeners) l(session);
+  }
+
+  /** Adds a listener told, on this node, of each session given a new key (other nodes hear `session.changed`). Must not throw nor block. */
+  onRekeyed(listener: (session: Session) => void): void {
+    this.rekeyListeners.push(listener);
+  }
+
+  /**
+   * Adds a listener told, on the node that ended them, of the sessions `announce` announces, with
+   * their users and reasons (every node hears `session.ended`, which carries only the id). Must
+   * not throw nor block.
+   */
+  onEnded(listener: (ended: EndedSession[]) => void): void {
+    this.endedListeners.push(listener);
   }
 
   /** Reads the database, bypassing the cache. */
@@ -325,6 +349,10 @@ export class SessionService {
 
   async announce(ids: string[]): Promise<void> {
     for (const id of ids) await this.deps.bus.publish({ type: 'session.ended', sessionId: id });
+    if (ids.length === 0 || this.endedListeners.length === 0) return;
+    const rows = await this.deps.db.selectFrom('sessions').select(['session_id', 'user_id', 'end_reason']).where('session_id', 'in', ids).where('is_active', '=', false).execute();
+    const ended = rows.map((r) => ({ sessionId: r.session_id, userId: r.user_id, reason: r.end_reason }));
+    if (ended.length > 0) for (const l of this.endedListeners) l(ended);
   }
 
   private async history(trx: Db, sessionId: string, userId: number, event: string, reason: string | null): Promise<void> {

@@ -256,7 +256,7 @@ export class SignInPipeline {
    * password change, else tokens and a session. `opts.onSession` writes what the strategy keeps
    * about the new session (SAML: its SessionIndex) in the session's transaction.
    */
-  async finish(strategy: Pick<SignInStrategy<unknown>, 'name'>, identified: Identified, client: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
+  async finish(strategy: Pick<SignInStrategy<unknown>, 'name' | 'multiFactor'>, identified: Identified, client: ClientContext, opts: FinishOptions = {}): Promise<SignInResult> {
     const d = this.deps;
     const outcome = this.outcome(strategy.name, client.channel);
     const { user, grants, password } = identified;
@@ -271,6 +271,13 @@ export class SignInPipeline {
       if (user.must_change_password || expired) changeRequired = expired ? 'password_expired' : 'temporary_password';
     }
 
+    // A proof that is two factors by itself (a passkey with user verification) is the second
+    // factor too: the session completes with it, and a risk step-up is satisfied by it.
+    if (strategy.multiFactor === true) {
+      const response = await this.complete(user, grants, ctx, { mfaCompleted: true, method: strategy.name, mfaMethod: strategy.name, passwordExpiresAt, origin: opts.origin });
+      outcome('success');
+      return response;
+    }
     // An enrolled second factor comes before a forced password change: a temporary or expired
     // password alone must not reach the reset token (issue 9, section 6).
     const challenge = await d.secondFactor.challenge(user, grants, ctx, strategy.name, changeRequired ? { next: 'password_change', reason: changeRequired } : undefined, opts.origin, riskStepUp);

@@ -20,11 +20,13 @@ import { retryLater, type AppError } from '../platform/errors.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { AttemptAudit, LoginAttempts } from '../policy/lockout.js';
 import { RiskDecisionErrors } from '../risk/decisions/errors.js';
-import type { Decided, RiskService } from '../risk/service.js';
+import type { Decided, RiskClient, RiskService } from '../risk/service.js';
 import type { RiskAssessment } from '../risk/types.js';
 import { pinKeyOf } from '../pins/service.js';
 import type { UserRow } from '../users/store.js';
-import type { ClientContext } from './pipeline.js';
+
+/** The parts of a sign-in's client context (ClientContext of pipeline.ts) this step reads. */
+type ClientContext = RiskClient & { userAgent: string; risk?: RiskAssessment };
 
 export interface RiskGateDeps {
   db: Db;

@@ -7,7 +7,7 @@
 import type { PasswordState } from '../credentials/service.js';
 import type { Grants, UserRow } from '../users/store.js';
 
-export type StrategyName = 'local' | 'ldap' | 'saml' | 'pin';
+export type StrategyName = 'local' | 'ldap' | 'saml' | 'pin' | 'passkey';
 
 export interface Subject {
   /** Lockout counter key for this attempt. */
@@ -36,6 +36,11 @@ export interface SignInStrategy<Input> {
   readonly invalidMessage?: string;
   /** Its password lives elsewhere (a directory): no local expiry to read or warn about. */
   readonly passwordElsewhere?: boolean;
+  /**
+   * Its proof is two factors by itself (a passkey: the device's key and the person's fingerprint,
+   * face or device PIN): the sign-in completes with `mfa_completed` and no second factor is asked.
+   */
+  readonly multiFactor?: boolean;
   /**
    * The password the attempt carries, when this method checks one here: asked, once it proved
    * right, whether it is in the operator's breach corpus (the `breached_password` risk signal).

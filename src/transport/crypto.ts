@@ -45,14 +45,16 @@ export interface Sealed {
   tag: string;
 }
 
-export function aesGcmSeal(key: Buffer, plaintext: Buffer | string): Sealed {
+/** `aad`: additional data the tag authenticates and the ciphertext does not carry (the real-time channel's type and sequence). */
+export function aesGcmSeal(key: Buffer, plaintext: Buffer | string, aad?: Buffer): Sealed {
   const iv = randomBytes(IV_BYTES);
   const c = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+  if (aad) c.setAAD(aad);
   const ct = Buffer.concat([c.update(plaintext), c.final()]);
   return { iv: iv.toString('base64'), ciphertext: ct.toString('base64'), tag: c.getAuthTag().toString('base64') };
 }
 
-export function aesGcmOpen(key: Buffer, iv: unknown, ciphertext: unknown, tag: unknown): Buffer {
+export function aesGcmOpen(key: Buffer, iv: unknown, ciphertext: unknown, tag: unknown, aad?: Buffer): Buffer {
   const ivBuf = strictBase64(iv, IV_BYTES);
   const tagBuf = strictBase64(tag, TAG_BYTES);
   const ctBuf = strictBase64(ciphertext);
@@ -60,6 +62,7 @@ export function aesGcmOpen(key: Buffer, iv: unknown, ciphertext: unknown, tag: u
   try {
     const d = createDecipheriv('aes-256-gcm', key, ivBuf, { authTagLength: TAG_BYTES });
     d.setAuthTag(tagBuf);
+    if (aad) d.setAAD(aad);
     return Buffer.concat([d.update(ctBuf), d.final()]);
   } catch {
     throw new TransportDecryptError();

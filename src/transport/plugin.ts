@@ -40,17 +40,20 @@ export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin', '/api/v1/auth/ldap/login', '/api/v1/auth/third-party/login',
   '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
   '/api/v1/auth/reset/access-policy', '/api/v1/auth/gdpr/delete/cancel', '/api/v1/auth/security/not-me',
+  '/api/v1/auth/passkey/options', '/api/v1/auth/passkey/login', '/api/v1/auth/passkey/2fa/options', '/api/v1/auth/passkey/2fa/verify',
 ];
 
 /**
  * SPEC Transport encryption 6: exact paths; plus the assistant tools' MCP endpoint (MCP clients do
  * not speak the scheme; docs/decisions.md "FAQ"); plus account recovery's "this was not me" page,
  * erasure's "keep my account" page and the sign-in notices' "this was not me" page, with their
- * one-click POSTs (browser pages, with nothing but a single-use token to send).
+ * one-click POSTs (browser pages, with nothing but a single-use token to send); plus the real-time
+ * channel's upgrade GET (`/api/v1/ws`: no body to open, and its frames are sealed under the session
+ * key by src/realtime itself).
  */
 export const DEFAULT_EXEMPT_PATHS = [
   '/api/v1/auth/public_key', '/api/v1/core/translations/fetch', '/api/docs', '/api/redoc', '/api/openapi.json', '/api',
-  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel', '/gdpr/erasure/cancel', '/security/not-me',
+  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel', '/gdpr/erasure/cancel', '/security/not-me', '/api/v1/ws',
 ];
 
 /** Exempt by prefix: the documentation's assets, and the public FAQ (help articles, no account data; docs/decisions.md "FAQ"). */

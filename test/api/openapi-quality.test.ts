@@ -91,7 +91,7 @@ describe('the OpenAPI document a client generator reads', () => {
       const bearer = (op.security ?? []).some((s) => 'bearer' in s);
       if (bearer || /^\/api\/v1\/(auth|2fa)\//.test(path)) expect(declared.has('x-device-fingerprint'), at).toBe(true);
       if (path.split('/').includes('ussd')) expect(declared.has('x-gateway-key'), at).toBe(true);
-      const exempt = path.startsWith('/api/v1/faq/') || path === '/api/v1/auth/public_key' || path.split('/').includes('ussd') || !path.startsWith('/api/v1/');
+      const exempt = path.startsWith('/api/v1/faq/') || path === '/api/v1/auth/public_key' || path === '/api/v1/ws' || path.split('/').includes('ussd') || !path.startsWith('/api/v1/');
       if (!exempt) expect(declared.has('x-encrypted'), at).toBe(true);
       if (path.startsWith('/api/v1/')) expect(declared.has('x-correlation-id'), at).toBe(true);
       for (const [status, response] of Object.entries(op.responses ?? {})) expect((response as { headers?: object }).headers, `${at} ${status}`).toHaveProperty('X-Request-ID');

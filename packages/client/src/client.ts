@@ -19,6 +19,8 @@ import {
 import { fromBase64, toBase64 } from './base64.js';
 import { StrongroomError } from './errors.js';
 import { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath, type EncryptionMode } from './routes.js';
+import { REALTIME_PATH, RealtimeSubscription } from './realtime.js';
+import type { RealtimeHandlers, RealtimeOptions } from './realtime-types.js';
 import type { CodeSent, Location, SignInChannel, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
 
 export const PATHS = Object.freeze({
@@ -258,6 +260,30 @@ export class StrongroomClient {
     const digest = Array.from(new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
     if (digest !== body.sha256) throw new StrongroomError(200, 'INVALID_RESPONSE', 'The export\'s bytes do not match their SHA-256.');
     return bytes;
+  }
+
+  // ---- The real-time channel ------------------------------------------------------------------
+
+  /**
+   * Subscribes to the real-time channel (`GET /api/v1/ws`): the handlers get each event of the
+   * signed-in user, decrypted with the session key, in order, once; the subscription reconnects
+   * and resumes after the last event it saw, refreshing the tokens when the server asks (4002,
+   * 4003). Needs a session key (the client encrypts). On Node 20 pass `options.WebSocket` (the
+   * `ws` package); browsers and Node 22+ have one.
+   */
+  realtime(handlers: RealtimeHandlers, options: RealtimeOptions = {}): RealtimeSubscription {
+    const url = new URL(this.baseUrl + REALTIME_PATH);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    return new RealtimeSubscription({
+      url: url.toString(),
+      credentials: async () => {
+        await this.pendingSession;
+        const s = this.current;
+        const key = s ? await this.sessionKey(s) : null;
+        return s && key ? { accessToken: s.accessToken, key, fingerprint: this.fingerprint } : null;
+      },
+      refresh: () => this.refresh(),
+    }, handlers, options);
   }
 
   // ---- Any route ------------------------------------------------------------------------------

@@ -116,16 +116,21 @@ export async function aesKey(key: Uint8Array<ArrayBuffer> | CryptoKey): Promise<
   return subtle().importKey('raw', key, { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
 }
 
-/** Encrypts under a fresh random 12-byte IV; returns the three wire fields. */
-export async function aesGcmSeal(key: Uint8Array<ArrayBuffer> | CryptoKey, plaintext: Uint8Array<ArrayBuffer>): Promise<SessionEnvelope> {
+/** AES-GCM parameters; `additionalData` only when given (the real-time channel's frames). */
+function gcm(iv: Uint8Array<ArrayBuffer>, additionalData?: Uint8Array<ArrayBuffer>): AesGcmParams {
+  return additionalData === undefined ? { name: 'AES-GCM', iv, tagLength: TAG_BYTES * 8 } : { name: 'AES-GCM', iv, tagLength: TAG_BYTES * 8, additionalData };
+}
+
+/** Encrypts under a fresh random 12-byte IV; returns the three wire fields. `additionalData` is authenticated, not sent. */
+export async function aesGcmSeal(key: Uint8Array<ArrayBuffer> | CryptoKey, plaintext: Uint8Array<ArrayBuffer>, additionalData?: Uint8Array<ArrayBuffer>): Promise<SessionEnvelope> {
   const iv = randomBytes(IV_BYTES);
-  const sealed = new Uint8Array(await subtle().encrypt({ name: 'AES-GCM', iv, tagLength: TAG_BYTES * 8 }, await aesKey(key), plaintext));
+  const sealed = new Uint8Array(await subtle().encrypt(gcm(iv, additionalData), await aesKey(key), plaintext));
   const split = sealed.length - TAG_BYTES;
   return { iv: toBase64(iv), ciphertext: toBase64(sealed.subarray(0, split)), tag: toBase64(sealed.subarray(split)) };
 }
 
 /** Decrypts and authenticates; throws on a wrong key, a wrong length or any flipped bit. */
-export async function aesGcmOpen(key: Uint8Array<ArrayBuffer> | CryptoKey, iv: string, ciphertext: string, tag: string): Promise<Uint8Array<ArrayBuffer>> {
+export async function aesGcmOpen(key: Uint8Array<ArrayBuffer> | CryptoKey, iv: string, ciphertext: string, tag: string, additionalData?: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
   const ivBytes = fromBase64(iv);
   const tagBytes = fromBase64(tag);
   const ct = fromBase64(ciphertext);
@@ -133,7 +138,7 @@ export async function aesGcmOpen(key: Uint8Array<ArrayBuffer> | CryptoKey, iv: s
   const joined = new Uint8Array(ct.length + TAG_BYTES);
   joined.set(ct);
   joined.set(tagBytes, ct.length);
-  return new Uint8Array(await subtle().decrypt({ name: 'AES-GCM', iv: ivBytes, tagLength: TAG_BYTES * 8 }, await aesKey(key), joined));
+  return new Uint8Array(await subtle().decrypt(gcm(ivBytes, additionalData), await aesKey(key), joined));
 }
 
 // ---- The two envelopes ------------------------------------------------------------------------

@@ -9,3 +9,8 @@ export type { Channel, CodeSent, Location, SignInChannel, LogoutResponse, Passwo
 export * as transportCrypto from './crypto.js';
 export type { ClientKeyPair, PreAuthEnvelope, SessionEnvelope } from './crypto.js';
 export { fromBase64, toBase64 } from './base64.js';
+export { RealtimeSubscription, REALTIME_PATH } from './realtime.js';
+export type { RealtimeHost } from './realtime.js';
+export type {
+  RealtimeClose, RealtimeEvent, RealtimeEventData, RealtimeEventType, RealtimeHandlers, RealtimeOptions, RealtimeReady, RealtimeResumed, WebSocketConstructor, WebSocketLike,
+} from './realtime-types.js';

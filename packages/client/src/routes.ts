@@ -15,12 +15,13 @@ export const DEFAULT_PREAUTH_ROUTES: readonly string[] = Object.freeze([
   '/api/v1/auth/login/mobile', '/api/v1/auth/validate/mobile', '/api/v1/auth/reset/pin', '/api/v1/auth/ldap/login', '/api/v1/auth/third-party/login',
   '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
   '/api/v1/auth/reset/access-policy', '/api/v1/auth/gdpr/delete/cancel', '/api/v1/auth/security/not-me',
+  '/api/v1/auth/passkey/options', '/api/v1/auth/passkey/login', '/api/v1/auth/passkey/2fa/options', '/api/v1/auth/passkey/2fa/verify',
 ]);
 
 /** Never encrypted, either way. */
 export const DEFAULT_EXEMPT_PATHS: readonly string[] = Object.freeze([
   '/api/v1/auth/public_key', '/api/v1/core/translations/fetch', '/api/docs', '/api/redoc', '/api/openapi.json', '/api',
-  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel', '/gdpr/erasure/cancel', '/security/not-me',
+  '/api/health', '/health', '/metrics', '/mcp', '/recovery/cancel', '/gdpr/erasure/cancel', '/security/not-me', '/api/v1/ws',
 ]);
 
 /** Never encrypted, by prefix: the documentation's assets and the public FAQ. */

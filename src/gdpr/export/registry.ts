@@ -209,6 +209,21 @@ const factors: RegistryEntry[] = [
       (c) => c.db.selectFrom('mfa_factors').select(['method', 'status', 'created_at as since', 'confirmed_at']).where('user_id', '=', c.user.id).orderBy('created_at').execute()),
   },
   {
+    table: 'passkeys', references: { user_id: PERSON },
+    erasure: deleted('Passkeys of an account that no longer signs in (their public keys with them).'),
+    // Never the public key or the credential id: neither says anything about the person that the
+    // rest does not, and a credential id names the passkey on the device, a way to tell the
+    // person's devices apart if the export leaks.
+    export: table('passkeys', 'The passkeys you registered: the name you gave each, when it was added and last used, whether it is synced across devices and backed up. Never its public key or credential id: they describe the key on your device, not you.',
+      ['name', 'created_at', 'last_used_at', 'device_type', 'backed_up'],
+      (c) => c.db.selectFrom('passkeys').select(['name', 'created_at', 'last_used_at', 'device_type', 'backed_up']).where('user_id', '=', c.user.id).orderBy('created_at').execute()),
+  },
+  {
+    table: 'webauthn_challenges', references: { user_id: PERSON },
+    erasure: deleted('Passkey challenges (random values, 5 minutes each) asked for the account.'),
+    export: { excluded: 'Random values the service asked a device to sign, each valid 5 minutes and deleted soon after: nothing about the person.' },
+  },
+  {
     table: 'mfa_backup_codes', references: { user_id: PERSON },
     erasure: deleted('Backup code hashes of an account that no longer signs in.'),
     export: table('backup_codes', 'Your backup codes as records: when issued, when used. Never the codes or their hashes.', ['created_at', 'used_at'],
@@ -433,8 +448,16 @@ const securityAlerts: RegistryEntry[] = [
   },
 ];
 
+const realtime: RegistryEntry[] = [
+  {
+    table: 'realtime_events', references: { user_id: PERSON },
+    erasure: deleted('Notifications already sent to the person\'s open pages and apps (kept REALTIME_RESUME_MINUTES, 10 by default, for a page that reconnects): what they told of is in the sessions, security alerts and recoveries.'),
+    export: { excluded: 'Short-lived copies of notifications sent to your open pages and apps, deleted within minutes (REALTIME_RESUME_MINUTES): what they told of (sessions, security alerts, recoveries) is in its own section.' },
+  },
+];
+
 /** Every table holding a user reference; the completeness test keeps it in step with the schema. */
-export const PERSONAL_DATA_REGISTRY: readonly RegistryEntry[] = [...account, ...sessions, ...factors, ...recovery, ...notifications, ...faq, ...audit, ...configuration, ...requests, ...consent, ...profileChanges, ...breaches, ...erasures, ...securityAlerts];
+export const PERSONAL_DATA_REGISTRY: readonly RegistryEntry[] = [...account, ...sessions, ...factors, ...recovery, ...notifications, ...faq, ...audit, ...configuration, ...requests, ...consent, ...profileChanges, ...breaches, ...erasures, ...securityAlerts, ...realtime];
 
 export const isExported = (e: RegistryEntry['export']): e is Exported => 'read' in e;
 

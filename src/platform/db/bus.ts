@@ -24,6 +24,8 @@ export type BusEvent =
   | { type: 'saml-sp-keys.changed' }
   | { type: 'faq.changed' }
   | { type: 'risk-policy.changed' }
+  /** A real-time event was stored for this user (src/realtime): the node holding a socket of theirs reads it. */
+  | { type: 'realtime.event'; userId: number }
   | { type: 'risk-address.blocked'; network: string; until: number };
 
 const CHANNEL = 'strongroom_events';

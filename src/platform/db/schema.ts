@@ -269,7 +269,7 @@ export interface TransportKeysTable {
   expires_at: Timestamp;
 }
 
-export type MfaMethod = 'totp' | 'email' | 'sms' | 'push';
+export type MfaMethod = 'totp' | 'email' | 'sms' | 'push' | 'passkey';
 export type OtpMethod = 'email' | 'sms' | 'push';
 
 export interface MfaFactorsTable {
@@ -837,6 +837,41 @@ export interface SecurityAlertDeliveriesTable {
 }
 
 /** A notice to an account holder about a suspicious sign-in (migration 042), with its "this was not me" token's keyed hash. */
+/** A WebAuthn credential (src/passkeys, migration 045): the public key and what the authenticator last reported. */
+export interface PasskeysTable {
+  id: Generated<string>;
+  user_id: number;
+  /** The credential id, base64url. */
+  credential_id: string;
+  /** The COSE public key, base64url: public, never exported or shown. */
+  public_key: string;
+  sign_count: ColumnType<string, number | string, number | string>;
+  transports: string[];
+  device_type: 'singleDevice' | 'multiDevice';
+  backed_up: boolean;
+  aaguid: string;
+  /** What the owner calls it (1 to 64 characters). */
+  name: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+}
+
+export type WebAuthnPurpose = 'register' | 'signin' | 'second_factor' | 'step_up';
+
+/** A WebAuthn challenge (migration 045): single use (`used_at`), expiring; `user_id` null for a passwordless sign-in. */
+export interface WebAuthnChallengesTable {
+  id: Generated<string>;
+  user_id: number | null;
+  purpose: WebAuthnPurpose;
+  /** base64url, as the options carried it. */
+  challenge: string;
+  /** `second_factor`: the jti of the 2FA token it was asked for. */
+  two_factor_jti: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
 /** A client network blocked for credential stuffing (src/risk/decisions): its keyed hash, never an address. */
 export interface RiskAddressBlocksTable {
   network_hash: string;
@@ -874,6 +909,18 @@ export interface RiskNoticesTable {
   used_at: Timestamp | null;
   /** When a node claimed it for sending (null: not yet). */
   sent_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+/** An event of the real-time channel (migration 044), kept REALTIME_RESUME_MINUTES for resumes. */
+export interface RealtimeEventsTable {
+  /** bigint: a string from the driver. */
+  id: ColumnType<string, never, never>;
+  user_id: number;
+  /** Only this session's sockets receive it; null: every socket of the user. */
+  session_id: string | null;
+  type: string;
+  data: Json<Record<string, unknown>>;
   created_at: Timestamp;
 }
 
@@ -945,4 +992,7 @@ export interface Database {
   risk_notices: RiskNoticesTable;
   risk_policy: RiskPolicyTable;
   risk_address_blocks: RiskAddressBlocksTable;
+  realtime_events: RealtimeEventsTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebAuthnChallengesTable;
 }

@@ -50,11 +50,35 @@ export function inputProblem(i: AlertInput): string | null {
   return null;
 }
 
+/** An alert just recorded, as `onRecorded` listeners hear of it. */
+export interface RecordedAlert {
+  id: string;
+  rule: string;
+  severity: AlertInput['severity'];
+  /** The account's uuid; null for an alert about no single account. */
+  userUuid: string | null;
+  channel: string | null;
+  createdAt: number;
+}
+
+/**
+ * Told of each alert recorded, with the `db` it was recorded in: a caller's transaction may still
+ * roll back, so a listener that reads or writes outside it waits until the alert is visible. Must
+ * not throw nor block (run the work in the background).
+ */
+export type AlertListener = (alert: RecordedAlert, db: Db) => void;
+
 export class AlertService {
   readonly store: AlertStore;
+  private readonly listeners: AlertListener[] = [];
 
   constructor(private readonly deps: AlertServiceDeps) {
     this.store = new AlertStore(deps.db);
+  }
+
+  /** Adds a listener told of every alert recorded on this node (the real-time channel tells the account holder). */
+  onRecorded(listener: AlertListener): void {
+    this.listeners.push(listener);
   }
 
   /** The channels an alert of this severity goes to: those configured, when it reaches SECURITY_ALERT_MIN_SEVERITY. */
@@ -91,6 +115,10 @@ export class AlertService {
     const id = db.isTransaction ? await work(db) : await db.transaction().execute(work);
     // Counted once the alert is recorded (with the caller's transaction, just before it commits).
     if (id !== null) this.deps.onRaised?.(input.rule, input.severity);
+    if (id !== null) {
+      const recorded: RecordedAlert = { id, rule: input.rule, severity: input.severity, userUuid: input.userId, channel: input.channel, createdAt: this.deps.clock.now() };
+      for (const l of this.listeners) l(recorded, db);
+    }
     return id;
   }
 

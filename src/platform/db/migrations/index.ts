@@ -42,6 +42,8 @@ import * as riskProfiles from './040-risk-profiles.js';
 import * as securityAlerts from './041-security-alerts.js';
 import * as riskNotMe from './042-risk-not-me.js';
 import * as riskPolicy from './043-risk-policy.js';
+import * as realtimeEvents from './044-realtime-events.js';
+import * as passkeys from './045-passkeys.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -88,6 +90,8 @@ export const migrations: Record<string, Migration> = {
   '041-security-alerts': securityAlerts,
   '042-risk-not-me': riskNotMe,
   '043-risk-policy': riskPolicy,
+  '044-realtime-events': realtimeEvents,
+  '045-passkeys': passkeys,
 };
 
 export const migrationProvider: MigrationProvider = {

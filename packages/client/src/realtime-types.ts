@@ -1,0 +1,95 @@
+/**
+ * The real-time channel's messages as the client sees them once decrypted (the server's
+ * docs/asyncapi.yaml documents each with examples).
+ */
+
+export type RealtimeEventType =
+  | 'second_factor.requested' | 'second_factor.approved' | 'second_factor.denied' | 'second_factor.expired'
+  | 'session.ended_elsewhere' | 'security.alert' | 'recovery.started';
+
+/** What each event's `data` holds. */
+export interface RealtimeEventData {
+  /** A second-factor approval was asked of this user's device (push approval). */
+  'second_factor.requested': Record<string, unknown>;
+  'second_factor.approved': Record<string, unknown>;
+  'second_factor.denied': Record<string, unknown>;
+  'second_factor.expired': Record<string, unknown>;
+  /** Another session of this user ended (sign-out, revocation, expiry, an administrator). */
+  'session.ended_elsewhere': { session_id: string; reason: string | null };
+  /** A security alert was raised about this account. */
+  'security.alert': { alert_id: string; rule: string; severity: 'low' | 'medium' | 'high' | 'critical'; channel: string | null; raised_at: string };
+  /** Someone started recovering this account (what was lost, when, until when; at a branch or self-service). */
+  'recovery.started': { kind: 'password' | 'pin' | 'mfa' | 'device'; started_at: string; expires_at: string; at_branch: boolean };
+}
+
+export interface RealtimeEvent<T extends RealtimeEventType = RealtimeEventType> {
+  /** Increasing per user: the `after` of a resume. */
+  id: number;
+  type: T;
+  data: RealtimeEventData[T];
+  /** ISO 8601. */
+  created_at: string;
+}
+
+/** The server's first frame after the auth message. */
+export interface RealtimeReady {
+  session_id: string;
+  user_id: string;
+  /** When the access token expires: the server closes the socket then (4003). */
+  expires_at: string;
+  /** The newest event stored for the user when the socket opened. */
+  latest_event_id: number;
+  heartbeat_seconds: number;
+  resume_minutes: number;
+}
+
+/** After a resume: how many missed events were sent again. `complete` false: more were missed than one resume sends. */
+export interface RealtimeResumed {
+  after: number;
+  delivered: number;
+  complete: boolean;
+  resume_minutes: number;
+}
+
+export interface RealtimeClose {
+  code: number;
+  reason: string;
+  /** The subscription opens a new socket (after a backoff, or a refresh for 4002 and 4003). */
+  willReconnect: boolean;
+}
+
+export interface RealtimeHandlers {
+  /** Every event, in order, once (a resume's duplicates are dropped). */
+  onEvent?: (event: RealtimeEvent) => void;
+  /** Per type. */
+  on?: { [K in RealtimeEventType]?: (data: RealtimeEventData[K], event: RealtimeEvent<K>) => void };
+  onReady?: (ready: RealtimeReady) => void;
+  onResumed?: (resumed: RealtimeResumed) => void;
+  onClose?: (close: RealtimeClose) => void;
+  /** A frame that did not open, a refresh that failed, a socket error. */
+  onError?: (error: unknown) => void;
+}
+
+/** The part of the WebSocket API the subscription uses: the browser's, Node 22's global, or the `ws` package's. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+}
+
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+export interface RealtimeOptions {
+  /** The WebSocket class: defaults to `globalThis.WebSocket` (browsers, Node 22+); on Node 20 pass `WebSocket` from the `ws` package. */
+  WebSocket?: WebSocketConstructor;
+  /** The last event id a previous subscription saw (`lastEventId`): the first socket resumes after it. */
+  resumeAfter?: number;
+  /** Reconnect after a dropped socket (default true), with a backoff from 1 s doubling to `maxBackoffMs`. */
+  reconnect?: boolean;
+  /** Default 30 seconds. */
+  maxBackoffMs?: number;
+}

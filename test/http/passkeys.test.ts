@@ -1,0 +1,230 @@
+/**
+ * Passkeys over HTTP with a software authenticator (test/harness/webauthn.ts): registration,
+ * listing and renaming, passwordless sign-in through the one pipeline (two factors by itself), a
+ * passkey as the second factor after a password, single-use challenges (a replay, a parallel
+ * burst that opens one session), a cloned authenticator's counter, a wrong origin, an unknown
+ * credential answered as a wrong password, deletion behind a step-up, an administrator's deletion.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { withoutRequestId } from '../harness/request-id.js';
+import { SoftAuthenticator } from '../harness/webauthn.js';
+
+const ORIGIN = 'https://app.bank.example';
+const RP_ID = 'bank.example';
+
+type Json = Record<string, unknown>;
+interface Options { challenge_id: string; options: { challenge: string; rp: { id: string }; user: { id: string }; rpId?: string; allowCredentials?: { id: string }[]; excludeCredentials?: { id: string }[] } }
+
+let t: TestApp;
+let seq = 0;
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEBAUTHN_RP_ID: RP_ID, WEBAUTHN_RP_NAME: 'Example Bank', WEBAUTHN_ORIGINS: `${ORIGIN},android:apk-key-hash:${'A'.repeat(43)}` } });
+});
+afterAll(async () => t?.close());
+
+const post = (url: string, payload: Json, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload, headers });
+
+/** A new customer signed in with the password, and their first passkey registered. */
+async function withPasskey(auth = new SoftAuthenticator()) {
+  const username = `passkey.user${++seq}`;
+  const user = await seedUser(t.s, username);
+  const session = await signIn(t.app, username);
+  const options = await post('/api/v1/passkeys/registration/options', { current_password: STRONG_PASSWORD }, bearer(session.access_token));
+  expect(options.statusCode, options.body).toBe(200);
+  const o = options.json<Options>();
+  const res = await post('/api/v1/passkeys/registration/verify', { challenge_id: o.challenge_id, name: 'My phone', response: auth.register(o.options, { origin: ORIGIN }) }, bearer(session.access_token));
+  expect(res.statusCode, res.body).toBe(200);
+  return { user, username, session, auth, passkey: res.json<{ id: string; name: string }>() };
+}
+
+async function signinOptions(): Promise<Options> {
+  const res = await post('/api/v1/auth/passkey/options', {});
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json<Options>();
+}
+
+const passkeyLogin = (challengeId: string, response: Json) => post('/api/v1/auth/passkey/login', { challenge_id: challengeId, response });
+
+async function activeSessions(userId: number): Promise<number> {
+  const row = await t.s.database.db.selectFrom('sessions').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).where('is_active', '=', true).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Steps the session up with the passkey. */
+async function stepUp(token: string, auth: SoftAuthenticator): Promise<void> {
+  const o = (await post('/api/v1/auth/passkey/step-up/options', {}, bearer(token))).json<Options>();
+  const res = await post('/api/v1/auth/passkey/step-up/verify', { challenge_id: o.challenge_id, response: auth.assert(o.options, { origin: ORIGIN }) }, bearer(token));
+  expect(res.statusCode, res.body).toBe(200);
+}
+
+describe('registration and the owner\'s list', () => {
+  it('registers a discoverable passkey with user verification, lists it without its key, renames it, and activates the passkey factor', async () => {
+    const username = `passkey.reg${++seq}`;
+    const user = await seedUser(t.s, username);
+    const session = await signIn(t.app, username);
+    expectError(await post('/api/v1/passkeys/registration/options', {}, bearer(session.access_token)), 422, 'VALIDATION_ERROR');
+    const o = (await post('/api/v1/passkeys/registration/options', { current_password: STRONG_PASSWORD }, bearer(session.access_token))).json<Options & { options: Json }>();
+    expect(o.options).toMatchObject({ rp: { id: RP_ID, name: 'Example Bank' }, authenticatorSelection: { residentKey: 'required', userVerification: 'required' }, attestation: 'none', excludeCredentials: [] });
+    const auth = new SoftAuthenticator();
+    const res = await post('/api/v1/passkeys/registration/verify', { challenge_id: o.challenge_id, name: 'Pixel 8', response: auth.register(o.options, { origin: ORIGIN }) }, bearer(session.access_token));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ name: 'Pixel 8', device_type: 'multiDevice', backed_up: true, last_used_at: null, transports: ['internal', 'hybrid'] });
+
+    const list = await t.app.inject({ method: 'GET', url: '/api/v1/passkeys', headers: bearer(session.access_token) });
+    expect(list.statusCode, list.body).toBe(200);
+    expect(list.body).not.toContain(auth.id);
+    const [row] = list.json<{ passkeys: Array<Json & { id: string }> }>().passkeys;
+    expect(Object.keys(row!).sort()).toEqual(['aaguid', 'backed_up', 'created_at', 'device_type', 'id', 'last_used_at', 'name', 'transports']);
+    const renamed = await t.app.inject({ method: 'PATCH', url: `/api/v1/passkeys/${row!.id}`, payload: { name: 'Work phone' }, headers: bearer(session.access_token) });
+    expect(renamed.json(), renamed.body).toMatchObject({ id: row!.id, name: 'Work phone' });
+    expect(await auditTotal(t.s, user.uuid, 'PASSKEY_REGISTERED')).toBe(1);
+    expect(await t.s.factors.active(user.id)).toEqual(['passkey']);
+    // The same challenge again (after the step-up a second passkey needs): spent.
+    await stepUp(session.access_token, auth);
+    expectError(await post('/api/v1/passkeys/registration/verify', { challenge_id: o.challenge_id, name: 'Again', response: new SoftAuthenticator().register(o.options, { origin: ORIGIN }) }, bearer(session.access_token)), 400, 'PASSKEY_CHALLENGE_INVALID');
+  });
+
+  it('a registration answered from another origin is refused', async () => {
+    const username = `passkey.phish${++seq}`;
+    await seedUser(t.s, username);
+    const session = await signIn(t.app, username);
+    const o = (await post('/api/v1/passkeys/registration/options', { current_password: STRONG_PASSWORD }, bearer(session.access_token))).json<Options>();
+    const res = await post('/api/v1/passkeys/registration/verify', { challenge_id: o.challenge_id, name: 'Phished', response: new SoftAuthenticator().register(o.options, { origin: 'https://bank-example.evil' }) }, bearer(session.access_token));
+    expect(expectError(res, 400, 'PASSKEY_REGISTRATION_FAILED').details).toMatchObject({ reason: 'origin' });
+  });
+
+  it('a second passkey needs a step-up with the first, and is excluded from then on', async () => {
+    const { session, auth } = await withPasskey();
+    expectError(await post('/api/v1/passkeys/registration/options', {}, bearer(session.access_token)), 403, 'STEP_UP_REQUIRED');
+    await stepUp(session.access_token, auth);
+    const o = (await post('/api/v1/passkeys/registration/options', {}, bearer(session.access_token))).json<Options>();
+    expect(o.options.excludeCredentials?.map((c) => c.id)).toEqual([auth.id]);
+    const res = await post('/api/v1/passkeys/registration/verify', { challenge_id: o.challenge_id, name: 'Laptop', response: new SoftAuthenticator(false).register(o.options, { origin: ORIGIN }) }, bearer(session.access_token));
+    expect(res.json(), res.body).toMatchObject({ name: 'Laptop', device_type: 'singleDevice', backed_up: false });
+  });
+});
+
+describe('passwordless sign-in', () => {
+  it('signs in with the passkey alone: mfa_completed, audited with mfa_method passkey, counter and last use recorded', async () => {
+    const { user, auth } = await withPasskey();
+    const o = await signinOptions();
+    expect(o.options).toMatchObject({ rpId: RP_ID, allowCredentials: [], userVerification: 'required' });
+    const res = await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ token_type: 'bearer', user_profile: { mfa_completed: true } });
+    const logins = (await t.s.audit.query({ userId: user.uuid, eventType: 'USER_LOGIN', limit: 10, offset: 0 })).entries;
+    expect(logins.filter((e) => e.mfa_method === 'passkey').map((e) => (e.details as { method: string }).method)).toEqual(['passkey']);
+    const row = await t.s.database.db.selectFrom('passkeys').select(['sign_count', 'last_used_at']).where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(Number(row.sign_count)).toBe(auth.counter);
+    expect(new Date(row.last_used_at!).getTime()).toBe(t.clock.now());
+  });
+
+  it('a replayed answer is refused: its challenge was spent', async () => {
+    const { auth } = await withPasskey();
+    const o = await signinOptions();
+    const answer = auth.assert(o.options, { origin: ORIGIN });
+    expect((await passkeyLogin(o.challenge_id, answer)).statusCode).toBe(200);
+    expectError(await passkeyLogin(o.challenge_id, answer), 401, 'INVALID_CREDENTIALS');
+  });
+
+  it('a parallel burst of one answer signs in once', async () => {
+    const { user, auth } = await withPasskey();
+    const before = await activeSessions(user.id);
+    const o = await signinOptions();
+    const answer = auth.assert(o.options, { origin: ORIGIN });
+    const results = await Promise.all(Array.from({ length: 8 }, () => passkeyLogin(o.challenge_id, answer)));
+    expect(results.filter((r) => r.statusCode === 200), results.map((r) => r.body).join('\n')).toHaveLength(1);
+    for (const r of results.filter((x) => x.statusCode !== 200)) expect([401, 429], r.body).toContain(r.statusCode);
+    expect(await activeSessions(user.id)).toBe(before + 1);
+    expect(await auditTotal(t.s, user.uuid, 'PASSKEY_CLONE_DETECTED')).toBe(0);
+  });
+
+  it('a counter that went back (a cloned authenticator) is refused and audited, the stored counter untouched', async () => {
+    const { user, auth } = await withPasskey();
+    const first = await signinOptions();
+    expect((await passkeyLogin(first.challenge_id, auth.assert(first.options, { origin: ORIGIN, counter: 10 }))).statusCode).toBe(200);
+    const o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN, counter: 7 })), 401, 'INVALID_CREDENTIALS');
+    expect(await auditTotal(t.s, user.uuid, 'PASSKEY_CLONE_DETECTED')).toBe(1);
+    const row = await t.s.database.db.selectFrom('passkeys').select('sign_count').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(Number(row.sign_count)).toBe(10);
+  });
+
+  it('an answer made on another origin, or without user verification, is refused', async () => {
+    const { auth } = await withPasskey();
+    let o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: 'https://bank-example.evil' })), 401, 'INVALID_CREDENTIALS');
+    o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN, userVerified: false })), 401, 'INVALID_CREDENTIALS');
+    o = await signinOptions();
+    expect((await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN }))).statusCode).toBe(200);
+  });
+
+  it('an unknown passkey gets the same 401 body as a wrong password', async () => {
+    const { username } = await withPasskey();
+    const o = await signinOptions();
+    const unknown = expectError(await passkeyLogin(o.challenge_id, new SoftAuthenticator().assert(o.options, { origin: ORIGIN })), 401, 'INVALID_CREDENTIALS');
+    const wrong = expectError(await login(t.app, username, WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
+    expect({ ...unknown, details: withoutRequestId(unknown.details) }).toEqual({ ...wrong, details: withoutRequestId(wrong.details) });
+  });
+});
+
+describe('as the second factor', () => {
+  it('after the password, 2FA_REQUIRED offers passkey, and the passkey finishes the sign-in', async () => {
+    const { username, auth } = await withPasskey();
+    const challenge = expectError(await login(t.app, username), 401, '2FA_REQUIRED').details as { two_factor_token: string; methods: string[] };
+    expect(challenge.methods).toContain('passkey');
+    const o = (await post('/api/v1/auth/passkey/2fa/options', { two_factor_token: challenge.two_factor_token })).json<Options>();
+    expect(o.options.allowCredentials?.map((c) => c.id)).toEqual([auth.id]);
+    // A sign-in challenge (not bound to this 2FA token) does not do.
+    const other = await signinOptions();
+    expectError(await post('/api/v1/auth/passkey/2fa/verify', { two_factor_token: challenge.two_factor_token, challenge_id: other.challenge_id, response: auth.assert(other.options, { origin: ORIGIN }) }), 400, 'PASSKEY_CHALLENGE_INVALID');
+    const res = await post('/api/v1/auth/passkey/2fa/verify', { two_factor_token: challenge.two_factor_token, challenge_id: o.challenge_id, response: auth.assert(o.options, { origin: ORIGIN }) });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ user_profile: { username, mfa_completed: true } });
+  });
+});
+
+describe('deletion', () => {
+  it('the owner deletes one only after a step-up; the last one takes the factor with it', async () => {
+    const { user, session, auth, passkey } = await withPasskey();
+    const del = () => t.app.inject({ method: 'DELETE', url: `/api/v1/passkeys/${passkey.id}`, headers: bearer(session.access_token) });
+    expectError(await del(), 403, 'STEP_UP_REQUIRED');
+    await stepUp(session.access_token, auth);
+    const res = await del();
+    expect(res.json(), res.body).toEqual({ deleted: true, passkeys_left: 0 });
+    expect(await t.s.factors.active(user.id)).toEqual([]);
+    expect(await auditTotal(t.s, user.uuid, 'PASSKEY_DELETED')).toBe(1);
+    const o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN })), 401, 'INVALID_CREDENTIALS');
+  });
+
+  it('an administrator lists and deletes a user\'s passkey (audited with the administrator)', async () => {
+    const { user, passkey } = await withPasskey();
+    await seedUser(t.s, `passkey.admin${++seq}`, { roles: ['admin'] });
+    const adminSession = await signIn(t.app, `passkey.admin${seq}`);
+    const list = await t.app.inject({ method: 'GET', url: `/api/v1/admin/users/${user.uuid}/passkeys`, headers: bearer(adminSession.access_token) });
+    expect(list.json<{ passkeys: Json[] }>().passkeys.map((p) => p.id)).toEqual([passkey.id]);
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/users/${user.uuid}/passkeys/${passkey.id}`, headers: bearer(adminSession.access_token) });
+    expect(res.json(), res.body).toEqual({ deleted: true, passkeys_left: 0 });
+    const entry = (await t.s.audit.query({ userId: user.uuid, eventType: 'PASSKEY_DELETED', limit: 1, offset: 0 })).entries[0];
+    expect(entry?.details).toMatchObject({ passkey_id: passkey.id, admin_username: `passkey.admin${seq}` });
+    const customer = await signIn(t.app, `passkey.admin${seq}`);
+    expect(customer.access_token).toBeTruthy();
+  });
+});
+
+describe('challenges', () => {
+  it('expire after 5 minutes and the clean-up job deletes them', async () => {
+    const { auth } = await withPasskey();
+    const o = await signinOptions();
+    t.clock.advance(5 * 60_000 + 1);
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN })), 401, 'INVALID_CREDENTIALS');
+    await t.scheduler.runNow('passkey challenge clean-up');
+    const left = await t.s.database.db.selectFrom('webauthn_challenges').select('id').where('id', '=', o.challenge_id).executeTakeFirst();
+    expect(left).toBeUndefined();
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Passkeys in real Chromium: a CDP virtual authenticator (internal transport, resident keys,
+ * user verification: a phone's or laptop's platform authenticator with its fingerprint check)
+ * registers a passkey on a page of the service's own origin (http://localhost:PORT, a secure
+ * context) and signs in with it and no password, through the browser's own WebAuthn; the same
+ * browser on a service whose WEBAUTHN_ORIGINS does not name the page's origin is refused.
+ */
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
+
+/** A free TCP port, so the service can be told its own origin before it listens. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Runs in the page: sign in with the password, register a passkey, then sign in with it alone. */
+async function scenario({ username, password, passwordless }: { username: string; password: string; passwordless: boolean }): Promise<Record<string, unknown>> {
+  const call = async (path: string, body: unknown, token?: string): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    return { status: res.status, body: await res.json() as Record<string, unknown> };
+  };
+  const out: Record<string, unknown> = { secureContext: window.isSecureContext };
+  const signedIn = await call('/api/v1/auth/login', { username, password });
+  const token = signedIn.body.access_token as string;
+  const creation = await call('/api/v1/passkeys/registration/options', { current_password: password }, token);
+  const created = await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(creation.body.options as PublicKeyCredentialCreationOptionsJSON) }) as PublicKeyCredential;
+  const registered = await call('/api/v1/passkeys/registration/verify', { challenge_id: creation.body.challenge_id, name: 'Chromium', response: created.toJSON() }, token);
+  out.registration = { status: registered.status, code: registered.body.error_code ?? null, reason: (registered.body.details as { reason?: string } | undefined)?.reason ?? null, name: registered.body.name ?? null };
+  if (!passwordless) return out;
+  const request = await call('/api/v1/auth/passkey/options', {});
+  const got = await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(request.body.options as PublicKeyCredentialRequestOptionsJSON) }) as PublicKeyCredential;
+  const login = await call('/api/v1/auth/passkey/login', { challenge_id: request.body.challenge_id, response: got.toJSON() });
+  const profile = login.body.user_profile as { username: string; mfa_completed: boolean } | undefined;
+  out.login = { status: login.status, username: profile?.username ?? null, mfaCompleted: profile?.mfa_completed ?? null };
+  return out;
+}
+
+interface Served { t: TestApp; origin: string }
+
+async function serve(pageOrigins: (port: number) => string): Promise<Served> {
+  const port = await freePort();
+  const t = await createTestApp({ env: { WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_RP_NAME: 'Strongroom test', WEBAUTHN_ORIGINS: pageOrigins(port) } });
+  await seedUser(t.s, 'chromium.customer');
+  await t.app.listen({ host: '127.0.0.1', port });
+  return { t, origin: `http://localhost:${port}` };
+}
+
+let browser: Browser;
+let right: Served;
+let wrong: Served;
+const pageErrors: string[] = [];
+
+/** A page on `origin` with a virtual platform authenticator that verifies its user. */
+async function pageWithAuthenticator(origin: string): Promise<Page> {
+  const page = await browser.newPage();
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', { options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true } });
+  await page.goto(`${origin}/api/health`);
+  return page;
+}
+
+beforeAll(async () => {
+  const executablePath = ensureChromium();
+  right = await serve((port) => `http://localhost:${port}`);
+  wrong = await serve((port) => `http://localhost:${port + 1}`); // not the page's origin
+  browser = await chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP localhost 127.0.0.1'] });
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await right?.t.close();
+  await wrong?.t.close();
+});
+
+describe('passkeys in headless Chromium with a virtual authenticator', () => {
+  it('registers a passkey and signs in with it and no password', async () => {
+    const page = await pageWithAuthenticator(right.origin);
+    const r = await page.evaluate(scenario, { username: 'chromium.customer', password: STRONG_PASSWORD, passwordless: true });
+    expect(pageErrors).toEqual([]);
+    expect(r).toEqual({
+      secureContext: true,
+      registration: { status: 200, code: null, reason: null, name: 'Chromium' },
+      login: { status: 200, username: 'chromium.customer', mfaCompleted: true },
+    });
+    const user = await right.t.s.users.findByLogin('chromium.customer');
+    const rows = await right.t.s.database.db.selectFrom('passkeys').select(['sign_count', 'last_used_at', 'device_type']).where('user_id', '=', user!.id).execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.last_used_at).not.toBeNull();
+  });
+
+  it('refuses a passkey made on an origin WEBAUTHN_ORIGINS does not name', async () => {
+    const page = await pageWithAuthenticator(wrong.origin);
+    const r = await page.evaluate(scenario, { username: 'chromium.customer', password: STRONG_PASSWORD, passwordless: false });
+    expect(r.registration).toEqual({ status: 400, code: 'PASSKEY_REGISTRATION_FAILED', reason: 'origin', name: null });
+    const user = await wrong.t.s.users.findByLogin('chromium.customer');
+    expect(await wrong.t.s.database.db.selectFrom('passkeys').select('id').where('user_id', '=', user!.id).execute()).toEqual([]);
+  });
+});
