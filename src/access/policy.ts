@@ -19,8 +19,8 @@ export type Channel = (typeof CHANNELS)[number];
 /** The rule a refused sign-in broke (`details.rule` of 403 POLICY_RESTRICTED). */
 export type PolicyRule = 'channel' | 'ip' | 'schedule' | 'device' | 'geofence' | 'factor';
 
-/** Second factors a policy may name (`backup_code` goes with `totp`). */
-export const FACTOR_METHODS = ['totp', 'email', 'sms', 'push'] as const;
+/** Second factors a policy may name (`backup_code` goes with `totp`; `passkey` covers a passwordless passkey sign-in too). */
+export const FACTOR_METHODS = ['totp', 'email', 'sms', 'push', 'passkey'] as const;
 export type FactorMethod = (typeof FACTOR_METHODS)[number];
 
 /** A location is refused when its accuracy is worse than this, unless the policy says otherwise. */

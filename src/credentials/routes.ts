@@ -98,7 +98,7 @@ export function credentialRoutes(s: CredentialRouteDeps): FastifyPluginAsync {
         // A holder who answered "this was not me" to a sign-in notice and recovered their account
         // has a new password now: their lock (src/risk/responses/lock.ts) is lifted with it, not at
         // the recovery's completion, when the password someone else used still worked.
-        const locked = claims.recovered === true ? await clearSecurityLock(trx, user.id) : null;
+        const locked = claims.recovered === true ? await clearSecurityLock(trx, user.id, { audit: s.audit, entry: { ...auditContext(ctx), userId: user.uuid, username: user.username } }) : null;
         if (locked) await s.audit.record({ eventType: 'ACCOUNT_SECURITY_UNLOCKED', status: 'SUCCESS', userId: user.uuid, username: user.username, ...auditContext(ctx), details: { by: 'account_recovery', locked_at: locked.toISOString() } }, trx);
         return { result, ended };
       });

@@ -129,6 +129,13 @@ export class MfaGate implements SecondFactorGate {
     return this.issue(user, ctx, { purpose, methods, setupMethods, strategy, after, origin });
   }
 
+  /** A proof that is a second factor by itself (a passkey) is refused when the channel's policy lists factors without it. */
+  async refusesFactor(user: UserRow, grants: Grants, ctx: ClientContext, method: string): Promise<AppError | null> {
+    const accepted = this.deps.policy.factorMethods(ctx.channel, grants.roles);
+    if (accepted === null || (accepted as readonly string[]).includes(method)) return null;
+    return this.deps.policy.refuseFactor(user, grants.roles, ctx);
+  }
+
   /**
    * A risky sign-in of an account without an enrolled factor: a one-time code to a contact on
    * file (email, SMS) that the channel's policy accepts. When the account must set up a factor

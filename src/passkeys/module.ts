@@ -19,6 +19,7 @@ import type { Module } from '../platform/module.js';
 import type { InFlightLimit } from '../policy/in-flight.js';
 import type { LoginAttempts } from '../policy/lockout.js';
 import type { RateLimiter } from '../policy/rate-limit.js';
+import type { AlertService } from '../risk/alerts/service.js';
 import type { Guard } from '../sessions/guard.js';
 import type { SignInPipeline } from '../signin/pipeline.js';
 import type { UserStore } from '../users/store.js';
@@ -46,6 +47,7 @@ export interface PasskeysDeps {
   inFlight: InFlightLimit;
   credentials: CredentialService;
   hasher: PasswordHasher;
+  alerts: AlertService;
 }
 
 export interface PasskeysProvides {
@@ -59,7 +61,7 @@ const PURGE_EVERY_MS = 10 * 60_000;
 
 export function passkeysModule(deps: PasskeysDeps): Module<PasskeysProvides> {
   const store = new PasskeyStore({ db: deps.db, clock: deps.clock });
-  const passkeys = new PasskeyService({ db: deps.db, clock: deps.clock, config: deps.config, store, factors: deps.factors, audit: deps.audit });
+  const passkeys = new PasskeyService({ db: deps.db, clock: deps.clock, config: deps.config, store, factors: deps.factors, audit: deps.audit, alerts: deps.alerts });
   const passkeyStrategy = new PasskeyStrategy({ passkeys, users: deps.users, attempts: deps.attempts });
   const routeDeps = { ...deps, passkeys, passkeyStrategy };
   return {

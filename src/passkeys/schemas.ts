@@ -76,6 +76,7 @@ export const Passkey = Type.Object({
   name: PasskeyName,
   created_at: Type.String({ ...ISO, examples: ['2026-03-04T09:20:00.000Z'] }),
   last_used_at: Type.Union([Type.String(ISO), Type.Null()], { examples: ['2026-03-05T08:00:00.000Z'] }),
+  suspended_at: Type.Union([Type.String(ISO), Type.Null()], { description: 'When a copy of this passkey was detected (its signature counter went back: a cloned authenticator). A suspended passkey no longer signs in, as a second factor or a step-up either; delete it and register a new one. null: usable.', examples: [null] }),
   device_type: Type.Union([Type.Literal('singleDevice'), Type.Literal('multiDevice')], { description: '`multiDevice`: a synced passkey (a password manager, iCloud Keychain, Google Password Manager); `singleDevice`: bound to one authenticator.', examples: ['multiDevice'] }),
   backed_up: Type.Boolean({ description: 'The device says it is backed up (synced), as of its last use.', examples: [true] }),
   transports: Transports,

@@ -5,6 +5,7 @@
  * registering the first activates it, deleting the last removes it, in the same transaction.
  */
 import type { AuditContext, AuditLog } from '../audit/service.js';
+import type { AlertService } from '../risk/alerts/service.js';
 import type { FactorStore } from '../mfa/factors.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -19,6 +20,7 @@ export interface PasskeyView {
   name: string;
   created_at: string;
   last_used_at: string | null;
+  suspended_at: string | null;
   device_type: PasskeyRow['deviceType'];
   backed_up: boolean;
   transports: string[];
@@ -28,7 +30,7 @@ export interface PasskeyView {
 /** What the owner and administrators see: never the public key or the credential id. */
 export function present(p: PasskeyRow): PasskeyView {
   return {
-    id: p.id, name: p.name, created_at: p.createdAt.toISOString(), last_used_at: p.lastUsedAt?.toISOString() ?? null,
+    id: p.id, name: p.name, created_at: p.createdAt.toISOString(), last_used_at: p.lastUsedAt?.toISOString() ?? null, suspended_at: p.suspendedAt?.toISOString() ?? null,
     device_type: p.deviceType, backed_up: p.backedUp, transports: p.transports, aaguid: p.aaguid,
   };
 }
@@ -36,7 +38,7 @@ export function present(p: PasskeyRow): PasskeyView {
 /** An assertion's outcome: the passkey it proved, or why not (`cloned`: a right signature with a counter that went back). */
 export type AssertionOutcome =
   | { ok: true; passkey: PasskeyRow }
-  | { ok: false; reason: 'challenge' | 'unknown_credential' | 'cloned' | string; passkey?: PasskeyRow };
+  | { ok: false; reason: 'challenge' | 'unknown_credential' | 'cloned' | 'suspended' | string; passkey?: PasskeyRow };
 
 /** Who acted, for the audit trail: the owner (the request's context) or an administrator. */
 export interface Acting {
@@ -52,6 +54,8 @@ export interface PasskeyServiceDeps {
   store: PasskeyStore;
   factors: Pick<FactorStore, 'activate'>;
   audit: AuditLog;
+  /** Raises the `passkey_clone` security alert (high) when a cloned authenticator is seen. */
+  alerts?: Pick<AlertService, 'raise'>;
 }
 
 export class PasskeyService {
@@ -120,7 +124,7 @@ export class PasskeyService {
   /** Request options bound to `binding`; for a user, `allowCredentials` lists their passkeys. */
   async assertionOptions(binding: ChallengeBinding) {
     const d = this.deps;
-    const allowed = binding.userId === null ? [] : await d.store.list(binding.userId);
+    const allowed = binding.userId === null ? [] : (await d.store.list(binding.userId)).filter((p) => p.suspendedAt === null);
     const options = await requestOptions(d.config.webauthn, allowed);
     return { challenge_id: await d.store.createChallenge(binding, options.challenge), options };
   }
@@ -128,7 +132,9 @@ export class PasskeyService {
   /**
    * Spends the challenge, then checks the answer by the passkey it names (of `binding.userId`
    * when the challenge has one), then moves its counter forward. A counter that went back is
-   * audited PASSKEY_CLONE_DETECTED and refused, and nothing is written to the passkey.
+   * audited PASSKEY_CLONE_DETECTED, refused, and the passkey suspended (refused from then on,
+   * whichever copy answers: the clone may count higher than the original); a `passkey_clone`
+   * security alert (high) is raised once per passkey.
    */
   async verifyAssertion(challengeId: string, binding: ChallengeBinding, response: AuthenticationResponseJSON, ctx: AuditContext): Promise<AssertionOutcome> {
     const challenge = await this.deps.store.consumeChallenge(challengeId, binding);
@@ -141,15 +147,23 @@ export class PasskeyService {
     const d = this.deps;
     const passkey = typeof response.id === 'string' ? await d.store.byCredential(response.id) : undefined;
     if (!passkey || (binding.userId !== null && passkey.userId !== binding.userId)) return { ok: false, reason: 'unknown_credential' };
+    if (passkey.suspendedAt !== null) return { ok: false, reason: 'suspended', passkey };
     const checked = await checkAssertion(d.config.webauthn, response, challenge, passkey);
     if ('refused' in checked) return { ok: false, reason: checked.refused, passkey };
     const next = { signCount: checked.newCounter, backedUp: checked.backedUp, deviceType: checked.deviceType };
     if (counterWentBack(passkey.signCount, checked.newCounter) || !(await d.store.recordUse(passkey.id, next))) {
       const owner = await d.db.selectFrom('users').select(['uuid', 'username']).where('id', '=', passkey.userId).executeTakeFirst();
+      const suspended = await d.store.suspend(passkey.id);
       await d.audit.record({
         ...ctx, eventType: 'PASSKEY_CLONE_DETECTED', status: 'DETECTED', userId: owner?.uuid ?? null, username: owner?.username ?? null, mfaMethod: 'passkey',
-        details: { passkey_id: passkey.id, stored_counter: passkey.signCount, presented_counter: checked.newCounter, purpose: binding.purpose },
+        details: { passkey_id: passkey.id, stored_counter: passkey.signCount, presented_counter: checked.newCounter, purpose: binding.purpose, suspended: true },
       });
+      if (suspended && d.alerts) {
+        await d.alerts.raise(d.db, {
+          rule: 'passkey_clone', severity: 'high', userId: owner?.uuid ?? null, auditId: null, channel: ctx.channel ?? null, ipHash: null,
+          location: null, score: null, indicators: [], dedupeKey: `passkey_clone:${passkey.id}`,
+        });
+      }
       return { ok: false, reason: 'cloned', passkey };
     }
     return { ok: true, passkey: { ...passkey, signCount: next.signCount, backedUp: next.backedUp, deviceType: next.deviceType, lastUsedAt: new Date(d.clock.now()) } };

@@ -29,6 +29,23 @@ export interface PasskeySigninRouteDeps extends Omit<RouteActorDeps, 'config'>, 
   passkeyStrategy: PasskeyStrategy;
 }
 
+/**
+ * The channel of a passwordless sign-in, from the origin in the answer's client data: an Android
+ * app (`android:apk-key-hash:...`) signs in on `mobile`, a web page on `web`. Read before the
+ * answer is verified, it cannot be forged: the client data is signed with the passkey and its
+ * origin must be one of WEBAUTHN_ORIGINS, else the sign-in fails (401 INVALID_CREDENTIALS).
+ */
+export function originChannel(response: unknown): 'web' | 'mobile' {
+  const data = (response as { response?: { clientDataJSON?: unknown } } | null)?.response?.clientDataJSON;
+  if (typeof data !== 'string') return 'web';
+  try {
+    const origin = (JSON.parse(Buffer.from(data, 'base64url').toString('utf8')) as { origin?: unknown }).origin;
+    return typeof origin === 'string' && origin.startsWith('android:') ? 'mobile' : 'web';
+  } catch {
+    return 'web';
+  }
+}
+
 const NO_PASSKEY = '`400 MFA_METHOD_UNAVAILABLE`: the challenge does not offer `passkey`.';
 
 export function passkeySigninRoutes(s: PasskeySigninRouteDeps): FastifyPluginAsync {
@@ -57,7 +74,9 @@ function passwordlessRoutes(app: App, s: PasskeySigninRouteDeps): void {
     schema: {
       tags, summary: 'Passwordless sign-in with a passkey',
       description: [
-        'Checks the device\'s answer to the options\' challenge, then goes through the same sign-in as a password does (rate limits, lockout, account state, access policy, risk evaluation, audit). A passkey with user verification is two factors by itself: the session is `mfa_completed: true` and no second factor follows.',
+        'Checks the device\'s answer to the options\' challenge, then goes through the same sign-in as a password does (rate limits, lockout, account state, access policy, risk evaluation, audit). A passkey with user verification is two factors by itself: the session is `mfa_completed: true` and no second factor follows, unless the channel\'s access policy lists the second factors it accepts without `passkey` (`403 POLICY_RESTRICTED`, rule `factor`).',
+        '',
+        'The channel is the answer\'s origin: an Android app (`android:apk-key-hash:...`) signs in on `mobile`, a web page on `web`; that channel\'s access policies apply and the session is opened on it.',
         '',
         bullets(
           '`401 INVALID_CREDENTIALS`: the same answer, body and audit reason as a wrong password, whatever failed: an unknown passkey, a spent or expired challenge, a wrong origin, a bad signature, or a signature counter that went back (a cloned authenticator: audited `PASSKEY_CLONE_DETECTED`).',
@@ -70,7 +89,7 @@ function passwordlessRoutes(app: App, s: PasskeySigninRouteDeps): void {
     },
     config: { rateLimit: { group: 'signin' } },
   }, async (request) => {
-    const ctx = clientContext(request, s.ipHasher, 'web', request.body.device_fingerprint);
+    const ctx = clientContext(request, s.ipHasher, originChannel(request.body.response), request.body.device_fingerprint);
     const input = { challengeId: request.body.challenge_id, response: request.body.response as unknown as AuthenticationResponseJSON, audit: auditContext(ctx) };
     const result = await s.pipeline.signIn(s.passkeyStrategy, input, ctx);
     useResponseKey(request, result.sessionKey); // an encrypted sign-in hands the client its session key

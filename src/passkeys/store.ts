@@ -24,9 +24,11 @@ export interface PasskeyRow {
   name: string;
   createdAt: Date;
   lastUsedAt: Date | null;
+  /** A cloned authenticator was seen (its counter went back): refused from then on. */
+  suspendedAt: Date | null;
 }
 
-export type NewPasskey = Omit<PasskeyRow, 'id' | 'createdAt' | 'lastUsedAt'>;
+export type NewPasskey = Omit<PasskeyRow, 'id' | 'createdAt' | 'lastUsedAt' | 'suspendedAt'>;
 
 /** Who a challenge is for: the user (null: a passwordless sign-in), and the 2FA token's jti when asked as a second factor. */
 export interface ChallengeBinding {
@@ -35,7 +37,7 @@ export interface ChallengeBinding {
   twoFactorJti?: string;
 }
 
-const COLUMNS = ['id', 'user_id', 'credential_id', 'public_key', 'sign_count', 'transports', 'device_type', 'backed_up', 'aaguid', 'name', 'created_at', 'last_used_at'] as const;
+const COLUMNS = ['id', 'user_id', 'credential_id', 'public_key', 'sign_count', 'transports', 'device_type', 'backed_up', 'aaguid', 'name', 'created_at', 'last_used_at', 'suspended_at'] as const;
 
 type Selected = { [K in (typeof COLUMNS)[number]]: unknown };
 
@@ -45,6 +47,7 @@ function toRow(r: Selected): PasskeyRow {
     signCount: Number(r.sign_count), transports: (r.transports as string[] | null) ?? [], deviceType: r.device_type as PasskeyRow['deviceType'],
     backedUp: r.backed_up as boolean, aaguid: r.aaguid as string, name: r.name as string,
     createdAt: new Date(r.created_at as string), lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at as string),
+    suspendedAt: r.suspended_at === null ? null : new Date(r.suspended_at as string),
   };
 }
 
@@ -75,7 +78,7 @@ export class PasskeyStore {
   async insert(trx: Db, p: NewPasskey): Promise<PasskeyRow | undefined> {
     const row = await trx.insertInto('passkeys').values({
       user_id: p.userId, credential_id: p.credentialId, public_key: p.publicKey, sign_count: p.signCount, transports: p.transports,
-      device_type: p.deviceType, backed_up: p.backedUp, aaguid: p.aaguid, name: p.name, created_at: new Date(this.deps.clock.now()), last_used_at: null,
+      device_type: p.deviceType, backed_up: p.backedUp, aaguid: p.aaguid, name: p.name, created_at: new Date(this.deps.clock.now()), last_used_at: null, suspended_at: null,
     }).onConflict((oc) => oc.column('credential_id').doNothing()).returning(COLUMNS).executeTakeFirst();
     return row ? toRow(row) : undefined;
   }
@@ -101,9 +104,16 @@ export class PasskeyStore {
   async recordUse(id: string, next: { signCount: number; backedUp: boolean; deviceType: PasskeyRow['deviceType'] }): Promise<boolean> {
     const row = await this.deps.db.updateTable('passkeys')
       .set({ sign_count: next.signCount, backed_up: next.backedUp, device_type: next.deviceType, last_used_at: new Date(this.deps.clock.now()) })
-      .where('id', '=', id)
+      .where('id', '=', id).where('suspended_at', 'is', null)
       .where(sql<boolean>`(sign_count < ${next.signCount} OR (sign_count = 0 AND ${next.signCount}::bigint = 0))`)
       .returning('id').executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Suspends the passkey (a cloned authenticator); false when it was suspended already. */
+  async suspend(id: string): Promise<boolean> {
+    const row = await this.deps.db.updateTable('passkeys').set({ suspended_at: new Date(this.deps.clock.now()) })
+      .where('id', '=', id).where('suspended_at', 'is', null).returning('id').executeTakeFirst();
     return row !== undefined;
   }
 
@@ -136,6 +146,18 @@ export class PasskeyStore {
     const out = await this.deps.db.deleteFrom('webauthn_challenges').where('expires_at', '<', before).executeTakeFirst();
     return Number(out.numDeletedRows);
   }
+}
+
+/**
+ * Deletes every passkey of the user and the `passkey` factor with them, in `trx` (a recovery, a
+ * lifted "this was not me" lock: a passkey a thief registered must not outlive them). Returns
+ * the deleted passkeys' ids.
+ */
+export async function removeAllPasskeys(trx: Db, userId: number): Promise<string[]> {
+  const rows = await trx.deleteFrom('passkeys').where('user_id', '=', userId).returning('id').execute();
+  await trx.deleteFrom('mfa_factors').where('user_id', '=', userId).where('method', '=', 'passkey').execute();
+  await trx.deleteFrom('webauthn_challenges').where('user_id', '=', userId).execute();
+  return rows.map((r) => r.id);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

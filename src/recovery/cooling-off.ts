@@ -14,11 +14,14 @@
  *   factor goes to the forced enrolment (a setup token, 403 MFA_SETUP_INCOMPLETE);
  * - `device`: every approved device binding of the account is revoked; the person then asks for
  *   the new device's binding (`POST /api/v1/auth/reset/access-policy`);
+ * - both: every passkey of the account is deleted with the `passkey` factor (audited
+ *   PASSKEY_DELETED, reason `mfa_recovery` or `device_recovery`): it may live on the lost device;
  * - both: every session and refresh family of the account ends; audited RECOVERY_COMPLETED, and
  *   every contact is told.
  */
 import type { DeviceBindings } from '../access/devices.js';
 import type { FactorStore } from '../mfa/factors.js';
+import { removeAllPasskeys } from '../passkeys/store.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
@@ -77,11 +80,17 @@ export class CoolingOff {
         return undefined;
       }
       const effects: Record<string, unknown> = {};
+      if (locked.kind === 'mfa') effects.factors_removed = await d.factors.active(user.id, trx);
+      // Passkeys go with either recovery: they live on the lost phone or device.
+      const passkeys = await removeAllPasskeys(trx, user.id);
       if (locked.kind === 'mfa') {
-        effects.factors_removed = await d.factors.active(user.id, trx);
         await d.factors.removeAll(trx, user.id, now);
       } else {
         effects.devices_revoked = await d.deviceBindings.revokeAllOf(trx, user.id, now);
+      }
+      if (passkeys.length > 0) {
+        effects.passkeys_removed = passkeys.length;
+        await d.host.record(locked, user, 'PASSKEY_DELETED', 'SUCCESS', {}, { reason: `${locked.kind}_recovery`, passkey_ids: passkeys, passkeys_left: 0 }, trx);
       }
       const ended = await d.sessions.endAllForUser(trx, user.id, 'account_recovery');
       await d.store.transition(trx, locked.id, ['waiting'], 'completed', now);

@@ -85,6 +85,8 @@ export interface AfterSecondFactor {
 export interface SecondFactorGate {
   /** `riskStepUp`: the risk response policy asks for a second factor whatever the account holds (a code to a contact on file when none is enrolled). */
   challenge(user: UserRow, grants: Grants, ctx: ClientContext, strategy: string, after?: AfterSecondFactor, origin?: SessionOrigin, riskStepUp?: boolean): Promise<AppError | null>;
+  /** The refusal (audited 403 POLICY_RESTRICTED, rule `factor`) of a proof that is a second factor by itself when the channel's policy does not accept `method`; null: accepted. */
+  refusesFactor(user: UserRow, grants: Grants, ctx: ClientContext, method: string): Promise<AppError | null>;
 }
 
 export interface SignInResponse {
@@ -274,6 +276,12 @@ export class SignInPipeline {
     // A proof that is two factors by itself (a passkey with user verification) is the second
     // factor too: the session completes with it, and a risk step-up is satisfied by it.
     if (strategy.multiFactor === true) {
+      // The channel's accepted factors (`second_factor_methods`) bind this proof as well.
+      const refused = await d.secondFactor.refusesFactor(user, grants, ctx, strategy.name);
+      if (refused) {
+        outcome(challengeOutcome(refused));
+        throw refused;
+      }
       const response = await this.complete(user, grants, ctx, { mfaCompleted: true, method: strategy.name, mfaMethod: strategy.name, passwordExpiresAt, origin: opts.origin });
       outcome('success');
       return response;

@@ -30,12 +30,12 @@ const USER_AGENT = 'StrongroomBank/5.2 (personal-data test)';
 /** The GETs that answer a person's own data: each marked `personalData`. */
 const OWN_GETS = [
   '/api/v1/auth/consent', '/api/v1/auth/gdpr/export', '/api/v1/auth/gdpr/portability', '/api/v1/auth/profile',
-  '/api/v1/notifications/devices', '/api/v1/notifications/devices/{id}',
+  '/api/v1/notifications/devices', '/api/v1/notifications/devices/{id}', '/api/v1/passkeys',
 ];
 /** The operators' GETs that answer other people's data (contacts, addresses, devices, who did what): marked too. */
 const ADMIN_GETS = [
   '/api/v1/admin/alerts', '/api/v1/admin/alerts/{id}', '/api/v1/admin/audit', '/api/v1/admin/breaches/{id}/affected', '/api/v1/admin/consent/purposes/{purpose}/subjects', '/api/v1/admin/device-bindings',
-  '/api/v1/admin/gdpr/requests', '/api/v1/admin/recoveries', '/api/v1/admin/users', '/api/v1/admin/users/{id}', '/api/v1/admin/users/{id}/sessions',
+  '/api/v1/admin/gdpr/requests', '/api/v1/admin/recoveries', '/api/v1/admin/users', '/api/v1/admin/users/{id}', '/api/v1/admin/users/{id}/passkeys', '/api/v1/admin/users/{id}/sessions',
 ];
 const MARKED_GETS = [...OWN_GETS, ...ADMIN_GETS];
 
@@ -77,7 +77,7 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1: GETs that answer personal data', () =>
 
   const urls = (): string[] => [
     '/api/v1/auth/profile', '/api/v1/auth/consent', '/api/v1/auth/consent?history=true', '/api/v1/notifications/devices', `/api/v1/notifications/devices/${deviceId}`,
-    '/api/v1/auth/gdpr/export', '/api/v1/auth/gdpr/export?format=csv', '/api/v1/auth/gdpr/portability',
+    '/api/v1/auth/gdpr/export', '/api/v1/auth/gdpr/export?format=csv', '/api/v1/auth/gdpr/portability', '/api/v1/passkeys',
   ];
 
   it('the marked routes are exactly the GETs that answer contacts, addresses, devices or a copy of the records (the document lists ENCRYPTION_REQUIRED on them)', async () => {

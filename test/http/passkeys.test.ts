@@ -6,12 +6,15 @@
  * credential answered as a wrong password, deletion behind a step-up, an administrator's deletion.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setSecurityLock } from '../../src/risk/responses/lock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, WRONG_PASSWORD } from '../harness/fixtures.js';
+import { HOUR, ok, recovery } from '../harness/recovery.js';
 import { withoutRequestId } from '../harness/request-id.js';
 import { SoftAuthenticator } from '../harness/webauthn.js';
 
 const ORIGIN = 'https://app.bank.example';
+const ANDROID = `android:apk-key-hash:${'A'.repeat(43)}`;
 const RP_ID = 'bank.example';
 
 type Json = Record<string, unknown>;
@@ -21,16 +24,17 @@ let t: TestApp;
 let seq = 0;
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBAUTHN_RP_ID: RP_ID, WEBAUTHN_RP_NAME: 'Example Bank', WEBAUTHN_ORIGINS: `${ORIGIN},android:apk-key-hash:${'A'.repeat(43)}` } });
+  t = await createTestApp({ env: { WEBAUTHN_RP_ID: RP_ID, WEBAUTHN_RP_NAME: 'Example Bank', WEBAUTHN_ORIGINS: `${ORIGIN},${ANDROID}` } });
 });
 afterAll(async () => t?.close());
 
+const r = recovery(() => t);
 const post = (url: string, payload: Json, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload, headers });
 
 /** A new customer signed in with the password, and their first passkey registered. */
-async function withPasskey(auth = new SoftAuthenticator()) {
+async function withPasskey(auth = new SoftAuthenticator(), roles: string[] = ['customer']) {
   const username = `passkey.user${++seq}`;
-  const user = await seedUser(t.s, username);
+  const user = await seedUser(t.s, username, { roles });
   const session = await signIn(t.app, username);
   const options = await post('/api/v1/passkeys/registration/options', { current_password: STRONG_PASSWORD }, bearer(session.access_token));
   expect(options.statusCode, options.body).toBe(200);
@@ -77,7 +81,7 @@ describe('registration and the owner\'s list', () => {
     expect(list.statusCode, list.body).toBe(200);
     expect(list.body).not.toContain(auth.id);
     const [row] = list.json<{ passkeys: Array<Json & { id: string }> }>().passkeys;
-    expect(Object.keys(row!).sort()).toEqual(['aaguid', 'backed_up', 'created_at', 'device_type', 'id', 'last_used_at', 'name', 'transports']);
+    expect(Object.keys(row!).sort()).toEqual(['aaguid', 'backed_up', 'created_at', 'device_type', 'id', 'last_used_at', 'name', 'suspended_at', 'transports']);
     const renamed = await t.app.inject({ method: 'PATCH', url: `/api/v1/passkeys/${row!.id}`, payload: { name: 'Work phone' }, headers: bearer(session.access_token) });
     expect(renamed.json(), renamed.body).toMatchObject({ id: row!.id, name: 'Work phone' });
     expect(await auditTotal(t.s, user.uuid, 'PASSKEY_REGISTERED')).toBe(1);
@@ -153,6 +157,32 @@ describe('passwordless sign-in', () => {
     expect(Number(row.sign_count)).toBe(10);
   });
 
+  it('threat: after a clone is detected, the copy with the higher counter still signs in: the passkey is suspended, 401 INVALID_CREDENTIALS for every copy, shown suspended, alerted once', async () => {
+    const { user, session, auth, passkey } = await withPasskey();
+    const first = await signinOptions();
+    expect((await passkeyLogin(first.challenge_id, auth.assert(first.options, { origin: ORIGIN, counter: 10 }))).statusCode).toBe(200);
+    let o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN, counter: 7 })), 401, 'INVALID_CREDENTIALS');
+    // The other copy, counting higher: refused as well, and so is a second factor with it.
+    o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN, counter: 50 })), 401, 'INVALID_CREDENTIALS');
+    const row = await t.s.database.db.selectFrom('passkeys').select(['sign_count', 'suspended_at']).where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(Number(row.sign_count)).toBe(10);
+    expect(new Date(row.suspended_at!).getTime()).toBe(t.clock.now());
+    const shown = await t.app.inject({ method: 'GET', url: '/api/v1/passkeys', headers: bearer(session.access_token) });
+    expect(shown.json<{ passkeys: Json[] }>().passkeys).toEqual([expect.objectContaining({ id: passkey.id, suspended_at: new Date(t.clock.now()).toISOString() })]);
+    const byAdmin = await t.app.inject({ method: 'GET', url: `/api/v1/admin/users/${user.uuid}/passkeys`, headers: bearer(await admin()) });
+    expect(byAdmin.json<{ passkeys: Json[] }>().passkeys).toEqual([expect.objectContaining({ id: passkey.id, suspended_at: new Date(t.clock.now()).toISOString() })]);
+    // Another clone answer: audited again, one alert for the passkey.
+    o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN, counter: 3 })), 401, 'INVALID_CREDENTIALS');
+    const alerts = await t.s.database.db.selectFrom('security_alerts').select(['rule', 'severity', 'dedupe_key']).where('user_uuid', '=', user.uuid).execute();
+    expect(alerts).toEqual([{ rule: 'passkey_clone', severity: 'high', dedupe_key: `passkey_clone:${passkey.id}` }]);
+    const challenge = expectError(await login(t.app, (await t.s.users.findById(user.id))!.username), 401, '2FA_REQUIRED').details as { two_factor_token: string };
+    const second = (await post('/api/v1/auth/passkey/2fa/options', { two_factor_token: challenge.two_factor_token })).json<Options>();
+    expect(second.options.allowCredentials).toEqual([]);
+  });
+
   it('an answer made on another origin, or without user verification, is refused', async () => {
     const { auth } = await withPasskey();
     let o = await signinOptions();
@@ -169,6 +199,107 @@ describe('passwordless sign-in', () => {
     const unknown = expectError(await passkeyLogin(o.challenge_id, new SoftAuthenticator().assert(o.options, { origin: ORIGIN })), 401, 'INVALID_CREDENTIALS');
     const wrong = expectError(await login(t.app, username, WRONG_PASSWORD), 401, 'INVALID_CREDENTIALS');
     expect({ ...unknown, details: withoutRequestId(unknown.details) }).toEqual({ ...wrong, details: withoutRequestId(wrong.details) });
+  });
+});
+
+/** A new administrator's session (the clock moves in some tests: a session is not kept). */
+async function admin(): Promise<string> {
+  const username = `passkey.admin.p${++seq}`;
+  await seedUser(t.s, username, { roles: ['admin'] });
+  return (await signIn(t.app, username)).access_token;
+}
+
+async function accessPolicy(channel: string, role: string, rules: Json): Promise<string> {
+  const res = await post('/api/v1/admin/access-policies', { name: `passkeys ${channel} ${role} ${++seq}`, channel, role, rules }, bearer(await admin()));
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json<{ policy: { id: string } }>().policy.id;
+}
+
+describe('the channel\'s accepted second factors (second_factor_methods)', () => {
+  it('threat: a passwordless passkey sign-in bypasses a policy accepting only totp: 403 POLICY_RESTRICTED, rule factor, audited', async () => {
+    const { user, auth } = await withPasskey(new SoftAuthenticator(), ['operator']);
+    const policyId = await accessPolicy('web', 'operator', { second_factor_methods: ['totp'] });
+    try {
+      const o = await signinOptions();
+      const refused = expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN })), 403, 'POLICY_RESTRICTED');
+      expect(refused.details).toMatchObject({ rule: 'factor' });
+      const violation = (await t.s.audit.query({ userId: user.uuid, eventType: 'POLICY_VIOLATION', limit: 1, offset: 0 })).entries[0];
+      expect(violation?.details).toMatchObject({ rule: 'factor', policy_id: policyId });
+      expect(await activeSessions(user.id)).toBe(1); // the registration's password session only
+    } finally {
+      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${policyId}`, headers: bearer(await admin()) });
+    }
+  });
+
+  it('a policy may name passkey: a passwordless sign-in on that channel is accepted', async () => {
+    const { auth } = await withPasskey(new SoftAuthenticator(), ['staff']);
+    const policyId = await accessPolicy('web', 'staff', { second_factor_methods: ['passkey'] });
+    try {
+      const o = await signinOptions();
+      const res = await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN }));
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${policyId}`, headers: bearer(await admin()) });
+    }
+  });
+});
+
+describe('the channel of a passwordless sign-in', () => {
+  it('threat: a passkey sign-in from the Android app is taken as web, escaping the mobile channel\'s policy: 403 POLICY_RESTRICTED, rule channel', async () => {
+    const { auth } = await withPasskey(new SoftAuthenticator(), ['agent']);
+    const policyId = await accessPolicy('mobile', 'agent', { allow_channel: false });
+    try {
+      let o = await signinOptions();
+      const refused = expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ANDROID })), 403, 'POLICY_RESTRICTED');
+      expect(refused.details).toMatchObject({ rule: 'channel' });
+      o = await signinOptions();
+      const web = await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN }));
+      expect(web.statusCode, web.body).toBe(200);
+      expect(web.json()).toMatchObject({ user_profile: { channel: 'web' } });
+    } finally {
+      await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${policyId}`, headers: bearer(await admin()) });
+    }
+  });
+
+  it('a sign-in from the Android app opens a mobile session', async () => {
+    const { auth } = await withPasskey();
+    const o = await signinOptions();
+    const res = await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ANDROID }));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ user_profile: { channel: 'mobile', mfa_completed: true } });
+  });
+});
+
+describe('recovery takes the passkeys', () => {
+  it('threat: a passkey survives the lost-device recovery: deleted with the factor once the cooling-off ends, audited PASSKEY_DELETED, then 401 INVALID_CREDENTIALS', async () => {
+    const { user, username, auth, passkey } = await withPasskey();
+    const started = ok(await r.initiate(username, 'device'), 202);
+    ok(await r.approve(started.reference!, await admin(), { document_type: 'national_id', document_number_last4: '0042' }));
+    expect(ok(await r.verify(started.recovery_id!, { proof: 'password', password: STRONG_PASSWORD })).state).toBe('waiting');
+    t.clock.advance(24 * HOUR);
+    expect(await t.scheduler.runNow('account recovery completion')).toBe(true);
+    expect(await t.s.database.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    expect(await t.s.factors.active(user.id)).toEqual([]);
+    const entry = (await t.s.audit.query({ userId: user.uuid, eventType: 'PASSKEY_DELETED', limit: 1, offset: 0 })).entries[0];
+    expect(entry?.details).toMatchObject({ reason: 'device_recovery', passkey_ids: [passkey.id], passkeys_left: 0 });
+    const o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN })), 401, 'INVALID_CREDENTIALS');
+  });
+
+  it('threat: a passkey an intruder registered survives the recovery that lifts a "this was not me" lock: deleted with the new password, audited, then 401 INVALID_CREDENTIALS', async () => {
+    const { user, auth, passkey } = await withPasskey();
+    await setSecurityLock(t.s.database.db, user.id, new Date(t.clock.now()));
+    // The reset token a completed password recovery hands out (`recovered`).
+    const reset = (await t.s.tokens.issue('reset', { user_id: user.uuid, purpose: 'password_change', recovered: true })).token;
+    const res = await post('/api/v1/auth/reset/password', { reset_token: reset, new_password: 'Kp3#wZm8!tRq5&' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await auditTotal(t.s, user.uuid, 'ACCOUNT_SECURITY_UNLOCKED')).toBe(1);
+    expect(await t.s.database.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    expect(await t.s.factors.active(user.id)).toEqual([]);
+    const entry = (await t.s.audit.query({ userId: user.uuid, eventType: 'PASSKEY_DELETED', limit: 1, offset: 0 })).entries[0];
+    expect(entry?.details).toMatchObject({ reason: 'security_lock_lifted', passkey_ids: [passkey.id], passkeys_left: 0 });
+    const o = await signinOptions();
+    expectError(await passkeyLogin(o.challenge_id, auth.assert(o.options, { origin: ORIGIN })), 401, 'INVALID_CREDENTIALS');
   });
 });
 

@@ -214,9 +214,9 @@ const factors: RegistryEntry[] = [
     // Never the public key or the credential id: neither says anything about the person that the
     // rest does not, and a credential id names the passkey on the device, a way to tell the
     // person's devices apart if the export leaks.
-    export: table('passkeys', 'The passkeys you registered: the name you gave each, when it was added and last used, whether it is synced across devices and backed up. Never its public key or credential id: they describe the key on your device, not you.',
-      ['name', 'created_at', 'last_used_at', 'device_type', 'backed_up'],
-      (c) => c.db.selectFrom('passkeys').select(['name', 'created_at', 'last_used_at', 'device_type', 'backed_up']).where('user_id', '=', c.user.id).orderBy('created_at').execute()),
+    export: table('passkeys', 'The passkeys you registered: the name you gave each, when it was added and last used, whether it is synced across devices and backed up, and when it was suspended (a copy of it was detected). Never its public key or credential id: they describe the key on your device, not you.',
+      ['name', 'created_at', 'last_used_at', 'device_type', 'backed_up', 'suspended_at'],
+      (c) => c.db.selectFrom('passkeys').select(['name', 'created_at', 'last_used_at', 'device_type', 'backed_up', 'suspended_at']).where('user_id', '=', c.user.id).orderBy('created_at').execute()),
   },
   {
     table: 'webauthn_challenges', references: { user_id: PERSON },

@@ -854,6 +854,8 @@ export interface PasskeysTable {
   name: string;
   created_at: Timestamp;
   last_used_at: Timestamp | null;
+  /** When its signature counter went back (a cloned authenticator): refused from then on; null: usable. */
+  suspended_at: Timestamp | null;
 }
 
 export type WebAuthnPurpose = 'register' | 'signin' | 'second_factor' | 'step_up';

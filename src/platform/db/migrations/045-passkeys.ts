@@ -2,7 +2,8 @@
  * Passkeys (issue 30, section 3): WebAuthn credentials, several per user with the names their
  * owner gives them, as passwordless sign-in and as the `passkey` second factor; and the WebAuthn
  * challenges, each single use and expiring (consumed by a conditional UPDATE before the answer is
- * verified). A challenge of a passwordless sign-in names no user (the credential does, once
+ * verified). A passkey whose signature counter went back (a cloned authenticator) is suspended
+ * (`suspended_at`) and refused from then on. A challenge of a passwordless sign-in names no user (the credential does, once
  * answered); one asked as a second factor is bound to the 2FA token's `jti`. Expand only: two new
  * tables and a wider CHECK on `mfa_factors.method`.
  */
@@ -23,7 +24,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       aaguid text NOT NULL,
       name text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 64),
       created_at timestamptz NOT NULL,
-      last_used_at timestamptz
+      last_used_at timestamptz,
+      suspended_at timestamptz
     );
     CREATE INDEX passkeys_user_idx ON passkeys (user_id, created_at);
 
