@@ -242,7 +242,7 @@ export interface Config {
     maxBufferedBytes: number;
     /** REALTIME_MAX_SOCKETS_PER_SESSION: past it, a session's oldest socket on the node is closed (4008). */
     maxSocketsPerSession: number;
-    /** REALTIME_MAX_SOCKETS_PER_USER: past it, a user's oldest socket on the node is closed (4008). */
+    /** REALTIME_MAX_SOCKETS_PER_USER: past it, a user's new socket on the node is refused (4029): no session closes another's. */
     maxSocketsPerUser: number;
   };
   /** SAML sign-in (src/saml). */

@@ -4,6 +4,7 @@
  * rather than allowed to buffer without limit (a slow reader: 1013).
  */
 import type { WebSocket } from 'ws';
+import type { SessionCheck } from '../sessions/guard.js';
 import { openFrame, parseFrame, sealFrame } from './envelope.js';
 import { CLOSE, type CloseCode, type StoredEvent } from './types.js';
 
@@ -12,6 +13,8 @@ export interface ConnectionInit {
   userId: number;
   userUuid: string;
   sessionId: string;
+  /** The `connection_id` of the auth message: bound into every frame's additional data. */
+  connectionId: string;
   key: Buffer;
   /** When the access token expires (epoch ms). */
   tokenExpiresAt: number;
@@ -21,6 +24,10 @@ export interface ConnectionInit {
   now: number;
   /** Beyond this many unsent bytes the socket is closed (1013). */
   maxBufferedBytes: number;
+  /** The device fingerprint the `auth` message carried (the session is re-validated with it at each heartbeat). */
+  fingerprint?: string;
+  /** The access policy's view of this socket (address, user agent...), checked again at each heartbeat. */
+  check?: SessionCheck;
 }
 
 /** The body of an `event` frame. */
@@ -28,15 +35,23 @@ export function eventBody(e: StoredEvent): Record<string, unknown> {
   return { id: e.id, type: e.type, data: e.data, created_at: new Date(e.createdAt).toISOString() };
 }
 
+/** How many delivered event ids a socket remembers (more than a delivery's look-back holds for one user). */
+export const DELIVERED_KEPT = 1000;
+
 export class Connection {
   readonly ws: WebSocket;
   readonly userId: number;
   readonly userUuid: string;
   readonly sessionId: string;
+  readonly connectionId: string;
   readonly openedAt: number;
   readonly tokenExpiresAt: number;
   readonly keyExpiresAt: number | null;
+  readonly fingerprint: string;
+  readonly check: SessionCheck | undefined;
   key: Buffer;
+  /** Whether the client sent its one `resume` (a second closes the socket 4400). */
+  resumed = false;
   /** The id of the newest event this socket was sent (or, at first, the user's newest when it opened). */
   lastEventId = 0;
   /** Events at or below it were stored before the socket opened: what a `resume` may send. */
@@ -46,6 +61,8 @@ export class Connection {
   closed = false;
   /** Told once when this socket is closed by the server (the hub forgets it at once, not when the client answers). */
   onClosed: (() => void) | undefined;
+  /** Ids of the events sent lately (at most DELIVERED_KEPT): a late-visible event is sent once. */
+  private readonly delivered = new Set<number>();
   private sent = 0;
   private received = 0;
   private readonly maxBuffered: number;
@@ -55,12 +72,15 @@ export class Connection {
     this.userId = init.userId;
     this.userUuid = init.userUuid;
     this.sessionId = init.sessionId;
+    this.connectionId = init.connectionId;
     this.key = init.key;
     this.tokenExpiresAt = init.tokenExpiresAt;
     this.keyExpiresAt = init.keyExpiresAt;
     this.openedAt = init.now;
     this.lastSeen = init.now;
     this.maxBuffered = init.maxBufferedBytes;
+    this.fingerprint = init.fingerprint ?? '';
+    this.check = init.check;
   }
 
   /** Seals and sends one frame; false (and the socket closed) when the client is too far behind. */
@@ -71,15 +91,27 @@ export class Connection {
       return false;
     }
     this.sent += 1;
-    this.ws.send(JSON.stringify(sealFrame(this.key, 's2c', this.sent, type, body)));
+    this.ws.send(JSON.stringify(sealFrame(this.key, 's2c', this.connectionId, this.sent, type, body)));
     return true;
   }
 
   /** An event frame; whether it was sent. */
   sendEvent(e: StoredEvent): boolean {
     const ok = this.send('event', eventBody(e));
-    if (ok && e.id > this.lastEventId) this.lastEventId = e.id;
+    if (ok) this.had(e.id);
     return ok;
+  }
+
+  /** Whether this socket was sent (or passed over) the event. */
+  hasHad(id: number): boolean {
+    return this.delivered.has(id);
+  }
+
+  /** Notes an event as sent or passed over. */
+  had(id: number): void {
+    if (id > this.lastEventId) this.lastEventId = id;
+    this.delivered.add(id);
+    if (this.delivered.size > DELIVERED_KEPT) this.delivered.delete(this.delivered.values().next().value!);
   }
 
   /**
@@ -88,7 +120,7 @@ export class Connection {
    */
   open(raw: string, now: number): { type: string; body: Record<string, unknown> } {
     const frame = parseFrame(raw);
-    const body = openFrame(this.key, 'c2s', frame, this.received);
+    const body = openFrame(this.key, 'c2s', this.connectionId, frame, this.received);
     this.received = frame.seq;
     this.lastSeen = now;
     return { type: frame.type, body };

@@ -2,8 +2,9 @@
  * The real-time channel's frames (docs/realtime.md): after the first message (the access token,
  * in clear), every frame either way is `{"seq", "type", "nonce", "ciphertext", "tag"}`, AES-256-GCM
  * under the session's key with a fresh 12-byte nonce and a 16-byte tag, the additional data
- * binding the direction, the type and the sequence number (`strongroom-ws|s2c|<type>|<seq>`).
- * A frame moved to the other direction, given another type or another number does not open.
+ * binding the direction, the socket (the `connection_id` its client chose), the type and the
+ * sequence number (`strongroom-ws|s2c|<connection_id>|<type>|<seq>`). A frame moved to the other
+ * direction, to another socket of the same session, given another type or another number does not open.
  *
  * Every failure is one `FrameError` without detail: the socket is closed with 4400, never told why.
  */
@@ -33,14 +34,17 @@ export class FrameError extends Error {
   }
 }
 
-/** The additional data of a frame: direction, type and sequence number. */
-export function frameAad(direction: Direction, type: string, seq: number): Buffer {
-  return Buffer.from(`strongroom-ws|${direction}|${type}|${seq}`, 'utf8');
+/** A socket's `connection_id` (sent in its `auth` message): at least 16 random bytes, base64url without padding. */
+export const CONNECTION_ID = /^[A-Za-z0-9_-]{22,128}$/;
+
+/** The additional data of a frame: direction, socket, type and sequence number. */
+export function frameAad(direction: Direction, connectionId: string, type: string, seq: number): Buffer {
+  return Buffer.from(`strongroom-ws|${direction}|${connectionId}|${type}|${seq}`, 'utf8');
 }
 
-/** Seals `body` (JSON) as frame `seq` of `type`. */
-export function sealFrame(key: Buffer, direction: Direction, seq: number, type: string, body: unknown): Frame {
-  const s = aesGcmSeal(key, JSON.stringify(body), frameAad(direction, type, seq));
+/** Seals `body` (JSON) as frame `seq` of `type` on the socket `connectionId`. */
+export function sealFrame(key: Buffer, direction: Direction, connectionId: string, seq: number, type: string, body: unknown): Frame {
+  const s = aesGcmSeal(key, JSON.stringify(body), frameAad(direction, connectionId, type, seq));
   return { seq, type, nonce: s.iv, ciphertext: s.ciphertext, tag: s.tag };
 }
 
@@ -70,11 +74,11 @@ export function parseFrame(raw: string): Frame {
  * Opens a frame whose sequence number must be above `lastSeq` (a replayed or reordered frame
  * fails); its body, a JSON object.
  */
-export function openFrame(key: Buffer, direction: Direction, frame: Frame, lastSeq: number): Record<string, unknown> {
+export function openFrame(key: Buffer, direction: Direction, connectionId: string, frame: Frame, lastSeq: number): Record<string, unknown> {
   if (frame.seq <= lastSeq) throw new FrameError();
   let plain: Buffer;
   try {
-    plain = aesGcmOpen(key, frame.nonce, frame.ciphertext, frame.tag, frameAad(direction, frame.type, frame.seq));
+    plain = aesGcmOpen(key, frame.nonce, frame.ciphertext, frame.tag, frameAad(direction, connectionId, frame.type, frame.seq));
   } catch (err) {
     if (err instanceof TransportDecryptError) throw new FrameError();
     throw err;

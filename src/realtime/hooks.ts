@@ -4,6 +4,7 @@
  * their account, an account recovery started on it; and, for the sockets themselves, a session
  * given a new key on this node (other nodes hear `session.changed` on the bus).
  */
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { BackgroundWork } from '../platform/background.js';
 import type { Db } from '../platform/db/database.js';
@@ -22,11 +23,11 @@ export interface HookDeps {
   alerts: AlertService;
   recovery: RecoveryService;
   users: Pick<UserStore, 'findByUuid'>;
-  /** Waits `ms` (wall time): between looks for an alert whose transaction has not committed yet. */
+  /** Waits `ms` (wall time): between looks for an alert whose transaction has not committed yet (PGlite only). */
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** How long an alert recorded inside a caller's transaction is waited for (it may roll back). */
+/** Where there is no NOTIFY (PGlite), how long an alert recorded inside a caller's transaction is waited for (it may roll back). */
 const ALERT_WAIT_MS = 15_000;
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -46,14 +47,14 @@ export function installHooks(d: HookDeps): void {
 
   d.alerts.onRecorded((alert, db) => {
     if (alert.userUuid === null) return;
+    const event = {
+      type: 'security.alert' as const,
+      data: { alert_id: alert.id, rule: alert.rule, severity: alert.severity, channel: alert.channel, raised_at: new Date(alert.createdAt).toISOString() },
+    };
+    if (db.isTransaction) return alertInTransaction(d, run, db, alert.userUuid, alert, event);
     run('security.alert', async () => {
-      if (db.isTransaction && !(await committed(d, alert))) return; // rolled back with its caller's change
       const user = await d.users.findByUuid(alert.userUuid!);
-      if (!user) return;
-      await d.hub.publish({ userId: user.id }, {
-        type: 'security.alert',
-        data: { alert_id: alert.id, rule: alert.rule, severity: alert.severity, channel: alert.channel, raised_at: new Date(alert.createdAt).toISOString() },
-      });
+      if (user) await d.hub.publish({ userId: user.id }, event);
     });
   });
 
@@ -61,6 +62,36 @@ export function installHooks(d: HookDeps): void {
     type: 'recovery.started',
     data: { kind: r.kind, started_at: new Date(r.startedAt).toISOString(), expires_at: new Date(r.expiresAt).toISOString(), at_branch: r.atBranch },
   })));
+}
+
+/**
+ * An alert recorded in a caller's transaction: its event is written in that transaction (under a
+ * savepoint, so a failure here never fails the caller's change), delivered when it commits (the
+ * commit's NOTIFY) and never if it rolls back. Where there is no NOTIFY (PGlite) this node is told
+ * once the alert is visible.
+ */
+async function alertInTransaction(
+  d: HookDeps, run: (what: string, work: () => Promise<unknown>) => void, trx: Db, userUuid: string, alert: RecordedAlert,
+  event: Parameters<RealtimeHub['publish']>[1],
+): Promise<void> {
+  let stored: Awaited<ReturnType<RealtimeHub['publishIn']>> = null;
+  try {
+    await sql`SAVEPOINT realtime_event`.execute(trx);
+    const user = await trx.selectFrom('users').select('id').where('uuid', '=', userUuid).executeTakeFirst();
+    if (user) stored = await d.hub.publishIn(trx, { userId: user.id }, event);
+    await sql`RELEASE SAVEPOINT realtime_event`.execute(trx);
+  } catch (err) {
+    stored = null;
+    await sql`ROLLBACK TO SAVEPOINT realtime_event`.execute(trx).catch(() => undefined);
+    d.log.warn({ err }, 'real-time event not published: security.alert');
+    return;
+  }
+  if (stored && !stored.noticeOnCommit) {
+    const userId = stored.userId;
+    run('security.alert', async () => {
+      if (await committed(d, alert)) await d.hub.announce(userId);
+    });
+  }
 }
 
 /** Whether an alert recorded in a transaction became visible (it committed) within ALERT_WAIT_MS. */

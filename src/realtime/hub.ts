@@ -2,13 +2,18 @@
  * The real-time hub of one node: the authenticated sockets it holds, by user and by session; the
  * events other capabilities publish (`publish`), stored and announced to every node with a NOTIFY
  * that carries only the user's id; each node that holds a socket of that user reads the new rows
- * and sends them, in id order, once per socket. It closes sockets whose session ended, whose key
- * changed or expired, whose access token expired, and those that fall silent (`sweep`, by the
- * service clock).
+ * and sends them, in id order, once per socket. It closes sockets whose session ended (including
+ * for inactivity or at the end of its lifetime, found at each heartbeat), whose access policy
+ * refuses them now, whose key changed or expired, whose access token expired, and those that fall
+ * silent (`sweep`, by the service clock).
  */
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Clock } from '../platform/clock.js';
 import type { BusEvent, EventBus } from '../platform/db/bus.js';
+import type { Db } from '../platform/db/database.js';
+import { AppError } from '../platform/errors.js';
+import type { SessionPolicy } from '../sessions/guard.js';
 import type { Session, SessionService } from '../sessions/service.js';
 import { eventBody, type Connection } from './connection.js';
 import type { RealtimeStore } from './store.js';
@@ -25,7 +30,9 @@ export interface RealtimeHubDeps {
   store: RealtimeStore;
   bus: EventBus;
   clock: Clock;
-  sessions: Pick<SessionService, 'get'>;
+  sessions: Pick<SessionService, 'get' | 'validate'>;
+  /** The access policy of the session's channel (schedule, addresses, device), checked again at each heartbeat. */
+  policy?: SessionPolicy;
   log: Logger;
   settings: RealtimeSettings;
   /** Called once per event stored (the metric). */
@@ -35,11 +42,25 @@ export interface RealtimeHubDeps {
 /** The most events one read (a delivery, a resume) sends. */
 export const READ_BATCH = 500;
 
+/**
+ * How far back (by the service clock) each delivery looks again for events at or below the ids
+ * already sent: an id is taken when its row is written and becomes visible when that commits, so
+ * a lower id can appear after a higher one was sent (two nodes, or a publisher's transaction).
+ */
+export const LOOK_BACK_MS = 60_000;
+
+/** Sockets of one node still waiting for their `auth` message, at most (past it a new socket is closed 1013). */
+export const MAX_PENDING_AUTH = 1000;
+
 export class RealtimeHub {
   private readonly byUser = new Map<number, Set<Connection>>();
   private readonly bySession = new Map<string, Set<Connection>>();
   /** Reads and sends of one user, one at a time: each socket gets events in id order, once. */
   private readonly lanes = new Map<number, Promise<void>>();
+  /** Sockets of this node that have not authenticated yet (socket.ts counts them). */
+  pendingAuth = 0;
+  /** At most this many (MAX_PENDING_AUTH; tests lower it). */
+  maxPendingAuth = MAX_PENDING_AUTH;
 
   constructor(private readonly deps: RealtimeHubDeps) {
     deps.bus.subscribe((e) => this.onBus(e));
@@ -69,24 +90,55 @@ export class RealtimeHub {
   }
 
   /**
-   * Adds an authenticated socket. Past the limits, the oldest socket of the session (then of the
-   * user) is closed (4008): a reloaded page must not be locked out by the socket it left behind.
+   * `publish` inside a caller's transaction `db`: the event is stored with the caller's change (and
+   * rolled back with it), and every node, this one included, is told when it commits. Resolves to
+   * the event's id and whether that notice will come (false on PGlite: call `announce` after commit).
    */
-  async add(conn: Connection): Promise<void> {
+  async publishIn(db: Db, target: RealtimeTarget, event: RealtimeEvent): Promise<{ id: number; userId: number; noticeOnCommit: boolean } | null> {
+    const stored = await this.deps.store.insert({ ...target, type: event.type, data: event.data, at: new Date(this.deps.clock.now()) }, db);
+    if (!stored) return null;
+    this.deps.onPublished?.(event.type);
+    const notice = this.deps.bus.commitNotice({ type: 'realtime.event', userId: stored.userId });
+    if (notice) await sql`SELECT ${notice}`.execute(db);
+    return { ...stored, noticeOnCommit: notice !== null };
+  }
+
+  /** Tells every node that a user has new events (after a `publishIn` whose transaction committed, where no notice came). */
+  announce(userId: number): Promise<void> {
+    return this.deps.bus.publish({ type: 'realtime.event', userId });
+  }
+
+  /**
+   * Adds an authenticated socket; false when it was refused (and closed). Past the session's limit
+   * the oldest socket of that same session is closed (4008): a reloaded page must not be locked
+   * out by the socket it left behind. Past the user's limit the new socket is refused (4029): the
+   * sockets of another session are never closed for it, or a stolen session could silence the
+   * holder's by opening sockets of its own.
+   */
+  async add(conn: Connection): Promise<boolean> {
     const s = this.deps.settings;
     const latest = await this.deps.store.latest(conn.userId);
     conn.lastEventId = latest;
     conn.baselineEventId = latest;
     const ofSession = this.bySession.get(conn.sessionId) ?? new Set<Connection>();
     const ofUser = this.byUser.get(conn.userId) ?? new Set<Connection>();
+    if ([...ofSession].some((c) => c.connectionId === conn.connectionId)) { // frames of that socket would open on this one
+      conn.close(CLOSE.UNAUTHENTICATED, 'connection_id in use: choose a new random one');
+      return false;
+    }
+    const replaced = Math.max(0, ofSession.size - s.maxSocketsPerSession + 1);
+    if (ofUser.size - replaced >= s.maxSocketsPerUser) {
+      conn.close(CLOSE.TOO_MANY_SOCKETS, 'too many sockets for this user');
+      return false;
+    }
     while (ofSession.size >= s.maxSocketsPerSession) this.drop(oldest(ofSession), CLOSE.REPLACED, 'replaced by a newer socket of this session');
-    while (ofUser.size >= s.maxSocketsPerUser) this.drop(oldest(ofUser), CLOSE.REPLACED, 'replaced by a newer socket of this user');
     conn.onClosed = () => this.remove(conn);
     ofSession.add(conn);
     ofUser.add(conn);
     this.bySession.set(conn.sessionId, ofSession);
     this.byUser.set(conn.userId, ofUser);
     this.deliver(conn.userId); // anything stored between reading `latest` and now
+    return true;
   }
 
   /** Forgets a socket (it closed). */
@@ -129,12 +181,19 @@ export class RealtimeHub {
       const conns = [...(this.byUser.get(userId) ?? [])].filter((c) => !c.closed);
       if (conns.length === 0) return;
       const from = Math.min(...conns.map((c) => c.lastEventId));
-      const events = await this.deps.store.after(userId, from, this.since(), READ_BATCH);
+      const since = this.since();
+      const lookBack = new Date(Math.max(since.getTime(), this.deps.clock.now() - LOOK_BACK_MS));
+      const [late, events] = await Promise.all([
+        this.deps.store.recent(userId, from, lookBack, READ_BATCH),
+        this.deps.store.after(userId, from, since, READ_BATCH),
+      ]);
       for (const conn of conns) {
-        for (const e of events) {
-          if (e.id <= conn.lastEventId) continue;
+        for (const e of [...late, ...events]) {
+          // Stored before the socket opened (a resume's), or already sent: skipped; one above the last sent
+          // id but older (it became visible late) is sent now, out of id order.
+          if (e.id <= conn.baselineEventId || conn.hasHad(e.id) || (e.id <= conn.lastEventId && e.createdAt < lookBack.getTime())) continue;
           if (!conn.wants(e)) {
-            conn.lastEventId = e.id;
+            conn.had(e.id);
             continue;
           }
           if (!conn.sendEvent(e)) break;
@@ -165,8 +224,11 @@ export class RealtimeHub {
     else if (e.type === 'session.changed' && this.bySession.has(e.sessionId)) void this.recheck(e.sessionId);
   }
 
-  closeSession(sessionId: string, code: CloseCode, reason: string): void {
-    for (const conn of [...(this.bySession.get(sessionId) ?? [])]) this.drop(conn, code, reason);
+  /** Closes every socket of a session on this node; how many. */
+  closeSession(sessionId: string, code: CloseCode, reason: string): number {
+    const conns = [...(this.bySession.get(sessionId) ?? [])];
+    for (const conn of conns) this.drop(conn, code, reason);
+    return conns.length;
   }
 
   /** Another node changed the session: ended, or given a new key. */
@@ -188,14 +250,20 @@ export class RealtimeHub {
   }
 
   /**
-   * The heartbeat (every REALTIME_HEARTBEAT_SECONDS, by the scheduler): closes sockets whose
-   * access token (4003) or key (4002) expired by the service clock, or whose client was silent
-   * for two intervals (4009); pings the others. Returns how many it closed.
+   * The heartbeat (every REALTIME_HEARTBEAT_SECONDS, by the scheduler): checks each session that
+   * has sockets here as a request would (without recording activity: a socket does not keep its
+   * session alive): one idle past its timeout or past its lifetime is ended, which tells every
+   * node (its sockets close 4001, the user's other sessions hear `session.ended_elsewhere`); one
+   * the access policy now refuses (a schedule that closed, an address no longer allowed) has its
+   * sockets closed 4401 POLICY_RESTRICTED. Then closes sockets whose access token (4003) or key
+   * (4002) expired by the service clock, or whose client was silent for two intervals (4009);
+   * pings the others. Returns how many it closed.
    */
-  sweep(): number {
+  async sweep(): Promise<number> {
+    let closed = 0;
+    for (const [sessionId, set] of [...this.bySession]) closed += await this.checkSession(sessionId, [...set]);
     const now = this.deps.clock.now();
     const silentMs = 2 * this.deps.settings.heartbeatSec * 1000;
-    let closed = 0;
     for (const set of [...this.byUser.values()]) {
       for (const conn of [...set]) {
         const why = closeReason(conn, now, silentMs);
@@ -203,6 +271,36 @@ export class RealtimeHub {
           this.drop(conn, why.code, why.reason);
           closed += 1;
         } else if (!conn.closed) conn.ws.ping();
+      }
+    }
+    return closed;
+  }
+
+  /** A session's validity and access policy, for its sockets on this node; how many it closed. */
+  private async checkSession(sessionId: string, conns: Connection[]): Promise<number> {
+    const live = conns.filter((c) => !c.closed);
+    if (live.length === 0) return 0;
+    try {
+      await this.deps.sessions.validate(sessionId, live[0]!.fingerprint); // ends an idle or expired session (and says so on the bus)
+    } catch (err) {
+      if (!(err instanceof AppError)) {
+        this.deps.log.warn({ err, session_id: sessionId }, 'could not check a session with real-time sockets; checked again at the next heartbeat');
+        return 0;
+      }
+      return this.closeSession(sessionId, CLOSE.SESSION_ENDED, 'session ended');
+    }
+    let closed = 0;
+    for (const conn of live) {
+      if (!this.deps.policy || !conn.check || conn.closed) continue;
+      try {
+        await this.deps.policy.checkSession(conn.check);
+      } catch (err) {
+        if (!(err instanceof AppError)) {
+          this.deps.log.warn({ err, session_id: sessionId }, 'could not check the access policy of a real-time socket; checked again at the next heartbeat');
+          continue;
+        }
+        this.drop(conn, CLOSE.UNAUTHENTICATED, err.code);
+        closed += 1;
       }
     }
     return closed;

@@ -15,7 +15,7 @@ import type { Module } from '../platform/module.js';
 import type { Metrics } from '../platform/observability/metrics.js';
 import type { RecoveryService } from '../recovery/service.js';
 import type { AlertService } from '../risk/alerts/service.js';
-import type { Guard } from '../sessions/guard.js';
+import type { Guard, SessionPolicy } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import type { UserStore } from '../users/store.js';
 import { installHooks } from './hooks.js';
@@ -32,6 +32,8 @@ export interface RealtimeDeps {
   config: Pick<Config, 'realtime'>;
   metrics: Metrics;
   guard: Guard;
+  /** The access policy (schedule, addresses, device) that each heartbeat checks again for every socket. */
+  accessPolicy: SessionPolicy;
   sessions: SessionService;
   users: UserStore;
   alerts: AlertService;
@@ -52,7 +54,7 @@ export function realtimeModule(deps: RealtimeDeps): Module<RealtimeProvides> {
   for (const type of REALTIME_EVENT_TYPES) events.inc({ type }, 0);
   const store = new RealtimeStore(deps.db);
   const realtime = new RealtimeHub({
-    store, bus: deps.bus, clock: deps.clock, sessions: deps.sessions, log: deps.log, settings, onPublished: (type) => events.inc({ type }),
+    store, bus: deps.bus, clock: deps.clock, sessions: deps.sessions, policy: deps.accessPolicy, log: deps.log, settings, onPublished: (type) => events.inc({ type }),
   });
   deps.metrics.gauge('strongroom_realtime_sockets', 'Authenticated real-time sockets (GET /api/v1/ws) open on this node', async () => realtime.size);
   const background = new BackgroundWork();
@@ -63,7 +65,7 @@ export function realtimeModule(deps: RealtimeDeps): Module<RealtimeProvides> {
     tags: [{ name: 'Real-time channel', description: 'A WebSocket that tells the signed-in client of its approvals, sessions, security alerts and recoveries as they happen, every message encrypted under the session key (docs/realtime.md, docs/asyncapi.yaml).' }],
     routes: realtimeRoutes({ hub: realtime, guard: deps.guard, sessions: deps.sessions, clock: deps.clock, log: deps.log, settings }),
     jobs: [
-      // Pings, and closes what expired by the service clock (token, key) or fell silent.
+      // Ends idle or expired sessions, checks the access policy again, pings, and closes what expired by the service clock (token, key) or fell silent.
       { name: HEARTBEAT_JOB, everyMs: settings.heartbeatSec * 1000, scope: 'every-node', run: async () => realtime.sweep() },
       {
         name: PURGE_JOB, everyMs: 5 * 60_000, scope: 'one-node',

@@ -10,10 +10,10 @@ import type { Logger } from 'pino';
 import type { RawData, WebSocket } from 'ws';
 import type { Clock } from '../platform/clock.js';
 import { AppError } from '../platform/errors.js';
-import type { Guard } from '../sessions/guard.js';
+import { sessionCheck, type Guard } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
 import { Connection } from './connection.js';
-import { FrameError, MAX_CLIENT_FRAME_BYTES } from './envelope.js';
+import { CONNECTION_ID, FrameError, MAX_CLIENT_FRAME_BYTES } from './envelope.js';
 import type { RealtimeHub, RealtimeSettings } from './hub.js';
 import { CLOSE } from './types.js';
 
@@ -29,6 +29,9 @@ export interface SocketDeps {
 /** Query parameters that would carry a token in the URL (refused: URLs end up in logs). */
 const TOKEN_PARAMS = ['access_token', 'token', 'authorization', 'bearer'];
 
+/** Frames of one socket waiting to be handled, at most: past it the client floods and is closed (1008). */
+export const MAX_QUEUED_FRAMES = 32;
+
 /** Longest a timer is set for (setTimeout's limit); a later expiry is looked at again then. */
 const MAX_TIMER_MS = 2_147_000_000;
 
@@ -38,8 +41,11 @@ function text(data: RawData, isBinary: boolean): string | null {
   return buf.length > MAX_CLIENT_FRAME_BYTES ? null : buf.toString('utf8');
 }
 
-/** The `auth` message: `{"type":"auth","access_token":"...","device_fingerprint":"..."}`; null when it is not one. */
-export function parseAuth(raw: string | null): { token: string; fingerprint: string } | null {
+/**
+ * The `auth` message: `{"type":"auth","access_token":"...","connection_id":"...","device_fingerprint":"..."}`;
+ * null when it is not one.
+ */
+export function parseAuth(raw: string | null): { token: string; connectionId: string; fingerprint: string } | null {
   if (raw === null) return null;
   let v: unknown;
   try {
@@ -50,8 +56,9 @@ export function parseAuth(raw: string | null): { token: string; fingerprint: str
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
   const m = v as Record<string, unknown>;
   if (m.type !== 'auth' || typeof m.access_token !== 'string' || m.access_token.length === 0 || m.access_token.length > 8192) return null;
+  if (typeof m.connection_id !== 'string' || !CONNECTION_ID.test(m.connection_id)) return null;
   if (m.device_fingerprint !== undefined && typeof m.device_fingerprint !== 'string') return null;
-  return { token: m.access_token, fingerprint: ((m.device_fingerprint as string | undefined) ?? '').slice(0, 256) };
+  return { token: m.access_token, connectionId: m.connection_id, fingerprint: ((m.device_fingerprint as string | undefined) ?? '').slice(0, 256) };
 }
 
 export function handleSocket(deps: SocketDeps, ws: WebSocket, request: FastifyRequest): void {
@@ -60,9 +67,20 @@ export function handleSocket(deps: SocketDeps, ws: WebSocket, request: FastifyRe
     ws.close(CLOSE.UNAUTHENTICATED, 'send the access token in the first message, never in the URL');
     return;
   }
+  if (deps.hub.pendingAuth >= deps.hub.maxPendingAuth) {
+    ws.close(CLOSE.BUSY, 'too many sockets waiting to authenticate: try again later');
+    return;
+  }
+  deps.hub.pendingAuth += 1;
+  let pending = true;
+  const authenticated = (): void => {
+    if (pending) deps.hub.pendingAuth -= 1;
+    pending = false;
+  };
   let conn: Connection | null = null;
   let expiryTimer: NodeJS.Timeout | undefined;
   let inbox: Promise<void> = Promise.resolve();
+  let queued = 0;
   const authTimer = setTimeout(() => ws.close(CLOSE.UNAUTHENTICATED, 'no auth message in time'), deps.settings.authTimeoutSec * 1000);
   authTimer.unref();
 
@@ -77,6 +95,7 @@ export function handleSocket(deps: SocketDeps, ws: WebSocket, request: FastifyRe
   const handle = async (raw: string | null): Promise<void> => {
     if (conn === null) {
       conn = await authenticate(deps, ws, request, parseAuth(raw));
+      authenticated();
       clearTimeout(authTimer);
       if (conn) armExpiry(conn);
       return;
@@ -85,16 +104,26 @@ export function handleSocket(deps: SocketDeps, ws: WebSocket, request: FastifyRe
   };
 
   ws.on('message', (data, isBinary) => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (queued >= MAX_QUEUED_FRAMES) {
+      if (conn) conn.close(CLOSE.FLOODED, 'too many frames waiting');
+      else ws.close(CLOSE.FLOODED, 'too many frames waiting');
+      return;
+    }
+    queued += 1;
     const raw = text(data, isBinary);
     inbox = inbox.then(() => (ws.readyState === ws.OPEN ? handle(raw) : undefined)).catch((err: unknown) => {
       deps.log.error({ err }, 'real-time socket failed; closed');
       ws.close(1011, 'internal error');
+    }).finally(() => {
+      queued -= 1;
     });
   });
   ws.on('pong', () => {
     if (conn) conn.lastSeen = deps.clock.now();
   });
   ws.on('close', () => {
+    authenticated();
     clearTimeout(authTimer);
     clearTimeout(expiryTimer);
     if (conn) {
@@ -107,7 +136,7 @@ export function handleSocket(deps: SocketDeps, ws: WebSocket, request: FastifyRe
 /** Checks the auth message with the bearer guard; the connection, or null (the socket closed 4401). */
 async function authenticate(deps: SocketDeps, ws: WebSocket, request: FastifyRequest, auth: ReturnType<typeof parseAuth>): Promise<Connection | null> {
   if (!auth) {
-    ws.close(CLOSE.UNAUTHENTICATED, 'the first message must be {"type":"auth","access_token":"..."}');
+    ws.close(CLOSE.UNAUTHENTICATED, 'the first message must be {"type":"auth","access_token":"...","connection_id":"..."}');
     return null;
   }
   // The guard reads what an HTTP request carries: the token and the device fingerprint as headers.
@@ -129,10 +158,11 @@ async function authenticate(deps: SocketDeps, ws: WebSocket, request: FastifyReq
   }
   if (ws.readyState !== ws.OPEN) return null;
   const conn = new Connection({
-    ws, userId: session.userId, userUuid: claims.user_id, sessionId: session.sessionId, key, tokenExpiresAt: claims.exp * 1000,
+    ws, userId: session.userId, userUuid: claims.user_id, sessionId: session.sessionId, connectionId: auth.connectionId, key, tokenExpiresAt: claims.exp * 1000,
     keyExpiresAt: session.aesKeyExpiresAt, now: deps.clock.now(), maxBufferedBytes: deps.settings.maxBufferedBytes,
+    fingerprint: auth.fingerprint, check: sessionCheck(request, request.auth!),
   });
-  await deps.hub.add(conn);
+  if (!(await deps.hub.add(conn))) return null; // refused (4029), closed
   if (ws.readyState !== ws.OPEN) { // the client left while it was being added
     conn.closed = true;
     deps.hub.remove(conn);
@@ -158,6 +188,12 @@ async function onFrame(deps: SocketDeps, conn: Connection, raw: string | null): 
   const { type, body } = msg;
   if (type === 'ping') conn.send('pong', { at: new Date(deps.clock.now()).toISOString() });
   else if (type === 'ack') return; // the client has these events; nothing to keep
-  else if (type === 'resume' && Number.isSafeInteger(body.after) && (body.after as number) >= 0) await deps.hub.resume(conn, body.after as number);
-  else conn.close(CLOSE.BAD_FRAME, 'unknown message');
+  else if (type === 'resume' && Number.isSafeInteger(body.after) && (body.after as number) >= 0) {
+    if (conn.resumed) {
+      conn.close(CLOSE.BAD_FRAME, 'one resume per socket'); // each is a database read: not to be repeated at will
+      return;
+    }
+    conn.resumed = true;
+    await deps.hub.resume(conn, body.after as number);
+  } else conn.close(CLOSE.BAD_FRAME, 'unknown message');
 }

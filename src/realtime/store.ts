@@ -20,15 +20,16 @@ export class RealtimeStore {
 
   /**
    * Stores an event for `userId` (or, with `sessionId`, for that session of its user; null when
-   * the session names no user any more). Returns the row's id and user.
+   * the session names no user any more), in `db` (a caller's transaction) when given. Returns the
+   * row's id and user.
    */
-  async insert(input: { userId?: number; sessionId?: string; type: RealtimeEventType; data: Record<string, unknown>; at: Date }): Promise<{ id: number; userId: number } | null> {
+  async insert(input: { userId?: number; sessionId?: string; type: RealtimeEventType; data: Record<string, unknown>; at: Date }, db: Db = this.db): Promise<{ id: number; userId: number } | null> {
     const data = JSON.stringify(input.data);
     const row = input.sessionId !== undefined
       ? (await sql<{ id: string; user_id: number }>`INSERT INTO realtime_events (user_id, session_id, type, data, created_at)
           SELECT user_id, session_id, ${input.type}, ${data}::jsonb, ${input.at} FROM sessions WHERE session_id = ${input.sessionId}::uuid
-          RETURNING id, user_id`.execute(this.db)).rows[0]
-      : await this.db.insertInto('realtime_events').values({ user_id: input.userId!, session_id: null, type: input.type, data, created_at: input.at })
+          RETURNING id, user_id`.execute(db)).rows[0]
+      : await db.insertInto('realtime_events').values({ user_id: input.userId!, session_id: null, type: input.type, data, created_at: input.at })
         .returning(['id', 'user_id']).executeTakeFirst();
     return row ? { id: Number(row.id), userId: row.user_id } : null;
   }
@@ -37,6 +38,18 @@ export class RealtimeStore {
   async after(userId: number, afterId: number, since: Date, limit: number): Promise<StoredEvent[]> {
     const rows = await this.db.selectFrom('realtime_events').select(['id', 'user_id', 'session_id', 'type', 'data', 'created_at'])
       .where('user_id', '=', userId).where(sql<boolean>`id > ${afterId}`).where('created_at', '>=', since)
+      .orderBy('id').limit(limit).execute();
+    return rows.map(toEvent);
+  }
+
+  /**
+   * A user's events at or below `upToId` stored since `recent`, oldest first, at most `limit`: ids
+   * are taken when a row is written but become visible when it commits, so two nodes (or two
+   * transactions) may make a lower id visible after a higher one; delivery looks back this far.
+   */
+  async recent(userId: number, upToId: number, recent: Date, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.db.selectFrom('realtime_events').select(['id', 'user_id', 'session_id', 'type', 'data', 'created_at'])
+      .where('user_id', '=', userId).where(sql<boolean>`id <= ${upToId}`).where('created_at', '>=', recent)
       .orderBy('id').limit(limit).execute();
     return rows.map(toEvent);
   }

@@ -1,8 +1,10 @@
 /**
  * A test client of the real-time channel over a real socket (the `ws` package), with the
- * server's own frame crypto (src/realtime/envelope.ts): it sends the auth message, opens every
+ * server's own frame crypto (src/realtime/envelope.ts): it sends the auth message (with a random
+ * `connection_id`), opens every
  * server frame (checking the numbering), and seals its own frames; tests can also send anything raw.
  */
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import type { App } from '../../src/platform/http/app.js';
@@ -34,6 +36,8 @@ export class TestSocket {
   private received = 0;
   sent = 0;
   key: Buffer | undefined;
+  /** This socket's `connection_id` (16 random bytes, base64url), bound into every frame's additional data. */
+  connectionId = randomBytes(16).toString('base64url');
 
   private constructor(url: string) {
     this.ws = new WebSocket(url);
@@ -68,7 +72,9 @@ export class TestSocket {
   }
 
   auth(token: string, fingerprint?: string): void {
-    this.ws.send(JSON.stringify({ type: 'auth', access_token: token, ...(fingerprint === undefined ? {} : { device_fingerprint: fingerprint }) }));
+    this.ws.send(JSON.stringify({
+      type: 'auth', access_token: token, connection_id: this.connectionId, ...(fingerprint === undefined ? {} : { device_fingerprint: fingerprint }),
+    }));
   }
 
   /** The next raw frame (or null once the socket closed without one). */
@@ -87,7 +93,7 @@ export class TestSocket {
     if (raw === null) throw new Error(`socket closed: ${JSON.stringify(await this.closed)}`);
     const frame = parseFrame(raw);
     if (frame.seq !== this.received + 1) throw new Error(`frame ${frame.seq} after ${this.received}`);
-    const body = openFrame(this.key!, 's2c', frame, this.received);
+    const body = openFrame(this.key!, 's2c', this.connectionId, frame, this.received);
     this.received = frame.seq;
     return { seq: frame.seq, type: frame.type, body };
   }
@@ -102,7 +108,7 @@ export class TestSocket {
   /** Seals and sends a client frame with the next sequence number (or `seq`). */
   send(type: string, body: unknown, seq = this.sent + 1): Frame {
     this.sent = Math.max(this.sent, seq);
-    const frame = sealFrame(this.key!, 'c2s', seq, type, body);
+    const frame = sealFrame(this.key!, 'c2s', this.connectionId, seq, type, body);
     this.ws.send(JSON.stringify(frame));
     return frame;
   }

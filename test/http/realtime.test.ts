@@ -8,11 +8,14 @@
  * recoveries reaching the account holder.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import WebSocket from 'ws';
 import { StrongroomClient, type RealtimeEvent, type WebSocketConstructor } from '../../packages/client/src/index.js';
+import { AccessErrors } from '../../src/access/errors.js';
 import { HEARTBEAT_JOB } from '../../src/realtime/module.js';
 import { CLOSE } from '../../src/realtime/types.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { captureLog, type LogLine } from '../harness/log-capture.js';
 import { bearer, seedUser, signIn, STRONG_PASSWORD, withoutRiskResponses, type SignedIn } from '../harness/fixtures.js';
 import { listenForSockets, TestSocket } from '../harness/realtime-client.js';
 
@@ -22,9 +25,13 @@ describe('real-time channel', () => {
   let t: TestApp;
   let url: string;
   let userId: number;
+  let logLines: LogLine[];
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { REALTIME_AUTH_TIMEOUT_SECONDS: '1', REALTIME_MAX_BUFFERED_KB: '16', REALTIME_MAX_SOCKETS_PER_SESSION: '2' } });
+    const captured = captureLog('debug');
+    logLines = captured.lines;
+    t = await createTestApp({ log: captured.log, env: { REALTIME_AUTH_TIMEOUT_SECONDS: '1', REALTIME_MAX_BUFFERED_KB: '16', REALTIME_MAX_SOCKETS_PER_SESSION: '2',
+      SESSION_INACTIVITY_MINUTES: '120' } }); // longer than the access token, so that its expiry can be seen (4003)
     await withoutRiskResponses(t.s);
     userId = (await seedUser(t.s, 'rt.user')).id;
     url = await listenForSockets(t.app);
@@ -35,6 +42,13 @@ describe('real-time channel', () => {
     const s = await signIn(t.app, 'rt.user');
     return { ...s, key: (await t.s.sessions.get(s.session_id))!.aesKey! };
   };
+  /** The next frame that is not an event (a sign-in may end an older session: its `session.ended_elsewhere` reaches every socket). */
+  const notEvent = async (socket: TestSocket) => {
+    for (;;) {
+      const f = await socket.next();
+      if (f.type !== 'event') return f;
+    }
+  };
   const alert = (n: number) => ({ type: 'security.alert' as const, data: { alert_id: `a-${n}`, rule: 'test', severity: 'high' } });
 
   it('a plain GET answers 426; the token in the URL is refused (4401)', async () => {
@@ -44,6 +58,16 @@ describe('real-time channel', () => {
     const s = await session();
     const inUrl = await TestSocket.open(`${url}?access_token=${s.access_token}`);
     expect((await inUrl.closed).code).toBe(CLOSE.UNAUTHENTICATED);
+  });
+
+  it('token leak through logs: a token put in the URL is written to no log line', async () => {
+    const s = await session();
+    const inUrl = await TestSocket.open(`${url}?access_token=${s.access_token}&x=1`);
+    expect((await inUrl.closed).code).toBe(CLOSE.UNAUTHENTICATED);
+    const plain = await t.app.inject({ method: 'GET', url: `/api/v1/ws?access_token=${s.access_token}` });
+    expect(plain.statusCode).toBe(426);
+    expect(logLines.some((l) => l.route === '/api/v1/ws')).toBe(true); // the access line is there, by route
+    expect(JSON.stringify(logLines)).not.toContain(s.access_token);
   });
 
   it('the first message authenticates; the ready frame and events are sealed under the session key', async () => {
@@ -90,6 +114,25 @@ describe('real-time channel', () => {
     expect((await plain.closed).code).toBe(CLOSE.BAD_FRAME);
   });
 
+  it('frames replayed across sockets: a frame of one socket closes another socket of the same session 4400; a reused connection_id is refused 4401', async () => {
+    const s = await session();
+    const a = (await TestSocket.ready(url, s.access_token, s.key)).socket;
+    const b = (await TestSocket.ready(url, s.access_token, s.key)).socket;
+    const frame = a.send('ping', {});
+    expect((await notEvent(a)).type).toBe('pong');
+    b.sendRaw(JSON.stringify(frame)); // same key, same type, a fresh number for b: only the socket differs
+    expect(await b.closed).toMatchObject({ code: CLOSE.BAD_FRAME });
+    const noId = await TestSocket.open(url);
+    noId.sendRaw(JSON.stringify({ type: 'auth', access_token: s.access_token }));
+    expect((await noId.closed).code).toBe(CLOSE.UNAUTHENTICATED);
+    const twin = await TestSocket.open(url);
+    twin.connectionId = a.connectionId;
+    twin.key = s.key;
+    twin.auth(s.access_token);
+    expect(await twin.closed).toMatchObject({ code: CLOSE.UNAUTHENTICATED, reason: 'connection_id in use: choose a new random one' });
+    a.close();
+  });
+
   it('the SDK subscribes, decrypts every event in order and calls the typed handler', async () => {
     const sdk = new StrongroomClient({ baseUrl: url.replace('ws://', 'http://').replace('/api/v1/ws', '') });
     await sdk.login({ username: 'rt.user', password: STRONG_PASSWORD });
@@ -126,13 +169,90 @@ describe('real-time channel', () => {
     again.send('resume', { after: seen });
     expect([(await again.event()).id, (await again.event()).id]).toEqual(missed);
     expect((await again.next())).toMatchObject({ type: 'resumed', body: { after: seen, delivered: 2, complete: true } });
+    again.close();
+    await again.closed;
     // Older than the window: not sent again (and the clean-up job deletes them).
     t.clock.advance(11 * MINUTE);
-    again.send('resume', { after: seen });
-    expect((await again.next())).toMatchObject({ type: 'resumed', body: { delivered: 0 } });
+    const late = (await TestSocket.ready(url, s.access_token, s.key)).socket; // a new socket of the same session, whose token is still valid
+    late.send('resume', { after: seen });
+    expect((await late.next())).toMatchObject({ type: 'resumed', body: { delivered: 0 } });
     await t.scheduler.runNow('realtime event clean-up');
     expect(await t.s.db.selectFrom('realtime_events').select('id').where('user_id', '=', userId).execute()).toEqual([]);
-    again.close();
+    late.close();
+  });
+
+  it('resume flooding: a second resume on one socket closes it 4400', async () => {
+    const s = await session();
+    const socket = (await TestSocket.ready(url, s.access_token, s.key)).socket;
+    socket.send('resume', { after: 0 });
+    expect((await notEvent(socket)).type).toBe('resumed');
+    socket.send('resume', { after: 0 });
+    expect(await socket.closed).toMatchObject({ code: CLOSE.BAD_FRAME, reason: 'one resume per socket' });
+  });
+
+  it('frame flooding: more than 32 frames waiting on one socket close it 1008', async () => {
+    const s = await session();
+    const socket = (await TestSocket.ready(url, s.access_token, s.key)).socket;
+    const raw = (socket.ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+    raw.cork(); // one write: the server reads every frame before it handles the first
+    for (let i = 0; i < 100; i += 1) socket.send('ping', {});
+    raw.uncork();
+    expect(await socket.closed).toMatchObject({ code: CLOSE.FLOODED, reason: 'too many frames waiting' });
+  });
+
+  it('socket outlives idle session: the heartbeat ends a session idle past its timeout (4001) and tells the others', async () => {
+    const idle = await session();
+    const idleSocket = (await TestSocket.ready(url, idle.access_token, idle.key)).socket;
+    t.clock.advance(t.s.config.sessions.inactivitySec * 1000 - 5 * MINUTE);
+    const active = await session();
+    const activeSocket = (await TestSocket.ready(url, active.access_token, active.key)).socket;
+    t.clock.advance(5 * MINUTE + 1000);
+    activeSocket.send('ping', {}); // this client is there (a socket keeps no session alive: it records no activity)
+    expect((await notEvent(activeSocket)).type).toBe('pong');
+    idleSocket.send('ping', {});
+    expect((await notEvent(idleSocket)).type).toBe('pong');
+    await t.scheduler.runNow(HEARTBEAT_JOB);
+    expect(await idleSocket.closed).toMatchObject({ code: CLOSE.SESSION_ENDED });
+    expect(await activeSocket.event()).toMatchObject({ type: 'session.ended_elsewhere', data: { session_id: idle.session_id, reason: 'inactivity' } });
+    expect((await t.s.sessions.get(idle.session_id))?.isActive).toBe(false);
+    activeSocket.close();
+  });
+
+  it('events lost to sequence gaps: an event whose lower id becomes visible after a higher one was sent is still delivered, once', async () => {
+    const s = await session();
+    const { socket } = await TestSocket.ready(url, s.access_token, s.key);
+    // An id taken by a writer whose row is not visible yet (another node's, or a transaction still open)...
+    const reserved = Number((await sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence('realtime_events', 'id')) AS id`.execute(t.s.db)).rows[0]!.id);
+    const higher = await t.s.realtime.publish({ userId }, alert(30));
+    expect((await socket.event()).id).toBe(higher);
+    // ...that commits after the higher one was sent.
+    await sql`INSERT INTO realtime_events (id, user_id, session_id, type, data, created_at) OVERRIDING SYSTEM VALUE
+      VALUES (${reserved}, ${userId}, NULL, 'security.alert', ${JSON.stringify({ alert_id: 'late' })}::jsonb, ${new Date(t.clock.now())})`.execute(t.s.db);
+    await t.s.bus.publish({ type: 'realtime.event', userId });
+    expect(await socket.event()).toMatchObject({ id: reserved, data: { alert_id: 'late' } });
+    const next = await t.s.realtime.publish({ userId }, alert(31));
+    expect((await socket.event()).id).toBe(next); // the late one is not sent twice
+    socket.close();
+  });
+
+  it('socket outlives access policy: a socket the session\'s access policy refuses at a heartbeat is closed 4401 POLICY_RESTRICTED', async () => {
+    const s = await session();
+    const { socket } = await TestSocket.ready(url, s.access_token, s.key);
+    socket.send('ping', {});
+    expect((await notEvent(socket)).type).toBe('pong');
+    const policy = t.s.accessPolicy as { checkSession: typeof t.s.accessPolicy.checkSession };
+    const own = policy.checkSession;
+    policy.checkSession = async (check) => {
+      if (check.sessionId === s.session_id) throw AccessErrors.POLICY_RESTRICTED({ rule: 'schedule' }); // its hours ended since it opened
+      return own.call(t.s.accessPolicy, check);
+    };
+    try {
+      await t.scheduler.runNow(HEARTBEAT_JOB);
+    } finally {
+      policy.checkSession = own;
+    }
+    expect(await socket.closed).toMatchObject({ code: CLOSE.UNAUTHENTICATED, reason: 'POLICY_RESTRICTED' });
+    expect((await t.s.sessions.get(s.session_id))?.isActive).toBe(true); // refused, not ended: as an HTTP request would be
   });
 
   it('sign-out closes the session\'s sockets 4001 and tells the user\'s other sessions', async () => {
@@ -189,6 +309,28 @@ describe('real-time channel', () => {
     expect((await socket.closed).code).toBe(CLOSE.SLOW_CONSUMER);
   });
 
+  it('alert delivery by polling: an alert raised in a transaction has its event written in it, delivered at commit, never after a rollback', async () => {
+    const s = await session();
+    const { socket } = await TestSocket.ready(url, s.access_token, s.key);
+    const user = (await t.s.users.findById(userId))!;
+    const input = (dedupeKey: string) => ({ rule: 'impossible_travel', severity: 'high' as const, userId: user.uuid, auditId: null, channel: 'web', ipHash: null, location: null, score: 80, indicators: [], dedupeKey });
+    await expect(t.s.db.transaction().execute(async (trx) => {
+      await t.s.alerts.raise(trx, input('rt-trx-rolled-back'));
+      throw new Error('the caller\'s change failed');
+    })).rejects.toThrow('the caller\'s change failed');
+    let alertId: string | null = null;
+    let writtenInside = 0;
+    await t.s.db.transaction().execute(async (trx) => {
+      alertId = await t.s.alerts.raise(trx, input('rt-trx-committed'));
+      writtenInside = (await trx.selectFrom('realtime_events').select('id').where('user_id', '=', userId).where(sql<boolean>`data->>'alert_id' = ${alertId}`).execute()).length;
+    });
+    expect(writtenInside).toBe(1); // with the alert, in the caller's transaction
+    let first = await socket.event();
+    while (first.type === 'session.ended_elsewhere') first = await socket.event(); // a sign-in may end an older session
+    expect(first).toMatchObject({ type: 'security.alert', data: { alert_id: alertId } }); // the rolled-back one never came
+    socket.close();
+  });
+
   it('a security alert about the account and a recovery started on it reach the holder', async () => {
     const s = await session();
     const { socket } = await TestSocket.ready(url, s.access_token, s.key);
@@ -198,5 +340,50 @@ describe('real-time channel', () => {
     await t.s.recovery.initiate('rt.user', 'password', { ip: '127.0.0.1', userAgent: 'test', fingerprint: '', channel: 'web' });
     expect(await socket.event()).toMatchObject({ type: 'recovery.started', data: { kind: 'password', at_branch: false } });
     socket.close();
+  });
+});
+
+describe('real-time channel limits', () => {
+  let t: TestApp;
+  let url: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { REALTIME_MAX_SOCKETS_PER_SESSION: '2', REALTIME_MAX_SOCKETS_PER_USER: '2', RATE_LIMIT_TOKEN_IP: '5/1m' } });
+    await withoutRiskResponses(t.s);
+    await seedUser(t.s, 'rt.limits');
+    url = await listenForSockets(t.app);
+  });
+  afterAll(async () => t?.close());
+
+  const session = async (): Promise<SignedIn & { key: Buffer }> => {
+    const s = await signIn(t.app, 'rt.limits');
+    return { ...s, key: (await t.s.sessions.get(s.session_id))!.aesKey! };
+  };
+
+  it('alert silencing by socket eviction: past the per-user limit a new socket is refused (4029), the other session\'s socket stays', async () => {
+    const holder = await session();
+    const thief = await session();
+    const holderSocket = (await TestSocket.ready(url, holder.access_token, holder.key)).socket; // open 1
+    const thiefSocket = (await TestSocket.ready(url, thief.access_token, thief.key)).socket; // open 2
+    const refused = await TestSocket.open(url); // open 3
+    refused.key = thief.key;
+    refused.auth(thief.access_token);
+    expect(await refused.closed).toMatchObject({ code: CLOSE.TOO_MANY_SOCKETS });
+    expect(t.s.realtime.size).toBe(2);
+    const id = await t.s.realtime.publish({ sessionId: holder.session_id }, { type: 'security.alert', data: { alert_id: 'kept' } });
+    expect(await holderSocket.event()).toMatchObject({ id, data: { alert_id: 'kept' } });
+    holderSocket.close();
+    thiefSocket.close();
+    await holderSocket.closed;
+    await thiefSocket.closed;
+  });
+
+  it('unauthenticated socket flood: past the pending cap a socket is closed 1013; past the per-address rate limit the upgrade answers 429', async () => {
+    const waiting = await TestSocket.open(url); // open 4: waits for its auth
+    t.s.realtime.maxPendingAuth = t.s.realtime.pendingAuth;
+    const busy = await TestSocket.open(url); // open 5
+    expect(await busy.closed).toMatchObject({ code: CLOSE.BUSY });
+    await expect(TestSocket.open(url)).rejects.toThrow('upgrade refused: 429'); // open 6
+    waiting.close();
   });
 });

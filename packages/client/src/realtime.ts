@@ -1,12 +1,14 @@
 /**
  * A subscription to the real-time channel (`GET /api/v1/ws`): opens the socket, sends the access
- * token in the first message, then opens every frame with the session key (AES-256-GCM, the
- * direction, type and sequence number as additional data), checks the server's numbering (1, 2,
+ * token in the first message (with a random `connection_id` for this socket), then opens every
+ * frame with the session key (AES-256-GCM, the direction, the socket's `connection_id`, the type
+ * and the sequence number as additional data), checks the server's numbering (1, 2,
  * 3... without a gap), and hands each event to the handlers once, in order. When the socket drops
  * it reconnects and resumes after the last event it saw; after 4002 (new session key) and 4003
  * (token expired) it refreshes the tokens first.
  */
-import { aesGcmOpen, aesGcmSeal, fromUtf8, isRecord, utf8 } from './crypto.js';
+import { toBase64 } from './base64.js';
+import { aesGcmOpen, aesGcmSeal, fromUtf8, isRecord, randomBytes, utf8 } from './crypto.js';
 import type { RealtimeEvent, RealtimeHandlers, RealtimeOptions, RealtimeReady, RealtimeResumed, WebSocketConstructor, WebSocketLike } from './realtime-types.js';
 
 export const REALTIME_PATH = '/api/v1/ws';
@@ -18,12 +20,21 @@ export interface RealtimeHost {
   refresh(): Promise<unknown>;
 }
 
-/** Codes after which the subscription stops: the session ended, it was refused, replaced, or a frame did not open. */
-const FINAL = new Set([4001, 4008, 4400, 4401]);
+/**
+ * Codes after which the subscription stops: the client flooded (1008), the session ended, it was
+ * refused, replaced by a newer socket of its session, refused for too many sockets of the user
+ * (4029), or a frame did not open.
+ */
+const FINAL = new Set([1008, 4001, 4008, 4029, 4400, 4401]);
 const REFRESH_FIRST = new Set([4002, 4003]);
 const SEEN_KEPT = 1000;
 
-const aad = (direction: 's2c' | 'c2s', type: string, seq: number) => utf8(`strongroom-ws|${direction}|${type}|${seq}`);
+const aad = (direction: 's2c' | 'c2s', connectionId: string, type: string, seq: number) => utf8(`strongroom-ws|${direction}|${connectionId}|${type}|${seq}`);
+
+/** A fresh `connection_id`: 16 random bytes, base64url without padding. */
+export function newConnectionId(): string {
+  return toBase64(randomBytes(16)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
 
 export class RealtimeSubscription {
   /** The newest event id seen: pass it as `resumeAfter` to a later subscription. */
@@ -32,6 +43,7 @@ export class RealtimeSubscription {
   readonly ready: Promise<RealtimeReady>;
   private ws: WebSocketLike | undefined;
   private key: CryptoKey | undefined;
+  private connectionId = '';
   private received = 0;
   private sent = 0;
   private stopped = false;
@@ -73,12 +85,14 @@ export class RealtimeSubscription {
       return this.fail(new Error('realtime: sign in first (no session, or no session key: the client must encrypt)'));
     }
     this.key = creds.key;
+    const connectionId = newConnectionId();
+    this.connectionId = connectionId;
     this.received = 0;
     this.sent = 0;
     this.chain = Promise.resolve();
     const ws = new this.Ws(this.host.url);
     this.ws = ws;
-    ws.onopen = () => ws.send(JSON.stringify({ type: 'auth', access_token: creds.accessToken, ...(creds.fingerprint ? { device_fingerprint: creds.fingerprint } : {}) }));
+    ws.onopen = () => ws.send(JSON.stringify({ type: 'auth', access_token: creds.accessToken, connection_id: connectionId, ...(creds.fingerprint ? { device_fingerprint: creds.fingerprint } : {}) }));
     ws.onmessage = (ev) => {
       this.chain = this.chain.then(() => this.onFrame(ws, ev.data)).catch((err: unknown) => {
         this.handlers.onError?.(err);
@@ -96,7 +110,7 @@ export class RealtimeSubscription {
       throw new Error('realtime: a frame not in the documented envelope');
     }
     if (f.seq !== this.received + 1) throw new Error(`realtime: frame ${f.seq} after ${this.received} (replayed, lost or reordered)`);
-    const body: unknown = JSON.parse(fromUtf8(await aesGcmOpen(this.key!, f.nonce, f.ciphertext, f.tag, aad('s2c', f.type, f.seq))));
+    const body: unknown = JSON.parse(fromUtf8(await aesGcmOpen(this.key!, f.nonce, f.ciphertext, f.tag, aad('s2c', this.connectionId, f.type, f.seq))));
     this.received = f.seq;
     if (!isRecord(body)) throw new Error('realtime: a frame whose body is not an object');
     if (f.type === 'ready') await this.onReady(body as unknown as RealtimeReady);
@@ -131,7 +145,7 @@ export class RealtimeSubscription {
     if (!ws || !this.key) return;
     this.sent += 1;
     const seq = this.sent;
-    const s = await aesGcmSeal(this.key, utf8(JSON.stringify(body)), aad('c2s', type, seq));
+    const s = await aesGcmSeal(this.key, utf8(JSON.stringify(body)), aad('c2s', this.connectionId, type, seq));
     ws.send(JSON.stringify({ seq, type, nonce: s.iv, ciphertext: s.ciphertext, tag: s.tag }));
   }
 

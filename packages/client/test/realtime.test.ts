@@ -36,6 +36,8 @@ class ScriptedSocket implements WebSocketLike {
 }
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** Every frame delivered so far has been handled (decryption is asynchronous: a tick is not enough). */
+const drained = (sub: RealtimeSubscription) => (sub as unknown as { chain: Promise<void> }).chain;
 
 async function subscribe() {
   const raw = randomBytes(32);
@@ -47,7 +49,8 @@ async function subscribe() {
     { WebSocket: ScriptedSocket as unknown as WebSocketConstructor, reconnect: false });
   await tick();
   const ws = ScriptedSocket.last!;
-  return { raw, sub, ws, events, errors };
+  const cid = (JSON.parse(ws.sent[0]!) as { connection_id: string }).connection_id;
+  return { raw, cid, sub, ws, events, errors };
 }
 
 const ready = { session_id: 's', user_id: 'u', expires_at: '2026-01-15T10:00:00.000Z', latest_event_id: 0, heartbeat_seconds: 30, resume_minutes: 10 };
@@ -55,29 +58,33 @@ const event = (id: number) => ({ id, type: 'security.alert', data: { rule: 'r' }
 
 describe('real-time subscription', () => {
   it('sends the token first, opens the server frames in order, and hands each event once', async () => {
-    const { raw, sub, ws, events } = await subscribe();
-    expect(JSON.parse(ws.sent[0]!)).toEqual({ type: 'auth', access_token: 'tok', device_fingerprint: 'fp' });
-    ws.deliver(sealFrame(raw, 's2c', 1, 'ready', ready));
+    const { raw, cid, sub, ws, events, errors } = await subscribe();
+    expect(JSON.parse(ws.sent[0]!)).toEqual({ type: 'auth', access_token: 'tok', connection_id: cid, device_fingerprint: 'fp' });
+    expect(cid).toMatch(/^[A-Za-z0-9_-]{22}$/); // 16 random bytes, base64url
+    ws.deliver(sealFrame(raw, 's2c', cid, 1, 'ready', ready));
     await sub.ready;
-    ws.deliver(sealFrame(raw, 's2c', 2, 'event', event(5)));
-    ws.deliver(sealFrame(raw, 's2c', 3, 'event', event(5))); // a duplicate (a resume's): dropped
-    ws.deliver(sealFrame(raw, 's2c', 4, 'event', event(6)));
-    await tick();
+    ws.deliver(sealFrame(raw, 's2c', cid, 2, 'event', event(5)));
+    ws.deliver(sealFrame(raw, 's2c', cid, 3, 'event', event(5))); // a duplicate (a resume's): dropped
+    ws.deliver(sealFrame(raw, 's2c', cid, 4, 'event', event(6)));
+    await drained(sub);
+    expect(errors).toEqual([]);
     expect(events.map((e) => e.id)).toEqual([5, 6]);
     expect(sub.lastEventId).toBe(6);
     await sub.send('resume', { after: 4 });
     const frame = parseFrame(ws.sent[1]!);
     expect(frame).toMatchObject({ seq: 1, type: 'resume' });
-    expect(openFrame(raw, 'c2s', frame, 0)).toEqual({ after: 4 }); // the server opens it
+    expect(openFrame(raw, 'c2s', cid, frame, 0)).toEqual({ after: 4 }); // the server opens it
   });
 
-  it('refuses a gap in the numbering and a frame sealed for another type (closes 4400)', async () => {
-    for (const bad of [(raw: Buffer) => sealFrame(raw, 's2c', 3, 'event', event(1)), (raw: Buffer) => ({ ...sealFrame(raw, 's2c', 2, 'pong', {}), type: 'event' })]) {
-      const { raw, sub, ws, events, errors } = await subscribe();
-      ws.deliver(sealFrame(raw, 's2c', 1, 'ready', ready));
+  it('refuses a gap in the numbering, a frame sealed for another type or for another socket (closes 4400)', async () => {
+    const otherSocket = 'AAAAAAAAAAAAAAAAAAAAAA';
+    for (const bad of [(raw: Buffer, cid: string) => sealFrame(raw, 's2c', cid, 3, 'event', event(1)), (raw: Buffer, cid: string) => ({ ...sealFrame(raw, 's2c', cid, 2, 'pong', {}), type: 'event' }),
+      (raw: Buffer) => sealFrame(raw, 's2c', otherSocket, 2, 'event', event(1))]) { // frames replayed across sockets
+      const { raw, cid, sub, ws, events, errors } = await subscribe();
+      ws.deliver(sealFrame(raw, 's2c', cid, 1, 'ready', ready));
       await sub.ready;
-      ws.deliver(bad(raw));
-      await tick();
+      ws.deliver(bad(raw, cid));
+      await drained(sub);
       expect(ws.closedWith?.code).toBe(4400);
       expect(events).toEqual([]);
       expect(errors.length).toBeGreaterThan(0);

@@ -38,6 +38,12 @@ export interface EventBus {
    * there are none). This node's own caches are the writer's to update.
    */
   remoteNotice(event: BusEvent): RawBuilder<unknown>;
+  /**
+   * For a writer inside a transaction that may still roll back: the SQL expression that tells
+   * every node, this one included, once that transaction commits (and no one if it rolls back);
+   * null where there is no NOTIFY (PGlite: the writer tells this node itself after commit).
+   */
+  commitNotice(event: BusEvent): RawBuilder<unknown> | null;
   subscribe(handler: (event: BusEvent) => void): void;
   onReconnect(handler: () => void): void;
   close(): Promise<void>;
@@ -61,6 +67,9 @@ export class LocalBus implements EventBus {
   remoteNotice(_event: BusEvent): RawBuilder<unknown> {
     return sql`NULL`;
   }
+  commitNotice(_event: BusEvent): RawBuilder<unknown> | null {
+    return null;
+  }
   async close(): Promise<void> {}
 }
 
@@ -83,7 +92,7 @@ export class PgBus extends LocalBus {
     client.on('notification', (msg) => {
       if (msg.channel !== CHANNEL || !msg.payload) return;
       const sep = msg.payload.indexOf('|');
-      if (msg.payload.slice(0, sep) === this.nodeId) return; // our own, already delivered
+      if (msg.payload.slice(0, sep) === this.nodeId) return; // our own, already delivered (a commit notice is `*|`: every node's)
       try {
         this.deliver(JSON.parse(msg.payload.slice(sep + 1)) as BusEvent);
       } catch (err) {
@@ -117,6 +126,10 @@ export class PgBus extends LocalBus {
 
   override remoteNotice(event: BusEvent): RawBuilder<unknown> {
     return sql`pg_notify(${CHANNEL}, ${`${this.nodeId}|${JSON.stringify(event)}`})`;
+  }
+
+  override commitNotice(event: BusEvent): RawBuilder<unknown> {
+    return sql`pg_notify(${CHANNEL}, ${`*|${JSON.stringify(event)}`})`;
   }
 
   override async publish(event: BusEvent): Promise<void> {

@@ -64,9 +64,11 @@ export interface RecordedAlert {
 /**
  * Told of each alert recorded, with the `db` it was recorded in: a caller's transaction may still
  * roll back, so a listener that reads or writes outside it waits until the alert is visible. Must
- * not throw nor block (run the work in the background).
+ * not throw nor block (run the work in the background); except that, when `db` is a transaction,
+ * it may return a promise of work written in it (awaited before `raise` returns, so it stands or
+ * falls with the alert). That work must not fail the transaction (a savepoint).
  */
-export type AlertListener = (alert: RecordedAlert, db: Db) => void;
+export type AlertListener = (alert: RecordedAlert, db: Db) => void | Promise<void>;
 
 export class AlertService {
   readonly store: AlertStore;
@@ -117,7 +119,10 @@ export class AlertService {
     if (id !== null) this.deps.onRaised?.(input.rule, input.severity);
     if (id !== null) {
       const recorded: RecordedAlert = { id, rule: input.rule, severity: input.severity, userUuid: input.userId, channel: input.channel, createdAt: this.deps.clock.now() };
-      for (const l of this.listeners) l(recorded, db);
+      for (const l of this.listeners) {
+        const inTransaction = l(recorded, db);
+        if (inTransaction && db.isTransaction) await inTransaction;
+      }
     }
     return id;
   }
