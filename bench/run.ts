@@ -20,6 +20,7 @@ import { post } from './lib/client.js';
 import { finishBench } from './lib/finish.js';
 import { faqSearchBench, FAQ_ARTICLES, FAQ_QUERIES } from './lib/faq.js';
 import { geoLookupBench, GEO_BENCH } from './lib/geo.js';
+import { riskBench, RISK_BENCH } from './lib/risk.js';
 import { pushBench, PUSH_DEFAULTS } from './lib/push.js';
 import { bareLdapLoad, configureLdap, serviceLdapLoad, startDirectory } from './lib/ldap.js';
 import { awaitQuiet, combineCpu, postmasterPid, watchCpu, type CpuUse } from './lib/cpu.js';
@@ -306,6 +307,9 @@ async function main(): Promise<void> {
   const loadedRss = rssMiB(server.pid);
   await server.stop();
 
+  console.log(`Sign-in and validate with the risk evaluation on and off: two servers on one database, in turns (${LOAD.abRounds} turns each; sign-in: ${RISK_BENCH.workers} clients for ${RISK_BENCH.loginSeconds} s, each an account of its own from public addresses of one country; validate: ${RISK_BENCH.validateSeconds} s, ${LOAD.httpConnections} connections) ...`);
+  const risk = await riskBench({ postgresUrl: (db) => postgres!.url(db), dataDir: tempDir('strongroom-bench-'), start: startStrongroom, measure, rounds: LOAD.abRounds, validate: { connections: LOAD.httpConnections, seconds: RISK_BENCH.validateSeconds, warmupSec: 1 } });
+
   console.log(`FAQ search at ${FAQ_ARTICLES} articles: the service's search and a naive ILIKE scan of the same rows, one query at a time, in turns (${LOAD.abRounds} turns of ${LOAD.abSeconds} s each, ${FAQ_QUERIES.length} queries in a loop) ...`);
   const faqClient = new pg.Client({ connectionString: postgres.url('postgres') });
   await faqClient.connect();
@@ -360,6 +364,8 @@ async function main(): Promise<void> {
   const rsa1Ratio = rsa1.rate.perSec / openssl1.rate.perSec;
   const rsaNRatio = rsaN.rate.perSec / opensslN.rate.perSec;
   const ldapRatio = ldapService.rate.perSec / ldapBare.rate.perSec;
+  const loginRiskRatio = risk.loginOn.rate.perSec / risk.loginOff.rate.perSec;
+  const validateRiskRatio = risk.validateOn.rate.perSec / risk.validateOff.rate.perSec;
   const row = (r: Omit<Row, 'metText' | 'cpuPerOp' | 'otherLoad'>, m?: Measured, ops?: number): Row =>
     ({ ...r, metText: r.met === null ? '-' : r.met ? 'met' : 'NOT MET', cpuPerOp: m ? cpuPerOp(m, ops) : '', otherLoad: m ? pct(m.cpu.foreign) : '' });
   const rows: Row[] = [
@@ -387,6 +393,11 @@ async function main(): Promise<void> {
     // Geolocation (issue 29): per lookup in this process, on addresses never seen before (no answer cache); recurring clients in the details.
     row({ key: 'geoip_lookup_country_ns', label: 'Geolocation lookup, country (bundled DB)', figure: `${fmt(geo.bundledNewNs / 1000, 2)} us`, ratio: '', target: '<= 5 us', met: geo.bundledNewNs <= 5000, value: geo.bundledNewNs }),
     row({ key: 'geoip_lookup_city_asn_ns', label: 'Geolocation lookup, city + ASN (2 DBs)', figure: `${fmt(geo.cityAsnNewNs / 1000, 2)} us`, ratio: '', target: '<= 10 us', met: geo.cityAsnNewNs <= 10_000, value: geo.cityAsnNewNs }),
+    // Risk evaluation (issue 29): two servers on one database, RISK_EVALUATION=0 and 1, in turns; each ratio is to the row above it.
+    row({ key: 'login_risk_off_rps', label: 'POST /auth/login, risk evaluation off (in turns)', figure: `${fmt(risk.loginOff.rate.perSec, 2)} /s`, ratio: '1.00', target: 'baseline', met: null, value: risk.loginOff.rate.perSec }, risk.loginOff),
+    row({ key: 'login_risk_on_rps', label: 'POST /auth/login, risk evaluation on', figure: `${fmt(risk.loginOn.rate.perSec, 2)} /s`, ratio: fmt(loginRiskRatio, 2), target: '>= 0.95 of risk off', met: loginRiskRatio >= 0.95, value: risk.loginOn.rate.perSec }, risk.loginOn),
+    row({ key: 'validate_risk_off_rps', label: 'POST /auth/validate, risk evaluation off (in turns)', figure: `${fmt(risk.validateOff.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: risk.validateOff.rate.perSec }, risk.validateOff),
+    row({ key: 'validate_risk_on_rps', label: 'POST /auth/validate, risk evaluation on', figure: `${fmt(risk.validateOn.rate.perSec)} req/s`, ratio: fmt(validateRiskRatio, 2), target: '>= 0.95 of risk off', met: validateRiskRatio >= 0.95, value: risk.validateOn.rate.perSec }, risk.validateOn),
     // Transport encryption (issue 3 section 5). Ratios are to the baseline row just above, measured
     // in turns with it. No CPU/op on the RSA rows: each turn also spends CPU on a key pair and a warm-up.
     row({ key: 'validate_alongside_rps', label: 'POST /auth/validate, plaintext (in turns)', figure: `${fmt(validatePlain.rate.perSec)} req/s`, ratio: '1.00', target: 'baseline', met: null, value: validatePlain.rate.perSec }, validatePlain),
@@ -412,7 +423,10 @@ async function main(): Promise<void> {
   console.log(`Geolocation: a recurring client (answer cache) ${fmt(geo.bundledRecurringNs)} ns with the country database, ${fmt(geo.cityAsnRecurringNs)} ns with city + ASN; ${fmt(geo.found.bundled)} of ${fmt(GEO_BENCH.lookups)} new addresses found a country in the bundled database.`);
   console.log(`Transport: encrypted validate p50 ${fmt(validateEnc.rate.p50Ms, 1)} ms, p99 ${fmt(validateEnc.rate.p99Ms, 1)} ms; admin users p50 ${fmt(listPlain.rate.p50Ms, 1)} ms plaintext, ${fmt(listEnc.rate.p50Ms, 1)} ms sealed; ` +
     `encrypted login p50 ${fmt(loginEnc.rate.p50Ms)} ms.`);
-  const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh, ldapBare, ldapService, validatePlain, validateEnc, listPlain, listEnc, loginEnc, rsa1, rsaN, openssl1, opensslN].map((m) => m.cpu.foreign));
+  const riskCpuMs = (m: Measured): string => fmt((1000 * m.cpu.sec.focus!) / m.rate.all, 1);
+  console.log(`Risk evaluation: the server's CPU per sign-in ${riskCpuMs(risk.loginOff)} ms off, ${riskCpuMs(risk.loginOn)} ms on; sign-in p50 ${fmt(risk.loginOff.rate.p50Ms)} ms off, ${fmt(risk.loginOn.rate.p50Ms)} ms on; ` +
+    `validate p50 ${fmt(risk.validateOff.rate.p50Ms, 1)} ms off, ${fmt(risk.validateOn.rate.p50Ms, 1)} ms on; the profiles counted ${fmt(risk.profileSignIns)} sign-ins, every one of the risk-on server's and none of the other's.`);
+  const busiest = Math.max(...[bcrypt, helloRate, validate, loginRate, mixedValidate, refresh, ldapBare, ldapService, validatePlain, validateEnc, listPlain, listEnc, loginEnc, rsa1, rsaN, openssl1, opensslN, risk.loginOff, risk.loginOn, risk.validateOff, risk.validateOn].map((m) => m.cpu.foreign));
   if (busiest > 0.1) console.log(`WARNING: other processes used up to ${pct(busiest)} of the machine during a row: those figures are below what a quiet machine gives.`);
 
   const results = {
@@ -422,7 +436,7 @@ async function main(): Promise<void> {
     load: LOAD,
     rows: rows.map(({ key, label, value, ratio: r, target, met, cpuPerOp: c, otherLoad }) => ({ key, label, value, ratio: r === '' ? null : Number(r), target, met, cpu_per_op: c || null, other_load: otherLoad || null })),
     raw: {
-      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, faq, push, geo, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss, scale: scale?.raw ?? null,
+      hello: helloRate, validate, pgliteValidate, bcrypt, login: loginRate, mixedLogin, mixedValidate, refresh, ldap: { bare: ldapBare, service: ldapService, workers: LOAD.ldapWorkers }, faq, push, geo, risk: { ...risk, load: RISK_BENCH }, idleRssMiB: idleRss, restartRssMiB: restartRss, loadedRssMiB: loadedRss, pgliteIdleRssMiB: pgliteIdleRss, scale: scale?.raw ?? null,
       transport: { validatePlaintext: validatePlain, validateEncrypted: validateEnc, adminUsers: listPlain, adminUsersEncrypted: listEnc, loginEncrypted: loginEnc, rsaUnwrap1: rsa1, rsaUnwrapThreads: rsaN, opensslSign1: openssl1, opensslSignMulti: opensslN, threads },
     },
     seconds: Math.round((Date.now() - started) / 1000),
