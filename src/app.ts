@@ -15,6 +15,7 @@ import { mailModule } from './mail/module.js';
 import type { Mailer } from './mail/mailer.js';
 import { mfaModule, secondFactorModule } from './mfa/module.js';
 import { passkeysModule } from './passkeys/module.js';
+import { pushApprovalModule } from './push-approval/module.js';
 import type { Clock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import type { Secrets } from './platform/crypto/secrets.js';
@@ -92,6 +93,7 @@ function compose(opts: StrongroomOptions) {
     .use(riskResponsesModule)
     .use(recoveryModule)
     .use(realtimeModule)
+    .use(pushApprovalModule)
     .use(profileModule)
     .use(gdprExportModule)
     .use(consentModule)

@@ -13,6 +13,7 @@ import { SecurityQuestionErrors } from './mfa/security-questions/errors.js';
 import { CommonErrors, type ErrorDef } from './platform/errors.js';
 import { OpsErrors } from './platform/http/ops-errors.js';
 import { PasskeyErrors } from './passkeys/errors.js';
+import { PushApprovalErrors } from './push-approval/errors.js';
 import { PinErrors } from './pins/errors.js';
 import { RecoveryErrors } from './recovery/errors.js';
 import { ProfileErrors } from './gdpr/profile/errors.js';
@@ -65,6 +66,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Security questions': SecurityQuestionErrors.definitions,
   'MFA reset': MfaResetErrors.definitions,
   Passkeys: PasskeyErrors.definitions,
+  'Push approval': PushApprovalErrors.definitions,
   'Account recovery': RecoveryErrors.definitions,
   Profile: ProfileErrors.definitions,
   'Data export': GdprExportErrors.definitions,

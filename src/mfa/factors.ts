@@ -46,11 +46,20 @@ export class FactorStore {
         if (unused) out.push('backup_code');
       } else if (method === 'passkey') {
         out.push('passkey'); // active while the user has a passkey (src/passkeys): nothing to deliver
+      } else if (method === 'push_approval') {
+        if (await this.approvalDeviceActive(user.id)) out.push('push_approval');
       } else if (await this.deliverable(user, method)) {
         out.push(method);
       }
     }
     return out;
+  }
+
+  /** Whether the user's confirmed push-approval key (src/push-approval) is bound to a device token that is still active. */
+  private async approvalDeviceActive(userId: number): Promise<boolean> {
+    const row = await this.deps.db.selectFrom('push_approval_keys as k').innerJoin('device_tokens as d', 'd.id', 'k.device_token_id')
+      .select('k.id').where('k.user_id', '=', userId).where('k.confirmed_at', 'is not', null).where('d.is_active', '=', true).executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Factors the user could enrol now (the setup choices MFA_SETUP_INCOMPLETE lists). */
@@ -98,6 +107,7 @@ export class FactorStore {
     await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', userId).execute();
     await this.deps.pushCodes?.unbind(trx, userId); // a lost phone must not come back as the code device
     await trx.deleteFrom('passkeys').where('user_id', '=', userId).execute(); // a lost device's passkey must not sign in on its own
+    await trx.deleteFrom('push_approval_keys').where('user_id', '=', userId).execute(); // nor a lost phone approve
     await trx.deleteFrom('mfa_attempts').where('user_id', '=', userId).where('factor', '=', 'second_factor').execute();
   }
 }

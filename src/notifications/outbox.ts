@@ -113,6 +113,22 @@ export class PushOutbox {
     return rows.rows.map((r) => String(r.id));
   }
 
+  /**
+   * One message to one device of the user, tried once: never retried after a failure nor after a
+   * node's crash mid-send (it is queued as if on its last attempt), for a message that must not
+   * arrive twice (a sign-in approval request). Its id; none when the device is not the user's
+   * active one.
+   */
+  async enqueueOnce(trx: Db, userId: number, deviceTokenId: number, content: PushContent): Promise<string | null> {
+    const now = new Date(this.deps.clock.now());
+    const rows = await sql<{ id: string }>`
+      INSERT INTO push_messages (user_id, device_token_id, title, body, data, image_url, attempts, next_attempt_at, created_at, updated_at)
+      SELECT ${userId}, d.id, ${content.title}, ${content.body}, ${content.data === undefined ? null : JSON.stringify(content.data)}::jsonb, ${content.imageUrl ?? null}, ${this.options.maxAttempts - 1}, ${now}, ${now}, ${now}
+      FROM device_tokens d WHERE d.id = ${deviceTokenId} AND d.user_id = ${userId} AND d.is_active
+      RETURNING id`.execute(trx);
+    return rows.rows[0] ? String(rows.rows[0].id) : null;
+  }
+
   /** Due messages, claimed for this node until the lease ends (no other node takes them meanwhile). */
   async claim(limit = this.options.batchSize): Promise<Claimed[]> {
     const now = new Date(this.deps.clock.now());

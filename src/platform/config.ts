@@ -230,6 +230,11 @@ export interface Config {
   risk: RiskConfig;
   /** WEBAUTHN_RP_ID, WEBAUTHN_RP_NAME, WEBAUTHN_ORIGINS: the relying party passkeys belong to (src/passkeys; src/platform/config-webauthn.ts). */
   webauthn: WebAuthnConfig;
+  /** Sign-in approval on the enrolled phone (src/push-approval; docs/push-approval.md). */
+  pushApproval: {
+    /** PUSH_APPROVAL_MAX_PER_HOUR: approval requests one account may be sent in an hour (429 beyond). */
+    maxPerHour: number;
+  };
   /** The real-time channel, `GET /api/v1/ws` (src/realtime; docs/realtime.md). */
   realtime: {
     /** REALTIME_RESUME_MINUTES: how long events are kept for a client that reconnects (`resume`); older ones are deleted. */
@@ -635,6 +640,9 @@ export function loadConfig(env: Env = process.env): Config {
       cancelUrl: cancelUrlOf(r.opt('GDPR_ERASURE_CANCEL_URL'), r.problems, 'GDPR_ERASURE_CANCEL_URL', 'https://auth.bank.example/gdpr/erasure/cancel'),
     },
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
+    pushApproval: {
+      maxPerHour: r.int('PUSH_APPROVAL_MAX_PER_HOUR', 5, 1, 100),
+    },
     realtime: {
       resumeMinutes: r.int('REALTIME_RESUME_MINUTES', 10, 1, 24 * 60),
       authTimeoutSec: r.int('REALTIME_AUTH_TIMEOUT_SECONDS', 5, 1, 60),

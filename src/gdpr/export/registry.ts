@@ -224,6 +224,20 @@ const factors: RegistryEntry[] = [
     export: { excluded: 'Random values the service asked a device to sign, each valid 5 minutes and deleted soon after: nothing about the person.' },
   },
   {
+    table: 'push_approval_keys', references: { user_id: PERSON },
+    erasure: deleted('The push-approval key of an account that no longer signs in.'),
+    // Never the public key: it describes the key in the phone's hardware, not the person.
+    export: table('push_approval', 'The phone you enrolled to approve sign-ins: when it was set up and confirmed. Never its key.', ['created_at', 'confirmed_at'],
+      (c) => c.db.selectFrom('push_approval_keys').select(['created_at', 'confirmed_at']).where('user_id', '=', c.user.id).execute()),
+  },
+  {
+    table: 'push_approval_requests', references: { user_id: PERSON },
+    erasure: deleted('Sign-in approval requests sent to the account\'s phone (deleted a day after they expire).'),
+    export: table('push_approval_requests', 'Sign-ins sent to your phone for approval: when, from where and what, and your answer. Never the numbers.',
+      ['requested_at', 'expires_at', 'state', 'deny_reason', 'country', 'city', 'browser', 'system', 'channel', 'answered_at'],
+      (c) => c.db.selectFrom('push_approval_requests').select(['requested_at', 'expires_at', 'state', 'deny_reason', 'country', 'city', 'browser', 'system', 'channel', 'answered_at']).where('user_id', '=', c.user.id).orderBy('requested_at').execute()),
+  },
+  {
     table: 'mfa_backup_codes', references: { user_id: PERSON },
     erasure: deleted('Backup code hashes of an account that no longer signs in.'),
     export: table('backup_codes', 'Your backup codes as records: when issued, when used. Never the codes or their hashes.', ['created_at', 'used_at'],

@@ -269,7 +269,7 @@ export interface TransportKeysTable {
   expires_at: Timestamp;
 }
 
-export type MfaMethod = 'totp' | 'email' | 'sms' | 'push' | 'passkey';
+export type MfaMethod = 'totp' | 'email' | 'sms' | 'push' | 'passkey' | 'push_approval';
 export type OtpMethod = 'email' | 'sms' | 'push';
 
 export interface MfaFactorsTable {
@@ -874,6 +874,46 @@ export interface WebAuthnChallengesTable {
   used_at: Timestamp | null;
 }
 
+/** A user's push-approval key (src/push-approval, migration 046): one per user, bound to one mobile device token. */
+export interface PushApprovalKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  device_token_id: number;
+  /** The P-256 public key, SPKI DER in base64url: public. */
+  public_key: string;
+  /** The enrolment challenge the phone signs (base64url); null once confirmed. */
+  enrol_challenge: string | null;
+  enrol_expires_at: Timestamp | null;
+  /** When the phone proved the key; null: not enrolled yet. */
+  confirmed_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export type PushApprovalState = 'pending' | 'approved' | 'denied';
+export type PushApprovalDenyReason = 'denied' | 'wrong_number' | 'fraud_reported';
+
+/** A sign-in waiting for the phone's answer (migration 046): answered at most once. */
+export interface PushApprovalRequestsTable {
+  id: Generated<string>;
+  user_id: number;
+  /** The jti of the 2FA token it was asked for. */
+  two_factor_jti: string;
+  /** The number the sign-in page shows (10-99). */
+  number: number;
+  /** The number and two other two-digit numbers, shuffled: what the phone offers. */
+  choices: number[];
+  state: PushApprovalState;
+  deny_reason: PushApprovalDenyReason | null;
+  country: string | null;
+  city: string | null;
+  browser: string | null;
+  system: string | null;
+  channel: string;
+  requested_at: Timestamp;
+  expires_at: Timestamp;
+  answered_at: Timestamp | null;
+}
+
 /** A client network blocked for credential stuffing (src/risk/decisions): its keyed hash, never an address. */
 export interface RiskAddressBlocksTable {
   network_hash: string;
@@ -997,4 +1037,6 @@ export interface Database {
   realtime_events: RealtimeEventsTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebAuthnChallengesTable;
+  push_approval_keys: PushApprovalKeysTable;
+  push_approval_requests: PushApprovalRequestsTable;
 }

@@ -44,6 +44,7 @@ import * as riskNotMe from './042-risk-not-me.js';
 import * as riskPolicy from './043-risk-policy.js';
 import * as realtimeEvents from './044-realtime-events.js';
 import * as passkeys from './045-passkeys.js';
+import * as pushApproval from './046-push-approval.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -92,6 +93,7 @@ export const migrations: Record<string, Migration> = {
   '043-risk-policy': riskPolicy,
   '044-realtime-events': realtimeEvents,
   '045-passkeys': passkeys,
+  '046-push-approval': pushApproval,
 };
 
 export const migrationProvider: MigrationProvider = {

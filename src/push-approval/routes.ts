@@ -1,0 +1,184 @@
+/**
+ * The push-approval routes: enrolment (bearer), the sign-in's request and completion (with the
+ * `two_factor_token`; transport pre-auth routes), and the phone's view and answer (bearer of the
+ * phone's own session, the answer signed by the enrolled key).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { mfaContext, type ChallengeService } from '../mfa/challenge.js';
+import { MfaErrors } from '../mfa/errors.js';
+import type { FactorStore } from '../mfa/factors.js';
+import { routeActors, type RouteActorDeps } from '../mfa/route-actors.js';
+import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, TOKEN_ERRORS } from '../mfa/schemas.js';
+import { CommonErrors } from '../platform/errors.js';
+import type { App } from '../platform/http/app.js';
+import { bullets, errors } from '../platform/http/schemas.js';
+import { PolicyErrors } from '../policy/errors.js';
+import type { Guard } from '../sessions/guard.js';
+import { SECOND_FACTOR_ERRORS } from '../signin/error-sets.js';
+import { SignInErrors } from '../signin/errors.js';
+import { SignInResponseSchema } from '../signin/routes.js';
+import { PushApprovalErrors as E } from './errors.js';
+import { AnswerBody, AnswerResponse, CompleteBody, ConfirmBody, ConfirmResponse, RequestBody, RequestParams, RequestResponse, RequestView, SetupBody, SetupResponse } from './schemas.js';
+import type { PushApprovalService } from './service.js';
+
+export const tags = ['Push approval'];
+const security = [{ bearer: [] }];
+const SESSION = '`401 TOKEN_*`, `401 SESSION_*`: no valid session.';
+const STEP_UP = '`403 STEP_UP_REQUIRED`: the account has a second factor and this session has not proved one in the last 10 minutes.';
+const NOT_OFFERED = '`400 MFA_METHOD_UNAVAILABLE`: the challenge does not offer `push_approval`.';
+
+export interface PushApprovalRouteDeps extends RouteActorDeps {
+  guard: Guard;
+  challenges: ChallengeService;
+  factors: Pick<FactorStore, 'active'>;
+  pushApproval: PushApprovalService;
+}
+
+export function pushApprovalRoutes(s: PushApprovalRouteDeps): FastifyPluginAsync {
+  return async (instance) => {
+    const app = instance as unknown as App;
+    enrolmentRoutes(app, s);
+    signInRoutes(app, s);
+    phoneRoutes(app, s);
+  };
+}
+
+function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
+  const actors = routeActors(s);
+  app.post('/api/v1/2fa/push-approval/setup', {
+    schema: {
+      tags, security, summary: 'Start enrolling the phone for push approval',
+      description: [
+        'The phone made a P-256 key pair in its secure hardware and sends its public key with the `id` of its active mobile device token. The answer is a challenge the phone signs and sends to `POST /api/v1/2fa/push-approval/confirm` within 5 minutes. Starting again replaces the key (the previous phone can no longer approve).',
+        '',
+        bullets(SESSION,
+          '`422 VALIDATION_ERROR`: the account has no second factor yet and `current_password` is missing.',
+          '`401 INVALID_CREDENTIALS`: wrong `current_password` (counts toward the account lockout).', STEP_UP,
+          '`400 PUSH_APPROVAL_KEY_INVALID`: `public_key` is not a P-256 public key (SPKI DER, base64url).',
+          '`404 PUSH_APPROVAL_DEVICE_NOT_FOUND`: `device_id` is not one of the account\'s active mobile devices.'),
+      ].join('\n'),
+      body: SetupBody,
+      response: { 200: SetupResponse, ...errors(SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED, E.PUSH_APPROVAL_KEY_INVALID, E.PUSH_APPROVAL_DEVICE_NOT_FOUND) },
+    },
+    onRequest: s.guard.authenticate,
+    preHandler: actors.resolve(['signin']),
+    config: { rateLimit: actors.limit('account') },
+  }, async (request) => {
+    const user = actors.actorOf(request).user;
+    const enrolled = (await s.factors.active(user.id)).filter((m) => m !== 'push_approval');
+    if (enrolled.length === 0) await actors.reauthenticate(request, request.body.current_password, 'push_approval_setup');
+    else await s.challenges.requireRecentStepUp(request.auth!, enrolled);
+    return s.pushApproval.setup(user, request.body.device_id, request.body.public_key);
+  });
+
+  app.post('/api/v1/2fa/push-approval/confirm', {
+    schema: {
+      tags, security, summary: 'Finish enrolling the phone for push approval',
+      description: [
+        'The phone\'s signature over `strongroom-push-approval-enrol|<user id>|<challenge>` (the user\'s `id`, as `GET /api/v1/users/me` gives it) proves it holds the key; the `push_approval` second factor is then active. Audited (`MFA_ENROLLED`).',
+        '',
+        bullets(SESSION, STEP_UP,
+          '`400 PUSH_APPROVAL_SETUP_EXPIRED`: no enrolment is waiting, or its challenge expired (5 minutes).',
+          '`401 PUSH_APPROVAL_SIGNATURE_INVALID`: the signature does not verify with the key given at setup (audited `MFA_FAILED`).'),
+      ].join('\n'),
+      body: ConfirmBody,
+      response: { 200: ConfirmResponse, ...errors(MfaErrors.STEP_UP_REQUIRED, E.PUSH_APPROVAL_SETUP_EXPIRED, E.PUSH_APPROVAL_SIGNATURE_INVALID) },
+    },
+    onRequest: s.guard.authenticate,
+    config: { rateLimit: actors.limit('account') },
+  }, async (request) => {
+    const user = await actors.signedInUser(request);
+    const enrolled = (await s.factors.active(user.id)).filter((m) => m !== 'push_approval');
+    if (enrolled.length > 0) await s.challenges.requireRecentStepUp(request.auth!, enrolled);
+    return s.pushApproval.confirm(user, request.body.signature, mfaContext(request));
+  });
+}
+
+function signInRoutes(app: App, s: PushApprovalRouteDeps): void {
+  const actors = routeActors(s);
+  const resolveSignIn = actors.resolve(['signin']);
+  app.post('/api/v1/auth/push-approval/request', {
+    schema: {
+      tags, summary: 'Second factor by push approval: ask the phone',
+      description: [
+        'After `401 2FA_REQUIRED` whose `methods` include `push_approval`: sends a data push (`{type: "push_approval", request_id}`, never the number) to the enrolled phone, and answers the number the sign-in page shows. The phone picks that number among three and approves; the page then calls `POST /api/v1/auth/push-approval/complete`. Audited (`MFA_REQUIRED`).',
+        '',
+        'One request per `two_factor_token` while it is pending: asking again answers the same `request_id` and number, and sends nothing (a push is sent once, never retried). After a denial or expiry, asking again sends a new request with a new number.',
+        '',
+        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, NOT_OFFERED,
+          '`429 PUSH_APPROVAL_TOO_MANY` (with `Retry-After`): the account was sent `PUSH_APPROVAL_MAX_PER_HOUR` requests (5 by default) in the last hour.',
+          '`503 PUSH_APPROVAL_UNAVAILABLE`: push is not configured, or the enrolled phone\'s device token is no longer active.'),
+      ].join('\n'),
+      body: RequestBody,
+      response: { 200: RequestResponse, ...errors(...SECOND_FACTOR_ERRORS, E.PUSH_APPROVAL_TOO_MANY, E.PUSH_APPROVAL_UNAVAILABLE) },
+    },
+    preHandler: resolveSignIn,
+    config: { rateLimit: actors.limit('second_factor') },
+  }, async (request) => {
+    const challenge = actors.challengeOf(request);
+    if (!challenge.claims.methods.includes('push_approval')) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method: 'push_approval' });
+    return s.pushApproval.request(challenge.user, challenge.claims.jti, actors.ctxOf(request));
+  });
+
+  app.post('/api/v1/auth/push-approval/complete', {
+    schema: {
+      tags, summary: 'Finish a sign-in approved on the phone',
+      description: [
+        'Poll this route after `POST /api/v1/auth/push-approval/request` (every `Retry-After` seconds, or when the real-time channel says `second_factor.approved`): once the phone approved with the right number, it issues the tokens and the session (`user_profile.mfa_completed: true`) and spends the `two_factor_token`.',
+        '',
+        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, NOT_OFFERED,
+          '`409 PUSH_APPROVAL_PENDING` (with `Retry-After: 2`): the phone has not answered yet.',
+          '`403 PUSH_APPROVAL_DENIED`: the phone denied the sign-in (`details.reason`: `denied`, `wrong_number`, `fraud_reported`).',
+          '`410 PUSH_APPROVAL_EXPIRED`: the phone did not answer within 5 minutes: ask for a new request.',
+          '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this `two_factor_token`.'),
+      ].join('\n'),
+      body: CompleteBody,
+      response: { 200: SignInResponseSchema, ...errors(...SECOND_FACTOR_ERRORS, E.PUSH_APPROVAL_PENDING, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_EXPIRED, E.PUSH_APPROVAL_NOT_FOUND) },
+    },
+    preHandler: resolveSignIn,
+    config: { rateLimit: actors.limit('second_factor') },
+  }, async (request) => {
+    const challenge = actors.challengeOf(request);
+    if (!challenge.claims.methods.includes('push_approval')) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method: 'push_approval' });
+    await s.pushApproval.approved(challenge.user.id, challenge.claims.jti, request.body.request_id);
+    return actors.finish(request, challenge, 'push_approval');
+  });
+}
+
+function phoneRoutes(app: App, s: PushApprovalRouteDeps): void {
+  const actors = routeActors(s);
+  app.get('/api/v1/push-approval/requests/:id', {
+    config: { personalData: true },
+    schema: {
+      tags, security, summary: 'A sign-in waiting for my approval',
+      description: `What the phone shows before the user answers: the three numbers to pick from, where and on what the sign-in is, and until when. Never the number itself.\n\n${bullets(SESSION, '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this account.')}`,
+      params: RequestParams, response: { 200: RequestView, ...errors(E.PUSH_APPROVAL_NOT_FOUND) },
+    },
+    onRequest: s.guard.authenticate,
+  }, async (request) => s.pushApproval.view(await actors.signedInUser(request), request.params.id));
+
+  app.post('/api/v1/push-approval/requests/:id/answer', {
+    schema: {
+      tags, security, summary: 'Approve or deny a sign-in',
+      description: [
+        'The phone\'s answer, signed by the enrolled key over `strongroom-push-approval|<request id>|<decision>|<choice, or empty>`: an access token alone cannot answer. The first answer decides; approving with another number than the sign-in page shows denies the sign-in (`wrong_number`, a failed second factor). `report_fraud` with `deny` alerts the bank\'s security team.',
+        '',
+        bullets(SESSION,
+          '`422 VALIDATION_ERROR`: `approve` without `choice`.',
+          '`401 PUSH_APPROVAL_SIGNATURE_INVALID`: the signature does not verify with the enrolled key (audited `MFA_FAILED`).',
+          '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this account.',
+          '`409 PUSH_APPROVAL_ANSWERED`: answered already.',
+          '`410 PUSH_APPROVAL_EXPIRED`: the 5 minutes have passed.'),
+      ].join('\n'),
+      params: RequestParams, body: AnswerBody,
+      response: { 200: AnswerResponse, ...errors(E.PUSH_APPROVAL_SIGNATURE_INVALID, E.PUSH_APPROVAL_NOT_FOUND, E.PUSH_APPROVAL_ANSWERED, E.PUSH_APPROVAL_EXPIRED) },
+    },
+    onRequest: s.guard.authenticate,
+    config: { rateLimit: actors.limit('second_factor') },
+  }, async (request) => {
+    const user = await actors.signedInUser(request);
+    const body = request.body;
+    if (body.decision === 'approve' && body.choice === undefined) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'choice', message: 'is required to approve' }] });
+    return s.pushApproval.answer(user, request.params.id, body, mfaContext(request));
+  });
+}

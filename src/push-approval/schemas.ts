@@ -1,0 +1,78 @@
+/** Request and answer schemas of the push-approval routes (docs/push-approval.md). */
+import Type from 'typebox';
+import { TwoFactorToken } from '../mfa/schemas.js';
+
+const B64U = (description: string, example: string, maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '^[A-Za-z0-9_-]+$', description, examples: [example] });
+
+const REQUEST_ID = '3f6c1a2b-8d4e-4f5a-9b6c-7d8e9f0a1b2c';
+const DEVICE_ID = '5b1e7c3a-2d4f-4a6b-8c9d-0e1f2a3b4c5d';
+const PUBLIC_KEY = 'MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEq3Zs8yQ4c0fWb1x9V2kLr7mQeT5uN8pJ3hD6gA1sK0oR4iY7vX2bC9nM5lE8wU3tZ6yP1aH4jG7fS0dQ2eI9rO';
+const SIGNATURE = 'MEUCIQDx4m8k1Zf3vYc6qL9aR2tN5pW8sB0hJ7eG4dU1oK3yTAIgV6nC9rM2lP5xF8bH1jD4wQ7sE0aZ3uY6tI9kO2gN5mA';
+const CHALLENGE = 'kP3vR8tY1wQ6zM9nB2cX5aL0jH7gF4dS6eU1iO3pK8m';
+const PASSWORD = 'Vt7#qLm2!xRp9$';
+
+export const SetupBody = Type.Object({
+  device_id: Type.String({ format: 'uuid', description: 'The `id` of the phone\'s device token (`POST /api/v1/notifications/devices/register`, platform `mobile`, active): where the approval requests will be sent.', examples: [DEVICE_ID] }),
+  public_key: B64U('The P-256 public key the phone made in its secure hardware (Android Keystore, iOS Secure Enclave): SubjectPublicKeyInfo, DER, base64url.', PUBLIC_KEY, 512),
+  current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required when the account has no second factor yet (a stolen access token alone must not add a way to sign in).', examples: [PASSWORD] })),
+}, { additionalProperties: false, title: 'Push-approval setup', examples: [{ device_id: DEVICE_ID, public_key: PUBLIC_KEY, current_password: PASSWORD }] });
+
+export const SetupResponse = Type.Object({
+  challenge: Type.String({ description: 'What the phone signs, as `strongroom-push-approval-enrol|<user id>|<challenge>`, and sends to `POST /api/v1/2fa/push-approval/confirm`.', examples: [CHALLENGE] }),
+  expires_in: Type.Integer({ description: 'Seconds left to confirm (300).', examples: [300] }),
+}, { title: 'Push-approval challenge', examples: [{ challenge: CHALLENGE, expires_in: 300 }] });
+
+export const ConfirmBody = Type.Object({
+  signature: B64U('ECDSA P-256 with SHA-256, DER-encoded, base64url, over `strongroom-push-approval-enrol|<user id>|<challenge>` (UTF-8).', SIGNATURE, 256),
+}, { additionalProperties: false, title: 'Push-approval confirmation', examples: [{ signature: SIGNATURE }] });
+
+export const ConfirmResponse = Type.Object({
+  enrolled: Type.Literal(true),
+  method: Type.Literal('push_approval'),
+}, { title: 'Push approval enrolled', examples: [{ enrolled: true, method: 'push_approval' }] });
+
+export const RequestBody = Type.Object({ two_factor_token: TwoFactorToken }, { additionalProperties: false, title: 'Push-approval request', examples: [{ two_factor_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig' }] });
+
+export const RequestResponse = Type.Object({
+  request_id: Type.String({ format: 'uuid', description: 'The request: goes to `POST /api/v1/auth/push-approval/complete`.', examples: [REQUEST_ID] }),
+  number: Type.Integer({ minimum: 10, maximum: 99, description: 'The number the sign-in page shows: the user picks it on the phone.', examples: [47] }),
+  expires_in: Type.Integer({ description: 'Seconds the phone has left to answer.', examples: [300] }),
+}, { title: 'Push-approval request sent', examples: [{ request_id: REQUEST_ID, number: 47, expires_in: 300 }] });
+
+export const CompleteBody = Type.Object({
+  two_factor_token: TwoFactorToken,
+  request_id: Type.String({ format: 'uuid', description: 'The `request_id` of `POST /api/v1/auth/push-approval/request` with the same token.', examples: [REQUEST_ID] }),
+}, { additionalProperties: false, title: 'Push-approval completion', examples: [{ two_factor_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig', request_id: REQUEST_ID }] });
+
+export const RequestParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'The `request_id` of the push (`data.request_id`).', examples: [REQUEST_ID] }) });
+
+const State = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('expired')], { description: '`pending` until answered or expired.', examples: ['pending'] });
+const Nullable = (description: string, example: string) => Type.Union([Type.String(), Type.Null()], { description, examples: [example] });
+
+const VIEW_EXAMPLE = {
+  id: REQUEST_ID, choices: [83, 47, 12], location: { city: 'Lisbon', country: 'PT' }, device: { browser: 'Firefox', system: 'Windows' },
+  channel: 'web', requested_at: '2026-12-06T08:00:00.000Z', expires_at: '2026-12-06T08:05:00.000Z', state: 'pending',
+};
+export const RequestView = Type.Object({
+  id: Type.String({ format: 'uuid', examples: [REQUEST_ID] }),
+  choices: Type.Array(Type.Integer({ minimum: 10, maximum: 99 }), { minItems: 3, maxItems: 3, description: 'Three numbers, one of them the number the sign-in page shows, in random order.', examples: [[83, 47, 12]] }),
+  location: Type.Object({ city: Nullable('Where the sign-in comes from, when the geolocation knows it.', 'Lisbon'), country: Nullable('ISO 3166-1 alpha-2.', 'PT') }, { examples: [{ city: 'Lisbon', country: 'PT' }] }),
+  device: Type.Object({ browser: Nullable('The browser of the sign-in, from its user agent.', 'Firefox'), system: Nullable('Its operating system.', 'Windows') }, { examples: [{ browser: 'Firefox', system: 'Windows' }] }),
+  channel: Type.String({ description: 'The channel of the sign-in (`web`, `mobile`, ...).', examples: ['web'] }),
+  requested_at: Type.String({ format: 'date-time', examples: ['2026-12-06T08:00:00.000Z'] }),
+  expires_at: Type.String({ format: 'date-time', examples: ['2026-12-06T08:05:00.000Z'] }),
+  state: State,
+}, { title: 'Push-approval request', examples: [VIEW_EXAMPLE] });
+
+export const AnswerBody = Type.Object({
+  decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')], { examples: ['approve'] }),
+  choice: Type.Optional(Type.Integer({ minimum: 10, maximum: 99, description: 'The number the user picked among `choices` (required to approve).', examples: [47] })),
+  report_fraud: Type.Optional(Type.Boolean({ description: 'With `deny`: the user did not try to sign in; the bank\'s security team is alerted.', examples: [false] })),
+  signature: B64U('ECDSA P-256 with SHA-256 (DER, base64url) by the enrolled key over `strongroom-push-approval|<request id>|<decision>|<choice, or empty>` (UTF-8).', SIGNATURE, 256),
+}, { additionalProperties: false, title: 'Push-approval answer', examples: [{ decision: 'approve', choice: 47, signature: SIGNATURE }] });
+
+export const AnswerResponse = Type.Object({
+  id: Type.String({ format: 'uuid', examples: [REQUEST_ID] }),
+  state: Type.Union([Type.Literal('approved'), Type.Literal('denied')], { examples: ['approved'] }),
+  deny_reason: Type.Union([Type.Literal('denied'), Type.Literal('wrong_number'), Type.Literal('fraud_reported'), Type.Null()], { description: 'Why it was denied: the user said no, picked another number, or reported fraud.', examples: [null] }),
+}, { title: 'Push-approval answered', examples: [{ id: REQUEST_ID, state: 'approved', deny_reason: null }] });

@@ -1,0 +1,245 @@
+/**
+ * Push approval (issue 30, section 2): a sign-in is approved on the enrolled phone by picking,
+ * among three numbers, the one the sign-in page shows, and signing the answer with a key the
+ * phone keeps in its secure hardware. The access token of the phone's session alone cannot
+ * approve: the answer's signature must verify under the enrolled key.
+ *
+ * - Enrolment: the phone's public key and its device token, then its signature over a challenge.
+ * - A request: one per 2FA token while pending (asking again answers the same request and sends
+ *   nothing), at most PUSH_APPROVAL_MAX_PER_HOUR per account an hour, sent once (a data push
+ *   through the outbox, tried once, naming only the request id).
+ * - An answer: one conditional UPDATE decides (pending and not expired); every other is refused.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { AuditLog } from '../audit/service.js';
+import type { DeviceTokenStore } from '../devices/store.js';
+import type { GeoLookup } from '../geo/types.js';
+import type { MfaAttempts } from '../mfa/attempts.js';
+import { secondFactorLimit } from '../mfa/attempts.js';
+import type { ChallengeService, MfaContext } from '../mfa/challenge.js';
+import type { FactorStore } from '../mfa/factors.js';
+import type { PushOutbox } from '../notifications/outbox.js';
+import type { Clock } from '../platform/clock.js';
+import type { Config } from '../platform/config.js';
+import type { Db } from '../platform/db/database.js';
+import type { PushApprovalDenyReason, PushApprovalState } from '../platform/db/schema.js';
+import { retryLater } from '../platform/errors.js';
+import type { RealtimeHub } from '../realtime/hub.js';
+import type { AlertService } from '../risk/alerts/service.js';
+import { describeDevice } from '../risk/responses/device.js';
+import type { UserRow } from '../users/store.js';
+import { answerMessage, drawNumbers, enrolMessage, parsePublicKey, verifySignature } from './crypto.js';
+import { PushApprovalErrors as E } from './errors.js';
+
+/** How long the phone has to confirm an enrolment, and to answer a request. */
+export const ENROL_SECONDS = 300;
+export const REQUEST_SECONDS = 300;
+/** What a waiting web page is told between two polls of `complete`. */
+export const POLL_SECONDS = 2;
+
+export interface PushApprovalServiceDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'mfa' | 'pushApproval'>;
+  audit: AuditLog;
+  factors: FactorStore;
+  challenges: ChallengeService;
+  mfaAttempts: MfaAttempts;
+  deviceTokens: DeviceTokenStore;
+  pushOutbox: PushOutbox;
+  push: unknown;
+  realtime: RealtimeHub;
+  alerts: AlertService;
+  geo: GeoLookup;
+}
+
+export interface RequestView {
+  id: string;
+  choices: number[];
+  location: { city: string | null; country: string | null };
+  device: { browser: string | null; system: string | null };
+  channel: string;
+  requested_at: string;
+  expires_at: string;
+  state: PushApprovalState | 'expired';
+}
+
+type RequestRow = {
+  id: string; user_id: number; two_factor_jti: string; number: number; choices: number[]; state: PushApprovalState; deny_reason: PushApprovalDenyReason | null;
+  country: string | null; city: string | null; browser: string | null; system: string | null; channel: string; requested_at: Date; expires_at: Date; answered_at: Date | null;
+};
+
+const iso = (d: Date | string): string => new Date(d).toISOString();
+
+export class PushApprovalService {
+  constructor(private readonly d: PushApprovalServiceDeps) {}
+
+  private now(): Date {
+    return new Date(this.d.clock.now());
+  }
+
+  /** Starts (or restarts) the enrolment of `user`'s phone: its key and device; the challenge it must sign. */
+  async setup(user: UserRow, deviceUuid: string, publicKey: string): Promise<{ challenge: string; expires_in: number }> {
+    if (!parsePublicKey(publicKey)) throw E.PUSH_APPROVAL_KEY_INVALID();
+    const device = await this.d.deviceTokens.get(user.id, deviceUuid);
+    if (!device || !device.is_active || device.platform !== 'mobile') throw E.PUSH_APPROVAL_DEVICE_NOT_FOUND();
+    const now = this.now();
+    const challenge = randomBytes(32).toString('base64url');
+    const expires = new Date(now.getTime() + ENROL_SECONDS * 1000);
+    // A new key replaces the old one at once: the old phone can no longer approve.
+    await this.d.db.insertInto('push_approval_keys')
+      .values({ user_id: user.id, device_token_id: device.id, public_key: publicKey, enrol_challenge: challenge, enrol_expires_at: expires, confirmed_at: null, created_at: now })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ device_token_id: device.id, public_key: publicKey, enrol_challenge: challenge, enrol_expires_at: expires, confirmed_at: null, created_at: now }))
+      .execute();
+    return { challenge, expires_in: ENROL_SECONDS };
+  }
+
+  /** Checks the phone's signature over the enrolment challenge, then activates the factor. */
+  async confirm(user: UserRow, signature: string, ctx: MfaContext): Promise<{ enrolled: true; method: 'push_approval' }> {
+    const now = this.now();
+    const key = await this.d.db.selectFrom('push_approval_keys').selectAll().where('user_id', '=', user.id).executeTakeFirst();
+    if (!key || key.enrol_challenge === null || key.enrol_expires_at === null || new Date(key.enrol_expires_at).getTime() <= now.getTime()) throw E.PUSH_APPROVAL_SETUP_EXPIRED();
+    if (!verifySignature(key.public_key, enrolMessage(user.uuid, key.enrol_challenge), signature)) {
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'enrolment_signature' });
+      throw E.PUSH_APPROVAL_SIGNATURE_INVALID();
+    }
+    const challenge = key.enrol_challenge;
+    await this.d.db.transaction().execute(async (trx) => {
+      const done = await trx.updateTable('push_approval_keys').set({ confirmed_at: now, enrol_challenge: null, enrol_expires_at: null })
+        .where('user_id', '=', user.id).where('enrol_challenge', '=', challenge).returning('id').executeTakeFirst();
+      if (!done) throw E.PUSH_APPROVAL_SETUP_EXPIRED(); // confirmed by a parallel request, or restarted
+      await this.d.factors.activate(trx, user, 'push_approval', now);
+      await this.d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, 'push_approval', {}, trx);
+    });
+    return { enrolled: true, method: 'push_approval' };
+  }
+
+  /**
+   * Sends a sign-in request to the phone for the 2FA token `jti`, or answers the pending one of
+   * that token again (nothing is sent twice). 429 past the hourly limit, 503 without a device.
+   */
+  async request(user: UserRow, jti: string, ctx: MfaContext): Promise<{ request_id: string; number: number; expires_in: number }> {
+    const now = this.now();
+    const result = await this.d.db.transaction().execute(async (trx) => {
+      // One request at a time per account: the count and the insert cannot interleave.
+      await sql`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`.execute(trx);
+      const pending = await trx.selectFrom('push_approval_requests').select(['id', 'number', 'expires_at'])
+        .where('user_id', '=', user.id).where('two_factor_jti', '=', jti).where('state', '=', 'pending').where('expires_at', '>', now)
+        .orderBy('requested_at', 'desc').executeTakeFirst();
+      if (pending) return { request_id: pending.id, number: pending.number, expires_in: Math.ceil((new Date(pending.expires_at).getTime() - now.getTime()) / 1000), fresh: false };
+      const hourAgo = new Date(now.getTime() - 3_600_000);
+      const recent = await trx.selectFrom('push_approval_requests').select('requested_at')
+        .where('user_id', '=', user.id).where('requested_at', '>', hourAgo).orderBy('requested_at').execute();
+      if (recent.length >= this.d.config.pushApproval.maxPerHour) {
+        const oldest = new Date(recent[0]!.requested_at).getTime();
+        throw retryLater(E.PUSH_APPROVAL_TOO_MANY, (oldest + 3_600_000 - now.getTime()) / 1000);
+      }
+      const key = await trx.selectFrom('push_approval_keys').select(['device_token_id']).where('user_id', '=', user.id).where('confirmed_at', 'is not', null).executeTakeFirst();
+      if (!key || this.d.push === undefined) throw E.PUSH_APPROVAL_UNAVAILABLE();
+      const { number, choices } = drawNumbers();
+      const place = this.d.geo.lookup(ctx.ip);
+      const where = place && !('internal' in place) ? place : null;
+      const device = describeDevice(ctx.userAgent);
+      const row = await trx.insertInto('push_approval_requests').values({
+        user_id: user.id, two_factor_jti: jti, number, choices, state: 'pending', deny_reason: null,
+        country: where?.country ?? null, city: where?.city ?? null, browser: device.browser, system: device.system, channel: ctx.channel,
+        requested_at: now, expires_at: new Date(now.getTime() + REQUEST_SECONDS * 1000), answered_at: null,
+      }).returning('id').executeTakeFirstOrThrow();
+      // A data push naming the request only: no number, no code. Tried once, never again.
+      const sent = await this.d.pushOutbox.enqueueOnce(trx, user.id, key.device_token_id, {
+        title: 'Sign-in request', body: 'Open the app to approve or deny this sign-in.', data: { type: 'push_approval', request_id: row.id },
+      });
+      if (sent === null) throw E.PUSH_APPROVAL_UNAVAILABLE();
+      await this.d.challenges.audit('MFA_REQUIRED', 'SUCCESS', user, ctx, 'push_approval', { request_id: row.id }, trx);
+      return { request_id: row.id, number, expires_in: REQUEST_SECONDS, fresh: true };
+    });
+    if (result.fresh) {
+      await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.requested', data: { method: 'push_approval', request_id: result.request_id, expires_at: iso(new Date(now.getTime() + REQUEST_SECONDS * 1000)) } });
+    }
+    return { request_id: result.request_id, number: result.number, expires_in: result.expires_in };
+  }
+
+  private async find(userId: number, id: string): Promise<RequestRow> {
+    const row = await this.d.db.selectFrom('push_approval_requests').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    if (!row) throw E.PUSH_APPROVAL_NOT_FOUND();
+    return row as RequestRow;
+  }
+
+  private stateOf(row: RequestRow): RequestView['state'] {
+    return row.state === 'pending' && new Date(row.expires_at).getTime() <= this.d.clock.now() ? 'expired' : row.state;
+  }
+
+  /** What the phone shows: the three numbers, where and on what the sign-in is. Never the number itself. */
+  async view(user: UserRow, id: string): Promise<RequestView> {
+    const row = await this.find(user.id, id);
+    return {
+      id: row.id, choices: row.choices.map(Number), location: { city: row.city, country: row.country }, device: { browser: row.browser, system: row.system },
+      channel: row.channel, requested_at: iso(row.requested_at), expires_at: iso(row.expires_at), state: this.stateOf(row),
+    };
+  }
+
+  /**
+   * The phone's answer, signed by the enrolled key. The first valid answer wins (one conditional
+   * UPDATE); a wrong number denies the sign-in and counts as a failed second factor; a denial
+   * with `report_fraud` raises a security alert.
+   */
+  async answer(user: UserRow, id: string, a: { decision: 'approve' | 'deny'; choice?: number; report_fraud?: boolean; signature: string }, ctx: MfaContext): Promise<{ id: string; state: 'approved' | 'denied'; deny_reason: PushApprovalDenyReason | null }> {
+    const row = await this.find(user.id, id);
+    const key = await this.d.db.selectFrom('push_approval_keys').select('public_key').where('user_id', '=', user.id).where('confirmed_at', 'is not', null).executeTakeFirst();
+    if (!key || !verifySignature(key.public_key, answerMessage(row.id, a.decision, a.choice), a.signature)) {
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'signature', request_id: row.id });
+      throw E.PUSH_APPROVAL_SIGNATURE_INVALID();
+    }
+    const now = this.now();
+    const [state, reason]: ['approved' | 'denied', PushApprovalDenyReason | null] = a.decision === 'approve'
+      ? (a.choice === Number(row.number) ? ['approved', null] : ['denied', 'wrong_number'])
+      : ['denied', a.report_fraud === true ? 'fraud_reported' : 'denied'];
+    const won = await this.d.db.updateTable('push_approval_requests').set({ state, deny_reason: reason, answered_at: now })
+      .where('id', '=', row.id).where('state', '=', 'pending').where('expires_at', '>', now).returning('id').executeTakeFirst();
+    if (!won) {
+      if (row.state === 'pending' && new Date(row.expires_at).getTime() <= now.getTime()) throw E.PUSH_APPROVAL_EXPIRED();
+      throw E.PUSH_APPROVAL_ANSWERED();
+    }
+    const details = { request_id: row.id, purpose: 'signin' };
+    if (state === 'approved') {
+      await this.d.challenges.audit('MFA_VERIFIED', 'SUCCESS', user, ctx, 'push_approval', { ...details, step: 'phone_approved' });
+    } else if (reason === 'wrong_number') {
+      const limit = secondFactorLimit(this.d.config);
+      const r = await this.d.mfaAttempts.reserve(user.id, 'second_factor', limit);
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason: 'wrong_number', failed_count: r.ok ? r.failedCount : undefined });
+      if (r.ok && r.failedCount >= limit.max) await this.d.challenges.audit('MFA_LOCKED', 'SUCCESS', user, ctx, 'push_approval', { locked_minutes: limit.lockMinutes });
+    } else {
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason });
+      if (reason === 'fraud_reported') {
+        await this.d.alerts.raise(this.d.db, {
+          rule: 'push_approval_fraud', severity: 'high', userId: user.uuid, auditId: null, channel: row.channel, ipHash: null,
+          location: row.country ? { country: row.country, ...(row.city ? { city: row.city } : {}) } : null, score: null, indicators: [], dedupeKey: `push_approval_fraud:${row.id}`,
+        });
+      }
+    }
+    await this.d.realtime.publish({ userId: user.id }, { type: state === 'approved' ? 'second_factor.approved' : 'second_factor.denied', data: { method: 'push_approval', request_id: row.id, ...(reason ? { reason } : {}) } });
+    return { id: row.id, state, deny_reason: reason };
+  }
+
+  /**
+   * Where the request of the 2FA token `jti` stands, for the web page finishing the sign-in:
+   * resolves when approved; else 409 pending (with `Retry-After`), 403 denied, 410 expired,
+   * 404 when it is not this token's.
+   */
+  async approved(userId: number, jti: string, id: string): Promise<void> {
+    const row = await this.d.db.selectFrom('push_approval_requests').selectAll().where('id', '=', id).where('user_id', '=', userId).where('two_factor_jti', '=', jti).executeTakeFirst() as RequestRow | undefined;
+    if (!row) throw E.PUSH_APPROVAL_NOT_FOUND();
+    const state = this.stateOf(row);
+    if (state === 'approved') return;
+    if (state === 'pending') throw retryLater(E.PUSH_APPROVAL_PENDING, POLL_SECONDS);
+    if (state === 'expired') throw E.PUSH_APPROVAL_EXPIRED();
+    throw E.PUSH_APPROVAL_DENIED({ reason: row.deny_reason });
+  }
+
+  /** Deletes requests that expired more than a day ago (the hourly limit looks back one hour). */
+  async purge(now: Date): Promise<number> {
+    const rows = await this.d.db.deleteFrom('push_approval_requests').where('expires_at', '<', new Date(now.getTime() - 86_400_000)).returning('id').execute();
+    return rows.length;
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * Push approval over HTTP (both databases, a frozen clock, the local FCM fake): the phone enrols a
+ * software P-256 key (as Android Keystore or the Secure Enclave would hold it); a sign-in asks the
+ * phone, which sees three numbers and approves with the one the page shows; the page completes
+ * the sign-in. The threats: a wrong number or a denial does not sign in; a parallel burst of
+ * answers counts one, and of completions opens one session; another key's signature and an access
+ * token without the key cannot approve; an expired request is refused; the hourly limit; a fraud
+ * report raises a security alert.
+ */
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerMessage, enrolMessage } from '../../src/push-approval/crypto.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
+import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, withoutRiskResponses } from '../harness/fixtures.js';
+
+type Json = Record<string, unknown>;
+interface Phone { key: KeyObject; publicKey: string; token: string }
+interface Enrolled { user: { id: number; uuid: string }; username: string; access: string; phone: Phone }
+interface Sent { request_id: string; number: number; expires_in: number }
+
+const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
+
+let fcm: FakeFcm;
+let t: TestApp;
+let seq = 0;
+
+beforeAll(async () => {
+  fcm = await startFakeFcm();
+  t = await createTestApp({ env: { ...fcm.env, TWO_FACTOR_TOKEN_EXPIRE_MINUTES: '15', SIGNIN_RATE_LIMIT_PER_MINUTE: '10000' } });
+  await withoutRiskResponses(t.s);
+});
+afterAll(async () => {
+  await t?.close();
+  await fcm?.close();
+});
+
+const post = (url: string, payload: Json, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload, headers });
+
+function newPhone(): Phone {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return { key: privateKey, publicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64url'), token: `approval${++seq}:APA91bH2x7k3Lq9Zr0Xc3A_${'q'.repeat(90)}` };
+}
+
+const signWith = (key: KeyObject, message: string): string => sign('sha256', Buffer.from(message, 'utf8'), { key, dsaEncoding: 'der' }).toString('base64url');
+
+/** A customer signed in on their phone, the phone's token registered and its key enrolled. */
+async function enrolled(): Promise<Enrolled> {
+  const username = `approval.user${++seq}`;
+  const user = await seedUser(t.s, username);
+  const access = (await signIn(t.app, username)).access_token;
+  const phone = newPhone();
+  const reg = await post('/api/v1/notifications/devices/register', { push_token: phone.token, platform: 'mobile', device_name: 'Pixel 8' }, bearer(access));
+  expect(reg.statusCode, reg.body).toBe(201);
+  const deviceId = reg.json<{ id: string }>().id;
+  expectError(await post('/api/v1/2fa/push-approval/setup', { device_id: deviceId, public_key: phone.publicKey }, bearer(access)), 422, 'VALIDATION_ERROR');
+  const setup = await post('/api/v1/2fa/push-approval/setup', { device_id: deviceId, public_key: phone.publicKey, current_password: STRONG_PASSWORD }, bearer(access));
+  expect(setup.statusCode, setup.body).toBe(200);
+  const { challenge, expires_in } = setup.json<{ challenge: string; expires_in: number }>();
+  expect(expires_in).toBe(300);
+  // Another key's signature does not confirm.
+  expectError(await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(newPhone().key, enrolMessage(user.uuid, challenge)) }, bearer(access)), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+  const confirm = await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(phone.key, enrolMessage(user.uuid, challenge)) }, bearer(access));
+  expect(confirm.statusCode, confirm.body).toBe(200);
+  expect(confirm.json()).toEqual({ enrolled: true, method: 'push_approval' });
+  return { user, username, access, phone };
+}
+
+/** The password step of a new sign-in: its 2FA token. */
+async function passwordStep(u: Enrolled): Promise<string> {
+  const details = expectError(await login(t.app, u.username, STRONG_PASSWORD, {}, { 'user-agent': FIREFOX }), 401, '2FA_REQUIRED').details as { two_factor_token: string; methods: string[] };
+  expect(details.methods).toContain('push_approval');
+  return details.two_factor_token;
+}
+
+async function ask(token: string): Promise<Sent> {
+  const res = await post('/api/v1/auth/push-approval/request', { two_factor_token: token }, { 'user-agent': FIREFOX });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json<Sent>();
+}
+
+const answer = (u: Enrolled, id: string, decision: 'approve' | 'deny', choice?: number, extra: Json = {}, key: KeyObject = u.phone.key) =>
+  post(`/api/v1/push-approval/requests/${id}/answer`, { decision, ...(choice === undefined ? {} : { choice }), signature: signWith(key, answerMessage(id, decision, choice)), ...extra }, bearer(u.access));
+
+const complete = (token: string, requestId: string) => post('/api/v1/auth/push-approval/complete', { two_factor_token: token, request_id: requestId });
+
+async function count(table: 'sessions' | 'push_approval_requests', userId: number, where: Json = {}): Promise<number> {
+  let q = t.s.database.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId);
+  for (const [k, v] of Object.entries(where)) q = q.where(k as never, '=', v as never);
+  return Number((await q.executeTakeFirstOrThrow()).n);
+}
+
+describe('enrolment and a sign-in approved on the phone', () => {
+  it('the phone sees three numbers, approves with the one shown, and the page completes the sign-in (mfa_completed, audited with mfa_method push_approval)', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    expect(sent.expires_in).toBe(300);
+    expect(sent.number).toBeGreaterThanOrEqual(10);
+    expect(sent.number).toBeLessThanOrEqual(99);
+    // Asking again while pending answers the same request and sends nothing more.
+    expect(await ask(token)).toMatchObject({ request_id: sent.request_id, number: sent.number });
+    await t.s.pushOutbox.drain();
+    const pushes = fcm.sent.filter((m) => m.token === u.phone.token);
+    expect(pushes).toHaveLength(1);
+    expect(pushes[0]!.data).toEqual({ type: 'push_approval', request_id: sent.request_id });
+    expect(`${pushes[0]!.notification.title} ${pushes[0]!.notification.body}`).not.toMatch(/\d/); // no number, no code
+
+    expectError(await complete(token, sent.request_id), 409, 'PUSH_APPROVAL_PENDING');
+    const pending = await complete(token, sent.request_id);
+    expect(pending.headers['retry-after']).toBe('2');
+
+    const view = await t.app.inject({ method: 'GET', url: `/api/v1/push-approval/requests/${sent.request_id}`, headers: bearer(u.access) });
+    expect(view.statusCode, view.body).toBe(200);
+    const v = view.json<{ choices: number[] } & Json>();
+    expect(v).toMatchObject({ device: { browser: 'Firefox', system: 'Windows' }, channel: 'web', state: 'pending' });
+    expect(v.choices).toHaveLength(3);
+    expect(new Set(v.choices).size).toBe(3);
+    expect(v.choices).toContain(sent.number);
+    expect(v).not.toHaveProperty('number');
+
+    const ok = await answer(u, sent.request_id, 'approve', sent.number);
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json()).toEqual({ id: sent.request_id, state: 'approved', deny_reason: null });
+    const done = await complete(token, sent.request_id);
+    expect(done.statusCode, done.body).toBe(200);
+    expect(done.json()).toMatchObject({ token_type: 'bearer', user_profile: { mfa_completed: true } });
+    // The 2FA token is spent: once.
+    expectError(await complete(token, sent.request_id), 401, 'TOKEN_REVOKED');
+    const logins = (await t.s.audit.query({ userId: u.user.uuid, eventType: 'USER_LOGIN', limit: 10, offset: 0 })).entries;
+    expect(logins.filter((e) => e.mfa_method === 'push_approval')).toHaveLength(1);
+  });
+
+  it('a request of another 2FA token is not found', async () => {
+    const u = await enrolled();
+    const first = await ask(await passwordStep(u));
+    expectError(await complete(await passwordStep(u), first.request_id), 404, 'PUSH_APPROVAL_NOT_FOUND');
+  });
+});
+
+describe('what does not sign in', () => {
+  it('a wrong number denies the sign-in and counts as a failed second factor', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    const wrong = sent.number === 99 ? 98 : sent.number + 1;
+    const res = await answer(u, sent.request_id, 'approve', wrong);
+    expect(res.json()).toEqual({ id: sent.request_id, state: 'denied', deny_reason: 'wrong_number' });
+    expect(expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'wrong_number' });
+    const attempts = await t.s.database.db.selectFrom('mfa_attempts').select('failed_count').where('user_id', '=', u.user.id).where('factor', '=', 'second_factor').executeTakeFirstOrThrow();
+    expect(attempts.failed_count).toBe(1);
+    expect(await auditTotal(t.s, u.user.uuid, 'MFA_FAILED')).toBe(2); // the enrolment's forged signature, and this
+    // A second answer does not change it.
+    expectError(await answer(u, sent.request_id, 'approve', sent.number), 409, 'PUSH_APPROVAL_ANSWERED');
+  });
+
+  it('a denial does not sign in; with report_fraud it raises a high security alert', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    expectError(await answer(u, sent.request_id, 'approve'), 422, 'VALIDATION_ERROR');
+    const res = await answer(u, sent.request_id, 'deny', undefined, { report_fraud: true });
+    expect(res.json()).toEqual({ id: sent.request_id, state: 'denied', deny_reason: 'fraud_reported' });
+    expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED');
+    const alerts = await t.s.database.db.selectFrom('security_alerts').select(['rule', 'severity']).where('user_uuid', '=', u.user.uuid).execute();
+    expect(alerts).toEqual([{ rule: 'push_approval_fraud', severity: 'high' }]);
+    // A new request may follow (a new number).
+    const again = await ask(token);
+    expect(again.request_id).not.toBe(sent.request_id);
+  });
+
+  it('another key\'s signature, or an access token alone, cannot approve', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    expectError(await answer(u, sent.request_id, 'approve', sent.number, {}, newPhone().key), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    expectError(await post(`/api/v1/push-approval/requests/${sent.request_id}/answer`, { decision: 'approve', choice: sent.number, signature: 'MEUCIQD' }, bearer(u.access)), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    // A signature over another request's answer does not carry over.
+    const forged = signWith(u.phone.key, answerMessage('00000000-0000-4000-8000-000000000000', 'approve', sent.number));
+    expectError(await post(`/api/v1/push-approval/requests/${sent.request_id}/answer`, { decision: 'approve', choice: sent.number, signature: forged }, bearer(u.access)), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    // Another account's session cannot see or answer it.
+    const other = await enrolled();
+    expectError(await t.app.inject({ method: 'GET', url: `/api/v1/push-approval/requests/${sent.request_id}`, headers: bearer(other.access) }), 404, 'PUSH_APPROVAL_NOT_FOUND');
+    expectError(await complete(token, sent.request_id), 409, 'PUSH_APPROVAL_PENDING');
+    expect(await count('push_approval_requests', u.user.id, { state: 'pending' })).toBe(1);
+  });
+
+  it('an expired request is refused, on the phone and on the page', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    t.clock.advance(300_000);
+    const view = await t.app.inject({ method: 'GET', url: `/api/v1/push-approval/requests/${sent.request_id}`, headers: bearer(u.access) });
+    expect(view.json()).toMatchObject({ state: 'expired' });
+    expectError(await answer(u, sent.request_id, 'approve', sent.number), 410, 'PUSH_APPROVAL_EXPIRED');
+    expectError(await complete(token, sent.request_id), 410, 'PUSH_APPROVAL_EXPIRED');
+  });
+});
+
+describe('bursts and limits', () => {
+  it('a parallel burst of 8 approvals counts one; a burst of 8 completions opens one session', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => answer(u, sent.request_id, 'approve', sent.number)));
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    expect(await count('push_approval_requests', u.user.id, { state: 'approved' })).toBe(1);
+    const verified = (await t.s.audit.query({ userId: u.user.uuid, eventType: 'MFA_VERIFIED', limit: 20, offset: 0 })).entries;
+    expect(verified.filter((e) => (e.details as { step?: string }).step === 'phone_approved')).toHaveLength(1);
+    const before = await count('sessions', u.user.id);
+    const completions = await Promise.all(Array.from({ length: 8 }, () => complete(token, sent.request_id)));
+    expect(completions.filter((r) => r.statusCode === 200)).toHaveLength(1);
+    expect(completions.filter((r) => r.statusCode === 401)).toHaveLength(7);
+    expect(await count('sessions', u.user.id)).toBe(before + 1);
+  });
+
+  it('at most PUSH_APPROVAL_MAX_PER_HOUR (5) requests an hour per account, then 429 with Retry-After', async () => {
+    const u = await enrolled();
+    for (let i = 0; i < 5; i++) await ask(await passwordStep(u));
+    const token = await passwordStep(u);
+    const refused = await post('/api/v1/auth/push-approval/request', { two_factor_token: token });
+    expectError(refused, 429, 'PUSH_APPROVAL_TOO_MANY');
+    expect(Number(refused.headers['retry-after'])).toBe(3600);
+    expect(await count('push_approval_requests', u.user.id)).toBe(5);
+    t.clock.advance(3_600_000);
+    await ask(await passwordStep(u));
+  });
+});
