@@ -55,6 +55,8 @@ export const AUDIT_EVENTS = [
   'RISK_SIGN_IN_REFUSED', 'RISK_ADDRESS_BLOCKED', 'RISK_POLICY_UPDATED',
   // Passkeys (issue 30)
   'PASSKEY_REGISTERED', 'PASSKEY_RENAMED', 'PASSKEY_DELETED', 'PASSKEY_CLONE_DETECTED',
+  // Push approval (issue 30)
+  'PUSH_APPROVAL_REMOVED',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

@@ -22,6 +22,7 @@
 import type { DeviceBindings } from '../access/devices.js';
 import type { FactorStore } from '../mfa/factors.js';
 import { removeAllPasskeys } from '../passkeys/store.js';
+import { removePushApproval } from '../push-approval/store.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
@@ -83,6 +84,8 @@ export class CoolingOff {
       if (locked.kind === 'mfa') effects.factors_removed = await d.factors.active(user.id, trx);
       // Passkeys go with either recovery: they live on the lost phone or device.
       const passkeys = await removeAllPasskeys(trx, user.id);
+      // So does the push-approval key: it lives on the lost phone.
+      if (await removePushApproval(trx, user.id, now)) effects.push_approval_removed = true;
       if (locked.kind === 'mfa') {
         await d.factors.removeAll(trx, user.id, now);
       } else {

@@ -10,6 +10,7 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerMessage, enrolMessage } from '../../src/push-approval/crypto.js';
+import { setSecurityLock } from '../../src/risk/responses/lock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
 import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, withoutRiskResponses } from '../harness/fixtures.js';
@@ -224,5 +225,24 @@ describe('bursts and limits', () => {
     expect(await count('push_approval_requests', u.user.id)).toBe(5);
     t.clock.advance(3_600_000);
     await ask(await passwordStep(u));
+  });
+});
+
+describe('a lost or intruder\'s phone', () => {
+  it('threat: the recovery that lifts a "this was not me" lock removes the push-approval key and factor, and denies the pending request', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    await setSecurityLock(t.s.database.db, u.user.id, new Date(t.clock.now()));
+    const reset = (await t.s.tokens.issue('reset', { user_id: u.user.uuid, purpose: 'password_change', recovered: true })).token;
+    const res = await post('/api/v1/auth/reset/password', { reset_token: reset, new_password: 'Kp3#wZm8!tRq5&' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(await t.s.factors.active(u.user.id)).toEqual([]);
+    expect(await t.s.database.db.selectFrom('push_approval_keys').select('id').where('user_id', '=', u.user.id).execute()).toEqual([]);
+    expect(await auditTotal(t.s, u.user.uuid, 'PUSH_APPROVAL_REMOVED')).toBe(1);
+    // The phone's session ended with the password change; with a new one, the old key approves nothing.
+    const fresh = { ...u, access: (await signIn(t.app, u.username, 'Kp3#wZm8!tRq5&')).access_token };
+    expectError(await answer(fresh, sent.request_id, 'approve', sent.number), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    expect(await count('push_approval_requests', u.user.id, { state: 'pending' })).toBe(0);
   });
 });

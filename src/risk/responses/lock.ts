@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import type { AuditContext, AuditLog } from '../../audit/service.js';
 import { removeAllPasskeys } from '../../passkeys/store.js';
+import { removePushApproval } from '../../push-approval/store.js';
 import type { Db } from '../../platform/db/database.js';
 import type { AppError } from '../../platform/errors.js';
 import { RiskResponseErrors as E } from './errors.js';
@@ -44,7 +45,8 @@ export interface RecoveryLift {
  * Lifts the lock, in `trx`; returns when it had been set (null: it was not locked, nothing changed).
  * `recovery`: the holder's completed recovery lifts it, so every passkey of the account is deleted
  * with the `passkey` factor (audited PASSKEY_DELETED, reason `security_lock_lifted`): the one who
- * signed in instead of the holder may have registered one.
+ * signed in instead of the holder may have registered one; so is the push-approval key and its
+ * factor (audited PUSH_APPROVAL_REMOVED).
  */
 export async function clearSecurityLock(trx: Db, userId: number, recovery?: RecoveryLift): Promise<Date | null> {
   const r = await sql<{ was: Date | string }>`
@@ -54,6 +56,10 @@ export async function clearSecurityLock(trx: Db, userId: number, recovery?: Reco
   if (was === undefined) return null;
   if (recovery) {
     const removed = await removeAllPasskeys(trx, userId);
+    const approval = await removePushApproval(trx, userId, new Date()); // no clock here: only the pending requests' answered_at
+    if (approval) {
+      await recovery.audit.record({ ...recovery.entry, eventType: 'PUSH_APPROVAL_REMOVED', status: 'SUCCESS', mfaMethod: 'push_approval', details: { reason: 'security_lock_lifted' } }, trx);
+    }
     if (removed.length > 0) {
       await recovery.audit.record({ ...recovery.entry, eventType: 'PASSKEY_DELETED', status: 'SUCCESS', mfaMethod: 'passkey', details: { reason: 'security_lock_lifted', passkey_ids: removed, passkeys_left: 0 } }, trx);
     }
