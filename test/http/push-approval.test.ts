@@ -130,6 +130,10 @@ describe('enrolment and a sign-in approved on the phone', () => {
     expectError(await complete(token, sent.request_id), 401, 'TOKEN_REVOKED');
     const logins = (await t.s.audit.query({ userId: u.user.uuid, eventType: 'USER_LOGIN', limit: 10, offset: 0 })).entries;
     expect(logins.filter((e) => e.mfa_method === 'push_approval')).toHaveLength(1);
+    // The user's open pages and apps heard of the request once, and of the approval.
+    const events = await t.s.database.db.selectFrom('realtime_events').select(['type', 'data']).where('user_id', '=', u.user.id).orderBy('id').execute();
+    expect(events.map((e) => e.type)).toEqual(['second_factor.requested', 'second_factor.approved']);
+    expect(events[1]!.data).toEqual({ method: 'push_approval', request_id: sent.request_id });
   });
 
   it('a request of another 2FA token is not found', async () => {
@@ -162,6 +166,8 @@ describe('what does not sign in', () => {
     expectError(await answer(u, sent.request_id, 'approve'), 422, 'VALIDATION_ERROR');
     const res = await answer(u, sent.request_id, 'deny', undefined, { report_fraud: true });
     expect(res.json()).toEqual({ id: sent.request_id, state: 'denied', deny_reason: 'fraud_reported' });
+    const denied = await t.s.database.db.selectFrom('realtime_events').select('data').where('user_id', '=', u.user.id).where('type', '=', 'second_factor.denied').execute();
+    expect(denied.map((e) => e.data)).toEqual([{ method: 'push_approval', request_id: sent.request_id, reason: 'fraud_reported' }]);
     expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED');
     const alerts = await t.s.database.db.selectFrom('security_alerts').select(['rule', 'severity']).where('user_uuid', '=', u.user.uuid).execute();
     expect(alerts).toEqual([{ rule: 'push_approval_fraud', severity: 'high' }]);

@@ -9,10 +9,13 @@ export type RealtimeEventType =
 
 /** What each event's `data` holds. */
 export interface RealtimeEventData {
-  /** A second-factor approval was asked of this user's device (push approval). */
-  'second_factor.requested': Record<string, unknown>;
-  'second_factor.approved': Record<string, unknown>;
-  'second_factor.denied': Record<string, unknown>;
+  /** A sign-in asked this user's phone for a push approval. */
+  'second_factor.requested': { method: 'push_approval'; request_id: string; expires_at: string };
+  /** The phone approved it: the page may complete the sign-in. */
+  'second_factor.approved': { method: 'push_approval'; request_id: string };
+  /** The phone denied it (`wrong_number`: another number was picked; `fraud_reported`: the user reported it). */
+  'second_factor.denied': { method: 'push_approval'; request_id: string; reason: 'denied' | 'wrong_number' | 'fraud_reported' };
+  /** Declared, not published: a request's `expires_at` says when it lapses. */
   'second_factor.expired': Record<string, unknown>;
   /** Another session of this user ended (sign-out, revocation, expiry, an administrator). */
   'session.ended_elsewhere': { session_id: string; reason: string | null };
