@@ -47,7 +47,8 @@ export class FactorStore {
       } else if (method === 'passkey') {
         out.push('passkey'); // active while the user has a passkey (src/passkeys): nothing to deliver
       } else if (method === 'push_approval') {
-        if (await this.approvalDeviceActive(user.id)) out.push('push_approval');
+        // Offered while push can be sent and the enrolled phone's device token is active (src/push-approval).
+        if ((this.deps.pushCodes?.configured ?? false) && await this.approvalDeviceActive(user.id)) out.push('push_approval');
       } else if (await this.deliverable(user, method)) {
         out.push(method);
       }

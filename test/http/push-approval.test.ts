@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerMessage, enrolMessage } from '../../src/push-approval/crypto.js';
 import { setSecurityLock } from '../../src/risk/responses/lock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
+import { enrolTotp } from '../harness/authenticator.js';
 import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
 import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, withoutRiskResponses } from '../harness/fixtures.js';
 
@@ -250,5 +251,34 @@ describe('a lost or intruder\'s phone', () => {
     const fresh = { ...u, access: (await signIn(t.app, u.username, 'Kp3#wZm8!tRq5&')).access_token };
     expectError(await answer(fresh, sent.request_id, 'approve', sent.number), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
     expect(await count('push_approval_requests', u.user.id, { state: 'pending' })).toBe(0);
+  });
+});
+
+describe('a phone that can no longer be reached', () => {
+  it('once the enrolled phone\'s token is inactive, push_approval is no longer offered, and a request of an earlier token answers 503', async () => {
+    const u = await enrolled();
+    const earlier = await passwordStep(u);
+    await t.s.database.db.updateTable('device_tokens').set({ is_active: false }).where('user_id', '=', u.user.id).execute();
+    const res = await login(t.app, u.username);
+    expect(JSON.stringify((res.json() as { details?: unknown }).details ?? {})).not.toContain('push_approval');
+    expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: earlier }), 503, 'PUSH_APPROVAL_UNAVAILABLE');
+    expect(await count('push_approval_requests', u.user.id)).toBe(0);
+  });
+});
+
+describe('enrolling when the account has another factor', () => {
+  it('needs a recent step-up with it, not the password', async () => {
+    const username = `approval.totp${++seq}`;
+    await seedUser(t.s, username);
+    const access = (await signIn(t.app, username)).access_token;
+    const { authenticator } = await enrolTotp(t.app, t.clock, access);
+    t.clock.advance(11 * 60_000); // past the enrolment's own step-up
+    const phone = newPhone();
+    const reg = await post('/api/v1/notifications/devices/register', { push_token: phone.token, platform: 'mobile' }, bearer(access));
+    const body = { device_id: reg.json<{ id: string }>().id, public_key: phone.publicKey, current_password: STRONG_PASSWORD };
+    expectError(await post('/api/v1/2fa/push-approval/setup', body, bearer(access)), 403, 'STEP_UP_REQUIRED');
+    const up = await post('/api/v1/auth/totp/verify', { code: authenticator.code(t.clock.now()) }, bearer(access));
+    expect(up.statusCode, up.body).toBe(200);
+    expect((await post('/api/v1/2fa/push-approval/setup', body, bearer(access))).statusCode).toBe(200);
   });
 });
