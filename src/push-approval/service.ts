@@ -117,7 +117,8 @@ export class PushApprovalService {
 
   /**
    * Sends a sign-in request to the phone for the 2FA token `jti`, or answers the pending one of
-   * that token again (nothing is sent twice). 429 past the hourly limit, 503 without a device.
+   * that token again (nothing is sent twice). 429 past the hourly limit, 503 without a device,
+   * 403 once the user reported a request of this token as fraud.
    */
   async request(user: UserRow, jti: string, ctx: MfaContext): Promise<{ request_id: string; number: number; expires_in: number }> {
     const now = this.now();
@@ -128,6 +129,9 @@ export class PushApprovalService {
         .where('user_id', '=', user.id).where('two_factor_jti', '=', jti).where('state', '=', 'pending').where('expires_at', '>', now)
         .orderBy('requested_at', 'desc').executeTakeFirst();
       if (pending) return { request_id: pending.id, number: pending.number, expires_in: Math.ceil((new Date(pending.expires_at).getTime() - now.getTime()) / 1000), fresh: false };
+      // The user reported this sign-in as not theirs: its 2FA token asks the phone no more.
+      const reported = await trx.selectFrom('push_approval_requests').select('id').where('user_id', '=', user.id).where('two_factor_jti', '=', jti).where('deny_reason', '=', 'fraud_reported').executeTakeFirst();
+      if (reported) throw E.PUSH_APPROVAL_DENIED({ reason: 'fraud_reported' });
       const hourAgo = new Date(now.getTime() - 3_600_000);
       const recent = await trx.selectFrom('push_approval_requests').select('requested_at')
         .where('user_id', '=', user.id).where('requested_at', '>', hourAgo).orderBy('requested_at').execute();

@@ -172,9 +172,14 @@ describe('what does not sign in', () => {
     expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED');
     const alerts = await t.s.database.db.selectFrom('security_alerts').select(['rule', 'severity']).where('user_uuid', '=', u.user.uuid).execute();
     expect(alerts).toEqual([{ rule: 'push_approval_fraud', severity: 'high' }]);
-    // A new request may follow (a new number).
-    const again = await ask(token);
-    expect(again.request_id).not.toBe(sent.request_id);
+    // That 2FA token asks the phone no more; a plain denial lets a new request follow (a new number).
+    expect(expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: token }), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'fraud_reported' });
+    const other = await passwordStep(u);
+    const first = await ask(other);
+    expect((await answer(u, first.request_id, 'deny')).json()).toMatchObject({ state: 'denied', deny_reason: 'denied' });
+    const again = await ask(other);
+    expect(again.request_id).not.toBe(first.request_id);
+    expect(await t.s.database.db.selectFrom('security_alerts').select('id').where('user_uuid', '=', u.user.uuid).execute()).toHaveLength(1);
   });
 
   it('another key\'s signature, or an access token alone, cannot approve', async () => {
