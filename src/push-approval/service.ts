@@ -18,6 +18,7 @@ import type { GeoLookup } from '../geo/types.js';
 import type { MfaAttempts } from '../mfa/attempts.js';
 import { secondFactorLimit } from '../mfa/attempts.js';
 import type { ChallengeService, MfaContext } from '../mfa/challenge.js';
+import { MfaErrors } from '../mfa/errors.js';
 import type { FactorStore } from '../mfa/factors.js';
 import type { PushOutbox } from '../notifications/outbox.js';
 import type { Clock } from '../platform/clock.js';
@@ -121,6 +122,7 @@ export class PushApprovalService {
    * 403 once the user reported a request of this token as fraud.
    */
   async request(user: UserRow, jti: string, ctx: MfaContext): Promise<{ request_id: string; number: number; expires_in: number }> {
+    await this.refuseLocked(user.id);
     const now = this.now();
     const result = await this.d.db.transaction().execute(async (trx) => {
       // One request at a time per account: the count and the insert cannot interleave.
@@ -162,6 +164,13 @@ export class PushApprovalService {
       await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.requested', data: { method: 'push_approval', request_id: result.request_id, expires_at: iso(new Date(now.getTime() + REQUEST_SECONDS * 1000)) } });
     }
     return { request_id: result.request_id, number: result.number, expires_in: result.expires_in };
+  }
+
+  /** 429 MFA_LOCKED while the account's second factor is locked (`MFA_MAX_FAILURES`, shared with the other factors). */
+  private async refuseLocked(userId: number): Promise<void> {
+    const row = await this.d.db.selectFrom('mfa_attempts').select('locked_until').where('user_id', '=', userId).where('factor', '=', 'second_factor').executeTakeFirst();
+    const until = row?.locked_until ? new Date(row.locked_until).getTime() : 0;
+    if (until > this.d.clock.now()) throw retryLater(MfaErrors.MFA_LOCKED, (until - this.d.clock.now()) / 1000);
   }
 
   private async find(userId: number, id: string): Promise<RequestRow> {
@@ -207,6 +216,7 @@ export class PushApprovalService {
     }
     const details = { request_id: row.id, purpose: 'signin' };
     if (state === 'approved') {
+      await this.d.mfaAttempts.clear(user.id, 'second_factor');
       await this.d.challenges.audit('MFA_VERIFIED', 'SUCCESS', user, ctx, 'push_approval', { ...details, step: 'phone_approved' });
     } else if (reason === 'wrong_number') {
       const limit = secondFactorLimit(this.d.config);
@@ -229,9 +239,10 @@ export class PushApprovalService {
   /**
    * Where the request of the 2FA token `jti` stands, for the web page finishing the sign-in:
    * resolves when approved; else 409 pending (with `Retry-After`), 403 denied, 410 expired,
-   * 404 when it is not this token's.
+   * 404 when it is not this token's; 429 MFA_LOCKED while the second factor is locked.
    */
   async approved(userId: number, jti: string, id: string): Promise<void> {
+    await this.refuseLocked(userId);
     const row = await this.d.db.selectFrom('push_approval_requests').selectAll().where('id', '=', id).where('user_id', '=', userId).where('two_factor_jti', '=', jti).executeTakeFirst() as RequestRow | undefined;
     if (!row) throw E.PUSH_APPROVAL_NOT_FOUND();
     const state = this.stateOf(row);

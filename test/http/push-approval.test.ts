@@ -211,6 +211,23 @@ describe('what does not sign in', () => {
 });
 
 describe('bursts and limits', () => {
+  it('wrong numbers count toward MFA_MAX_FAILURES (5): then requests and completions answer 429 MFA_LOCKED', async () => {
+    const u = await enrolled();
+    let last: { token: string; sent: Sent } | undefined;
+    for (let i = 0; i < 5; i++) {
+      const token = await passwordStep(u);
+      const sent = await ask(token);
+      expect((await answer(u, sent.request_id, 'approve', sent.number === 99 ? 98 : sent.number + 1)).json()).toMatchObject({ deny_reason: 'wrong_number' });
+      last = { token, sent };
+    }
+    expect(await auditTotal(t.s, u.user.uuid, 'MFA_LOCKED')).toBe(1);
+    // The password step still asks for the second factor; the phone is not asked.
+    expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: await passwordStep(u) }), 429, 'MFA_LOCKED');
+    expect(await count('push_approval_requests', u.user.id)).toBe(5);
+    expectError(await complete(last!.token, last!.sent.request_id), 429, 'MFA_LOCKED');
+  });
+
+
   it('a parallel burst of 8 approvals counts one; a burst of 8 completions opens one session', async () => {
     const u = await enrolled();
     const token = await passwordStep(u);
