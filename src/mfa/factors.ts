@@ -10,6 +10,7 @@ import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
 import type { MfaMethod, OtpMethod } from '../platform/db/schema.js';
 import type { Mailer } from '../mail/mailer.js';
+import { removePushApproval } from '../push-approval/store.js';
 import type { UserRow } from '../users/store.js';
 import type { PushCodeChannel } from './otp/push-channel.js';
 
@@ -58,7 +59,8 @@ export class FactorStore {
 
   /** Whether the user's confirmed push-approval key (src/push-approval) is bound to a device token that is still active. */
   private async approvalDeviceActive(userId: number): Promise<boolean> {
-    const row = await this.deps.db.selectFrom('push_approval_keys as k').innerJoin('device_tokens as d', 'd.id', 'k.device_token_id')
+    const row = await this.deps.db.selectFrom('push_approval_keys as k')
+      .innerJoin('device_tokens as d', (j) => j.onRef('d.id', '=', 'k.device_token_id').onRef('d.user_id', '=', 'k.user_id'))
       .select('k.id').where('k.user_id', '=', userId).where('k.confirmed_at', 'is not', null).where('d.is_active', '=', true).executeTakeFirst();
     return row !== undefined;
   }
@@ -108,7 +110,7 @@ export class FactorStore {
     await trx.deleteFrom('mfa_backup_codes').where('user_id', '=', userId).execute();
     await this.deps.pushCodes?.unbind(trx, userId); // a lost phone must not come back as the code device
     await trx.deleteFrom('passkeys').where('user_id', '=', userId).execute(); // a lost device's passkey must not sign in on its own
-    await trx.deleteFrom('push_approval_keys').where('user_id', '=', userId).execute(); // nor a lost phone approve
+    await removePushApproval(trx, userId, now); // nor a lost phone approve, nor an approval given before finish a sign-in
     await trx.deleteFrom('mfa_attempts').where('user_id', '=', userId).where('factor', '=', 'second_factor').execute();
   }
 }

@@ -234,6 +234,8 @@ export interface Config {
   pushApproval: {
     /** PUSH_APPROVAL_MAX_PER_HOUR: approval requests one account may be sent in an hour (429 beyond). */
     maxPerHour: number;
+    /** PUSH_APPROVAL_FRAUD_PAUSE_HOURS: how long a fraud report pauses push approval for the account (403 PUSH_APPROVAL_DENIED, reason fraud_reported). */
+    fraudPauseHours: number;
   };
   /** The real-time channel, `GET /api/v1/ws` (src/realtime; docs/realtime.md). */
   realtime: {
@@ -642,6 +644,7 @@ export function loadConfig(env: Env = process.env): Config {
     ldap: { env: readLdapEnv((name) => r.opt(name), r.problems, production), timeoutMs: r.int('LDAP_TIMEOUT_MS', 5000, 100, 60_000), poolSize: r.int('LDAP_POOL_SIZE', LDAP_POOL_SIZE.default, LDAP_POOL_SIZE.min, LDAP_POOL_SIZE.max) },
     pushApproval: {
       maxPerHour: r.int('PUSH_APPROVAL_MAX_PER_HOUR', 5, 1, 100),
+      fraudPauseHours: r.int('PUSH_APPROVAL_FRAUD_PAUSE_HOURS', 24, 1, 24 * 30),
     },
     realtime: {
       resumeMinutes: r.int('REALTIME_RESUME_MINUTES', 10, 1, 24 * 60),

@@ -33,12 +33,17 @@ describe('signatures', () => {
   const signed = (m: string, key = privateKey) => sign('sha256', Buffer.from(m), { key, dsaEncoding: 'der' }).toString('base64url');
 
   it('verifies a DER ECDSA P-256 SHA-256 signature of the exact message', () => {
-    const m = answerMessage('3f6c1a2b-8d4e-4f5a-9b6c-7d8e9f0a1b2c', 'approve', 47);
-    expect(m).toBe('strongroom-push-approval|3f6c1a2b-8d4e-4f5a-9b6c-7d8e9f0a1b2c|approve|47');
-    expect(answerMessage('x', 'deny', undefined)).toBe('strongroom-push-approval|x|deny|');
+    const m = answerMessage('u-1', '3f6c1a2b-8d4e-4f5a-9b6c-7d8e9f0a1b2c', 'approve', 47);
+    expect(m).toBe('strongroom-push-approval:v1|u-1|3f6c1a2b-8d4e-4f5a-9b6c-7d8e9f0a1b2c|approve|47');
+    expect(answerMessage('u-1', 'x', 'deny', undefined)).toBe('strongroom-push-approval:v1|u-1|x|deny|');
+    expect(answerMessage('u-1', 'x', 'deny_fraud', undefined)).toBe('strongroom-push-approval:v1|u-1|x|deny_fraud|');
     expect(enrolMessage('u', 'c')).toBe('strongroom-push-approval-enrol|u|c');
     expect(verifySignature(spki, m, signed(m))).toBe(true);
     expect(verifySignature(spki, m.replace('|47', '|48'), signed(m))).toBe(false);
+    // threat: a signed plain denial cannot be replayed as a fraud report (nor the reverse), nor for another user.
+    const deny = answerMessage('u-1', 'x', 'deny', undefined);
+    expect(verifySignature(spki, answerMessage('u-1', 'x', 'deny_fraud', undefined), signed(deny))).toBe(false);
+    expect(verifySignature(spki, answerMessage('u-2', 'x', 'deny', undefined), signed(deny))).toBe(false);
   });
 
   it('refuses another key, a P1363 signature, garbage, and keys that are not P-256', () => {

@@ -7,12 +7,15 @@ import { createPublicKey, randomInt, verify, type KeyObject } from 'node:crypto'
 
 /** The prefix of what the phone signs to confirm its key at enrolment. */
 export const ENROL_PREFIX = 'strongroom-push-approval-enrol';
-/** The prefix of what the phone signs to answer a sign-in request. */
-export const ANSWER_PREFIX = 'strongroom-push-approval';
+/** The prefix of what the phone signs to answer a sign-in request (versioned). */
+export const ANSWER_PREFIX = 'strongroom-push-approval:v1';
+
+/** What the phone's answer signs: a fraud report is a decision of its own, so it cannot be added or removed. */
+export type AnswerDecision = 'approve' | 'deny' | 'deny_fraud';
 
 export const enrolMessage = (userUuid: string, challenge: string): string => `${ENROL_PREFIX}|${userUuid}|${challenge}`;
-export const answerMessage = (requestId: string, decision: 'approve' | 'deny', choice: number | undefined): string =>
-  `${ANSWER_PREFIX}|${requestId}|${decision}|${choice ?? ''}`;
+export const answerMessage = (userUuid: string, requestId: string, decision: AnswerDecision, choice: number | undefined): string =>
+  `${ANSWER_PREFIX}|${userUuid}|${requestId}|${decision}|${choice ?? ''}`;
 
 /**
  * The number to show on the sign-in page (10-99) and the three the phone offers: that number and

@@ -24,7 +24,7 @@ import type { PushApprovalService } from './service.js';
 export const tags = ['Push approval'];
 const security = [{ bearer: [] }];
 const SESSION = '`401 TOKEN_*`, `401 SESSION_*`: no valid session.';
-const STEP_UP = '`403 STEP_UP_REQUIRED`: the account has a second factor and this session has not proved one in the last 10 minutes.';
+const STEP_UP = '`403 STEP_UP_REQUIRED`: the account has a second factor (`push_approval` included) and this session has not proved one in the last 10 minutes.';
 const NOT_OFFERED = '`400 MFA_METHOD_UNAVAILABLE`: the challenge does not offer `push_approval`.';
 
 export interface PushApprovalRouteDeps extends RouteActorDeps {
@@ -49,7 +49,7 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
     schema: {
       tags, security, summary: 'Start enrolling the phone for push approval',
       description: [
-        'The phone made a P-256 key pair in its secure hardware and sends its public key with the `id` of its active mobile device token. The answer is a challenge the phone signs and sends to `POST /api/v1/2fa/push-approval/confirm` within 5 minutes. Starting again replaces the key (the previous phone can no longer approve).',
+        'The phone made a P-256 key pair in its secure hardware and sends its public key with the `id` of its active mobile device token. The answer is a challenge the phone signs and sends to `POST /api/v1/2fa/push-approval/confirm` within 5 minutes. Starting again (a new phone) needs a recent step-up when a second factor, `push_approval` included, is enrolled; the working key keeps approving until the new one is confirmed, and is then replaced (the previous phone can no longer approve).',
         '',
         bullets(SESSION,
           '`422 VALIDATION_ERROR`: the account has no second factor yet and `current_password` is missing.',
@@ -65,7 +65,9 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
     config: { rateLimit: actors.limit('account') },
   }, async (request) => {
     const user = actors.actorOf(request).user;
-    const enrolled = (await s.factors.active(user.id)).filter((m) => m !== 'push_approval');
+    // Every enrolled factor counts, push_approval too: a stolen session and the password must not
+    // replace the user's phone (a push-only user moves to a new phone through a device recovery).
+    const enrolled = await s.factors.active(user.id);
     if (enrolled.length === 0) await actors.reauthenticate(request, request.body.current_password, 'push_approval_setup');
     else await s.challenges.requireRecentStepUp(request.auth!, enrolled);
     return s.pushApproval.setup(user, request.body.device_id, request.body.public_key);
@@ -75,7 +77,7 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
     schema: {
       tags, security, summary: 'Finish enrolling the phone for push approval',
       description: [
-        'The phone\'s signature over `strongroom-push-approval-enrol|<user id>|<challenge>` (the user\'s `id`, as `GET /api/v1/users/me` gives it) proves it holds the key; the `push_approval` second factor is then active. Audited (`MFA_ENROLLED`).',
+        'The phone\'s signature over `strongroom-push-approval-enrol|<user id>|<challenge>` (the user\'s `id`, as `GET /api/v1/users/me` gives it) proves it holds the key given at setup; that key then replaces the working one, and the `push_approval` second factor is active. Audited (`MFA_ENROLLED`).',
         '',
         bullets(SESSION, STEP_UP,
           '`400 PUSH_APPROVAL_SETUP_EXPIRED`: no enrolment is waiting, or its challenge expired (5 minutes).',
@@ -88,7 +90,7 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
     config: { rateLimit: actors.limit('account') },
   }, async (request) => {
     const user = await actors.signedInUser(request);
-    const enrolled = (await s.factors.active(user.id)).filter((m) => m !== 'push_approval');
+    const enrolled = await s.factors.active(user.id);
     if (enrolled.length > 0) await s.challenges.requireRecentStepUp(request.auth!, enrolled);
     return s.pushApproval.confirm(user, request.body.signature, mfaContext(request));
   });
@@ -103,10 +105,10 @@ function signInRoutes(app: App, s: PushApprovalRouteDeps): void {
       description: [
         'After `401 2FA_REQUIRED` whose `methods` include `push_approval`: sends a data push (`{type: "push_approval", request_id}`, never the number) to the enrolled phone, and answers the number the sign-in page shows. The phone picks that number among three and approves; the page then calls `POST /api/v1/auth/push-approval/complete`. Audited (`MFA_REQUIRED`).',
         '',
-        'One request per `two_factor_token` while it is pending: asking again answers the same `request_id` and number, and sends nothing (a push is sent once, never retried). After a denial or expiry, asking again sends a new request with a new number.',
+        'One pending request per account: asking again with the same `two_factor_token` while it is pending answers the same `request_id` and number, and sends nothing (a push is sent once, never retried); a request for another sign-in denies the pending one (`reason: superseded`). After a plain denial, a supersession or expiry, asking again sends a new request with a new number; after a wrong number, this `two_factor_token` asks no more.',
         '',
         bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, NOT_OFFERED,
-          '`403 PUSH_APPROVAL_DENIED`: the user reported a request of this `two_factor_token` as fraud (`details.reason: fraud_reported`): it asks the phone no more.',
+          '`403 PUSH_APPROVAL_DENIED`: a request of this `two_factor_token` was answered with a wrong number (`details.reason: wrong_number`), or the user reported a sign-in as fraud in the last `PUSH_APPROVAL_FRAUD_PAUSE_HOURS` (`details.reason: fraud_reported`): push approval is paused for the account.',
           '`429 PUSH_APPROVAL_TOO_MANY` (with `Retry-After`): the account was sent `PUSH_APPROVAL_MAX_PER_HOUR` requests (5 by default) in the last hour.',
           '`429 MFA_LOCKED` (with `Retry-After`): too many failed second factors (`MFA_MAX_FAILURES`; a wrong number counts).',
           '`503 PUSH_APPROVAL_UNAVAILABLE`: push is not configured, or the enrolled phone\'s device token is no longer active.'),
@@ -126,11 +128,11 @@ function signInRoutes(app: App, s: PushApprovalRouteDeps): void {
     schema: {
       tags, summary: 'Finish a sign-in approved on the phone',
       description: [
-        'Poll this route after `POST /api/v1/auth/push-approval/request` (every `Retry-After` seconds, or when the real-time channel says `second_factor.approved`): once the phone approved with the right number, it issues the tokens and the session (`user_profile.mfa_completed: true`) and spends the `two_factor_token`.',
+        'Poll this route after `POST /api/v1/auth/push-approval/request` every `Retry-After` seconds (the sign-in page has no access token, so no real-time channel): once the phone approved with the right number, it issues the tokens and the session (`user_profile.mfa_completed: true`), spends the `two_factor_token` and clears the count of failed second factors.',
         '',
         bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, NOT_OFFERED,
           '`409 PUSH_APPROVAL_PENDING` (with `Retry-After: 2`): the phone has not answered yet.',
-          '`403 PUSH_APPROVAL_DENIED`: the phone denied the sign-in (`details.reason`: `denied`, `wrong_number`, `fraud_reported`).',
+          '`403 PUSH_APPROVAL_DENIED`: the sign-in was denied (`details.reason`: `denied`, `wrong_number`, `fraud_reported`; `superseded` by a newer request; `factor_removed` with the factor).',
           '`410 PUSH_APPROVAL_EXPIRED`: the phone did not answer within 5 minutes: ask for a new request.',
           '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this `two_factor_token`.',
           '`429 MFA_LOCKED` (with `Retry-After`): too many failed second factors.'),
@@ -144,7 +146,9 @@ function signInRoutes(app: App, s: PushApprovalRouteDeps): void {
     const challenge = actors.challengeOf(request);
     if (!challenge.claims.methods.includes('push_approval')) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method: 'push_approval' });
     await s.pushApproval.approved(challenge.user.id, challenge.claims.jti, request.body.request_id);
-    return actors.finish(request, challenge, 'push_approval');
+    const signedIn = await actors.finish(request, challenge, 'push_approval');
+    await s.pushApproval.signInFinished(challenge.user.id); // only now: an approval alone does not clear the failures
+    return signedIn;
   });
 }
 
@@ -164,17 +168,18 @@ function phoneRoutes(app: App, s: PushApprovalRouteDeps): void {
     schema: {
       tags, security, summary: 'Approve or deny a sign-in',
       description: [
-        'The phone\'s answer, signed by the enrolled key over `strongroom-push-approval|<request id>|<decision>|<choice, or empty>`: an access token alone cannot answer. The first answer decides; approving with another number than the sign-in page shows denies the sign-in (`wrong_number`, a failed second factor). `report_fraud` with `deny` alerts the bank\'s security team.',
+        'The phone\'s answer, signed by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>`, where the signed decision is `approve`, `deny`, or `deny_fraud` (a `deny` with `report_fraud: true`): an access token alone cannot answer. The first answer decides; approving with another number than the sign-in page shows denies the sign-in (`wrong_number`, a failed second factor, and that `two_factor_token` asks no more). `report_fraud` with `deny` alerts the bank\'s security team, denies every pending request of the account and pauses push approval for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`.',
         '',
         bullets(SESSION,
           '`422 VALIDATION_ERROR`: `approve` without `choice`.',
           '`401 PUSH_APPROVAL_SIGNATURE_INVALID`: the signature does not verify with the enrolled key (audited `MFA_FAILED`).',
           '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this account.',
           '`409 PUSH_APPROVAL_ANSWERED`: answered already.',
-          '`410 PUSH_APPROVAL_EXPIRED`: the 5 minutes have passed.'),
+          '`410 PUSH_APPROVAL_EXPIRED`: the 5 minutes have passed.',
+          '`429 MFA_LOCKED` (with `Retry-After`): too many failed second factors: no answer is taken until the lock ends.'),
       ].join('\n'),
       params: RequestParams, body: AnswerBody,
-      response: { 200: AnswerResponse, ...errors(E.PUSH_APPROVAL_SIGNATURE_INVALID, E.PUSH_APPROVAL_NOT_FOUND, E.PUSH_APPROVAL_ANSWERED, E.PUSH_APPROVAL_EXPIRED) },
+      response: { 200: AnswerResponse, ...errors(E.PUSH_APPROVAL_SIGNATURE_INVALID, E.PUSH_APPROVAL_NOT_FOUND, E.PUSH_APPROVAL_ANSWERED, E.PUSH_APPROVAL_EXPIRED, MfaErrors.MFA_LOCKED) },
     },
     onRequest: s.guard.authenticate,
     config: { rateLimit: actors.limit('second_factor') },

@@ -67,12 +67,12 @@ export const RequestView = Type.Object({
 export const AnswerBody = Type.Object({
   decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')], { examples: ['approve'] }),
   choice: Type.Optional(Type.Integer({ minimum: 10, maximum: 99, description: 'The number the user picked among `choices` (required to approve).', examples: [47] })),
-  report_fraud: Type.Optional(Type.Boolean({ description: 'With `deny`: the user did not try to sign in; the bank\'s security team is alerted.', examples: [false] })),
-  signature: B64U('ECDSA P-256 with SHA-256 (DER, base64url) by the enrolled key over `strongroom-push-approval|<request id>|<decision>|<choice, or empty>` (UTF-8).', SIGNATURE, 256),
+  report_fraud: Type.Optional(Type.Boolean({ description: 'With `deny`: the user did not try to sign in; the bank\'s security team is alerted, every pending request is denied and push approval pauses for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`. Signed as the decision `deny_fraud`.', examples: [false] })),
+  signature: B64U('ECDSA P-256 with SHA-256 (DER, base64url) by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>` (UTF-8), the decision `approve`, `deny`, or `deny_fraud` for a `deny` with `report_fraud: true`.', SIGNATURE, 256),
 }, { additionalProperties: false, title: 'Push-approval answer', examples: [{ decision: 'approve', choice: 47, signature: SIGNATURE }] });
 
 export const AnswerResponse = Type.Object({
   id: Type.String({ format: 'uuid', examples: [REQUEST_ID] }),
   state: Type.Union([Type.Literal('approved'), Type.Literal('denied')], { examples: ['approved'] }),
-  deny_reason: Type.Union([Type.Literal('denied'), Type.Literal('wrong_number'), Type.Literal('fraud_reported'), Type.Null()], { description: 'Why it was denied: the user said no, picked another number, or reported fraud.', examples: [null] }),
+  deny_reason: Type.Union([Type.Literal('denied'), Type.Literal('wrong_number'), Type.Literal('fraud_reported'), Type.Literal('superseded'), Type.Literal('factor_removed'), Type.Null()], { description: 'Why it was denied: the user said no, picked another number, or reported fraud (a newer request superseded it, or the factor was removed, before an answer).', examples: [null] }),
 }, { title: 'Push-approval answered', examples: [{ id: REQUEST_ID, state: 'approved', deny_reason: null }] });

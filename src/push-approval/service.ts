@@ -5,9 +5,13 @@
  * approve: the answer's signature must verify under the enrolled key.
  *
  * - Enrolment: the phone's public key and its device token, then its signature over a challenge.
- * - A request: one per 2FA token while pending (asking again answers the same request and sends
- *   nothing), at most PUSH_APPROVAL_MAX_PER_HOUR per account an hour, sent once (a data push
- *   through the outbox, tried once, naming only the request id).
+ * - A request: one pending per account (a request for another 2FA token supersedes it; asking
+ *   again with the same token answers the same request and sends nothing), at most
+ *   PUSH_APPROVAL_MAX_PER_HOUR per account an hour, sent once (a data push through the outbox,
+ *   tried once, naming only the request id). A wrong number ends that token's push approval; a
+ *   fraud report denies every pending request and pauses the account's push approval.
+ * - While the second factor is locked, no request, answer or completion is taken; the failure
+ *   count is cleared only when a sign-in completes.
  * - An answer: one conditional UPDATE decides (pending and not expired); every other is refused.
  */
 import { randomBytes } from 'node:crypto';
@@ -30,7 +34,7 @@ import type { RealtimeHub } from '../realtime/hub.js';
 import type { AlertService } from '../risk/alerts/service.js';
 import { describeDevice } from '../risk/responses/device.js';
 import type { UserRow } from '../users/store.js';
-import { answerMessage, drawNumbers, enrolMessage, parsePublicKey, verifySignature } from './crypto.js';
+import { answerMessage, type AnswerDecision, drawNumbers, enrolMessage, parsePublicKey, verifySignature } from './crypto.js';
 import { PushApprovalErrors as E } from './errors.js';
 
 /** How long the phone has to confirm an enrolment, and to answer a request. */
@@ -88,10 +92,11 @@ export class PushApprovalService {
     const now = this.now();
     const challenge = randomBytes(32).toString('base64url');
     const expires = new Date(now.getTime() + ENROL_SECONDS * 1000);
-    // A new key replaces the old one at once: the old phone can no longer approve.
+    // The new key waits beside the working one: a setup never confirmed must not lock the user
+    // out, nor a thief's half-done setup end the user's phone. Confirming swaps it in.
     await this.d.db.insertInto('push_approval_keys')
-      .values({ user_id: user.id, device_token_id: device.id, public_key: publicKey, enrol_challenge: challenge, enrol_expires_at: expires, confirmed_at: null, created_at: now })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ device_token_id: device.id, public_key: publicKey, enrol_challenge: challenge, enrol_expires_at: expires, confirmed_at: null, created_at: now }))
+      .values({ user_id: user.id, device_token_id: device.id, public_key: publicKey, pending_public_key: publicKey, pending_device_token_id: device.id, enrol_challenge: challenge, enrol_expires_at: expires, confirmed_at: null, paused_until: null, created_at: now })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ pending_public_key: publicKey, pending_device_token_id: device.id, enrol_challenge: challenge, enrol_expires_at: expires }))
       .execute();
     return { challenge, expires_in: ENROL_SECONDS };
   }
@@ -100,14 +105,16 @@ export class PushApprovalService {
   async confirm(user: UserRow, signature: string, ctx: MfaContext): Promise<{ enrolled: true; method: 'push_approval' }> {
     const now = this.now();
     const key = await this.d.db.selectFrom('push_approval_keys').selectAll().where('user_id', '=', user.id).executeTakeFirst();
-    if (!key || key.enrol_challenge === null || key.enrol_expires_at === null || new Date(key.enrol_expires_at).getTime() <= now.getTime()) throw E.PUSH_APPROVAL_SETUP_EXPIRED();
-    if (!verifySignature(key.public_key, enrolMessage(user.uuid, key.enrol_challenge), signature)) {
+    if (!key || key.enrol_challenge === null || key.enrol_expires_at === null || key.pending_public_key === null || key.pending_device_token_id === null
+      || new Date(key.enrol_expires_at).getTime() <= now.getTime()) throw E.PUSH_APPROVAL_SETUP_EXPIRED();
+    if (!verifySignature(key.pending_public_key, enrolMessage(user.uuid, key.enrol_challenge), signature)) {
       await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'enrolment_signature' });
       throw E.PUSH_APPROVAL_SIGNATURE_INVALID();
     }
     const challenge = key.enrol_challenge;
     await this.d.db.transaction().execute(async (trx) => {
-      const done = await trx.updateTable('push_approval_keys').set({ confirmed_at: now, enrol_challenge: null, enrol_expires_at: null })
+      const done = await trx.updateTable('push_approval_keys')
+        .set({ public_key: key.pending_public_key!, device_token_id: key.pending_device_token_id!, confirmed_at: now, created_at: now, pending_public_key: null, pending_device_token_id: null, enrol_challenge: null, enrol_expires_at: null })
         .where('user_id', '=', user.id).where('enrol_challenge', '=', challenge).returning('id').executeTakeFirst();
       if (!done) throw E.PUSH_APPROVAL_SETUP_EXPIRED(); // confirmed by a parallel request, or restarted
       await this.d.factors.activate(trx, user, 'push_approval', now);
@@ -117,9 +124,10 @@ export class PushApprovalService {
   }
 
   /**
-   * Sends a sign-in request to the phone for the 2FA token `jti`, or answers the pending one of
-   * that token again (nothing is sent twice). 429 past the hourly limit, 503 without a device,
-   * 403 once the user reported a request of this token as fraud.
+   * Sends a sign-in request to the phone for the 2FA token `jti` (denying, as `superseded`, the
+   * account's pending request of another token), or answers the pending one of that token again
+   * (nothing is sent twice). 429 past the hourly limit, 503 without a device (or its key), 403
+   * after a wrong number with this token or while a fraud report pauses the account.
    */
   async request(user: UserRow, jti: string, ctx: MfaContext): Promise<{ request_id: string; number: number; expires_in: number }> {
     await this.refuseLocked(user.id);
@@ -130,10 +138,14 @@ export class PushApprovalService {
       const pending = await trx.selectFrom('push_approval_requests').select(['id', 'number', 'expires_at'])
         .where('user_id', '=', user.id).where('two_factor_jti', '=', jti).where('state', '=', 'pending').where('expires_at', '>', now)
         .orderBy('requested_at', 'desc').executeTakeFirst();
-      if (pending) return { request_id: pending.id, number: pending.number, expires_in: Math.ceil((new Date(pending.expires_at).getTime() - now.getTime()) / 1000), fresh: false };
-      // The user reported this sign-in as not theirs: its 2FA token asks the phone no more.
-      const reported = await trx.selectFrom('push_approval_requests').select('id').where('user_id', '=', user.id).where('two_factor_jti', '=', jti).where('deny_reason', '=', 'fraud_reported').executeTakeFirst();
-      if (reported) throw E.PUSH_APPROVAL_DENIED({ reason: 'fraud_reported' });
+      if (pending) return { request_id: pending.id, number: pending.number, expires_in: Math.ceil((new Date(pending.expires_at).getTime() - now.getTime()) / 1000), fresh: false, superseded: [] as string[] };
+      // The user reported a sign-in as not theirs: push approval is paused for the account.
+      const paused = await trx.selectFrom('push_approval_keys').select('paused_until').where('user_id', '=', user.id).executeTakeFirst();
+      if (paused?.paused_until && new Date(paused.paused_until).getTime() > now.getTime()) throw E.PUSH_APPROVAL_DENIED({ reason: 'fraud_reported' });
+      // This 2FA token's push approval ended with a fraud report or a wrong number: it asks no more.
+      const ended = await trx.selectFrom('push_approval_requests').select('deny_reason').where('user_id', '=', user.id).where('two_factor_jti', '=', jti)
+        .where('deny_reason', 'in', ['fraud_reported', 'wrong_number']).orderBy('requested_at', 'desc').executeTakeFirst();
+      if (ended) throw E.PUSH_APPROVAL_DENIED({ reason: ended.deny_reason });
       const hourAgo = new Date(now.getTime() - 3_600_000);
       const recent = await trx.selectFrom('push_approval_requests').select('requested_at')
         .where('user_id', '=', user.id).where('requested_at', '>', hourAgo).orderBy('requested_at').execute();
@@ -141,8 +153,16 @@ export class PushApprovalService {
         const oldest = new Date(recent[0]!.requested_at).getTime();
         throw retryLater(E.PUSH_APPROVAL_TOO_MANY, (oldest + 3_600_000 - now.getTime()) / 1000);
       }
-      const key = await trx.selectFrom('push_approval_keys').select(['device_token_id']).where('user_id', '=', user.id).where('confirmed_at', 'is not', null).executeTakeFirst();
+      // A key deleted with its device (or bound to a device no longer the user's) is no factor: 503.
+      const key = await trx.selectFrom('push_approval_keys as k')
+        .innerJoin('device_tokens as d', (j) => j.onRef('d.id', '=', 'k.device_token_id').onRef('d.user_id', '=', 'k.user_id'))
+        .select(['k.device_token_id']).where('k.user_id', '=', user.id).where('k.confirmed_at', 'is not', null).executeTakeFirst();
       if (!key || this.d.push === undefined) throw E.PUSH_APPROVAL_UNAVAILABLE();
+      // One pending request per account: a new one supersedes the older (its page is told it was
+      // denied, its phone screen that it was answered), so parallel sign-ins cannot turn the
+      // number matching into a guess among several pushes.
+      const superseded = await trx.updateTable('push_approval_requests').set({ state: 'denied', deny_reason: 'superseded', answered_at: now })
+        .where('user_id', '=', user.id).where('state', '=', 'pending').where('expires_at', '>', now).returning('id').execute();
       const { number, choices } = drawNumbers();
       const place = this.d.geo.lookup(ctx.ip);
       const where = place && !('internal' in place) ? place : null;
@@ -158,8 +178,11 @@ export class PushApprovalService {
       });
       if (sent === null) throw E.PUSH_APPROVAL_UNAVAILABLE();
       await this.d.challenges.audit('MFA_REQUIRED', 'SUCCESS', user, ctx, 'push_approval', { request_id: row.id }, trx);
-      return { request_id: row.id, number, expires_in: REQUEST_SECONDS, fresh: true };
+      return { request_id: row.id, number, expires_in: REQUEST_SECONDS, fresh: true, superseded: superseded.map((r) => r.id) };
     });
+    for (const id of result.superseded) {
+      await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.denied', data: { method: 'push_approval', request_id: id, reason: 'superseded' } });
+    }
     if (result.fresh) {
       await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.requested', data: { method: 'push_approval', request_id: result.request_id, expires_at: iso(new Date(now.getTime() + REQUEST_SECONDS * 1000)) } });
     }
@@ -199,8 +222,11 @@ export class PushApprovalService {
    */
   async answer(user: UserRow, id: string, a: { decision: 'approve' | 'deny'; choice?: number; report_fraud?: boolean; signature: string }, ctx: MfaContext): Promise<{ id: string; state: 'approved' | 'denied'; deny_reason: PushApprovalDenyReason | null }> {
     const row = await this.find(user.id, id);
+    // The second factor is locked: no answer, not even the right number, signs in until the lock ends.
+    await this.refuseLocked(user.id);
     const key = await this.d.db.selectFrom('push_approval_keys').select('public_key').where('user_id', '=', user.id).where('confirmed_at', 'is not', null).executeTakeFirst();
-    if (!key || !verifySignature(key.public_key, answerMessage(row.id, a.decision, a.choice), a.signature)) {
+    const signed: AnswerDecision = a.decision === 'deny' && a.report_fraud === true ? 'deny_fraud' : a.decision;
+    if (!key || !verifySignature(key.public_key, answerMessage(user.uuid, row.id, signed, a.choice), a.signature)) {
       await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'signature', request_id: row.id });
       throw E.PUSH_APPROVAL_SIGNATURE_INVALID();
     }
@@ -216,7 +242,7 @@ export class PushApprovalService {
     }
     const details = { request_id: row.id, purpose: 'signin' };
     if (state === 'approved') {
-      await this.d.mfaAttempts.clear(user.id, 'second_factor');
+      // The failure count is cleared when the sign-in finishes (`complete`), not here.
       await this.d.challenges.audit('MFA_VERIFIED', 'SUCCESS', user, ctx, 'push_approval', { ...details, step: 'phone_approved' });
     } else if (reason === 'wrong_number') {
       const limit = secondFactorLimit(this.d.config);
@@ -224,7 +250,17 @@ export class PushApprovalService {
       await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason: 'wrong_number', failed_count: r.ok ? r.failedCount : undefined });
       if (r.ok && r.failedCount >= limit.max) await this.d.challenges.audit('MFA_LOCKED', 'SUCCESS', user, ctx, 'push_approval', { locked_minutes: limit.lockMinutes });
     } else {
-      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason });
+      let fraud: Record<string, unknown> = {};
+      if (reason === 'fraud_reported') {
+        // Every other pending request of the account is denied too, and push approval pauses.
+        const others = await this.d.db.updateTable('push_approval_requests').set({ state: 'denied', deny_reason: 'fraud_reported', answered_at: now })
+          .where('user_id', '=', user.id).where('state', '=', 'pending').returning('id').execute();
+        const until = new Date(now.getTime() + this.d.config.pushApproval.fraudPauseHours * 3_600_000);
+        await this.d.db.updateTable('push_approval_keys').set({ paused_until: until }).where('user_id', '=', user.id).execute();
+        fraud = { paused_until: until.toISOString(), also_denied: others.map((r) => r.id) };
+        for (const o of others) await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.denied', data: { method: 'push_approval', request_id: o.id, reason: 'fraud_reported' } });
+      }
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason, ...fraud });
       if (reason === 'fraud_reported') {
         await this.d.alerts.raise(this.d.db, {
           rule: 'push_approval_fraud', severity: 'high', userId: user.uuid, auditId: null, channel: row.channel, ipHash: null,
@@ -250,6 +286,11 @@ export class PushApprovalService {
     if (state === 'pending') throw retryLater(E.PUSH_APPROVAL_PENDING, POLL_SECONDS);
     if (state === 'expired') throw E.PUSH_APPROVAL_EXPIRED();
     throw E.PUSH_APPROVAL_DENIED({ reason: row.deny_reason });
+  }
+
+  /** The sign-in approved on the phone finished (`complete` issued the session): like any verified second factor, the failure count is cleared. */
+  async signInFinished(userId: number): Promise<void> {
+    await this.d.mfaAttempts.clear(userId, 'second_factor');
   }
 
   /** Deletes requests that expired more than a day ago (the hourly limit looks back one hour). */

@@ -5,11 +5,16 @@
  * the sign-in. The threats: a wrong number or a denial does not sign in; a parallel burst of
  * answers counts one, and of completions opens one session; another key's signature and an access
  * token without the key cannot approve; an expired request is refused; the hourly limit; a fraud
- * report raises a security alert.
+ * report raises a security alert. From the security review: one pending request per account
+ * (parallel sign-ins supersede), no answer while the second factor is locked and no clearing of
+ * its count before the sign-in completes, a wrong number ends the token's push approval, the
+ * fraud report is signed, an MFA reset denies an unspent approval, replacing the key needs a
+ * step-up and keeps the working key until confirmed, a key whose device is gone or not the
+ * user's is no factor, and a fraud report pauses the account's push approval.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerMessage, enrolMessage } from '../../src/push-approval/crypto.js';
+import { answerMessage, enrolMessage, type AnswerDecision } from '../../src/push-approval/crypto.js';
 import { setSecurityLock } from '../../src/risk/responses/lock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
@@ -81,8 +86,23 @@ async function ask(token: string): Promise<Sent> {
   return res.json<Sent>();
 }
 
-const answer = (u: Enrolled, id: string, decision: 'approve' | 'deny', choice?: number, extra: Json = {}, key: KeyObject = u.phone.key) =>
-  post(`/api/v1/push-approval/requests/${id}/answer`, { decision, ...(choice === undefined ? {} : { choice }), signature: signWith(key, answerMessage(id, decision, choice)), ...extra }, bearer(u.access));
+/** The phone's answer, signed as the app signs it (`deny_fraud` for a denial with `report_fraud`), unless `signed` says otherwise. */
+const answer = (u: Enrolled, id: string, decision: 'approve' | 'deny', choice?: number, extra: Json = {}, key: KeyObject = u.phone.key, signed: AnswerDecision = extra.report_fraud === true ? 'deny_fraud' : decision) =>
+  post(`/api/v1/push-approval/requests/${id}/answer`, { decision, ...(choice === undefined ? {} : { choice }), signature: signWith(key, answerMessage(u.user.uuid, id, signed, choice)), ...extra }, bearer(u.access));
+
+const wrongOf = (n: number): number => (n === 99 ? 98 : n + 1);
+
+async function failures(userId: number): Promise<number | undefined> {
+  const row = await t.s.database.db.selectFrom('mfa_attempts').select('failed_count').where('user_id', '=', userId).where('factor', '=', 'second_factor').executeTakeFirst();
+  return row?.failed_count;
+}
+
+/** A recent step-up in the session of `access` (as a step-up with the phone would record it). */
+async function steppedUp(access: string): Promise<void> {
+  const { session_id } = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString()) as { session_id: string };
+  const done = await t.s.database.db.updateTable('sessions').set({ mfa_verified_at: new Date(t.clock.now()) }).where('session_id', '=', session_id).returning('session_id').execute();
+  expect(done).toHaveLength(1);
+}
 
 const complete = (token: string, requestId: string) => post('/api/v1/auth/push-approval/complete', { two_factor_token: token, request_id: requestId });
 
@@ -172,14 +192,18 @@ describe('what does not sign in', () => {
     expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED');
     const alerts = await t.s.database.db.selectFrom('security_alerts').select(['rule', 'severity']).where('user_uuid', '=', u.user.uuid).execute();
     expect(alerts).toEqual([{ rule: 'push_approval_fraud', severity: 'high' }]);
-    // That 2FA token asks the phone no more; a plain denial lets a new request follow (a new number).
+    // That 2FA token asks the phone no more.
     expect(expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: token }), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'fraud_reported' });
+    expect(await t.s.database.db.selectFrom('security_alerts').select('id').where('user_uuid', '=', u.user.uuid).execute()).toHaveLength(1);
+  });
+
+  it('a plain denial lets a new request of the same 2FA token follow, with a new request', async () => {
+    const u = await enrolled();
     const other = await passwordStep(u);
     const first = await ask(other);
     expect((await answer(u, first.request_id, 'deny')).json()).toMatchObject({ state: 'denied', deny_reason: 'denied' });
     const again = await ask(other);
     expect(again.request_id).not.toBe(first.request_id);
-    expect(await t.s.database.db.selectFrom('security_alerts').select('id').where('user_uuid', '=', u.user.uuid).execute()).toHaveLength(1);
   });
 
   it('another key\'s signature, or an access token alone, cannot approve', async () => {
@@ -189,7 +213,7 @@ describe('what does not sign in', () => {
     expectError(await answer(u, sent.request_id, 'approve', sent.number, {}, newPhone().key), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
     expectError(await post(`/api/v1/push-approval/requests/${sent.request_id}/answer`, { decision: 'approve', choice: sent.number, signature: 'MEUCIQD' }, bearer(u.access)), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
     // A signature over another request's answer does not carry over.
-    const forged = signWith(u.phone.key, answerMessage('00000000-0000-4000-8000-000000000000', 'approve', sent.number));
+    const forged = signWith(u.phone.key, answerMessage(u.user.uuid, '00000000-0000-4000-8000-000000000000', 'approve', sent.number));
     expectError(await post(`/api/v1/push-approval/requests/${sent.request_id}/answer`, { decision: 'approve', choice: sent.number, signature: forged }, bearer(u.access)), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
     // Another account's session cannot see or answer it.
     const other = await enrolled();
@@ -217,7 +241,7 @@ describe('bursts and limits', () => {
     for (let i = 0; i < 5; i++) {
       const token = await passwordStep(u);
       const sent = await ask(token);
-      expect((await answer(u, sent.request_id, 'approve', sent.number === 99 ? 98 : sent.number + 1)).json()).toMatchObject({ deny_reason: 'wrong_number' });
+      expect((await answer(u, sent.request_id, 'approve', wrongOf(sent.number))).json()).toMatchObject({ deny_reason: 'wrong_number' });
       last = { token, sent };
     }
     expect(await auditTotal(t.s, u.user.uuid, 'MFA_LOCKED')).toBe(1);
@@ -302,5 +326,143 @@ describe('enrolling when the account has another factor', () => {
     const up = await post('/api/v1/auth/totp/verify', { code: authenticator.code(t.clock.now()) }, bearer(access));
     expect(up.statusCode, up.body).toBe(200);
     expect((await post('/api/v1/2fa/push-approval/setup', body, bearer(access))).statusCode).toBe(200);
+  });
+});
+
+describe('threats from the security review', () => {
+  it('threat: parallel sign-ins cannot turn number matching into a guess: one pending request per account, a new one supersedes the older (no second push for it)', async () => {
+    const u = await enrolled();
+    const tokens = [await passwordStep(u), await passwordStep(u), await passwordStep(u)];
+    const sent: Sent[] = [];
+    for (const tk of tokens) sent.push(await ask(tk));
+    expect(await count('push_approval_requests', u.user.id, { state: 'pending' })).toBe(1);
+    expect(await count('push_approval_requests', u.user.id, { deny_reason: 'superseded' })).toBe(2);
+    for (const i of [0, 1]) {
+      expect(expectError(await complete(tokens[i]!, sent[i]!.request_id), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'superseded' });
+      expectError(await answer(u, sent[i]!.request_id, 'approve', sent[i]!.number), 409, 'PUSH_APPROVAL_ANSWERED');
+    }
+    const queued = await t.s.database.db.selectFrom('push_messages').select('data').where('user_id', '=', u.user.id).orderBy('id').execute();
+    expect(queued.map((m) => (m.data as { request_id?: string }).request_id)).toEqual(sent.map((x) => x.request_id)); // one push each, none again
+    const denied = await t.s.database.db.selectFrom('realtime_events').select('data').where('user_id', '=', u.user.id).where('type', '=', 'second_factor.denied').orderBy('id').execute();
+    expect(denied.map((e) => e.data)).toEqual([0, 1].map((i) => ({ method: 'push_approval', request_id: sent[i]!.request_id, reason: 'superseded' })));
+    // The latest is the one the phone can approve.
+    expect((await answer(u, sent[2]!.request_id, 'approve', sent[2]!.number)).statusCode).toBe(200);
+    expect((await complete(tokens[2]!, sent[2]!.request_id)).statusCode).toBe(200);
+  });
+
+  it('threat: a wrong number ends that 2FA token\'s push approval: asking again is 403 PUSH_APPROVAL_DENIED (wrong_number), nothing sent', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    await answer(u, sent.request_id, 'approve', wrongOf(sent.number));
+    const again = expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: token }), 403, 'PUSH_APPROVAL_DENIED');
+    expect(again.details).toMatchObject({ reason: 'wrong_number' });
+    expect(await count('push_approval_requests', u.user.id)).toBe(1);
+  });
+
+  it('threat: while the second factor is locked the phone\'s answer is refused (429 MFA_LOCKED, even the right number), and an approval does not clear the failures until the sign-in completes', async () => {
+    const u = await enrolled();
+    const first = await ask(await passwordStep(u));
+    await answer(u, first.request_id, 'approve', wrongOf(first.number));
+    expect(await failures(u.user.id)).toBe(1);
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    // Approved on the phone: the count stays until the page completes the sign-in.
+    expect((await answer(u, sent.request_id, 'approve', sent.number)).json()).toMatchObject({ state: 'approved' });
+    expect(await failures(u.user.id)).toBe(1);
+    expect((await complete(token, sent.request_id)).statusCode).toBe(200);
+    expect(await failures(u.user.id)).toBeUndefined();
+    // Locked: a pending request cannot be approved.
+    const locked = await passwordStep(u);
+    const pending = await ask(locked);
+    await t.s.database.db.insertInto('mfa_attempts').values({ user_id: u.user.id, factor: 'second_factor', failed_count: 5, window_started_at: new Date(t.clock.now()), locked_until: new Date(t.clock.now() + 15 * 60_000) }).execute();
+    expectError(await answer(u, pending.request_id, 'approve', pending.number), 429, 'MFA_LOCKED');
+    expect(await count('push_approval_requests', u.user.id, { state: 'pending' })).toBe(1);
+    expect(await failures(u.user.id)).toBe(5);
+  });
+
+  it('threat: a signed plain denial cannot be turned into a fraud report, nor a fraud report into a plain denial (the decision is signed)', async () => {
+    const u = await enrolled();
+    const sent = await ask(await passwordStep(u));
+    expectError(await answer(u, sent.request_id, 'deny', undefined, { report_fraud: true }, u.phone.key, 'deny'), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    expectError(await answer(u, sent.request_id, 'deny', undefined, {}, u.phone.key, 'deny_fraud'), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    expect(await count('push_approval_requests', u.user.id, { state: 'pending' })).toBe(1);
+  });
+
+  it('threat: an approval cannot outlive the factor: an MFA reset removes the key and denies an approved request whose 2FA token was not spent (403 factor_removed)', async () => {
+    const u = await enrolled();
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    expect((await answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
+    await t.s.database.db.transaction().execute((trx) => t.s.factors.removeAll(trx, u.user.id, new Date(t.clock.now())));
+    expect(await t.s.database.db.selectFrom('push_approval_keys').select('id').where('user_id', '=', u.user.id).execute()).toEqual([]);
+    expect(expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'factor_removed' });
+  });
+
+  it('threat: a stolen session and the password cannot replace the only factor (403 STEP_UP_REQUIRED); a setup never confirmed leaves the working key approving', async () => {
+    const u = await enrolled();
+    const device = (await t.s.database.db.selectFrom('push_approval_keys as k').innerJoin('device_tokens as d', 'd.id', 'k.device_token_id').select('d.uuid').where('k.user_id', '=', u.user.id).executeTakeFirstOrThrow()).uuid;
+    const thief = newPhone();
+    const body = { device_id: device, public_key: thief.publicKey, current_password: STRONG_PASSWORD };
+    expectError(await post('/api/v1/2fa/push-approval/setup', body, bearer(u.access)), 403, 'STEP_UP_REQUIRED');
+    expectError(await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(thief.key, 'x') }, bearer(u.access)), 403, 'STEP_UP_REQUIRED');
+    // With a step-up, a new phone's setup waits: the working key still approves until it is confirmed.
+    await steppedUp(u.access);
+    const next = newPhone();
+    const setup = await post('/api/v1/2fa/push-approval/setup', { device_id: device, public_key: next.publicKey }, bearer(u.access));
+    expect(setup.statusCode, setup.body).toBe(200);
+    expect(await t.s.factors.active(u.user.id)).toEqual(['push_approval']);
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    expectError(await answer(u, sent.request_id, 'approve', sent.number, {}, next.key), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    expect((await answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
+    // Confirmed: the new key replaces the old one.
+    const { challenge } = setup.json<{ challenge: string }>();
+    expect((await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(next.key, enrolMessage(u.user.uuid, challenge)) }, bearer(u.access))).statusCode).toBe(200);
+    const later = await ask(await passwordStep(u));
+    expectError(await answer(u, later.request_id, 'approve', later.number), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    expect((await answer(u, later.request_id, 'approve', later.number, {}, next.key)).statusCode).toBe(200);
+  });
+
+  it('threat: a key bound to a device that is not the user\'s, or deleted with its device, is no factor: not offered, and a request answers 503', async () => {
+    const u = await enrolled();
+    const other = await enrolled();
+    const earlier = await passwordStep(u);
+    const theirs = (await t.s.database.db.selectFrom('push_approval_keys').select('device_token_id').where('user_id', '=', other.user.id).executeTakeFirstOrThrow()).device_token_id;
+    await t.s.database.db.updateTable('push_approval_keys').set({ device_token_id: theirs }).where('user_id', '=', u.user.id).execute();
+    expect(JSON.stringify((await login(t.app, u.username)).json())).not.toContain('push_approval');
+    expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: earlier }), 503, 'PUSH_APPROVAL_UNAVAILABLE');
+    // The other user's device deleted: their key goes with it (ON DELETE CASCADE), and their push approval is no longer offered.
+    const otherEarlier = await passwordStep(other);
+    await t.s.database.db.deleteFrom('device_tokens').where('id', '=', theirs).execute();
+    expect(JSON.stringify((await login(t.app, other.username)).json())).not.toContain('push_approval');
+    expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: otherEarlier }), 503, 'PUSH_APPROVAL_UNAVAILABLE');
+    expect(await count('push_approval_requests', u.user.id)).toBe(0);
+    expect(await count('push_approval_requests', other.user.id)).toBe(0);
+  });
+
+  it('threat: a fraud report stops every sign-in, not one: pending requests are denied and push approval pauses for PUSH_APPROVAL_FRAUD_PAUSE_HOURS (24)', async () => {
+    const u = await enrolled();
+    const sent = await ask(await passwordStep(u));
+    expect((await answer(u, sent.request_id, 'deny', undefined, { report_fraud: true })).json()).toMatchObject({ deny_reason: 'fraud_reported' });
+    const paused = await t.s.database.db.selectFrom('push_approval_keys').select('paused_until').where('user_id', '=', u.user.id).executeTakeFirstOrThrow();
+    expect(new Date(paused.paused_until!).getTime()).toBe(t.clock.now() + 24 * 3_600_000);
+    const next = await passwordStep(u);
+    expect(expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: next }), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'fraud_reported' });
+    expect(await count('push_approval_requests', u.user.id)).toBe(1);
+    t.clock.advance(24 * 3_600_000);
+    await ask(await passwordStep(u));
+  });
+
+  it('threat: a fraud report denies the account\'s other pending request too (one left over from before the one-per-account rule)', async () => {
+    const u = await enrolled();
+    const a = await ask(await passwordStep(u));
+    const tokenB = await passwordStep(u);
+    const b = await ask(tokenB);
+    // Put a back to pending, as a request racing the rule could leave it.
+    await t.s.database.db.updateTable('push_approval_requests').set({ state: 'pending', deny_reason: null, answered_at: null }).where('id', '=', a.request_id).execute();
+    await answer(u, a.request_id, 'deny', undefined, { report_fraud: true });
+    expect(expectError(await complete(tokenB, b.request_id), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'fraud_reported' });
+    expectError(await answer(u, b.request_id, 'approve', b.number), 409, 'PUSH_APPROVAL_ANSWERED');
   });
 });

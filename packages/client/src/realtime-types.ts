@@ -13,8 +13,8 @@ export interface RealtimeEventData {
   'second_factor.requested': { method: 'push_approval'; request_id: string; expires_at: string };
   /** The phone approved it: the page may complete the sign-in. */
   'second_factor.approved': { method: 'push_approval'; request_id: string };
-  /** The phone denied it (`wrong_number`: another number was picked; `fraud_reported`: the user reported it). */
-  'second_factor.denied': { method: 'push_approval'; request_id: string; reason: 'denied' | 'wrong_number' | 'fraud_reported' };
+  /** The phone denied it (`wrong_number`: another number was picked; `fraud_reported`: the user reported it or another sign-in; `superseded`: a newer request replaced it). */
+  'second_factor.denied': { method: 'push_approval'; request_id: string; reason: 'denied' | 'wrong_number' | 'fraud_reported' | 'superseded' };
   /** Declared, not published: a request's `expires_at` says when it lapses. */
   'second_factor.expired': Record<string, unknown>;
   /** Another session of this user ended (sign-out, revocation, expiry, an administrator). */

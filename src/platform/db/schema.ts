@@ -881,16 +881,21 @@ export interface PushApprovalKeysTable {
   device_token_id: number;
   /** The P-256 public key, SPKI DER in base64url: public. */
   public_key: string;
+  /** A new key (and its device) waiting for its enrolment to be confirmed; the working key stays until then. */
+  pending_public_key: string | null;
+  pending_device_token_id: number | null;
   /** The enrolment challenge the phone signs (base64url); null once confirmed. */
   enrol_challenge: string | null;
   enrol_expires_at: Timestamp | null;
   /** When the phone proved the key; null: not enrolled yet. */
   confirmed_at: Timestamp | null;
+  /** Until when a fraud report paused push approval for the account; null: not paused. */
+  paused_until: Timestamp | null;
   created_at: Timestamp;
 }
 
 export type PushApprovalState = 'pending' | 'approved' | 'denied';
-export type PushApprovalDenyReason = 'denied' | 'wrong_number' | 'fraud_reported';
+export type PushApprovalDenyReason = 'denied' | 'wrong_number' | 'fraud_reported' | 'superseded' | 'factor_removed';
 
 /** A sign-in waiting for the phone's answer (migration 046): answered at most once. */
 export interface PushApprovalRequestsTable {

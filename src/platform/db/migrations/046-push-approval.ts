@@ -3,7 +3,9 @@
  * (one per user: a P-256 public key made in the phone's secure hardware, bound to one mobile
  * device token), confirmed once the phone has signed the enrolment challenge; and the sign-in
  * requests the phone answers (a number to pick among three, approve or deny), each answered at
- * most once by a conditional UPDATE. Expand only: two new tables and a wider CHECK on
+ * most once by a conditional UPDATE. A new phone's key waits in the `pending_*` columns until
+ * confirmed, so the working key keeps working until then; `paused_until` is set by a fraud
+ * report. Expand only: two new tables and a wider CHECK on
  * `mfa_factors.method`.
  */
 import type { Kysely } from 'kysely';
@@ -16,9 +18,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       user_id integer NOT NULL UNIQUE REFERENCES users(id) ON DELETE CASCADE,
       device_token_id integer NOT NULL REFERENCES device_tokens(id) ON DELETE CASCADE,
       public_key text NOT NULL,
+      pending_public_key text,
+      pending_device_token_id integer REFERENCES device_tokens(id) ON DELETE SET NULL,
       enrol_challenge text,
       enrol_expires_at timestamptz,
       confirmed_at timestamptz,
+      paused_until timestamptz,
       created_at timestamptz NOT NULL
     );
     CREATE INDEX push_approval_keys_device_idx ON push_approval_keys (device_token_id);
@@ -30,7 +35,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       number smallint NOT NULL CHECK (number BETWEEN 10 AND 99),
       choices smallint[] NOT NULL CHECK (cardinality(choices) = 3),
       state text NOT NULL CHECK (state IN ('pending', 'approved', 'denied')),
-      deny_reason text CHECK (deny_reason IN ('denied', 'wrong_number', 'fraud_reported')),
+      deny_reason text CHECK (deny_reason IN ('denied', 'wrong_number', 'fraud_reported', 'superseded', 'factor_removed')),
       country text,
       city text,
       browser text,
