@@ -31,6 +31,7 @@ const USER_AGENT = 'StrongroomBank/5.2 (personal-data test)';
 const OWN_GETS = [
   '/api/v1/auth/consent', '/api/v1/auth/gdpr/export', '/api/v1/auth/gdpr/portability', '/api/v1/auth/profile',
   '/api/v1/notifications/devices', '/api/v1/notifications/devices/{id}', '/api/v1/passkeys',
+  '/api/v1/push-approval/requests/{id}', // where and from what device a sign-in asks the phone's approval
 ];
 /** The operators' GETs that answer other people's data (contacts, addresses, devices, who did what): marked too. */
 const ADMIN_GETS = [
