@@ -36,6 +36,12 @@ export interface RouteActors {
    */
   reauthenticate(request: FastifyRequest, password: string | undefined, action: string): Promise<void>;
   /**
+   * A signed-in caller adding or replacing a factor proves more than the session: with no factor
+   * `enrolled`, the current `password` (as `reauthenticate`); with some, a recent step-up with one
+   * of them (403 STEP_UP_REQUIRED). A stolen session, or one and the password, must not add one.
+   */
+  proveForNewFactor(request: FastifyRequest, enrolled: readonly string[], password: string | undefined, action: string): Promise<void>;
+  /**
    * A set-up `two_factor_token` enrols only the factors its challenge named (the channel's
    * policy may accept only some): another is 400 MFA_METHOD_UNAVAILABLE. A bearer caller may
    * enrol any.
@@ -55,6 +61,12 @@ export interface RouteActorDeps extends ReauthDeps {
 export function routeActors(s: RouteActorDeps): RouteActors {
   const actors = new WeakMap<FastifyRequest, Actor>();
   const actorOf = (request: FastifyRequest): Actor => actors.get(request)!;
+  const reauthenticate = async (request: FastifyRequest, password: string | undefined, action: string): Promise<void> => {
+    const a = actorOf(request);
+    if (a.kind !== 'session') return;
+    if (password === undefined) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'current_password', message: 'is required with a bearer token' }] });
+    await confirmCurrentPassword(s, a.user, password, auditContext(mfaContext(request)), action);
+  };
   return {
     resolve: (purposes) => async (request) => {
       const token = (request.body as { two_factor_token?: string } | undefined)?.two_factor_token;
@@ -77,11 +89,10 @@ export function routeActors(s: RouteActorDeps): RouteActors {
       if (allowed !== undefined && !allowed.includes(method)) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method });
     },
     limit: (group) => ({ group, account: (request) => actors.get(request)?.user.uuid ?? signedInAccount(request) }),
-    async reauthenticate(request, password, action) {
-      const a = actorOf(request);
-      if (a.kind !== 'session') return;
-      if (password === undefined) throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'current_password', message: 'is required with a bearer token' }] });
-      await confirmCurrentPassword(s, a.user, password, auditContext(mfaContext(request)), action);
+    reauthenticate,
+    async proveForNewFactor(request, enrolled, password, action) {
+      if (enrolled.length === 0) return reauthenticate(request, password, action);
+      await s.challenges.requireRecentStepUp(request.auth!, enrolled);
     },
     async finish(request, challenge, method) {
       const result = await s.challenges.finish(challenge, request, method);

@@ -72,9 +72,7 @@ function registrationRoutes(app: App, s: PasskeyRouteDeps): void {
     config: { rateLimit: actors.limit('account') },
   }, async (request) => {
     const user = actors.actorOf(request).user;
-    const enrolled = await s.factors.active(user.id);
-    if (enrolled.length === 0) await actors.reauthenticate(request, request.body.current_password, 'passkey_registration');
-    else await s.challenges.requireRecentStepUp(request.auth!, enrolled);
+    await actors.proveForNewFactor(request, await s.factors.active(user.id), request.body.current_password, 'passkey_registration');
     return s.passkeys.registrationOptions(user);
   });
 

@@ -67,9 +67,7 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
     const user = actors.actorOf(request).user;
     // Every enrolled factor counts, push_approval too: a stolen session and the password must not
     // replace the user's phone (a push-only user moves to a new phone through a device recovery).
-    const enrolled = await s.factors.active(user.id);
-    if (enrolled.length === 0) await actors.reauthenticate(request, request.body.current_password, 'push_approval_setup');
-    else await s.challenges.requireRecentStepUp(request.auth!, enrolled);
+    await actors.proveForNewFactor(request, await s.factors.active(user.id), request.body.current_password, 'push_approval_setup');
     return s.pushApproval.setup(user, request.body.device_id, request.body.public_key);
   });
 
