@@ -19,6 +19,12 @@ import { MfaErrors } from './errors.js';
 import { mfaContext, type Actor, type Challenge, type ChallengePurpose, type ChallengeService, type MfaContext } from './challenge.js';
 import type { SignInResponse } from '../signin/pipeline.js';
 
+/** How `proveForNewFactor` refuses, for a route description (the step-up bullet is the route's: it names its factor's routes). */
+export const NEW_FACTOR_PROOF_ERRORS = [
+  '`422 VALIDATION_ERROR`: the account has no second factor yet and `current_password` is missing.',
+  '`401 INVALID_CREDENTIALS`: wrong `current_password` (counts toward the account lockout).',
+] as const;
+
 export interface RouteActors {
   /** preHandler: a bearer caller, or the sign-in behind the body's `two_factor_token` of one of `purposes`. */
   resolve(purposes: readonly ChallengePurpose[]): (request: FastifyRequest) => Promise<void>;

@@ -10,7 +10,7 @@ import { auditContext } from '../audit/service.js';
 import { mfaContext, type ChallengeService } from '../mfa/challenge.js';
 import { MfaErrors } from '../mfa/errors.js';
 import type { FactorStore } from '../mfa/factors.js';
-import { routeActors, type RouteActorDeps } from '../mfa/route-actors.js';
+import { NEW_FACTOR_PROOF_ERRORS, routeActors, type RouteActorDeps } from '../mfa/route-actors.js';
 import { StepUpResponse } from '../mfa/schemas.js';
 import type { App } from '../platform/http/app.js';
 import { bullets, errors } from '../platform/http/schemas.js';
@@ -59,7 +59,7 @@ function registrationRoutes(app: App, s: PasskeyRouteDeps): void {
       description: [
         'WebAuthn creation options for `navigator.credentials.create()`: a discoverable credential (`residentKey: required`) with user verification (`userVerification: required`), excluding the passkeys the account has. The `challenge_id` goes back with the answer to `POST /api/v1/passkeys/registration/verify` within 5 minutes, once.',
         '',
-        bullets(SESSION, '`422 VALIDATION_ERROR`: the account has no second factor yet and `current_password` is missing.', '`401 INVALID_CREDENTIALS`: wrong `current_password` (counts toward the account lockout).', STEP_UP),
+        bullets(SESSION, ...NEW_FACTOR_PROOF_ERRORS, STEP_UP),
       ].join('\n'),
       body: RegistrationOptionsBody,
       response: { 200: CreationOptionsResponse, ...errors(SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED) },

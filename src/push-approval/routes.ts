@@ -7,7 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { mfaContext, type ChallengeService } from '../mfa/challenge.js';
 import { MfaErrors } from '../mfa/errors.js';
 import type { FactorStore } from '../mfa/factors.js';
-import { routeActors, type RouteActorDeps } from '../mfa/route-actors.js';
+import { NEW_FACTOR_PROOF_ERRORS, routeActors, type RouteActorDeps } from '../mfa/route-actors.js';
 import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, TOKEN_ERRORS } from '../mfa/schemas.js';
 import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
@@ -51,9 +51,7 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
       description: [
         'The phone made a P-256 key pair in its secure hardware and sends its public key with the `id` of its active mobile device token. The answer is a challenge the phone signs and sends to `POST /api/v1/2fa/push-approval/confirm` within 5 minutes. Starting again (a new phone) needs a recent step-up when a second factor, `push_approval` included, is enrolled; the working key keeps approving until the new one is confirmed, and is then replaced (the previous phone can no longer approve).',
         '',
-        bullets(SESSION,
-          '`422 VALIDATION_ERROR`: the account has no second factor yet and `current_password` is missing.',
-          '`401 INVALID_CREDENTIALS`: wrong `current_password` (counts toward the account lockout).', STEP_UP,
+        bullets(SESSION, ...NEW_FACTOR_PROOF_ERRORS, STEP_UP,
           '`400 PUSH_APPROVAL_KEY_INVALID`: `public_key` is not a P-256 public key (SPKI DER, base64url).',
           '`404 PUSH_APPROVAL_DEVICE_NOT_FOUND`: `device_id` is not one of the account\'s active mobile devices.'),
       ].join('\n'),
