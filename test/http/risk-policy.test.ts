@@ -204,6 +204,23 @@ describe('rules by channel, and their actions', () => {
     t.clock.advance(16 * MIN);
     expect((await login(t.app, victim.username, STRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer })).statusCode).toBe(200);
   });
+
+  it('threat: a burst of failures crossing the threshold at once blocks the network twice — recorded and audited once', async () => {
+    nextScenario();
+    expect((await reset()).statusCode).toBe(200);
+    const stuffer = '198.51.100.150';
+    const blocksBefore = (await audited('RISK_ADDRESS_BLOCKED')).length;
+    for (let i = 0; i < 18; i++) expectError(await login(t.app, `policy.burst.${i}`, WRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer }), 401, 'INVALID_CREDENTIALS');
+    // Eight accounts at once take the network from 18 failing accounts to 26: the 21st blocks it.
+    const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => login(t.app, `policy.burst.${18 + i}`, WRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer })));
+    const codes = burst.map((r) => r.json<{ error_code: string }>().error_code);
+    expect(codes.every((c) => c === 'INVALID_CREDENTIALS' || c === 'ADDRESS_BLOCKED'), codes.join()).toBe(true);
+    expect(codes).toContain('ADDRESS_BLOCKED');
+    expect(await audited('RISK_ADDRESS_BLOCKED')).toHaveLength(blocksBefore + 1);
+    const network = t.s.ipHasher.hex(clientNetwork(stuffer));
+    expect(await t.s.database.db.selectFrom('risk_address_blocks').select('network_hash').where('network_hash', '=', network).execute()).toHaveLength(1);
+    expectError(await login(t.app, 'policy.burst.after', WRONG_PASSWORD, {}, { 'x-forwarded-for': stuffer }), 429, 'ADDRESS_BLOCKED');
+  });
 });
 
 describe('a lock and a block that both apply', () => {
@@ -248,6 +265,27 @@ describe('administration', () => {
     const back = await reset();
     expect(back.json()).toMatchObject({ source: 'environment', updated_by: null });
     expect((await audited('RISK_POLICY_UPDATED')).at(-1)).toEqual({ user_id: admin.uuid, details: { before: next, after: null, reset_to_defaults: true } });
+  });
+
+  it('threat: concurrent saves lose an administrator\'s change from the trail — a burst of eight saves is audited eight times, each "before" the "after" of the save before it', async () => {
+    t.clock.advance(1000);
+    const token = await adminToken();
+    const start = ((await get()).json() as { rules: unknown[] }).rules;
+    const count = (await audited('RISK_POLICY_UPDATED')).length;
+    const bodies = Array.from({ length: 8 }, (_, i) => policy(rule('refuse', { channels: ['ussd'], min_score: 50 + i })));
+    const saved = await Promise.all(bodies.map((b) => put(b, token)));
+    expect(saved.map((r) => r.statusCode)).toEqual(Array<number>(8).fill(200));
+    const entries = (await audited('RISK_POLICY_UPDATED')).slice(count).map((e) => e.details as { before: { rules: unknown[] }; after: { rules: unknown[] } });
+    expect(entries).toHaveLength(8);
+    // Serialised: the saves form one chain from the policy before the burst to the one in force now.
+    // Key order aside (jsonb keeps its own): the rules as one comparable string.
+    const key = (rules: unknown[]) => JSON.stringify(rules, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+    const next = new Map(entries.map((e) => [key(e.before.rules), key(e.after.rules)]));
+    expect(next.size).toBe(8); // no two saves started from the same policy
+    let at = key(start);
+    for (let i = 0; i < 8; i++) at = next.get(at) ?? 'broken chain';
+    expect(at).toBe(key(((await get()).json() as { rules: unknown[] }).rules));
+    expect((await reset()).statusCode).toBe(200);
   });
 
   it('refused without policies.manage: 403 PERMISSION_DENIED, nothing changes', async () => {
