@@ -11,6 +11,7 @@ import type { Db } from '../platform/db/database.js';
 import type { App } from '../platform/http/app.js';
 import { publicIdSchema } from '../platform/http/public-id.js';
 import { errors } from '../platform/http/schemas.js';
+import { MfaErrors } from '../mfa/errors.js';
 import { requestAuditContext, signedInAccount, signedInUser, type Guard } from '../sessions/guard.js';
 import { lockUserRow, type UserRow, type UserStore } from '../users/store.js';
 import { DeviceErrors } from './errors.js';
@@ -45,6 +46,9 @@ const Device = Type.Object({
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
+/** What turning off, deleting or moving the phone that approves sign-ins does (src/push-approval listens). */
+const APPROVAL_PHONE = 'The phone enrolled for push approval: turning its token off, deleting it, or its registration by another account removes the `push_approval` second factor (audited `PUSH_APPROVAL_REMOVED`) and denies its pending requests; its owner must have proved a second factor in this session in the last 10 minutes first (`403 STEP_UP_REQUIRED`).';
+
 function present(d: DeviceToken) {
   return {
     id: d.uuid, push_token: maskToken(d.push_token), platform: d.platform, device_name: d.device_name, is_active: d.is_active, receives_codes: d.receives_codes,
@@ -78,7 +82,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
           '',
           '- A token nobody has: created, `201`.',
           '- A token the user has already: reactivated (and its platform and name updated) instead of duplicated, `200`.',
-          '- A token another user has (a phone that changed hands): it moves to the signed-in user, `200`; audited as DEVICE_TOKEN_TRANSFERRED naming both users.',
+          '- A token another user has (a phone that changed hands): it moves to the signed-in user, `200`; audited as DEVICE_TOKEN_TRANSFERRED naming both users. When it was the previous owner\'s phone for push approval, their `push_approval` factor is removed (audited `PUSH_APPROVAL_REMOVED` on their trail).',
           '',
           `Limits per user: ${MAX_ACTIVE_DEVICES} active tokens (each notification and each code by push goes to every one) and ${MAX_DEVICES} in all. Past them the least recently used active token is turned off (audited DEVICE_TOKEN_DEACTIVATED, \`by: device_limit\`), then the least recently used inactive one deleted (DEVICE_TOKEN_DELETED); the token being registered is never the one.`,
           '',
@@ -102,7 +106,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         // The previous owner's history says it too: their notifications stopped going to that device.
         if (from) await audit(request, from, 'DEVICE_TOKEN_TRANSFERRED', { device_token_id: registered.device.uuid, platform, to_user_id: user.uuid, to_username: user.username }, trx);
         await auditTrimmed(request, user, registered.trimmed, trx);
-      });
+      }, requestAuditContext(request));
       return reply.status(r.outcome === 'created' ? 201 : 200).send(present(r.device));
     });
 
@@ -136,16 +140,17 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
       app.put(`${BASE}/:id/${verb}`, {
         schema: {
           tags, security, summary: active ? 'Turn notifications to a device back on' : 'Stop notifications to a device',
-          description: `Sets \`is_active\` to ${active}. \`404 DEVICE_TOKEN_NOT_FOUND\` for an unknown id and for another user's alike. Audited as ${event}.`,
-          params: DeviceIdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) },
+          description: `Sets \`is_active\` to ${active}. \`404 DEVICE_TOKEN_NOT_FOUND\` for an unknown id and for another user's alike. Audited as ${event}.${active ? '' : `\n\n${APPROVAL_PHONE}`}`,
+          params: DeviceIdParams, response: { 200: Device, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND, ...(active ? [] : [MfaErrors.STEP_UP_REQUIRED])) },
         },
         onRequest, preValidation: refuseIntegerDeviceId,
         config: { rateLimit: { group: 'account', account: signedInAccount } },
       }, async (request) => {
         const user = await owner(request);
+        if (!active) await s.deviceTokens.authorizeOwnerRemoval(request.auth!, user.id, request.params.id);
         const device = await s.db.transaction().execute(async (trx) => {
           await lockUserRow(trx, user.id);
-          const d = await s.deviceTokens.setActive(user.id, request.params.id, active, trx);
+          const d = await s.deviceTokens.setActive(user.id, request.params.id, active, trx, requestAuditContext(request));
           if (d) await audit(request, user, event, { device_token_id: d.uuid }, trx);
           if (d && active) await auditTrimmed(request, user, await s.deviceTokens.trim(trx, user.id, d.id), trx);
           return d;
@@ -158,13 +163,14 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     const Deleted = Type.Object({ status: Type.Literal('success'), deleted: Type.Integer({ description: 'How many tokens were deleted.' }) });
 
     app.delete(`${BASE}/:id`, {
-      schema: { tags, security, summary: 'Delete one of your device tokens', description: '`404 DEVICE_TOKEN_NOT_FOUND` for an unknown id and for another user\'s alike. Audited as DEVICE_TOKEN_DELETED.', params: DeviceIdParams, response: { 200: Deleted, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND) } },
+      schema: { tags, security, summary: 'Delete one of your device tokens', description: `\`404 DEVICE_TOKEN_NOT_FOUND\` for an unknown id and for another user's alike. Audited as DEVICE_TOKEN_DELETED.\n\n${APPROVAL_PHONE}`, params: DeviceIdParams, response: { 200: Deleted, ...errors(DeviceErrors.DEVICE_TOKEN_NOT_FOUND, MfaErrors.STEP_UP_REQUIRED) } },
       onRequest, preValidation: refuseIntegerDeviceId,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const user = await owner(request);
+      await s.deviceTokens.authorizeOwnerRemoval(request.auth!, user.id, request.params.id);
       const ids = await s.db.transaction().execute(async (trx) => {
-        const deleted = await s.deviceTokens.delete(user.id, request.params.id, trx);
+        const deleted = await s.deviceTokens.delete(user.id, request.params.id, trx, requestAuditContext(request));
         if (deleted.length > 0) await audit(request, user, 'DEVICE_TOKEN_DELETED', { device_token_ids: deleted }, trx);
         return deleted;
       });
@@ -173,13 +179,14 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
     });
 
     app.delete(BASE, {
-      schema: { tags, security, summary: 'Delete all your device tokens', description: 'Every token of the signed-in user (signing out of every device\'s notifications). `deleted: 0` when there were none. Audited as DEVICE_TOKEN_DELETED.', response: { 200: Deleted } },
+      schema: { tags, security, summary: 'Delete all your device tokens', description: `Every token of the signed-in user (signing out of every device's notifications). \`deleted: 0\` when there were none. Audited as DEVICE_TOKEN_DELETED.\n\n${APPROVAL_PHONE}`, response: { 200: Deleted, ...errors(MfaErrors.STEP_UP_REQUIRED) } },
       onRequest,
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const user = await owner(request);
+      await s.deviceTokens.authorizeOwnerRemoval(request.auth!, user.id);
       const ids = await s.db.transaction().execute(async (trx) => {
-        const deleted = await s.deviceTokens.delete(user.id, undefined, trx);
+        const deleted = await s.deviceTokens.delete(user.id, undefined, trx, requestAuditContext(request));
         if (deleted.length > 0) await audit(request, user, 'DEVICE_TOKEN_DELETED', { device_token_ids: deleted, all: true }, trx);
         return deleted;
       });

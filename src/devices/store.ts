@@ -5,12 +5,14 @@
  * for its new owner, and the one row follows.
  */
 import { sql, type Selectable } from 'kysely';
+import type { AuditContext } from '../audit/service.js';
 import type { Clock } from '../platform/clock.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 import type { BlindIndex } from '../platform/crypto/blind-index.js';
 import type { SensitiveColumns } from '../platform/crypto/sensitive.js';
 import type { Db } from '../platform/db/database.js';
 import type { DeviceTokensTable } from '../platform/db/schema.js';
+import type { AuthContext } from '../sessions/guard.js';
 import { lockUserRow } from '../users/store.js';
 import { DeviceErrors } from './errors.js';
 
@@ -44,10 +46,67 @@ export interface Trimmed {
   deleted: string[];
 }
 
+/** Why a device token leaves its user: deleted, turned off (by its owner), moved to another user, retired by the device limit, or reported dead by the push provider. */
+export type DeviceRemovalReason = 'deleted' | 'deactivated' | 'transferred' | 'device_limit' | 'push_provider';
+
+export interface DeviceRemoval {
+  /** The user the tokens leave (for a transfer, the previous owner). */
+  userId: number;
+  /** Internal ids. */
+  deviceIds: number[];
+  reason: DeviceRemovalReason;
+  /** The audit context of the request that caused it, when one did. */
+  context?: AuditContext;
+}
+
+/**
+ * What another capability does when a user's device tokens go (src/push-approval: the phone that
+ * approves sign-ins). The devices capability imports none of its listeners; they register
+ * themselves (`listen`) from their module.
+ */
+export interface DeviceListener {
+  /** In the transaction that deletes, turns off or moves the tokens (before a deletion, so the listener still sees what goes). */
+  removing(trx: Db, removal: DeviceRemoval): Promise<void>;
+  /** The user's tokens the device limits never retire. */
+  pinned?(trx: Db, userId: number): Promise<number[]>;
+  /** Before the owner deletes or turns off tokens: may refuse (throws), e.g. until a recent step-up. */
+  authorizeOwner?(auth: AuthContext, userId: number, deviceIds: number[]): Promise<void>;
+}
+
 const SELECTED = ['id', 'uuid', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'receives_codes', 'last_used_at', 'created_on', 'updated_on'] as const;
 
 export class DeviceTokenStore {
+  private readonly listeners: DeviceListener[] = [];
+
   constructor(private readonly deps: { db: Db; clock: Clock; sensitive: SensitiveColumns; blindIndex: BlindIndex }) {}
+
+  /** Registers a listener of removals (from the listener's module). */
+  listen(listener: DeviceListener): void {
+    this.listeners.push(listener);
+  }
+
+  private async removing(trx: Db, removal: DeviceRemoval): Promise<void> {
+    if (removal.deviceIds.length === 0) return;
+    for (const l of this.listeners) await l.removing(trx, removal);
+  }
+
+  /** `work` in `trx` when it is a transaction, else in a new one (the listeners' changes go with the device's). */
+  private inTransaction<T>(trx: Db, work: (t: Db) => Promise<T>): Promise<T> {
+    return trx.isTransaction ? work(trx) : this.deps.db.transaction().execute(work);
+  }
+
+  /**
+   * Before the owner deletes (`uuid`, or every token when undefined) or turns off their tokens:
+   * each listener may refuse (it throws). Unknown tokens are no one's concern (the route answers 404).
+   */
+  async authorizeOwnerRemoval(auth: AuthContext, userId: number, uuid?: string): Promise<void> {
+    if (!this.listeners.some((l) => l.authorizeOwner)) return;
+    let q = this.deps.db.selectFrom('device_tokens').select('id').where('user_id', '=', userId);
+    if (uuid !== undefined) q = q.where('uuid', '=', uuid);
+    const ids = (await q.execute()).map((r) => r.id);
+    if (ids.length === 0) return;
+    for (const l of this.listeners) await l.authorizeOwner?.(auth, userId, ids);
+  }
 
   private reveal(row: DeviceToken): DeviceToken {
     return { ...row, push_token: this.deps.sensitive.reveal(row.push_token, COLUMN) };
@@ -59,7 +118,7 @@ export class DeviceTokenStore {
    * user (the phone changed hands). The blind index's unique key settles parallel registrations.
    * `record` writes the audit entry in the same transaction.
    */
-  async register(userId: number, input: { pushToken: string; platform: Platform; deviceName: string | null }, record: (trx: Db, r: RegisteredAndTrimmed) => Promise<void>): Promise<RegisteredAndTrimmed> {
+  async register(userId: number, input: { pushToken: string; platform: Platform; deviceName: string | null }, record: (trx: Db, r: RegisteredAndTrimmed) => Promise<void>, context?: AuditContext): Promise<RegisteredAndTrimmed> {
     // FCM tokens are case-sensitive: indexed as they are.
     const bidx = this.deps.blindIndex.ofExact(input.pushToken);
     const candidates = this.deps.blindIndex.candidatesExact(input.pushToken);
@@ -70,6 +129,7 @@ export class DeviceTokenStore {
         const existing = await trx.selectFrom('device_tokens').select(['id', 'user_id']).where('push_token_bidx', 'in', candidates).forUpdate().executeTakeFirst();
         if (existing) {
           const moved = existing.user_id !== userId;
+          if (moved) await this.removing(trx, { userId: existing.user_id, deviceIds: [existing.id], reason: 'transferred', context });
           const row = await trx.updateTable('device_tokens').set({
             user_id: userId, platform: input.platform, is_active: true, updated_on: now,
             // A token that changes hands starts afresh: nothing of the previous owner's use shows.
@@ -112,18 +172,26 @@ export class DeviceTokenStore {
     // message or code being written for the device (a key-share lock) does not hide it.
     const rows = await trx.selectFrom('device_tokens').select(['id', 'uuid', 'is_active', 'receives_codes']).where('user_id', '=', userId).where('id', '!=', keep)
       .orderBy(sql`coalesce(last_used_at, updated_on)`, 'desc').orderBy('id', 'desc').forNoKeyUpdate().skipLocked().execute();
-    // The device one-time codes go to is never retired by the cap: someone with a stolen session
-    // must not be able to switch off the owner's second factor by registering tokens.
+    // The device one-time codes go to, and those a listener pins (the phone that approves
+    // sign-ins), are never retired by the cap: someone with a stolen session must not be able to
+    // switch off the owner's second factor by registering tokens.
+    const pinned = new Set<number>();
+    for (const l of this.listeners) for (const id of (await l.pinned?.(trx, userId)) ?? []) pinned.add(id);
+    const spared = (r: { id: number; receives_codes: boolean }): boolean => r.receives_codes || pinned.has(r.id);
     const active = rows.filter((r) => r.is_active);
-    const bound = active.filter((r) => r.receives_codes).length;
-    const deactivated = active.filter((r) => !r.receives_codes).slice(Math.max(0, MAX_ACTIVE_DEVICES - 1 - bound));
+    const bound = active.filter(spared).length;
+    const deactivated = active.filter((r) => !spared(r)).slice(Math.max(0, MAX_ACTIVE_DEVICES - 1 - bound));
     if (deactivated.length > 0) {
+      await this.removing(trx, { userId, deviceIds: deactivated.map((r) => r.id), reason: 'device_limit' });
       await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) }).where('user_id', '=', userId).where('id', 'in', deactivated.map((r) => r.id)).execute();
     }
     const excess = rows.length + 1 - MAX_DEVICES;
-    const inactiveOldestFirst = rows.filter((r) => !r.receives_codes && (!r.is_active || deactivated.includes(r))).reverse();
+    const inactiveOldestFirst = rows.filter((r) => !spared(r) && (!r.is_active || deactivated.includes(r))).reverse();
     const deleted = excess > 0 ? inactiveOldestFirst.slice(0, excess) : [];
-    if (deleted.length > 0) await trx.deleteFrom('device_tokens').where('user_id', '=', userId).where('id', 'in', deleted.map((r) => r.id)).execute();
+    if (deleted.length > 0) {
+      await this.removing(trx, { userId, deviceIds: deleted.map((r) => r.id), reason: 'device_limit' });
+      await trx.deleteFrom('device_tokens').where('user_id', '=', userId).where('id', 'in', deleted.map((r) => r.id)).execute();
+    }
     return { deactivated: deactivated.filter((r) => !deleted.includes(r)).map((r) => r.uuid), deleted: deleted.map((r) => r.uuid) };
   }
 
@@ -159,10 +227,17 @@ export class DeviceTokenStore {
     return row && this.reveal(row);
   }
 
-  async setActive(userId: number, uuid: string, active: boolean, trx: Db = this.deps.db): Promise<DeviceToken | undefined> {
-    const row = await trx.updateTable('device_tokens').set({ is_active: active, updated_on: new Date(this.deps.clock.now()) })
-      .where('uuid', '=', uuid).where('user_id', '=', userId).returning(SELECTED).executeTakeFirst();
-    return row && this.reveal(row);
+  /** Turns the user's token on or off; turning it off tells the listeners (`deactivated`, with the request's `context`). */
+  async setActive(userId: number, uuid: string, active: boolean, trx: Db = this.deps.db, context?: AuditContext): Promise<DeviceToken | undefined> {
+    return this.inTransaction(trx, async (t) => {
+      if (!active) {
+        const ids = (await t.selectFrom('device_tokens').select('id').where('uuid', '=', uuid).where('user_id', '=', userId).forUpdate().execute()).map((r) => r.id);
+        await this.removing(t, { userId, deviceIds: ids, reason: 'deactivated', context });
+      }
+      const row = await t.updateTable('device_tokens').set({ is_active: active, updated_on: new Date(this.deps.clock.now()) })
+        .where('uuid', '=', uuid).where('user_id', '=', userId).returning(SELECTED).executeTakeFirst();
+      return row && this.reveal(row);
+    });
   }
 
   /** A notification went to it (while it is still that user's: it may have changed hands meanwhile). */
@@ -191,16 +266,24 @@ export class DeviceTokenStore {
    * active. Its uuid when it changed, for the audit entry; undefined otherwise.
    */
   async deactivateDead(userId: number, id: number, trx: Db = this.deps.db): Promise<string | undefined> {
-    const row = await trx.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) })
-      .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).returning('uuid').executeTakeFirst();
-    return row?.uuid;
+    return this.inTransaction(trx, async (t) => {
+      const row = await t.updateTable('device_tokens').set({ is_active: false, updated_on: new Date(this.deps.clock.now()) })
+        .where('id', '=', id).where('user_id', '=', userId).where('is_active', '=', true).returning('uuid').executeTakeFirst();
+      if (row) await this.removing(t, { userId, deviceIds: [id], reason: 'push_provider' });
+      return row?.uuid;
+    });
   }
 
-  /** Deletes the user's token with this uuid (or all of theirs); the uuids deleted. */
-  async delete(userId: number, uuid?: string, trx: Db = this.deps.db): Promise<string[]> {
-    let q = trx.deleteFrom('device_tokens').where('user_id', '=', userId);
-    if (uuid !== undefined) q = q.where('uuid', '=', uuid);
-    return (await q.returning('uuid').execute()).map((r) => r.uuid);
+  /** Deletes the user's token with this uuid (or all of theirs), telling the listeners first (with the request's `context`); the uuids deleted. */
+  async delete(userId: number, uuid?: string, trx: Db = this.deps.db, context?: AuditContext): Promise<string[]> {
+    return this.inTransaction(trx, async (t) => {
+      let q = t.selectFrom('device_tokens').select('id').where('user_id', '=', userId);
+      if (uuid !== undefined) q = q.where('uuid', '=', uuid);
+      const ids = (await q.forUpdate().execute()).map((r) => r.id);
+      if (ids.length === 0) return [];
+      await this.removing(t, { userId, deviceIds: ids, reason: 'deleted', context });
+      return (await t.deleteFrom('device_tokens').where('user_id', '=', userId).where('id', 'in', ids).returning('uuid').execute()).map((r) => r.uuid);
+    });
   }
 }
 

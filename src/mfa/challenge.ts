@@ -214,6 +214,7 @@ const STEP_UP_ROUTES: Record<string, { method: string; routes: string[] }> = {
   sms: { method: 'sms', routes: ['POST /api/v1/auth/2fa/request', 'POST /api/v1/auth/2fa/verify'] },
   push: { method: 'push', routes: ['POST /api/v1/auth/2fa/request', 'POST /api/v1/auth/2fa/verify'] },
   passkey: { method: 'passkey', routes: ['POST /api/v1/auth/passkey/step-up/options', 'POST /api/v1/auth/passkey/step-up/verify'] },
+  push_approval: { method: 'push_approval', routes: ['POST /api/v1/auth/push-approval/step-up/request', 'POST /api/v1/auth/push-approval/step-up/complete'] },
 };
 
 /**
@@ -221,7 +222,7 @@ const STEP_UP_ROUTES: Record<string, { method: string; routes: string[] }> = {
  * the routes that step the session up with it; the message names them too.
  */
 /** A factor whose step-up is a code sent by POST /api/v1/auth/2fa/request. */
-const isCode = (method: string): boolean => method !== 'totp' && method !== 'passkey';
+const isCode = (method: string): boolean => method !== 'totp' && method !== 'passkey' && method !== 'push_approval';
 
 export function stepUpRequired(enrolled: readonly string[]): Error {
   const stepUp = enrolled.map((m) => STEP_UP_ROUTES[m]).filter((x) => x !== undefined);
@@ -229,6 +230,7 @@ export function stepUpRequired(enrolled: readonly string[]): Error {
     ...(stepUp.some((s) => s.method === 'totp') ? ['POST /api/v1/auth/totp/verify with a code from the authenticator app'] : []),
     ...(stepUp.some((s) => isCode(s.method)) ? [`POST /api/v1/auth/2fa/request with {"method": ${stepUp.filter((s) => isCode(s.method)).map((s) => `"${s.method}"`).join(' or ')}}, then POST /api/v1/auth/2fa/verify with the code`] : []),
     ...(stepUp.some((s) => s.method === 'passkey') ? ['POST /api/v1/auth/passkey/step-up/options, then POST /api/v1/auth/passkey/step-up/verify with the passkey\'s answer'] : []),
+    ...(stepUp.some((s) => s.method === 'push_approval') ? ['POST /api/v1/auth/push-approval/step-up/request, approve on your phone with the number shown, then POST /api/v1/auth/push-approval/step-up/complete'] : []),
   ];
   return MfaErrors.STEP_UP_REQUIRED({ within_minutes: STEP_UP_FRESH_MINUTES, enrolled, step_up: stepUp }, {
     message: `Confirm it is you with your current second factor first (${ways.join('; or ')}, with this session's bearer token), then try again within ${STEP_UP_FRESH_MINUTES} minutes.`,

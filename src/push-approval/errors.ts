@@ -16,6 +16,8 @@ export const PushApprovalErrors = defineErrors({
   PUSH_APPROVAL_PENDING: { status: 409, message: 'The push-approval request is waiting for the phone\'s answer.' },
   /** The request was answered already, or expired, before this answer. */
   PUSH_APPROVAL_ANSWERED: { status: 409, message: 'This push-approval request was already answered or has expired.' },
+  /** The approved step-up was completed already: an approval is used once. */
+  PUSH_APPROVAL_USED: { status: 409, message: 'This approval was already used; ask for a new one.' },
   /** The phone denied the sign-in, or picked the wrong number. */
   PUSH_APPROVAL_DENIED: { status: 403, message: 'The sign-in was denied on the phone.' },
   /** The phone did not answer within 5 minutes: ask for a new request. */

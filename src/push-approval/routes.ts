@@ -1,9 +1,10 @@
 /**
  * The push-approval routes: enrolment (bearer), the sign-in's request and completion (with the
- * `two_factor_token`; transport pre-auth routes), and the phone's view and answer (bearer of the
- * phone's own session, the answer signed by the enrolled key).
+ * `two_factor_token`; transport pre-auth routes), a signed-in session's step-up (bearer, bound to
+ * that session), and the phone's view and answer (bearer of the phone's own session, the answer
+ * signed by the enrolled key). Both completions may be long polls (`wait_seconds`).
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { mfaContext, type ChallengeService } from '../mfa/challenge.js';
 import { MfaErrors } from '../mfa/errors.js';
 import type { FactorStore } from '../mfa/factors.js';
@@ -18,29 +19,56 @@ import { SECOND_FACTOR_ERRORS } from '../signin/error-sets.js';
 import { SignInErrors } from '../signin/errors.js';
 import { SignInResponseSchema } from '../signin/routes.js';
 import { PushApprovalErrors as E } from './errors.js';
-import { AnswerBody, AnswerResponse, CompleteBody, ConfirmBody, ConfirmResponse, RequestBody, RequestParams, RequestResponse, RequestView, SetupBody, SetupResponse } from './schemas.js';
-import type { PushApprovalService } from './service.js';
+import { StepUpResponse } from '../mfa/schemas.js';
+import { AnswerBody, AnswerResponse, CompleteBody, ConfirmBody, ConfirmResponse, RequestBody, RequestParams, RequestResponse, RequestView, SetupBody, SetupResponse, StepUpCompleteBody, StepUpRequestBody } from './schemas.js';
+import type { PushApprovalService, Wait } from './service.js';
+import type { Waiters } from './waiters.js';
 
 export const tags = ['Push approval'];
 const security = [{ bearer: [] }];
 const SESSION = '`401 TOKEN_*`, `401 SESSION_*`: no valid session.';
 const STEP_UP = '`403 STEP_UP_REQUIRED`: the account has a second factor (`push_approval` included) and this session has not proved one in the last 10 minutes.';
 const NOT_OFFERED = '`400 MFA_METHOD_UNAVAILABLE`: the challenge does not offer `push_approval`.';
+const WAITING = 'With `wait_seconds` (a long poll), a request the phone has not answered holds the answer until it is approved, denied or expired, or the wait ends; the answers are the same.';
+const PENDING = '`409 PUSH_APPROVAL_PENDING` (with `Retry-After: 2`): the phone has not answered yet (or not within `wait_seconds`).';
+const DENIED = '`403 PUSH_APPROVAL_DENIED`: denied (`details.reason`: `denied`, `wrong_number`, `fraud_reported`; `superseded` by a newer request; `factor_removed` with the factor).';
+const EXPIRED = '`410 PUSH_APPROVAL_EXPIRED`: the phone did not answer within 5 minutes: ask for a new request.';
+const LOCKED = '`429 MFA_LOCKED` (with `Retry-After`): too many failed second factors (`MFA_MAX_FAILURES`; a wrong number counts).';
+const ASKING = [
+  '`403 PUSH_APPROVAL_DENIED`: a request of this sign-in or session was answered with a wrong number (`details.reason: wrong_number`), or the user reported a request as fraud in the last `PUSH_APPROVAL_FRAUD_PAUSE_HOURS` (`details.reason: fraud_reported`): push approval is paused for the account.',
+  '`429 PUSH_APPROVAL_TOO_MANY` (with `Retry-After`): the account was sent `PUSH_APPROVAL_MAX_PER_HOUR` requests (5 by default) in the last hour.',
+  LOCKED,
+  '`503 PUSH_APPROVAL_UNAVAILABLE`: push is not configured, or the enrolled phone\'s device token is no longer active.',
+] as const;
 
 export interface PushApprovalRouteDeps extends RouteActorDeps {
   guard: Guard;
   challenges: ChallengeService;
   factors: Pick<FactorStore, 'active'>;
   pushApproval: PushApprovalService;
+  waiters: Waiters;
 }
 
 export function pushApprovalRoutes(s: PushApprovalRouteDeps): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
+    // The server is closing: held pages are answered now (as polls), not at the end of their wait.
+    instance.addHook('preClose', async () => s.waiters.close());
     enrolmentRoutes(app, s);
     signInRoutes(app, s);
+    stepUpRoutes(app, s);
     phoneRoutes(app, s);
   };
+}
+
+/** The long poll of a completion: `wait_seconds`, ended early when the client goes away. */
+function waitOf(reply: FastifyReply, waitSeconds: number | undefined): Wait {
+  if (!waitSeconds) return { ms: 0 };
+  const gone = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
+  });
+  return { ms: waitSeconds * 1000, signal: gone.signal };
 }
 
 function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
@@ -64,7 +92,7 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
   }, async (request) => {
     const user = actors.actorOf(request).user;
     // Every enrolled factor counts, push_approval too: a stolen session and the password must not
-    // replace the user's phone (a push-only user moves to a new phone through a device recovery).
+    // replace the user's phone (a push-only user steps up with the old phone: POST /api/v1/auth/push-approval/step-up/request).
     await actors.proveForNewFactor(request, await s.factors.active(user.id), request.body.current_password, 'push_approval_setup');
     return s.pushApproval.setup(user, request.body.device_id, request.body.public_key);
   });
@@ -103,11 +131,7 @@ function signInRoutes(app: App, s: PushApprovalRouteDeps): void {
         '',
         'One pending request per account: asking again with the same `two_factor_token` while it is pending answers the same `request_id` and number, and sends nothing (a push is sent once, never retried); a request for another sign-in denies the pending one (`reason: superseded`). After a plain denial, a supersession or expiry, asking again sends a new request with a new number; after a wrong number, this `two_factor_token` asks no more.',
         '',
-        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, NOT_OFFERED,
-          '`403 PUSH_APPROVAL_DENIED`: a request of this `two_factor_token` was answered with a wrong number (`details.reason: wrong_number`), or the user reported a sign-in as fraud in the last `PUSH_APPROVAL_FRAUD_PAUSE_HOURS` (`details.reason: fraud_reported`): push approval is paused for the account.',
-          '`429 PUSH_APPROVAL_TOO_MANY` (with `Retry-After`): the account was sent `PUSH_APPROVAL_MAX_PER_HOUR` requests (5 by default) in the last hour.',
-          '`429 MFA_LOCKED` (with `Retry-After`): too many failed second factors (`MFA_MAX_FAILURES`; a wrong number counts).',
-          '`503 PUSH_APPROVAL_UNAVAILABLE`: push is not configured, or the enrolled phone\'s device token is no longer active.'),
+        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, NOT_OFFERED, ...ASKING),
       ].join('\n'),
       body: RequestBody,
       response: { 200: RequestResponse, ...errors(...SECOND_FACTOR_ERRORS, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_TOO_MANY, E.PUSH_APPROVAL_UNAVAILABLE) },
@@ -117,34 +141,81 @@ function signInRoutes(app: App, s: PushApprovalRouteDeps): void {
   }, async (request) => {
     const challenge = actors.challengeOf(request);
     if (!challenge.claims.methods.includes('push_approval')) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method: 'push_approval' });
-    return s.pushApproval.request(challenge.user, challenge.claims.jti, actors.ctxOf(request));
+    return s.pushApproval.request(challenge.user, { purpose: 'sign_in', jti: challenge.claims.jti }, actors.ctxOf(request));
   });
 
   app.post('/api/v1/auth/push-approval/complete', {
     schema: {
       tags, summary: 'Finish a sign-in approved on the phone',
       description: [
-        'Poll this route after `POST /api/v1/auth/push-approval/request` every `Retry-After` seconds (the sign-in page has no access token, so no real-time channel): once the phone approved with the right number, it issues the tokens and the session (`user_profile.mfa_completed: true`), spends the `two_factor_token` and clears the count of failed second factors.',
+        'Call this route after `POST /api/v1/auth/push-approval/request` (the sign-in page has no access token, so no real-time channel) with `wait_seconds: 25` and again at once while it answers `409 PUSH_APPROVAL_PENDING`, or without it every `Retry-After` seconds: once the phone approved with the right number, it issues the tokens and the session (`user_profile.mfa_completed: true`), spends the `two_factor_token` and clears the count of failed second factors.',
         '',
-        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, NOT_OFFERED,
-          '`409 PUSH_APPROVAL_PENDING` (with `Retry-After: 2`): the phone has not answered yet.',
-          '`403 PUSH_APPROVAL_DENIED`: the sign-in was denied (`details.reason`: `denied`, `wrong_number`, `fraud_reported`; `superseded` by a newer request; `factor_removed` with the factor).',
-          '`410 PUSH_APPROVAL_EXPIRED`: the phone did not answer within 5 minutes: ask for a new request.',
-          '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this `two_factor_token`.',
-          '`429 MFA_LOCKED` (with `Retry-After`): too many failed second factors.'),
+        WAITING,
+        '',
+        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, NOT_OFFERED, PENDING, DENIED, EXPIRED,
+          '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this `two_factor_token`.', LOCKED),
       ].join('\n'),
       body: CompleteBody,
       response: { 200: SignInResponseSchema, ...errors(...SECOND_FACTOR_ERRORS, E.PUSH_APPROVAL_PENDING, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_EXPIRED, E.PUSH_APPROVAL_NOT_FOUND) },
     },
     preHandler: resolveSignIn,
     config: { rateLimit: actors.limit('second_factor') },
-  }, async (request) => {
+  }, async (request, reply) => {
     const challenge = actors.challengeOf(request);
     if (!challenge.claims.methods.includes('push_approval')) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method: 'push_approval' });
-    await s.pushApproval.approved(challenge.user.id, challenge.claims.jti, request.body.request_id);
+    const approved = await s.pushApproval.outcome(challenge.user.id, { purpose: 'sign_in', jti: challenge.claims.jti }, request.body.request_id, waitOf(reply, request.body.wait_seconds));
     const signedIn = await actors.finish(request, challenge, 'push_approval');
-    await s.pushApproval.signInFinished(challenge.user.id); // only now: an approval alone does not clear the failures
+    await s.pushApproval.signInFinished(challenge.user.id, approved.id); // only now: an approval alone does not clear the failures
     return signedIn;
+  });
+}
+
+function stepUpRoutes(app: App, s: PushApprovalRouteDeps): void {
+  const actors = routeActors(s);
+  app.post('/api/v1/auth/push-approval/step-up/request', {
+    schema: {
+      tags, security, summary: 'Step-up with push approval: ask the phone',
+      description: [
+        'A signed-in session proves the `push_approval` factor again (before adding or replacing a factor, enrolling a new phone, deleting the enrolled phone\'s device token...): sends a data push (`{type: "push_approval", request_id}`) to the enrolled phone, whose screen says a signed-in session asks to confirm it is the user (`purpose: step_up`), and answers the number this page shows. Then `POST /api/v1/auth/push-approval/step-up/complete` in the same session. Audited (`MFA_REQUIRED`).',
+        '',
+        'The request belongs to this session: no other session can complete it. The rules of sign-in requests hold: one pending request per account (asking again in this session while it is pending answers the same one and sends nothing; a request of another sign-in or session supersedes it), the hourly limit, and after a wrong number this session asks no more.',
+        '',
+        bullets(SESSION, '`400 MFA_METHOD_UNAVAILABLE`: the account has no `push_approval` factor.', ...ASKING),
+      ].join('\n'),
+      body: StepUpRequestBody,
+      response: { 200: RequestResponse, ...errors(MfaErrors.MFA_METHOD_UNAVAILABLE, MfaErrors.MFA_LOCKED, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_TOO_MANY, E.PUSH_APPROVAL_UNAVAILABLE) },
+    },
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
+    onRequest: s.guard.authenticate,
+    config: { rateLimit: actors.limit('second_factor') },
+  }, async (request) => {
+    const user = await actors.signedInUser(request);
+    if (!(await s.factors.active(user.id)).includes('push_approval')) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method: 'push_approval' });
+    return s.pushApproval.request(user, { purpose: 'step_up', sessionId: request.auth!.session.sessionId }, mfaContext(request));
+  });
+
+  app.post('/api/v1/auth/push-approval/step-up/complete', {
+    schema: {
+      tags, security, summary: 'Step-up with push approval: finish',
+      description: [
+        'Once the phone approved with the right number: the session records a fresh second factor (`mfa_completed`, `verified_at`), as the other factors\' step-ups do, and the count of failed second factors is cleared. Only the session that asked completes it, once. Call it with `wait_seconds: 25` and again at once while it answers `409 PUSH_APPROVAL_PENDING`, or without it every `Retry-After` seconds.',
+        '',
+        WAITING,
+        '',
+        bullets(SESSION, PENDING, DENIED, EXPIRED,
+          '`404 PUSH_APPROVAL_NOT_FOUND`: no such request of this session (another session\'s request included).',
+          '`409 PUSH_APPROVAL_USED`: this approval completed a step-up already.', LOCKED),
+      ].join('\n'),
+      body: StepUpCompleteBody,
+      response: { 200: StepUpResponse, ...errors(E.PUSH_APPROVAL_PENDING, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_EXPIRED, E.PUSH_APPROVAL_NOT_FOUND, E.PUSH_APPROVAL_USED, MfaErrors.MFA_LOCKED) },
+    },
+    onRequest: s.guard.authenticate,
+    config: { rateLimit: actors.limit('second_factor') },
+  }, async (request, reply) => {
+    const user = await actors.signedInUser(request);
+    return s.pushApproval.completeStepUp(user, request.auth!, request.body.request_id, waitOf(reply, request.body.wait_seconds), mfaContext(request));
   });
 }
 

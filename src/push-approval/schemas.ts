@@ -39,22 +39,38 @@ export const RequestResponse = Type.Object({
   expires_in: Type.Integer({ description: 'Seconds the phone has left to answer.', examples: [300] }),
 }, { title: 'Push-approval request sent', examples: [{ request_id: REQUEST_ID, number: 47, expires_in: 300 }] });
 
+/** The long poll of the completion routes. */
+const WaitSeconds = Type.Optional(Type.Integer({
+  minimum: 0, maximum: 25,
+  description: 'Long poll: while the phone has not answered, hold the answer up to this many seconds (0 to 25; 0 by default: answer at once). It comes as soon as the request is approved, denied or expired, else when the wait ends (`409 PUSH_APPROVAL_PENDING`, ask again); the answers are those without waiting. A node holding many pages already answers at once.',
+  examples: [25],
+}));
+
 export const CompleteBody = Type.Object({
   two_factor_token: TwoFactorToken,
   request_id: Type.String({ format: 'uuid', description: 'The `request_id` of `POST /api/v1/auth/push-approval/request` with the same token.', examples: [REQUEST_ID] }),
-}, { additionalProperties: false, title: 'Push-approval completion', examples: [{ two_factor_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig', request_id: REQUEST_ID }] });
+  wait_seconds: WaitSeconds,
+}, { additionalProperties: false, title: 'Push-approval completion', examples: [{ two_factor_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig', request_id: REQUEST_ID, wait_seconds: 25 }] });
+
+export const StepUpRequestBody = Type.Object({}, { additionalProperties: false, title: 'Push-approval step-up request', description: 'Nothing: an empty body means `{}`.', examples: [{}] });
+
+export const StepUpCompleteBody = Type.Object({
+  request_id: Type.String({ format: 'uuid', description: 'The `request_id` of `POST /api/v1/auth/push-approval/step-up/request` in this session.', examples: [REQUEST_ID] }),
+  wait_seconds: WaitSeconds,
+}, { additionalProperties: false, title: 'Push-approval step-up completion', examples: [{ request_id: REQUEST_ID, wait_seconds: 25 }] });
 
 export const RequestParams = Type.Object({ id: Type.String({ format: 'uuid', description: 'The `request_id` of the push (`data.request_id`).', examples: [REQUEST_ID] }) });
 
-const State = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('expired')], { description: '`pending` until answered or expired.', examples: ['pending'] });
+const State = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('expired')], { description: '`pending` until answered or expired (5 minutes).', examples: ['pending'] });
 const Nullable = (description: string, example: string) => Type.Union([Type.String(), Type.Null()], { description, examples: [example] });
 
 const VIEW_EXAMPLE = {
-  id: REQUEST_ID, choices: [83, 47, 12], location: { city: 'Lisbon', country: 'PT' }, device: { browser: 'Firefox', system: 'Windows' },
+  id: REQUEST_ID, purpose: 'sign_in', choices: [83, 47, 12], location: { city: 'Lisbon', country: 'PT' }, device: { browser: 'Firefox', system: 'Windows' },
   channel: 'web', requested_at: '2026-12-06T08:00:00.000Z', expires_at: '2026-12-06T08:05:00.000Z', state: 'pending',
 };
 export const RequestView = Type.Object({
   id: Type.String({ format: 'uuid', examples: [REQUEST_ID] }),
+  purpose: Type.Union([Type.Literal('sign_in'), Type.Literal('step_up')], { description: 'What the user approves: `sign_in`, a sign-in; `step_up`, a session of theirs that is already signed in confirming it is them (before a sensitive change, such as enrolling a new phone).', examples: ['sign_in'] }),
   choices: Type.Array(Type.Integer({ minimum: 10, maximum: 99 }), { minItems: 3, maxItems: 3, description: 'Three numbers, one of them the number the sign-in page shows, in random order.', examples: [[83, 47, 12]] }),
   location: Type.Object({ city: Nullable('Where the sign-in comes from, when the geolocation knows it.', 'Lisbon'), country: Nullable('ISO 3166-1 alpha-2.', 'PT') }, { examples: [{ city: 'Lisbon', country: 'PT' }] }),
   device: Type.Object({ browser: Nullable('The browser of the sign-in, from its user agent.', 'Firefox'), system: Nullable('Its operating system.', 'Windows') }, { examples: [{ browser: 'Firefox', system: 'Windows' }] }),

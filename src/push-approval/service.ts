@@ -1,23 +1,30 @@
 /**
- * Push approval (issue 30, section 2): a sign-in is approved on the enrolled phone by picking,
- * among three numbers, the one the sign-in page shows, and signing the answer with a key the
- * phone keeps in its secure hardware. The access token of the phone's session alone cannot
- * approve: the answer's signature must verify under the enrolled key.
+ * Push approval (issue 30, section 2): a sign-in, or a signed-in session's step-up, is approved on
+ * the enrolled phone by picking, among three numbers, the one the asking page shows, and signing
+ * the answer with a key the phone keeps in its secure hardware. The access token of the phone's
+ * session alone cannot approve: the answer's signature must verify under the enrolled key.
  *
  * - Enrolment: the phone's public key and its device token, then its signature over a challenge.
- * - A request: one pending per account (a request for another 2FA token supersedes it; asking
- *   again with the same token answers the same request and sends nothing), at most
+ * - A request: bound to a 2FA token (a sign-in) or to one session (a step-up: no other session
+ *   completes it). One pending per account (a request for another sign-in or session supersedes
+ *   it; asking again with the same binding answers the same request and sends nothing), at most
  *   PUSH_APPROVAL_MAX_PER_HOUR per account an hour, sent once (a data push through the outbox,
- *   tried once, naming only the request id). A wrong number ends that token's push approval; a
- *   fraud report denies every pending request and pauses the account's push approval.
+ *   tried once, naming only the request id). A wrong number ends push approval for that binding;
+ *   a fraud report denies every pending request and pauses the account's push approval.
  * - While the second factor is locked, no request, answer or completion is taken; the failure
- *   count is cleared only when a sign-in completes.
+ *   count is cleared only when a sign-in or step-up completes.
  * - An answer: one conditional UPDATE decides (pending and not expired); every other is refused.
+ *   An approval is used once (`completed_at`; a sign-in's 2FA token is spent besides).
+ * - The page waiting for the answer may be held (`wait_seconds`, waiters.ts) until the request
+ *   leaves `pending`: every change that ends a pending request announces it (`settle`).
+ * - The expiry job marks the requests past their 5 minutes `expired` (one conditional UPDATE:
+ *   one node announces each) and publishes `second_factor.expired`.
  */
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
-import type { DeviceTokenStore } from '../devices/store.js';
+import type { DeviceRemoval, DeviceTokenStore } from '../devices/store.js';
 import type { GeoLookup } from '../geo/types.js';
 import type { MfaAttempts } from '../mfa/attempts.js';
 import { secondFactorLimit } from '../mfa/attempts.js';
@@ -27,21 +34,29 @@ import type { FactorStore } from '../mfa/factors.js';
 import type { PushOutbox } from '../notifications/outbox.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
+import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
-import type { PushApprovalDenyReason, PushApprovalState } from '../platform/db/schema.js';
+import type { Database, PushApprovalDenyReason, PushApprovalPurpose, PushApprovalState } from '../platform/db/schema.js';
 import { retryLater } from '../platform/errors.js';
 import type { RealtimeHub } from '../realtime/hub.js';
 import type { AlertService } from '../risk/alerts/service.js';
 import { describeDevice } from '../risk/responses/device.js';
+import type { AuthContext } from '../sessions/guard.js';
 import type { UserRow } from '../users/store.js';
 import { answerMessage, type AnswerDecision, drawNumbers, enrolMessage, parsePublicKey, verifySignature } from './crypto.js';
 import { PushApprovalErrors as E } from './errors.js';
+import { removePushApprovalFactor } from './store.js';
+import { settledNotices, type Waiters } from './waiters.js';
 
 /** How long the phone has to confirm an enrolment, and to answer a request. */
 export const ENROL_SECONDS = 300;
 export const REQUEST_SECONDS = 300;
 /** What a waiting web page is told between two polls of `complete`. */
 export const POLL_SECONDS = 2;
+/** The longest `wait_seconds` of a long poll of `complete`. */
+export const MAX_WAIT_SECONDS = 25;
+/** Requests the expiry job marks per statement. */
+export const EXPIRE_BATCH = 500;
 
 export interface PushApprovalServiceDeps {
   db: Db;
@@ -57,28 +72,61 @@ export interface PushApprovalServiceDeps {
   realtime: RealtimeHub;
   alerts: AlertService;
   geo: GeoLookup;
+  bus: EventBus;
+  log: Logger;
+  /** The pages held by a long poll of `complete` on this node. */
+  waiters: Waiters;
+}
+
+/** What a request is bound to: a sign-in's 2FA token, or (a step-up) the session that asked. */
+export type RequestBinding = { purpose: 'sign_in'; jti: string } | { purpose: 'step_up'; sessionId: string };
+
+/** How long a completion may wait for the phone (wall time), and the client's going away. */
+export interface Wait {
+  ms: number;
+  signal?: AbortSignal;
 }
 
 export interface RequestView {
   id: string;
+  purpose: PushApprovalPurpose;
   choices: number[];
   location: { city: string | null; country: string | null };
   device: { browser: string | null; system: string | null };
   channel: string;
   requested_at: string;
   expires_at: string;
-  state: PushApprovalState | 'expired';
+  state: PushApprovalState;
 }
 
 type RequestRow = {
-  id: string; user_id: number; two_factor_jti: string; number: number; choices: number[]; state: PushApprovalState; deny_reason: PushApprovalDenyReason | null;
+  id: string; user_id: number; purpose: PushApprovalPurpose; two_factor_jti: string | null; session_id: string | null; number: number; choices: number[];
+  state: PushApprovalState; deny_reason: PushApprovalDenyReason | null; completed_at: Date | null;
   country: string | null; city: string | null; browser: string | null; system: string | null; channel: string; requested_at: Date; expires_at: Date; answered_at: Date | null;
 };
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
+/** The requests of `b` (a sign-in's 2FA token, or a step-up's session). */
+const boundTo = (b: RequestBinding) => (eb: ExpressionBuilder<Database, 'push_approval_requests'>) =>
+  b.purpose === 'sign_in' ? eb('two_factor_jti', '=', b.jti) : eb.and([eb('purpose', '=', 'step_up'), eb('session_id', '=', b.sessionId)]);
+
+/** The push sent for each purpose: no number, no code. */
+const PUSH_TEXT: Record<PushApprovalPurpose, { title: string; body: string }> = {
+  sign_in: { title: 'Sign-in request', body: 'Open the app to approve or deny this sign-in.' },
+  step_up: { title: 'Confirm it is you', body: 'Open the app to approve or deny this request.' },
+};
+
+/** The audit trail's name of a purpose (as the other factors write it). */
+const AUDIT_PURPOSE: Record<PushApprovalPurpose, string> = { sign_in: 'signin', step_up: 'stepup' };
+
 export class PushApprovalService {
   constructor(private readonly d: PushApprovalServiceDeps) {}
+
+  /** The pages held by a long poll on this node (tests await them instead of sleeping). */
+  get waiters(): Waiters {
+    return this.d.waiters;
+  }
 
   private now(): Date {
     return new Date(this.d.clock.now());
@@ -124,35 +172,23 @@ export class PushApprovalService {
   }
 
   /**
-   * Sends a sign-in request to the phone for the 2FA token `jti` (denying, as `superseded`, the
-   * account's pending request of another token), or answers the pending one of that token again
-   * (nothing is sent twice). 429 past the hourly limit, 503 without a device (or its key), 403
-   * after a wrong number with this token or while a fraud report pauses the account.
+   * Sends a request to the phone for `binding` (a sign-in's 2FA token, or a session's step-up),
+   * denying, as `superseded`, the account's pending request of another binding, or answers the
+   * pending one of that binding again (nothing is sent twice). 429 past the hourly limit, 503
+   * without a device (or its key), 403 after a wrong number with this binding or while a fraud
+   * report pauses the account.
    */
-  async request(user: UserRow, jti: string, ctx: MfaContext): Promise<{ request_id: string; number: number; expires_in: number }> {
+  async request(user: UserRow, binding: RequestBinding, ctx: MfaContext): Promise<{ request_id: string; number: number; expires_in: number }> {
     await this.refuseLocked(user.id);
     const now = this.now();
     const result = await this.d.db.transaction().execute(async (trx) => {
       // One request at a time per account: the count and the insert cannot interleave.
       await sql`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`.execute(trx);
       const pending = await trx.selectFrom('push_approval_requests').select(['id', 'number', 'expires_at'])
-        .where('user_id', '=', user.id).where('two_factor_jti', '=', jti).where('state', '=', 'pending').where('expires_at', '>', now)
+        .where('user_id', '=', user.id).where(boundTo(binding)).where('state', '=', 'pending').where('expires_at', '>', now)
         .orderBy('requested_at', 'desc').executeTakeFirst();
       if (pending) return { request_id: pending.id, number: pending.number, expires_in: Math.ceil((new Date(pending.expires_at).getTime() - now.getTime()) / 1000), fresh: false, superseded: [] as string[] };
-      // The user reported a sign-in as not theirs: push approval is paused for the account.
-      const paused = await trx.selectFrom('push_approval_keys').select('paused_until').where('user_id', '=', user.id).executeTakeFirst();
-      if (paused?.paused_until && new Date(paused.paused_until).getTime() > now.getTime()) throw E.PUSH_APPROVAL_DENIED({ reason: 'fraud_reported' });
-      // This 2FA token's push approval ended with a fraud report or a wrong number: it asks no more.
-      const ended = await trx.selectFrom('push_approval_requests').select('deny_reason').where('user_id', '=', user.id).where('two_factor_jti', '=', jti)
-        .where('deny_reason', 'in', ['fraud_reported', 'wrong_number']).orderBy('requested_at', 'desc').executeTakeFirst();
-      if (ended) throw E.PUSH_APPROVAL_DENIED({ reason: ended.deny_reason });
-      const hourAgo = new Date(now.getTime() - 3_600_000);
-      const recent = await trx.selectFrom('push_approval_requests').select('requested_at')
-        .where('user_id', '=', user.id).where('requested_at', '>', hourAgo).orderBy('requested_at').execute();
-      if (recent.length >= this.d.config.pushApproval.maxPerHour) {
-        const oldest = new Date(recent[0]!.requested_at).getTime();
-        throw retryLater(E.PUSH_APPROVAL_TOO_MANY, (oldest + 3_600_000 - now.getTime()) / 1000);
-      }
+      await this.refuseAsking(trx, user.id, binding, now);
       // A key deleted with its device (or bound to a device no longer the user's) is no factor: 503.
       const key = await trx.selectFrom('push_approval_keys as k')
         .innerJoin('device_tokens as d', (j) => j.onRef('d.id', '=', 'k.device_token_id').onRef('d.user_id', '=', 'k.user_id'))
@@ -163,30 +199,57 @@ export class PushApprovalService {
       // number matching into a guess among several pushes.
       const superseded = await trx.updateTable('push_approval_requests').set({ state: 'denied', deny_reason: 'superseded', answered_at: now })
         .where('user_id', '=', user.id).where('state', '=', 'pending').where('expires_at', '>', now).returning('id').execute();
-      const { number, choices } = drawNumbers();
-      const place = this.d.geo.lookup(ctx.ip);
-      const where = place && !('internal' in place) ? place : null;
-      const device = describeDevice(ctx.userAgent);
-      const row = await trx.insertInto('push_approval_requests').values({
-        user_id: user.id, two_factor_jti: jti, number, choices, state: 'pending', deny_reason: null,
-        country: where?.country ?? null, city: where?.city ?? null, browser: device.browser, system: device.system, channel: ctx.channel,
-        requested_at: now, expires_at: new Date(now.getTime() + REQUEST_SECONDS * 1000), answered_at: null,
-      }).returning('id').executeTakeFirstOrThrow();
+      const { id, number } = await this.insertRequest(trx, user, binding, ctx, now);
       // A data push naming the request only: no number, no code. Tried once, never again.
-      const sent = await this.d.pushOutbox.enqueueOnce(trx, user.id, key.device_token_id, {
-        title: 'Sign-in request', body: 'Open the app to approve or deny this sign-in.', data: { type: 'push_approval', request_id: row.id },
-      });
+      const sent = await this.d.pushOutbox.enqueueOnce(trx, user.id, key.device_token_id, { ...PUSH_TEXT[binding.purpose], data: { type: 'push_approval', request_id: id } });
       if (sent === null) throw E.PUSH_APPROVAL_UNAVAILABLE();
-      await this.d.challenges.audit('MFA_REQUIRED', 'SUCCESS', user, ctx, 'push_approval', { request_id: row.id }, trx);
-      return { request_id: row.id, number, expires_in: REQUEST_SECONDS, fresh: true, superseded: superseded.map((r) => r.id) };
+      await this.d.challenges.audit('MFA_REQUIRED', 'SUCCESS', user, ctx, 'push_approval', { request_id: id, purpose: AUDIT_PURPOSE[binding.purpose] }, trx);
+      return { request_id: id, number, expires_in: REQUEST_SECONDS, fresh: true, superseded: superseded.map((r) => r.id) };
     });
+    await this.settle(result.superseded);
     for (const id of result.superseded) {
       await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.denied', data: { method: 'push_approval', request_id: id, reason: 'superseded' } });
     }
     if (result.fresh) {
-      await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.requested', data: { method: 'push_approval', request_id: result.request_id, expires_at: iso(new Date(now.getTime() + REQUEST_SECONDS * 1000)) } });
+      const expiresAt = iso(new Date(now.getTime() + REQUEST_SECONDS * 1000));
+      await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.requested', data: { method: 'push_approval', request_id: result.request_id, purpose: binding.purpose, expires_at: expiresAt } });
     }
     return { request_id: result.request_id, number: result.number, expires_in: result.expires_in };
+  }
+
+  /**
+   * The fatigue rules before a new request, in the request's transaction: 403 while a fraud
+   * report pauses the account, 403 once this binding's push approval ended (a wrong number, a
+   * fraud report), 429 past PUSH_APPROVAL_MAX_PER_HOUR.
+   */
+  private async refuseAsking(trx: Db, userId: number, binding: RequestBinding, now: Date): Promise<void> {
+    const paused = await trx.selectFrom('push_approval_keys').select('paused_until').where('user_id', '=', userId).executeTakeFirst();
+    if (paused?.paused_until && new Date(paused.paused_until).getTime() > now.getTime()) throw E.PUSH_APPROVAL_DENIED({ reason: 'fraud_reported' });
+    const ended = await trx.selectFrom('push_approval_requests').select('deny_reason').where('user_id', '=', userId).where(boundTo(binding))
+      .where('deny_reason', 'in', ['fraud_reported', 'wrong_number']).orderBy('requested_at', 'desc').executeTakeFirst();
+    if (ended) throw E.PUSH_APPROVAL_DENIED({ reason: ended.deny_reason });
+    const hourAgo = new Date(now.getTime() - 3_600_000);
+    const recent = await trx.selectFrom('push_approval_requests').select('requested_at')
+      .where('user_id', '=', userId).where('requested_at', '>', hourAgo).orderBy('requested_at').execute();
+    if (recent.length >= this.d.config.pushApproval.maxPerHour) {
+      const oldest = new Date(recent[0]!.requested_at).getTime();
+      throw retryLater(E.PUSH_APPROVAL_TOO_MANY, (oldest + 3_600_000 - now.getTime()) / 1000);
+    }
+  }
+
+  /** A new pending request: the number, where and on what the asking page is. */
+  private async insertRequest(trx: Db, user: UserRow, binding: RequestBinding, ctx: MfaContext, now: Date): Promise<{ id: string; number: number }> {
+    const { number, choices } = drawNumbers();
+    const place = this.d.geo.lookup(ctx.ip);
+    const where = place && !('internal' in place) ? place : null;
+    const device = describeDevice(ctx.userAgent);
+    const row = await trx.insertInto('push_approval_requests').values({
+      user_id: user.id, purpose: binding.purpose, two_factor_jti: binding.purpose === 'sign_in' ? binding.jti : null, session_id: binding.purpose === 'step_up' ? binding.sessionId : null,
+      number, choices, state: 'pending', deny_reason: null,
+      country: where?.country ?? null, city: where?.city ?? null, browser: device.browser, system: device.system, channel: ctx.channel,
+      requested_at: now, expires_at: new Date(now.getTime() + REQUEST_SECONDS * 1000), answered_at: null,
+    }).returning('id').executeTakeFirstOrThrow();
+    return { id: row.id, number };
   }
 
   /** 429 MFA_LOCKED while the account's second factor is locked (`MFA_MAX_FAILURES`, shared with the other factors). */
@@ -206,11 +269,11 @@ export class PushApprovalService {
     return row.state === 'pending' && new Date(row.expires_at).getTime() <= this.d.clock.now() ? 'expired' : row.state;
   }
 
-  /** What the phone shows: the three numbers, where and on what the sign-in is. Never the number itself. */
+  /** What the phone shows: a sign-in or a step-up, the three numbers, where and on what the asking page is. Never the number itself. */
   async view(user: UserRow, id: string): Promise<RequestView> {
     const row = await this.find(user.id, id);
     return {
-      id: row.id, choices: row.choices.map(Number), location: { city: row.city, country: row.country }, device: { browser: row.browser, system: row.system },
+      id: row.id, purpose: row.purpose, choices: row.choices.map(Number), location: { city: row.city, country: row.country }, device: { browser: row.browser, system: row.system },
       channel: row.channel, requested_at: iso(row.requested_at), expires_at: iso(row.expires_at), state: this.stateOf(row),
     };
   }
@@ -237,10 +300,11 @@ export class PushApprovalService {
     const won = await this.d.db.updateTable('push_approval_requests').set({ state, deny_reason: reason, answered_at: now })
       .where('id', '=', row.id).where('state', '=', 'pending').where('expires_at', '>', now).returning('id').executeTakeFirst();
     if (!won) {
-      if (row.state === 'pending' && new Date(row.expires_at).getTime() <= now.getTime()) throw E.PUSH_APPROVAL_EXPIRED();
+      if (row.state === 'expired' || (row.state === 'pending' && new Date(row.expires_at).getTime() <= now.getTime())) throw E.PUSH_APPROVAL_EXPIRED();
       throw E.PUSH_APPROVAL_ANSWERED();
     }
-    const details = { request_id: row.id, purpose: 'signin' };
+    await this.settle([row.id]);
+    const details = { request_id: row.id, purpose: AUDIT_PURPOSE[row.purpose] };
     if (state === 'approved') {
       // The failure count is cleared when the sign-in finishes (`complete`), not here.
       await this.d.challenges.audit('MFA_VERIFIED', 'SUCCESS', user, ctx, 'push_approval', { ...details, step: 'phone_approved' });
@@ -258,6 +322,7 @@ export class PushApprovalService {
         const until = new Date(now.getTime() + this.d.config.pushApproval.fraudPauseHours * 3_600_000);
         await this.d.db.updateTable('push_approval_keys').set({ paused_until: until }).where('user_id', '=', user.id).execute();
         fraud = { paused_until: until.toISOString(), also_denied: others.map((r) => r.id) };
+        await this.settle(others.map((r) => r.id));
         for (const o of others) await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.denied', data: { method: 'push_approval', request_id: o.id, reason: 'fraud_reported' } });
       }
       await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason, ...fraud });
@@ -273,24 +338,172 @@ export class PushApprovalService {
   }
 
   /**
-   * Where the request of the 2FA token `jti` stands, for the web page finishing the sign-in:
-   * resolves when approved; else 409 pending (with `Retry-After`), 403 denied, 410 expired,
-   * 404 when it is not this token's; 429 MFA_LOCKED while the second factor is locked.
+   * Where the request of `binding` stands, for the page finishing a sign-in or a step-up: the
+   * approved request; else 409 pending (with `Retry-After`), 403 denied, 410 expired, 404 when it
+   * is not this binding's; 429 MFA_LOCKED while the second factor is locked. With `wait.ms`, a
+   * pending request is waited for (a long poll): until it leaves `pending`, the wait ends or the
+   * client leaves; then answered the same way. The place to wait is taken before the request is
+   * read, so an answer landing in between wakes it.
    */
-  async approved(userId: number, jti: string, id: string): Promise<void> {
+  async outcome(userId: number, binding: RequestBinding, id: string, wait: Wait = { ms: 0 }): Promise<RequestRow> {
     await this.refuseLocked(userId);
-    const row = await this.d.db.selectFrom('push_approval_requests').selectAll().where('id', '=', id).where('user_id', '=', userId).where('two_factor_jti', '=', jti).executeTakeFirst() as RequestRow | undefined;
-    if (!row) throw E.PUSH_APPROVAL_NOT_FOUND();
-    const state = this.stateOf(row);
-    if (state === 'approved') return;
-    if (state === 'pending') throw retryLater(E.PUSH_APPROVAL_PENDING, POLL_SECONDS);
-    if (state === 'expired') throw E.PUSH_APPROVAL_EXPIRED();
-    throw E.PUSH_APPROVAL_DENIED({ reason: row.deny_reason });
+    const hold = wait.ms > 0 ? this.d.waiters.hold(id, wait.ms, wait.signal) : null;
+    try {
+      let row = await this.findBound(userId, binding, id);
+      if (hold && this.stateOf(row) === 'pending') {
+        hold.limit(new Date(row.expires_at).getTime() - this.d.clock.now()); // no longer than the request lives
+        if ((await hold.ended) !== 'aborted') {
+          await this.refuseLocked(userId);
+          row = await this.findBound(userId, binding, id);
+        }
+      }
+      const state = this.stateOf(row);
+      if (state === 'approved') return row;
+      if (state === 'pending') throw retryLater(E.PUSH_APPROVAL_PENDING, POLL_SECONDS);
+      if (state === 'expired') throw E.PUSH_APPROVAL_EXPIRED();
+      throw E.PUSH_APPROVAL_DENIED({ reason: row.deny_reason });
+    } finally {
+      hold?.release();
+    }
   }
 
-  /** The sign-in approved on the phone finished (`complete` issued the session): like any verified second factor, the failure count is cleared. */
-  async signInFinished(userId: number): Promise<void> {
+  private async findBound(userId: number, binding: RequestBinding, id: string): Promise<RequestRow> {
+    const row = await this.d.db.selectFrom('push_approval_requests').selectAll().where('id', '=', id).where('user_id', '=', userId).where(boundTo(binding)).executeTakeFirst();
+    if (!row) throw E.PUSH_APPROVAL_NOT_FOUND();
+    return row as RequestRow;
+  }
+
+  /**
+   * The sign-in approved on the phone finished (`complete` spent the 2FA token and issued the
+   * session): the approval is marked used and, like any verified second factor, the failure
+   * count is cleared.
+   */
+  async signInFinished(userId: number, id: string): Promise<void> {
+    await this.d.db.updateTable('push_approval_requests').set({ completed_at: this.now() }).where('id', '=', id).where('user_id', '=', userId).where('completed_at', 'is', null).execute();
     await this.d.mfaAttempts.clear(userId, 'second_factor');
+  }
+
+  /**
+   * A step-up approved on the phone, completed by the session that asked for it: used once (a
+   * conditional UPDATE; a second completion is 409 PUSH_APPROVAL_USED), the failure count
+   * cleared, and the session records the fresh second factor.
+   */
+  async completeStepUp(user: UserRow, auth: AuthContext, id: string, wait: Wait, ctx: MfaContext): Promise<Awaited<ReturnType<ChallengeService['stepUp']>>> {
+    const row = await this.outcome(user.id, { purpose: 'step_up', sessionId: auth.session.sessionId }, id, wait);
+    const used = await this.d.db.updateTable('push_approval_requests').set({ completed_at: this.now() })
+      .where('id', '=', row.id).where('state', '=', 'approved').where('completed_at', 'is', null).returning('id').executeTakeFirst();
+    if (!used) {
+      const now = await this.findBound(user.id, { purpose: 'step_up', sessionId: auth.session.sessionId }, id);
+      // Denied since it was read (the factor removed meanwhile), or completed by a parallel request.
+      throw now.state === 'denied' ? E.PUSH_APPROVAL_DENIED({ reason: now.deny_reason }) : E.PUSH_APPROVAL_USED();
+    }
+    await this.d.mfaAttempts.clear(user.id, 'second_factor');
+    return this.d.challenges.stepUp(auth, user, 'push_approval', ctx);
+  }
+
+  /**
+   * Tells every node that these requests left `pending` (the bus delivers to this node first), so
+   * the pages held on them look again. After the change committed. A lost notice only delays a
+   * held page to the end of its wait.
+   */
+  private async settle(ids: readonly string[]): Promise<void> {
+    for (const notice of settledNotices(ids)) {
+      await this.d.bus.publish(notice).catch((err: unknown) => this.d.log.warn({ err }, 'push-approval settlement not announced; held pages see it when their wait ends'));
+    }
+  }
+
+  /**
+   * `settle` for a change made in `trx`: every node, this one included, is told when it commits
+   * (PostgreSQL's NOTIFY at commit). On PGlite (one process, one connection) this node is told
+   * now: a held page's look queues behind the transaction, so it sees what committed.
+   */
+  async settleIn(trx: Db, ids: readonly string[]): Promise<void> {
+    for (const notice of settledNotices(ids)) {
+      const sqlNotice = this.d.bus.commitNotice(notice);
+      if (sqlNotice) await sql`SELECT ${sqlNotice}`.execute(trx);
+      else this.d.waiters.wake(notice.requestIds);
+    }
+  }
+
+  /**
+   * Marks the pending requests past their expiry `expired` (one conditional UPDATE per batch:
+   * exactly one node announces each), publishes `second_factor.expired` in the same transaction,
+   * and wakes the pages held on them. How many.
+   */
+  async expire(now: Date, stopping?: AbortSignal): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { rows, announce } = await this.d.db.transaction().execute(async (trx) => {
+        const rows = await trx.updateTable('push_approval_requests').set({ state: 'expired' })
+          .where((eb) => eb('id', 'in', eb.selectFrom('push_approval_requests').select('id').where('state', '=', 'pending').where('expires_at', '<=', now)
+            .orderBy('expires_at').limit(EXPIRE_BATCH).forUpdate().skipLocked()))
+          .where('state', '=', 'pending').returning(['id', 'user_id', 'purpose']).execute();
+        const announce = new Set<number>();
+        for (const r of rows) {
+          const stored = await this.d.realtime.publishIn(trx, { userId: r.user_id }, { type: 'second_factor.expired', data: { method: 'push_approval', request_id: r.id, purpose: r.purpose } });
+          if (stored && !stored.noticeOnCommit) announce.add(r.user_id);
+        }
+        return { rows, announce };
+      });
+      for (const userId of announce) await this.d.realtime.announce(userId); // PGlite: no notice at commit
+      await this.settle(rows.map((r) => r.id));
+      total += rows.length;
+      if (rows.length < EXPIRE_BATCH || stopping?.aborted) return total;
+    }
+  }
+
+  /**
+   * A device token of the user goes (src/devices calls this in the transaction that makes the
+   * change). When it is the enrolled phone's (deleted, turned off by its owner, registered by
+   * another account), the key and the `push_approval` factor go with it (audited
+   * PUSH_APPROVAL_REMOVED), and its pending and unused approved requests are denied
+   * (`factor_removed`); a new phone's enrolment waiting on it is dropped. The device limit never
+   * retires the phone (`pinnedDevices`); the push provider reporting the token dead leaves the
+   * factor (docs/decisions.md): the phone is not reached, so push approval is not offered, but
+   * nobody chose to remove it.
+   */
+  async deviceRemoving(trx: Db, r: DeviceRemoval): Promise<void> {
+    if (r.reason === 'push_provider' || r.reason === 'device_limit') return;
+    const key = await trx.selectFrom('push_approval_keys').select(['device_token_id', 'pending_device_token_id', 'confirmed_at']).where('user_id', '=', r.userId).forUpdate().executeTakeFirst();
+    if (!key) return;
+    if (!r.deviceIds.includes(key.device_token_id)) {
+      if (key.pending_device_token_id !== null && r.deviceIds.includes(key.pending_device_token_id)) {
+        await trx.updateTable('push_approval_keys').set({ pending_public_key: null, pending_device_token_id: null, enrol_challenge: null, enrol_expires_at: null }).where('user_id', '=', r.userId).execute();
+      }
+      return;
+    }
+    const { denied } = await removePushApprovalFactor(trx, r.userId, this.now());
+    const user = await trx.selectFrom('users').select(['id', 'uuid', 'username']).where('id', '=', r.userId).executeTakeFirstOrThrow();
+    if (key.confirmed_at !== null) {
+      await this.d.audit.record({
+        ...(r.context ?? {}), eventType: 'PUSH_APPROVAL_REMOVED', status: 'SUCCESS', userId: user.uuid, username: user.username, mfaMethod: 'push_approval',
+        details: { reason: `device_${r.reason}`, denied_requests: denied.length },
+      }, trx);
+    }
+    let announce = false;
+    for (const id of denied) {
+      const stored = await this.d.realtime.publishIn(trx, { userId: r.userId }, { type: 'second_factor.denied', data: { method: 'push_approval', request_id: id, reason: 'factor_removed' } });
+      announce ||= stored !== null && !stored.noticeOnCommit;
+    }
+    if (announce) await this.d.realtime.announce(r.userId); // PGlite: read after this transaction (one connection)
+    await this.settleIn(trx, denied);
+  }
+
+  /** The user's device tokens the device limit must never retire: the enrolled phone's, and one being enrolled. */
+  async pinnedDevices(trx: Db, userId: number): Promise<number[]> {
+    const key = await trx.selectFrom('push_approval_keys').select(['device_token_id', 'pending_device_token_id']).where('user_id', '=', userId).executeTakeFirst();
+    return key ? [key.device_token_id, ...(key.pending_device_token_id === null ? [] : [key.pending_device_token_id])] : [];
+  }
+
+  /**
+   * Before the owner deletes or turns off device tokens: when one is the enrolled phone's, the
+   * session must have proved a second factor in the last 10 minutes (403 STEP_UP_REQUIRED), as
+   * for removing any factor: a stolen session must not strip the account of its second factor.
+   */
+  async authorizeDeviceRemoval(auth: AuthContext, userId: number, deviceIds: readonly number[]): Promise<void> {
+    const key = await this.d.db.selectFrom('push_approval_keys').select('device_token_id').where('user_id', '=', userId).where('confirmed_at', 'is not', null).executeTakeFirst();
+    if (!key || !deviceIds.includes(key.device_token_id)) return;
+    await this.d.challenges.requireRecentStepUp(auth, await this.d.factors.active(userId));
   }
 
   /** Deletes requests that expired more than a day ago (the hourly limit looks back one hour). */

@@ -26,6 +26,8 @@ export type BusEvent =
   | { type: 'risk-policy.changed' }
   /** A real-time event was stored for this user (src/realtime): the node holding a socket of theirs reads it. */
   | { type: 'realtime.event'; userId: number }
+  /** Push-approval requests left `pending` (answered, expired, denied with the factor): the node holding a long-poll of one answers it (src/push-approval). */
+  | { type: 'push-approval.settled'; requestIds: string[] }
   | { type: 'risk-address.blocked'; network: string; until: number };
 
 const CHANNEL = 'strongroom_events';

@@ -894,15 +894,23 @@ export interface PushApprovalKeysTable {
   created_at: Timestamp;
 }
 
-export type PushApprovalState = 'pending' | 'approved' | 'denied';
+/** `expired`: not answered within its 5 minutes (set by the expiry job, migration 047). */
+export type PushApprovalState = 'pending' | 'approved' | 'denied' | 'expired';
 export type PushApprovalDenyReason = 'denied' | 'wrong_number' | 'fraud_reported' | 'superseded' | 'factor_removed';
+/** What a request asks the phone to approve: a sign-in, or a signed-in session's step-up (migration 047). */
+export type PushApprovalPurpose = 'sign_in' | 'step_up';
 
-/** A sign-in waiting for the phone's answer (migration 046): answered at most once. */
+/** A sign-in or step-up waiting for the phone's answer (migrations 046, 047): answered at most once. */
 export interface PushApprovalRequestsTable {
   id: Generated<string>;
   user_id: number;
-  /** The jti of the 2FA token it was asked for. */
-  two_factor_jti: string;
+  purpose: Generated<PushApprovalPurpose>;
+  /** `sign_in`: the jti of the 2FA token it was asked for; null for a step-up. */
+  two_factor_jti: string | null;
+  /** `step_up`: the session that asked (only it may complete the request); null for a sign-in. */
+  session_id: string | null;
+  /** When the approval was used (the sign-in finished, or the step-up recorded): once. */
+  completed_at: Timestamp | null;
   /** The number the sign-in page shows (10-99). */
   number: number;
   /** The number and two other two-digit numbers, shuffled: what the phone offers. */

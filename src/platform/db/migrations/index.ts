@@ -45,6 +45,7 @@ import * as riskPolicy from './043-risk-policy.js';
 import * as realtimeEvents from './044-realtime-events.js';
 import * as passkeys from './045-passkeys.js';
 import * as pushApproval from './046-push-approval.js';
+import * as pushApprovalStepUp from './047-push-approval-step-up.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -94,6 +95,7 @@ export const migrations: Record<string, Migration> = {
   '044-realtime-events': realtimeEvents,
   '045-passkeys': passkeys,
   '046-push-approval': pushApproval,
+  '047-push-approval-step-up': pushApprovalStepUp,
 };
 
 export const migrationProvider: MigrationProvider = {
