@@ -65,10 +65,14 @@ export class FactorStore {
     return row !== undefined;
   }
 
-  /** Factors the user could enrol now (the setup choices MFA_SETUP_INCOMPLETE lists). */
+  /**
+   * Factors the user could enrol now (the setup choices MFA_SETUP_INCOMPLETE lists). A passkey
+   * needs nothing delivered (the relying party is always configured): it is always one.
+   */
   async enrollable(user: UserRow): Promise<MfaMethod[]> {
     const out: MfaMethod[] = ['totp'];
     for (const m of ['email', 'sms', 'push'] as const) if (await this.deliverable(user, m, 'enrol')) out.push(m);
+    out.push('passkey');
     return out;
   }
 

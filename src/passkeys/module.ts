@@ -5,12 +5,16 @@
  * and deleted by administrators. Relying party and origins: WEBAUTHN_RP_ID, WEBAUTHN_RP_NAME,
  * WEBAUTHN_ORIGINS.
  */
+import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/service.js';
 import type { PasswordHasher } from '../credentials/hashing.js';
 import type { CredentialService } from '../credentials/service.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { MfaAttempts } from '../mfa/attempts.js';
 import type { ChallengeService } from '../mfa/challenge.js';
 import type { FactorStore } from '../mfa/factors.js';
+import type { OtpService } from '../mfa/otp/service.js';
+import { BackgroundWork } from '../platform/background.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
@@ -24,6 +28,7 @@ import type { Guard } from '../sessions/guard.js';
 import type { SignInPipeline } from '../signin/pipeline.js';
 import type { UserStore } from '../users/store.js';
 import { passkeyAdminRoutes } from './admin-routes.js';
+import { PasskeyNotifier } from './notices.js';
 import { passkeyRoutes } from './routes.js';
 import { PasskeyService } from './service.js';
 import { passkeySigninRoutes } from './signin-routes.js';
@@ -48,6 +53,10 @@ export interface PasskeysDeps {
   credentials: CredentialService;
   hasher: PasswordHasher;
   alerts: AlertService;
+  /** The holder's notices when a passkey is added or removed: by email, else SMS. */
+  mailer: Mailer;
+  otp: OtpService;
+  log: Logger;
 }
 
 export interface PasskeysProvides {
@@ -61,7 +70,8 @@ const PURGE_EVERY_MS = 10 * 60_000;
 
 export function passkeysModule(deps: PasskeysDeps): Module<PasskeysProvides> {
   const store = new PasskeyStore({ db: deps.db, clock: deps.clock });
-  const passkeys = new PasskeyService({ db: deps.db, clock: deps.clock, config: deps.config, store, factors: deps.factors, audit: deps.audit, alerts: deps.alerts });
+  const notices = new PasskeyNotifier({ config: deps.config, mailer: deps.mailer, otp: deps.otp, log: deps.log, background: new BackgroundWork() });
+  const passkeys = new PasskeyService({ db: deps.db, clock: deps.clock, config: deps.config, store, factors: deps.factors, audit: deps.audit, alerts: deps.alerts, notices });
   const passkeyStrategy = new PasskeyStrategy({ passkeys, users: deps.users, attempts: deps.attempts });
   const routeDeps = { ...deps, passkeys, passkeyStrategy };
   return {
@@ -74,5 +84,6 @@ export function passkeysModule(deps: PasskeysDeps): Module<PasskeysProvides> {
       await app.register(passkeyAdminRoutes(routeDeps));
     },
     jobs: [{ name: 'passkey challenge clean-up', everyMs: PURGE_EVERY_MS, scope: 'one-node', run: () => store.purgeChallenges(new Date(deps.clock.now())).then(() => undefined) }],
+    close: () => passkeys.settled(),
   };
 }

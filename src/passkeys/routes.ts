@@ -3,7 +3,9 @@
  * rename and delete them, and step a session up with one. Adding a passkey when the account has a
  * second factor already needs a recent step-up with it, as every factor does; adding the first
  * needs the current password (a stolen access token alone must not add a way to sign in).
- * Deleting one needs a recent step-up.
+ * Deleting one needs a recent step-up. Registration also takes the set-up `two_factor_token` of
+ * a sign-in stopped at 403 MFA_SETUP_INCOMPLETE instead of a bearer token (as TOTP's and the
+ * codes' enrolment do), when its `setup_methods` offer `passkey`; the sign-in then finishes.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { auditContext } from '../audit/service.js';
@@ -11,20 +13,23 @@ import { mfaContext, type ChallengeService } from '../mfa/challenge.js';
 import { MfaErrors } from '../mfa/errors.js';
 import type { FactorStore } from '../mfa/factors.js';
 import { NEW_FACTOR_PROOF_ERRORS, routeActors, type RouteActorDeps } from '../mfa/route-actors.js';
-import { StepUpResponse } from '../mfa/schemas.js';
+import { ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, StepUpResponse, TOKEN_ERRORS } from '../mfa/schemas.js';
 import type { App } from '../platform/http/app.js';
 import { bullets, errors } from '../platform/http/schemas.js';
 import { PolicyErrors } from '../policy/errors.js';
 import type { Guard } from '../sessions/guard.js';
+import { SECOND_FACTOR_ERRORS, TOKEN_CHECK_ERRORS } from '../signin/error-sets.js';
 import { SignInErrors } from '../signin/errors.js';
 import { PasskeyErrors as E } from './errors.js';
 import { checkPasskeyFactor, type FactorCheckDeps } from './factor.js';
-import { AssertionBody, CreationOptionsResponse, Deleted, EmptyBody, Passkey, PasskeyList, PasskeyParams, RegistrationBody, RegistrationOptionsBody, RenameBody, RequestOptionsResponse } from './schemas.js';
+import { AssertionBody, CreationOptionsResponse, Deleted, EmptyBody, Passkey, PasskeyList, PasskeyParams, RegisteredPasskey, RegistrationBody, RegistrationOptionsBody, RenameBody, RequestOptionsResponse } from './schemas.js';
 import type { PasskeyService } from './service.js';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from './webauthn.js';
 
 export const tags = ['Passkeys'];
 const security = [{ bearer: [] }];
+/** A bearer token, or none (a set-up `two_factor_token` in the body). */
+const bearerOrToken: { [label: string]: string[] }[] = [{ bearer: [] }, {}];
 const SESSION = '`401 TOKEN_*`, `401 SESSION_*`: no valid session.';
 const STEP_UP = '`403 STEP_UP_REQUIRED`: this session has not proved a second factor in the last 10 minutes (`details.step_up` names the routes: a passkey steps up with `POST /api/v1/auth/passkey/step-up/options` and `/verify`).';
 const CHALLENGE = '`400 PASSKEY_CHALLENGE_INVALID`: `challenge_id` is unknown, another request\'s, expired (5 minutes) or used already: ask for new options.';
@@ -51,51 +56,67 @@ async function requireStepUp(s: PasskeyRouteDeps, request: FastifyRequest, userI
   await s.challenges.requireRecentStepUp(request.auth!, await s.factors.active(userId));
 }
 
+const CALLER = 'Caller: a signed-in user (bearer token), or a user finishing a sign-in after `403 MFA_SETUP_INCOMPLETE` whose `setup_methods` include `passkey` (that answer\'s `two_factor_token` in the body, no bearer: the password was just checked).';
+const SETUP_TOKEN = '`400 MFA_METHOD_UNAVAILABLE`: the set-up token does not offer `passkey` (the channel\'s policy accepts other factors, or the sign-in did not look like the account holder\'s: then only a factor whose code goes to a contact on file may be set up). A `two_factor_token` of `401 2FA_REQUIRED` is `401 TOKEN_INVALID`: that account has a factor already.';
+
 function registrationRoutes(app: App, s: PasskeyRouteDeps): void {
   const actors = routeActors(s);
+  const resolveSetup = actors.resolve(['setup']);
   app.post('/api/v1/passkeys/registration/options', {
     schema: {
-      tags, security, summary: 'Start registering a passkey',
+      tags, security: bearerOrToken, summary: 'Start registering a passkey',
       description: [
         'WebAuthn creation options for `navigator.credentials.create()`: a discoverable credential (`residentKey: required`) with user verification (`userVerification: required`), excluding the passkeys the account has. The `challenge_id` goes back with the answer to `POST /api/v1/passkeys/registration/verify` within 5 minutes, once.',
         '',
-        bullets(SESSION, ...NEW_FACTOR_PROOF_ERRORS, STEP_UP),
+        CALLER,
+        '',
+        bullets(SESSION, TOKEN_ERRORS, ACCOUNT_ERRORS, ...NEW_FACTOR_PROOF_ERRORS, STEP_UP, SETUP_TOKEN),
       ].join('\n'),
       body: RegistrationOptionsBody,
-      response: { 200: CreationOptionsResponse, ...errors(SignInErrors.INVALID_CREDENTIALS, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED) },
+      response: { 200: CreationOptionsResponse, ...errors(...TOKEN_CHECK_ERRORS, SignInErrors.INVALID_CREDENTIALS, SignInErrors.ACCOUNT_DISABLED, PolicyErrors.ACCOUNT_LOCKED, MfaErrors.STEP_UP_REQUIRED, MfaErrors.MFA_METHOD_UNAVAILABLE) },
     },
     preValidation: async (request) => {
       request.body ??= {};
     },
-    onRequest: s.guard.authenticate,
-    preHandler: actors.resolve(['signin']),
+    preHandler: resolveSetup,
     config: { rateLimit: actors.limit('account') },
   }, async (request) => {
-    const user = actors.actorOf(request).user;
-    await actors.proveForNewFactor(request, await s.factors.active(user.id), request.body.current_password, 'passkey_registration');
-    return s.passkeys.registrationOptions(user);
+    actors.requireSetupMethod(request, 'passkey');
+    const actor = actors.actorOf(request);
+    if (actor.kind === 'challenge') return s.passkeys.registrationOptions(actor.user);
+    await actors.proveForNewFactor(request, await s.factors.active(actor.user.id), request.body.current_password, 'passkey_registration');
+    return s.passkeys.registrationOptions(actor.user);
   });
 
   app.post('/api/v1/passkeys/registration/verify', {
     schema: {
-      tags, security, summary: 'Finish registering a passkey',
+      tags, security: bearerOrToken, summary: 'Finish registering a passkey',
       description: [
-        'Checks the device\'s answer (origin among `WEBAUTHN_ORIGINS`, relying party `WEBAUTHN_RP_ID`, user verified) and stores the passkey under `name`; the first passkey activates the `passkey` second factor. Audited (`PASSKEY_REGISTERED`).',
+        'Checks the device\'s answer (origin among `WEBAUTHN_ORIGINS`, relying party `WEBAUTHN_RP_ID`, user verified) and stores the passkey under `name`; the first passkey activates the `passkey` second factor. Audited (`PASSKEY_REGISTERED`); the account holder is told by email (else SMS).',
         '',
-        bullets(SESSION, CHALLENGE, '`400 PASSKEY_REGISTRATION_FAILED`: the answer did not verify (`details.reason`: `origin`, `relying_party`, `user_verification`, `challenge`, `malformed`).', '`409 PASSKEY_ALREADY_REGISTERED`: this credential is registered already.', STEP_UP),
+        `${CALLER} With a set-up token the sign-in then finishes: \`sign_in\` carries the tokens and the session (\`mfa_completed: true\`), and the token is spent.`,
+        '',
+        bullets(SESSION, TOKEN_ERRORS, ACCOUNT_ERRORS, CHALLENGE, '`400 PASSKEY_REGISTRATION_FAILED`: the answer did not verify (`details.reason`: `origin`, `relying_party`, `user_verification`, `challenge`, `malformed`).', '`409 PASSKEY_ALREADY_REGISTERED`: this credential is registered already.', STEP_UP, SETUP_TOKEN,
+          '`401 TOKEN_REVOKED` with a set-up token: a second factor was set up with it already (a parallel answer).', AFTER_FACTOR_PASSWORD_CHANGE),
       ].join('\n'),
       body: RegistrationBody,
-      response: { 200: Passkey, ...errors(E.PASSKEY_CHALLENGE_INVALID, E.PASSKEY_REGISTRATION_FAILED, E.PASSKEY_ALREADY_REGISTERED, MfaErrors.STEP_UP_REQUIRED) },
+      response: { 200: RegisteredPasskey, ...errors(...SECOND_FACTOR_ERRORS, E.PASSKEY_CHALLENGE_INVALID, E.PASSKEY_REGISTRATION_FAILED, E.PASSKEY_ALREADY_REGISTERED, MfaErrors.STEP_UP_REQUIRED) },
     },
-    onRequest: s.guard.authenticate,
+    preHandler: resolveSetup,
     config: { rateLimit: actors.limit('account') },
   }, async (request) => {
-    const user = await actors.signedInUser(request);
-    const enrolled = await s.factors.active(user.id);
-    // A first passkey was allowed by the password at the options step; later ones need the step-up still.
-    if (enrolled.length > 0) await s.challenges.requireRecentStepUp(request.auth!, enrolled);
+    actors.requireSetupMethod(request, 'passkey');
+    const actor = actors.actorOf(request);
     const body = request.body;
-    return s.passkeys.register(user, body.challenge_id, body.name, body.response as unknown as RegistrationResponseJSON, auditContext(mfaContext(request)));
+    const response = body.response as unknown as RegistrationResponseJSON;
+    if (actor.kind === 'challenge') {
+      const passkey = await s.passkeys.register(actor.user, body.challenge_id, body.name, response, auditContext(actors.ctxOf(request)), { firstFactor: true });
+      return { ...passkey, sign_in: await actors.finish(request, actor.challenge, 'passkey') };
+    }
+    const enrolled = await s.factors.active(actor.user.id);
+    // A first passkey was allowed by the password at the options step; later ones need the step-up still.
+    if (enrolled.length > 0) await s.challenges.requireRecentStepUp(actor.auth, enrolled);
+    return s.passkeys.register(actor.user, body.challenge_id, body.name, response, auditContext(actors.ctxOf(request)));
   });
 }
 

@@ -1,6 +1,7 @@
 /** Request and answer schemas of the passkey routes: WebAuthn's JSON forms, as browsers' `toJSON()` give them. */
 import Type from 'typebox';
 import { TwoFactorToken } from '../mfa/schemas.js';
+import { SignInResponseSchema } from '../signin/routes.js';
 
 const B64U = (description: string, example: string, maxLength = 65_536) => Type.String({ minLength: 1, maxLength, pattern: '^[A-Za-z0-9_-]+$', description, examples: [example] });
 const ISO = { format: 'date-time' } as const;
@@ -84,12 +85,20 @@ export const Passkey = Type.Object({
 }, { title: 'Passkey', description: 'A passkey: never its public key or credential id.' });
 
 export const PasskeyList = Type.Object({ passkeys: Type.Array(Passkey) }, { title: 'Passkeys' });
+export const RegisteredPasskey = Type.Object({
+  ...Passkey.properties,
+  sign_in: Type.Optional(SignInResponseSchema),
+}, { title: 'Registered passkey', description: 'The stored passkey (never its public key or credential id); with a set-up token, the sign-in it finished under `sign_in`.' });
 export const Deleted = Type.Object({ deleted: Type.Literal(true), passkeys_left: Type.Integer({ minimum: 0, examples: [1] }) });
 
+/** Without a bearer token: the set-up `two_factor_token` of `403 MFA_SETUP_INCOMPLETE` (its `setup_methods` include `passkey`). */
+const SetupToken = Type.Optional(TwoFactorToken);
+
 export const RegistrationOptionsBody = Type.Object({
-  current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required when the account has no second factor yet (a stolen access token alone must not add a way to sign in).', examples: ['Vt7#qLm2!xRp9$'] })),
-}, { additionalProperties: false, examples: [{ current_password: 'Vt7#qLm2!xRp9$' }] });
-export const RegistrationBody = Type.Object({ challenge_id: ChallengeId, name: PasskeyName, response: RegistrationCredential }, { additionalProperties: false });
+  current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'With a bearer token, required when the account has no second factor yet (a stolen access token alone must not add a way to sign in).', examples: ['Vt7#qLm2!xRp9$'] })),
+  two_factor_token: SetupToken,
+}, { additionalProperties: false, description: '`{current_password}` with a bearer token (`{}` after a recent step-up); `{two_factor_token}` without one.', examples: [{ current_password: 'Vt7#qLm2!xRp9$' }, { two_factor_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig' }] });
+export const RegistrationBody = Type.Object({ challenge_id: ChallengeId, name: PasskeyName, response: RegistrationCredential, two_factor_token: SetupToken }, { additionalProperties: false });
 export const RenameBody = Type.Object({ name: PasskeyName }, { additionalProperties: false });
 export const AssertionBody = Type.Object({ challenge_id: ChallengeId, response: AssertionCredential }, { additionalProperties: false });
 export const LoginBody = Type.Object({

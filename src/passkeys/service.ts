@@ -11,7 +11,10 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
 import type { UserRow } from '../users/store.js';
+import { TokenErrors } from '../tokens/errors.js';
+import { lockUserRow } from '../users/store.js';
 import { PasskeyErrors } from './errors.js';
+import type { PasskeyNotifier } from './notices.js';
 import { counterWentBack, type ChallengeBinding, type PasskeyRow, type PasskeyStore } from './store.js';
 import { checkAssertion, checkRegistration, creationOptions, requestOptions, type AuthenticationResponseJSON, type RegistrationResponseJSON } from './webauthn.js';
 
@@ -52,17 +55,25 @@ export interface PasskeyServiceDeps {
   clock: Clock;
   config: Pick<Config, 'webauthn'>;
   store: PasskeyStore;
-  factors: Pick<FactorStore, 'activate'>;
+  factors: Pick<FactorStore, 'activate' | 'active'>;
   audit: AuditLog;
   /** Raises the `passkey_clone` security alert (high) when a cloned authenticator is seen. */
   alerts?: Pick<AlertService, 'raise'>;
+  /** Tells the holder when a passkey is added or removed (notices.ts). */
+  notices?: PasskeyNotifier;
 }
+
 
 export class PasskeyService {
   constructor(private readonly deps: PasskeyServiceDeps) {}
 
   get store(): PasskeyStore {
     return this.deps.store;
+  }
+
+  /** Resolves once the notices sent so far have gone (or failed): for closing, and tests. */
+  async settled(): Promise<void> {
+    await this.deps.notices?.settled();
   }
 
   async list(user: Pick<UserRow, 'id'>): Promise<PasskeyView[]> {
@@ -76,8 +87,14 @@ export class PasskeyService {
     return { challenge_id: challengeId, options };
   }
 
-  /** Verifies a registration answer and stores the passkey; the first one activates the `passkey` factor. */
-  async register(user: UserRow, challengeId: string, name: string, response: RegistrationResponseJSON, ctx: AuditContext): Promise<PasskeyView> {
+  /**
+   * Verifies a registration answer and stores the passkey; the first one activates the `passkey`
+   * factor. `firstFactor` (a set-up `two_factor_token`, which exists only while the account has
+   * no factor): the passkey is stored only if the account still has none, checked under its row
+   * lock, so a burst of answers with one set-up token adds one passkey (the others: 401
+   * TOKEN_REVOKED).
+   */
+  async register(user: UserRow, challengeId: string, name: string, response: RegistrationResponseJSON, ctx: AuditContext, opts: { firstFactor?: boolean } = {}): Promise<PasskeyView> {
     const d = this.deps;
     const challenge = await d.store.consumeChallenge(challengeId, { purpose: 'register', userId: user.id });
     if (challenge === undefined) throw PasskeyErrors.PASSKEY_CHALLENGE_INVALID();
@@ -87,6 +104,10 @@ export class PasskeyService {
       throw PasskeyErrors.PASSKEY_REGISTRATION_FAILED({ reason: checked.refused });
     }
     const stored = await d.db.transaction().execute(async (trx) => {
+      if (opts.firstFactor === true) {
+        await lockUserRow(trx, user.id);
+        if ((await d.factors.active(user.id, trx)).length > 0) throw TokenErrors.TOKEN_REVOKED({ reason: 'a second factor was set up with this token already' });
+      }
       const row = await d.store.insert(trx, { ...checked, userId: user.id, name: name.trim() });
       if (!row) return undefined;
       await d.factors.activate(trx, user, 'passkey', new Date(d.clock.now()));
@@ -94,6 +115,7 @@ export class PasskeyService {
       return row;
     });
     if (!stored) throw PasskeyErrors.PASSKEY_ALREADY_REGISTERED();
+    d.notices?.tell(user, { kind: 'added', at: stored.createdAt }, `passkey-added-${stored.id}`);
     return present(stored);
   }
 
@@ -118,6 +140,7 @@ export class PasskeyService {
       return out.left;
     });
     if (left === undefined) throw PasskeyErrors.PASSKEY_NOT_FOUND();
+    d.notices?.tell(user, { kind: 'removed', at: new Date(d.clock.now()), byAdmin: acting.admin !== undefined }, `passkey-removed-${id}`);
     return { deleted: true, passkeys_left: left };
   }
 

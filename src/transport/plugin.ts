@@ -25,8 +25,8 @@ import type { BodyEnvelope } from '../platform/http/envelope.js';
 
 /**
  * SPEC Transport encryption 3, plus the routes a client calls before it holds a session key
- * (docs/decisions.md): refresh, the forced password change, email/SMS factor enrolment with a
- * 2FA token, fetching security questions, requesting an MFA reset, the mobile channel's sign-in
+ * (docs/decisions.md): refresh, the forced password change, email/SMS factor and passkey
+ * enrolment with a 2FA token, fetching security questions, requesting an MFA reset, the mobile channel's sign-in
  * and validate (the app's first request), setting a PIN with a reset token, account recovery,
  * and the "this was not me" answer to a sign-in notice.
  */
@@ -41,6 +41,7 @@ export const DEFAULT_PREAUTH_ROUTES = [
   '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
   '/api/v1/auth/reset/access-policy', '/api/v1/auth/gdpr/delete/cancel', '/api/v1/auth/security/not-me',
   '/api/v1/auth/passkey/options', '/api/v1/auth/passkey/login', '/api/v1/auth/passkey/2fa/options', '/api/v1/auth/passkey/2fa/verify',
+  '/api/v1/passkeys/registration/options', '/api/v1/passkeys/registration/verify',
   '/api/v1/auth/push-approval/request', '/api/v1/auth/push-approval/complete',
 ];
 

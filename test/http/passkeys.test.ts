@@ -359,3 +359,87 @@ describe('challenges', () => {
     expect(left).toBeUndefined();
   });
 });
+
+describe('set up as the first factor (403 MFA_SETUP_INCOMPLETE)', () => {
+  interface SetUp { two_factor_token: string; setup_methods: string[] }
+
+  /** A new operator whom a web policy requires to hold a factor: the password step stops at MFA_SETUP_INCOMPLETE. */
+  async function mustSetUp(rules: Json = { require_second_factor: true }) {
+    const username = `passkey.setup${++seq}`;
+    const user = await seedUser(t.s, username, { roles: ['operator'] });
+    const policyId = await accessPolicy('web', 'operator', rules);
+    const setup = expectError(await login(t.app, username), 403, 'MFA_SETUP_INCOMPLETE').details as unknown as SetUp;
+    return { user, username, policyId, setup };
+  }
+  const dropPolicy = async (policyId: string) => t.app.inject({ method: 'DELETE', url: `/api/v1/admin/access-policies/${policyId}`, headers: bearer(await admin()) });
+  const setupOptions = async (token: string): Promise<Options> => {
+    const res = await post('/api/v1/passkeys/registration/options', { two_factor_token: token });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json<Options>();
+  };
+
+  it('offers passkey; the set-up token registers one and the sign-in finishes (mfa_completed); the passkey then signs in, and the password asks for it', async () => {
+    const { user, username, policyId, setup } = await mustSetUp();
+    try {
+      expect(setup.setup_methods).toContain('passkey');
+      const auth = new SoftAuthenticator();
+      const o = await setupOptions(setup.two_factor_token);
+      expect(o.options.user).toMatchObject({ name: username });
+      const res = await post('/api/v1/passkeys/registration/verify', { two_factor_token: setup.two_factor_token, challenge_id: o.challenge_id, name: 'Pixel 8', response: auth.register(o.options, { origin: ORIGIN }) });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ name: 'Pixel 8', sign_in: { token_type: 'bearer', user_profile: { username, mfa_completed: true } } });
+      expect(await t.s.factors.active(user.id)).toEqual(['passkey']);
+      expect(await activeSessions(user.id)).toBe(1);
+      const entry = (await t.s.audit.query({ userId: user.uuid, eventType: 'USER_LOGIN', limit: 1, offset: 0 })).entries[0];
+      expect(entry?.mfa_method).toBe('passkey');
+      // The token finished its sign-in: it is spent.
+      expectError(await post('/api/v1/passkeys/registration/options', { two_factor_token: setup.two_factor_token }), 401, 'TOKEN_REVOKED');
+      const signin = await signinOptions();
+      const alone = await passkeyLogin(signin.challenge_id, auth.assert(signin.options, { origin: ORIGIN }));
+      expect(alone.json(), alone.body).toMatchObject({ user_profile: { username, mfa_completed: true } });
+      const challenge = expectError(await login(t.app, username), 401, '2FA_REQUIRED').details as { methods: string[] };
+      expect(challenge.methods).toEqual(['passkey']);
+    } finally {
+      await dropPolicy(policyId);
+    }
+  });
+
+  it('threat: a burst of registrations with one set-up token adds a passkey each and opens a session each: one passkey, one session, the others 401 TOKEN_REVOKED', async () => {
+    const { user, policyId, setup } = await mustSetUp();
+    try {
+      const token = setup.two_factor_token;
+      const answers = [];
+      for (let i = 0; i < 6; i++) {
+        const o = await setupOptions(token);
+        answers.push({ two_factor_token: token, challenge_id: o.challenge_id, name: `Phone ${i}`, response: new SoftAuthenticator().register(o.options, { origin: ORIGIN }) });
+      }
+      const results = await Promise.all(answers.map((a) => post('/api/v1/passkeys/registration/verify', a)));
+      expect(results.filter((r) => r.statusCode === 200), results.map((r) => r.body).join('\n')).toHaveLength(1);
+      for (const r of results.filter((x) => x.statusCode !== 200)) expectError(r, 401, 'TOKEN_REVOKED');
+      expect(await t.s.database.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute()).toHaveLength(1);
+      expect(await activeSessions(user.id)).toBe(1);
+      expect(await auditTotal(t.s, user.uuid, 'PASSKEY_REGISTERED')).toBe(1);
+    } finally {
+      await dropPolicy(policyId);
+    }
+  });
+
+  it('threat: the sign-in token of 2FA_REQUIRED (the password alone) adds a passkey to an account that has a factor: 401 TOKEN_INVALID', async () => {
+    const { username } = await withPasskey();
+    const challenge = expectError(await login(t.app, username), 401, '2FA_REQUIRED').details as { two_factor_token: string };
+    expectError(await post('/api/v1/passkeys/registration/options', { two_factor_token: challenge.two_factor_token }), 401, 'TOKEN_INVALID');
+    const o = await post('/api/v1/passkeys/registration/options', {});
+    expectError(o, 401, 'TOKEN_MISSING');
+  });
+
+  it('threat: a set-up token of a channel that accepts only totp registers a passkey: 400 MFA_METHOD_UNAVAILABLE, nothing stored', async () => {
+    const { user, policyId, setup } = await mustSetUp({ second_factor_methods: ['totp'] });
+    try {
+      expect(setup.setup_methods).toEqual(['totp']);
+      expectError(await post('/api/v1/passkeys/registration/options', { two_factor_token: setup.two_factor_token }), 400, 'MFA_METHOD_UNAVAILABLE');
+      expect(await t.s.database.db.selectFrom('webauthn_challenges').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    } finally {
+      await dropPolicy(policyId);
+    }
+  });
+});

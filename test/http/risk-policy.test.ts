@@ -118,7 +118,7 @@ describe('the defaults', () => {
     expect(await audited('RISK_SIGN_IN_REFUSED', user.uuid)).toEqual([{ user_id: user.uuid, details: expect.objectContaining({ reason: 'no_second_factor' }) }]);
   });
 
-  it('an account that must set up a factor is offered only the contact-based ones: the password alone cannot enrol an authenticator app', async () => {
+  it('an account that must set up a factor is offered only the contact-based ones: the password alone cannot enrol an authenticator app, nor a passkey (400 MFA_METHOD_UNAVAILABLE)', async () => {
     nextScenario();
     const { username, user } = await inNairobi();
     // Made staff since (MFA_REQUIRED_ROLES here): the next sign-in must set up a factor.
@@ -132,6 +132,8 @@ describe('the defaults', () => {
     const planted = await t.app.inject({ method: 'POST', url: '/api/v1/auth/security-questions/setup', headers: from(LISBON), payload: { answers, two_factor_token: token } });
     expectError(planted, 401, 'TOKEN_INVALID');
     expect(await t.s.database.db.selectFrom('user_security_answers').select('question_id').where('user_id', '=', user.id).execute()).toEqual([]);
+    const passkey = await t.app.inject({ method: 'POST', url: '/api/v1/passkeys/registration/options', headers: from(LISBON), payload: { two_factor_token: token } });
+    expectError(passkey, 400, 'MFA_METHOD_UNAVAILABLE');
   });
 
   it('an account with an enrolled factor is asked for it, as always', async () => {

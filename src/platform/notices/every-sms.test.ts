@@ -9,6 +9,7 @@ import { breachSms } from '../../gdpr/breaches/notices.js';
 import { erasureSms, type ErasureNotice } from '../../gdpr/erasure/notices.js';
 import { contactCodeSms, contactNoticeSms, type ContactKind, type NoticeStage } from '../../gdpr/profile/messages.js';
 import { codeSms, maskDestination, type OtpPurpose } from '../../mfa/otp/templates.js';
+import { passkeyNoticeSms, type PasskeyNoticeKind } from '../../passkeys/notices.js';
 import { RECOVERY_KINDS } from '../../recovery/matrix.js';
 import { noticeSms, type RecoveryNotice } from '../../recovery/notices.js';
 import { signInNoticeSms, type SignInNoticeKind } from '../../risk/responses/notices.js';
@@ -66,6 +67,9 @@ function everySms(): { what: string; text: string }[] {
     for (const purpose of ['signin', 'stepup', 'enroll', 'recovery'] satisfies OtpPurpose[]) {
       for (const validityMinutes of [1, 30]) add(`otp ${purpose} ${sender} ${validityMinutes}`, codeSms(sender, { code: '048213', purpose, method: 'sms', validityMinutes }));
     }
+    for (const language of LANGUAGES) {
+      for (const kind of ['added', 'removed'] satisfies PasskeyNoticeKind[]) add(`passkey ${kind} ${sender} ${language}`, passkeyNoticeSms(sender, { kind, at: AT, byAdmin: true }, language));
+    }
   }
   return all;
 }
@@ -73,7 +77,7 @@ function everySms(): { what: string; text: string }[] {
 describe('every text message', () => {
   it('is GSM-7 and fits one 160-septet segment, in every language, with the longest username and sender', () => {
     const all = everySms();
-    expect(all.length).toBe(4 * (16 + 1 + 2 + 2 * (3 + 2 * (3 + 2)) + 3 * 6 * 2) + 2 * 4 * 2);
+    expect(all.length).toBe(4 * (16 + 1 + 2 + 2 * (3 + 2 * (3 + 2)) + 3 * 6 * 2) + 2 * 4 * 2 + 2 * 4 * 2);
     for (const { what, text } of all) {
       expect(GSM7.test(text), `${what}: ${text}`).toBe(true);
       expect(gsm7Length(text), `${what}: ${text}`).toBeLessThanOrEqual(160);
