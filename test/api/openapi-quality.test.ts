@@ -113,7 +113,8 @@ describe('a client generated from the document', () => {
     try {
       writeFileSync(join(dir, 'api.d.ts'), generated);
       const sdk = resolve('packages/client/src/types.ts').replace(/\.ts$/, '');
-      writeFileSync(join(dir, 'calls.ts'), SDK_CALLS.replace('SDK_TYPES', JSON.stringify(sdk)));
+      const sdkFile = (name: string): string => JSON.stringify(resolve(`packages/client/src/${name}`));
+      writeFileSync(join(dir, 'calls.ts'), SDK_CALLS.replace('SDK_TYPES', JSON.stringify(sdk)).replace('SDK_PASSKEYS', sdkFile('passkeys')).replace('SDK_PUSH_APPROVAL', sdkFile('push-approval')));
       const program = ts.createProgram([join(dir, 'calls.ts')], {
         strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler,
         skipLibCheck: true, types: [], noUnusedLocals: false,
@@ -134,6 +135,8 @@ describe('a client generated from the document', () => {
 const SDK_CALLS = `
 import type { paths } from './api';
 import type { CodeSent, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, ValidateResponse } from SDK_TYPES;
+import type { Passkey, PasskeyAssertionJSON, PasskeyChallenge, PasskeyRegistrationJSON, RegisteredPasskey, StepUpResponse } from SDK_PASSKEYS;
+import type { PushApprovalSent } from SDK_PUSH_APPROVAL;
 
 type Op<P extends keyof paths, M extends keyof paths[P]> = paths[P][M];
 type Answer<P extends keyof paths, M extends keyof paths[P], S extends number> =
@@ -169,6 +172,33 @@ export const resetBody: Body<'/api/v1/auth/reset/password', 'post'> = { reset_to
 export const totpBody: Body<'/api/v1/2fa/totp/verify-login', 'post'> = { two_factor_token: 't', code: '123456' };
 export const requestBody: Body<'/api/v1/auth/2fa/request', 'post'> = { two_factor_token: 't', method: 'sms' };
 export const validateBody: Body<'/api/v1/auth/2fa/validate', 'post'> = { two_factor_token: 't', code: '123456' };
+
+// Passkeys and push approval (client.passkeys, signInWithPasskey, stepUpWithPasskey, client.pushApproval).
+declare const registration: PasskeyRegistrationJSON;
+declare const assertion: PasskeyAssertionJSON;
+export const creation: PasskeyChallenge<{ challenge: string }> = answer<Answer<'/api/v1/passkeys/registration/options', 'post', 200>>();
+export const registered: RegisteredPasskey = answer<Answer<'/api/v1/passkeys/registration/verify', 'post', 200>>();
+export const passkeys: Passkey[] = answer<Answer<'/api/v1/passkeys', 'get', 200>>().passkeys;
+export const renamed: Passkey = answer<Answer<'/api/v1/passkeys/{id}', 'patch', 200>>();
+export const deleted: { deleted: true; passkeys_left: number } = answer<Answer<'/api/v1/passkeys/{id}', 'delete', 200>>();
+export const passkeyOptions: PasskeyChallenge<{ challenge: string }> = answer<Answer<'/api/v1/auth/passkey/options', 'post', 200>>();
+export const passkeySignIn: SignInResponse = answer<Answer<'/api/v1/auth/passkey/login', 'post', 200>>();
+export const passkeyFactor: SignInResponse = answer<Answer<'/api/v1/auth/passkey/2fa/verify', 'post', 200>>();
+export const steppedUp: StepUpResponse = answer<Answer<'/api/v1/auth/passkey/step-up/verify', 'post', 200>>();
+export const pushSent: PushApprovalSent = answer<Answer<'/api/v1/auth/push-approval/request', 'post', 200>>();
+export const pushApproved: SignInResponse = answer<Answer<'/api/v1/auth/push-approval/complete', 'post', 200>>();
+export const setupOptionsBody: Body<'/api/v1/passkeys/registration/options', 'post'> = { two_factor_token: 't' };
+export const registerBody: Body<'/api/v1/passkeys/registration/verify', 'post'> = { challenge_id: 'c', name: 'Pixel 8', response: registration, two_factor_token: 't' };
+export const passkeyLoginBody: Body<'/api/v1/auth/passkey/login', 'post'> = { challenge_id: 'c', response: assertion, device_fingerprint: 'f' };
+export const passkeyFactorBody: Body<'/api/v1/auth/passkey/2fa/verify', 'post'> = { two_factor_token: 't', challenge_id: 'c', response: assertion };
+export const stepUpBody: Body<'/api/v1/auth/passkey/step-up/verify', 'post'> = { challenge_id: 'c', response: assertion };
+export const pushRequestBody: Body<'/api/v1/auth/push-approval/request', 'post'> = { two_factor_token: 't' };
+export const pushCompleteBody: Body<'/api/v1/auth/push-approval/complete', 'post'> = { two_factor_token: 't', request_id: 'r', wait_seconds: 25 };
+export const setUpFirst: Code<'/api/v1/auth/login', 'post', 403> = 'MFA_SETUP_INCOMPLETE';
+export const stepUpFirst: Code<'/api/v1/passkeys/{id}', 'delete', 403> = 'STEP_UP_REQUIRED';
+export const pending: Code<'/api/v1/auth/push-approval/complete', 'post', 409> = 'PUSH_APPROVAL_PENDING';
+export const denied: Code<'/api/v1/auth/push-approval/complete', 'post', 403> = 'PUSH_APPROVAL_DENIED';
+export const lapsed: Code<'/api/v1/auth/push-approval/complete', 'post', 410> = 'PUSH_APPROVAL_EXPIRED';
 
 // The codes the SDK's callers branch on are in the document's enums.
 export const wrongPassword: Code<'/api/v1/auth/login', 'post', 401> = 'INVALID_CREDENTIALS';

@@ -19,6 +19,8 @@ import {
 import { fromBase64, toBase64 } from './base64.js';
 import { StrongroomError } from './errors.js';
 import { DEFAULT_BINARY_FRAGMENTS, DEFAULT_EXEMPT_PATHS, DEFAULT_PREAUTH_ROUTES, encryptionModeOf, normalisePath, type EncryptionMode } from './routes.js';
+import { passkeyRoutes, signInWithPasskey, stepUpWithPasskey, type PasskeyGet, type PasskeyRoutes, type SdkHost, type StepUpResponse } from './passkeys.js';
+import { pushApprovalRoutes, type PushApprovalRoutes } from './push-approval.js';
 import { REALTIME_PATH, RealtimeSubscription } from './realtime.js';
 import type { RealtimeHandlers, RealtimeOptions } from './realtime-types.js';
 import type { CodeSent, Location, SignInChannel, LogoutResponse, PasswordChangedResponse, PublicKeyInfo, SignInResponse, StoredSession, ValidateResponse } from './types.js';
@@ -130,6 +132,11 @@ export class StrongroomClient {
   private current: Session | null = null;
   private pendingSession: Promise<void> | undefined;
   private refreshing: Promise<SignInResponse> | undefined;
+  private readonly host: SdkHost;
+  /** The owner's passkeys, and a passkey as the first factor after 403 MFA_SETUP_INCOMPLETE (`registrationOptions`, `register`, `add`, `list`, `rename`, `delete`). */
+  readonly passkeys: PasskeyRoutes;
+  /** Push approval after 401 2FA_REQUIRED (`request`, `waitForApproval`). */
+  readonly pushApproval: PushApprovalRoutes;
 
   constructor(options: StrongroomClientOptions) {
     if (typeof options?.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('StrongroomClient: baseUrl is required');
@@ -147,6 +154,15 @@ export class StrongroomClient {
     this.fingerprint = options.deviceFingerprint;
     if (options.keyPair) this.keyPair = Promise.resolve(options.keyPair);
     if (options.session) this.pendingSession = this.restore(options.session);
+    this.host = {
+      request: (method, path, body, opts) => this.request(method, path, body, opts),
+      requireSession: async () => {
+        await this.requireSession();
+      },
+      fingerprint: () => this.fingerprint,
+    };
+    this.passkeys = passkeyRoutes(this.host);
+    this.pushApproval = pushApprovalRoutes(this.host);
   }
 
   // ---- The auth routes ------------------------------------------------------------------------
@@ -239,6 +255,23 @@ export class StrongroomClient {
   /** Finishes a sign-in with the one-time code that `requestCode` sent. */
   async validateCode(input: { twoFactorToken: string; code: string }): Promise<SignInResponse> {
     return this.request<SignInResponse>('POST', PATHS.codeValidate, { two_factor_token: input.twoFactorToken, code: input.code }, { auth: false, autoRefresh: false });
+  }
+
+  /**
+   * Signs in with a passkey: with no `twoFactorToken` without a password (the device offers the
+   * passkeys it holds; the one chosen names the account); with the `twoFactorToken` of a 401
+   * 2FA_REQUIRED whose `methods` include `passkey`, as the second factor. `get` runs the device's
+   * ceremony (default: the browser's `navigator.credentials.get`). Keeps the tokens and the session
+   * key like `login`. A passwordless failure of any kind is 401 INVALID_CREDENTIALS; as a second
+   * factor, 401 PASSKEY_INVALID or 400 PASSKEY_CHALLENGE_INVALID.
+   */
+  async signInWithPasskey(input: { get?: PasskeyGet; twoFactorToken?: string; signal?: AbortSignal } = {}): Promise<SignInResponse> {
+    return signInWithPasskey(this.host, input);
+  }
+
+  /** Steps the signed-in session up with one of the owner's passkeys (before a sensitive change: 403 STEP_UP_REQUIRED). */
+  async stepUpWithPasskey(input: { get?: PasskeyGet; signal?: AbortSignal } = {}): Promise<StepUpResponse> {
+    return stepUpWithPasskey(this.host, input);
   }
 
   // ---- Your data --------------------------------------------------------------------------------

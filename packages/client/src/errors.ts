@@ -12,7 +12,11 @@ export type ClientErrorCode =
   /** The answer could not be read: not JSON, not the error body's shape, not decryptable, or plaintext where a sealed answer was due. */
   | 'INVALID_RESPONSE'
   /** The call needs a signed-in session and there is none. */
-  | 'NOT_SIGNED_IN';
+  | 'NOT_SIGNED_IN'
+  /** The device made no passkey answer: the person cancelled, or the browser refused (`details.name`: `NotAllowedError`, ...). */
+  | 'PASSKEY_CANCELLED'
+  /** The caller's `AbortSignal` aborted (`pushApproval.waitForApproval`). */
+  | 'ABORTED';
 
 export interface ErrorBody {
   status_code: number;

@@ -9,6 +9,13 @@ export type { Channel, CodeSent, Location, SignInChannel, LogoutResponse, Passwo
 export * as transportCrypto from './crypto.js';
 export type { ClientKeyPair, PreAuthEnvelope, SessionEnvelope } from './crypto.js';
 export { fromBase64, toBase64 } from './base64.js';
+export { createPasskeyInBrowser, getPasskeyInBrowser, PASSKEY_PATHS } from './passkeys.js';
+export type {
+  Passkey, PasskeyAssertionJSON, PasskeyChallenge, PasskeyCreate, PasskeyCreationOptionsJSON, PasskeyDescriptorJSON, PasskeyGet, PasskeyRegistrationJSON, PasskeyRequestOptionsJSON,
+  PasskeyRoutes, RegisteredPasskey, StepUpResponse,
+} from './passkeys.js';
+export { PUSH_APPROVAL_PATHS, PUSH_APPROVAL_WAIT_SECONDS } from './push-approval.js';
+export type { PushApprovalRoutes, PushApprovalSent } from './push-approval.js';
 export { RealtimeSubscription, REALTIME_PATH } from './realtime.js';
 export type { RealtimeHost } from './realtime.js';
 export type {

@@ -16,6 +16,7 @@ export const DEFAULT_PREAUTH_ROUTES: readonly string[] = Object.freeze([
   '/api/v1/auth/reset/initiate', '/api/v1/auth/reset/verify-identity', '/api/v1/auth/reset/status', '/api/v1/auth/reset/cancel',
   '/api/v1/auth/reset/access-policy', '/api/v1/auth/gdpr/delete/cancel', '/api/v1/auth/security/not-me',
   '/api/v1/auth/passkey/options', '/api/v1/auth/passkey/login', '/api/v1/auth/passkey/2fa/options', '/api/v1/auth/passkey/2fa/verify',
+  '/api/v1/passkeys/registration/options', '/api/v1/passkeys/registration/verify',
   '/api/v1/auth/push-approval/request', '/api/v1/auth/push-approval/complete',
 ]);
 
