@@ -4,6 +4,7 @@
  * customer should reach the bank by the address they already know, never by a link in a mail.
  */
 import type { MailMessage } from './mailer.js';
+import { addressee } from '../platform/notices/letter.js';
 
 const SIGNATURE = [
   '',
@@ -21,7 +22,7 @@ export interface Recipient {
   fullName: string | null;
 }
 
-const greeting = (r: Recipient): string => `Dear ${r.fullName?.trim() || r.username},`;
+const greeting = (r: Recipient): string => `Dear ${addressee(r)},`;
 
 /** The temporary password of a new account or of an administrator's reset. */
 export function temporaryPasswordMail(r: Recipient, password: string, reason: 'created' | 'reset'): MailMessage {

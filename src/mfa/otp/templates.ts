@@ -7,6 +7,7 @@
 import type { MailMessage } from '../../mail/mailer.js';
 import { maskEmail, type Recipient } from '../../mail/templates.js';
 import type { OtpMethod } from '../../platform/db/schema.js';
+import { addressee } from '../../platform/notices/letter.js';
 import { smsText } from '../../platform/notices/sms.js';
 
 /** What a code is for: finishing a sign-in, a signed-in step-up, confirming a new factor, or recovering an account (src/recovery). */
@@ -41,7 +42,7 @@ export function codeMail(r: Recipient, m: CodeMessage): MailMessage {
     to: r.to,
     subject: SUBJECTS[m.purpose],
     text: [
-      `Dear ${r.fullName?.trim() || r.username},`,
+      `Dear ${addressee(r)},`,
       '',
       `Here is your one-time code ${action(m)}:`,
       '',

@@ -6,6 +6,7 @@
  */
 import type { MailMessage } from '../../mail/mailer.js';
 import type { Recipient } from '../../mail/templates.js';
+import { addressee } from '../../platform/notices/letter.js';
 
 /** The notices the workflow sends; one per transition the user should hear about. */
 export type ResetNotice = 'requested' | 'approved' | 'rejected' | 'expired';
@@ -67,6 +68,6 @@ export function resetNoticeMail(r: Recipient, notice: ResetNotice): MailMessage 
   return {
     to: r.to,
     subject: b.subject,
-    text: [`Dear ${r.fullName?.trim() || r.username},`, '', ...b.lines(r.username), CLOSING].join('\n'),
+    text: [`Dear ${addressee(r)},`, '', ...b.lines(r.username), CLOSING].join('\n'),
   };
 }

@@ -13,6 +13,13 @@ describe('notice letters', () => {
     expect(addressee({ fullName: '  Amina Otieno ', username: 'amina' })).toBe('Amina Otieno');
     expect(addressee({ fullName: null, username: 'amina' })).toBe('amina');
     expect(addressee({ fullName: '   ', username: 'amina' })).toBe('amina');
+    expect(addressee({ fullName: "João D'Ávila-Mbeki Jr.", username: 'joao' })).toBe("João D'Ávila-Mbeki Jr.");
+  });
+
+  it('threat: a stolen session writes a phone number or a link into the full name, which the bank\'s own security notice would carry — the username is greeted instead', () => {
+    for (const planted of ['Amina, call +44 20 7946 0000 to cancel', 'Amina see https://bank-secure.example', 'Amina\nYour account is locked', 'A'.repeat(81), '.Amina', 'Amina <b>', 'Amina (call 0800)']) {
+      expect(addressee({ fullName: planted, username: 'amina.otieno' }), planted).toBe('amina.otieno');
+    }
   });
 
   it('shows an instant in UTC, to the minute', () => {

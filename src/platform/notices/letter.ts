@@ -22,7 +22,18 @@ export function letterText(l: Letter): string {
   return [l.greeting, ...l.paragraphs.map(lines), lines(l.closing)].join('\n\n');
 }
 
-/** The name a letter greets: the account holder's full name, or their username when it has none. */
+/**
+ * What a greeted name may hold: letters and their marks, spaces, apostrophes, hyphens and dots,
+ * at most 80 characters. A full name changes with a session alone (no password), so a stolen
+ * session could otherwise write "call +44 20 ..." or a link into the bank's own security notices.
+ */
+const GREETABLE_NAME = /^[\p{L}\p{M}][\p{L}\p{M} '’.-]{0,79}$/u;
+
+/**
+ * The name a letter greets: the account holder's full name, or their username when it has none
+ * or when it is not a plain name (digits, symbols, links: GREETABLE_NAME).
+ */
 export function addressee(r: { fullName: string | null; username: string }): string {
-  return r.fullName?.trim() || r.username;
+  const name = r.fullName?.trim() ?? '';
+  return GREETABLE_NAME.test(name) ? name : r.username;
 }
