@@ -181,10 +181,19 @@ export class MfaGate implements SecondFactorGate {
       expires_in: expiresIn,
       setup_methods: setupMethods,
       ...risk,
-      next_step: 'Set up a second factor with this two_factor_token: POST /api/v1/2fa/totp/setup, then POST /api/v1/2fa/totp/verify with a code from the authenticator app (or POST /api/v1/2fa/otp/setup and /api/v1/2fa/otp/verify for email, SMS or push). The sign-in finishes when the factor is verified.',
+      next_step: SETUP_NEXT_STEP,
     });
   }
 }
+
+/**
+ * What `403 MFA_SETUP_INCOMPLETE` tells the client to do: the set-up routes that take its
+ * `two_factor_token` (those of the factors `enrollable` can offer). Push approval is not one: its
+ * enrolment needs a signed-in session on the phone, so it is set up after the sign-in.
+ */
+export const SETUP_NEXT_STEP = 'Set up one of setup_methods with this two_factor_token: an authenticator app (POST /api/v1/2fa/totp/setup, then POST /api/v1/2fa/totp/verify with a code from the app), '
+  + 'a one-time code by email, SMS or push (POST /api/v1/2fa/otp/setup, then POST /api/v1/2fa/otp/verify), or a passkey (POST /api/v1/passkeys/registration/options, then POST /api/v1/passkeys/registration/verify). '
+  + 'The sign-in finishes when the factor is verified. Push approval is set up afterwards, from a signed-in session on the phone.';
 
 export interface ChallengeDeps {
   db: Db;

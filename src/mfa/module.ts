@@ -17,6 +17,7 @@ import type { Config } from '../platform/config.js';
 import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
+import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { Metrics } from '../platform/observability/metrics.js';
@@ -91,6 +92,8 @@ export interface MfaModuleDeps {
   accessPolicy: AccessPolicyCheck;
   pushCodes: PushCodeChannel;
   metrics: Metrics;
+  /** Wakes the pages waiting on a push approval an MFA reset denies. */
+  bus: EventBus;
 }
 
 export interface MfaProvides {
@@ -122,7 +125,7 @@ export function mfaModule(deps: MfaModuleDeps): Module<MfaProvides> {
   const totp = new TotpService(services);
   const otp = new OtpService(services);
   const securityQuestions = new SecurityQuestionService(services);
-  const mfaReset = new MfaResetService(services);
+  const mfaReset = new MfaResetService({ ...services, bus: deps.bus });
   const routeDeps = { ...deps, challenges, totp, otp, securityQuestions, mfaReset };
   return {
     name: 'mfa',

@@ -16,15 +16,21 @@
  *   the new device's binding (`POST /api/v1/auth/reset/access-policy`);
  * - both: every passkey of the account is deleted with the `passkey` factor (audited
  *   PASSKEY_DELETED, reason `mfa_recovery` or `device_recovery`): it may live on the lost device;
+ * - both: the push-approval key and factor are removed and its pending requests denied
+ *   (`factor_removed`); once that commits, the pages held on them (the long poll of `complete`)
+ *   are woken at once, on every node;
  * - both: every session and refresh family of the account ends; audited RECOVERY_COMPLETED, and
  *   every contact is told.
  */
+import type { Logger } from 'pino';
 import type { DeviceBindings } from '../access/devices.js';
 import type { FactorStore } from '../mfa/factors.js';
 import { removeAllPasskeys } from '../passkeys/store.js';
-import { removePushApproval } from '../push-approval/store.js';
+import { removePushApprovalFactor } from '../push-approval/store.js';
+import { settledNotices } from '../push-approval/waiters.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
+import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { SessionService } from '../sessions/service.js';
 import type { UserRow, UserStore } from '../users/store.js';
@@ -42,6 +48,9 @@ export interface CoolingOffDeps {
   factors: FactorStore;
   sessions: SessionService;
   deviceBindings: DeviceBindings;
+  /** Wakes the pages waiting on a push approval the recovery denies. */
+  bus: Pick<EventBus, 'publish'>;
+  log: Pick<Logger, 'warn'>;
   store: RecoveryStore;
   host: StepHost;
 }
@@ -85,7 +94,8 @@ export class CoolingOff {
       // Passkeys go with either recovery: they live on the lost phone or device.
       const passkeys = await removeAllPasskeys(trx, user.id);
       // So does the push-approval key: it lives on the lost phone.
-      if (await removePushApproval(trx, user.id, now)) effects.push_approval_removed = true;
+      const approval = await removePushApprovalFactor(trx, user.id, now);
+      if (approval.removed) effects.push_approval_removed = true;
       if (locked.kind === 'mfa') {
         await d.factors.removeAll(trx, user.id, now);
       } else {
@@ -98,12 +108,24 @@ export class CoolingOff {
       const ended = await d.sessions.endAllForUser(trx, user.id, 'account_recovery');
       await d.store.transition(trx, locked.id, ['waiting'], 'completed', now);
       await d.host.record(locked, user, 'RECOVERY_COMPLETED', 'SUCCESS', {}, { ...effects, sessions_ended: ended.length }, trx);
-      return { user, ended };
+      return { user, ended, denied: approval.denied };
     });
     if (!out) return false;
+    await this.settled(out.denied);
     await d.sessions.announce(out.ended);
     if (wf.kind === 'device') await d.deviceBindings.changed(out.user.id);
     await d.host.notify(out.user, 'completed', wf);
     return true;
+  }
+
+  /**
+   * Tells every node (this one first) that these push-approval requests left `pending`, so the
+   * pages held on them answer now (403 PUSH_APPROVAL_DENIED, `factor_removed`) rather than when
+   * their wait ends. After the commit; a lost notice only delays such a page to the end of its wait.
+   */
+  private async settled(requestIds: readonly string[]): Promise<void> {
+    for (const notice of settledNotices(requestIds)) {
+      await this.deps.bus.publish(notice).catch((err: unknown) => this.deps.log.warn({ err }, 'push-approval requests denied by a recovery not announced; held pages see it when their wait ends'));
+    }
   }
 }

@@ -23,6 +23,7 @@ import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
 import type { KeyMaterial } from '../platform/crypto/key-material.js';
+import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { InFlightLimit } from '../policy/in-flight.js';
@@ -72,6 +73,7 @@ export interface RecoveryModuleDeps {
   deviceBindings: DeviceBindings;
   push: PushProvider | undefined;
   pushOutbox: PushOutbox;
+  bus: EventBus;
 }
 
 export interface RecoveryProvides {

@@ -37,6 +37,7 @@ import type { BackgroundWork } from '../platform/background.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Hasher } from '../platform/crypto/field-cipher.js';
+import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import { purgeInBatches } from '../platform/db/purge.js';
 import { AppError } from '../platform/errors.js';
@@ -107,6 +108,8 @@ export interface RecoveryDeps {
   cancelTokens: Hasher;
   factors: FactorStore;
   deviceBindings: DeviceBindings;
+  /** Wakes the pages waiting on a push approval a completed recovery denies (cooling-off.ts). */
+  bus: Pick<EventBus, 'publish'>;
 }
 
 export type InitiateAnswer = { recovery_id: string } & RecoveryView;

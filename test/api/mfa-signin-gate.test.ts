@@ -42,6 +42,8 @@ describe('a role that requires MFA', () => {
     expect(gate.expires_in).toBe(300);
     expect(gate.setup_methods).toContain('totp');
     expect(gate.next_step).toContain('/api/v1/2fa/totp/setup');
+    expect(gate.next_step).toContain('/api/v1/passkeys/registration/options'); // every factor the token can set up, not push approval (needs a signed-in phone)
+    expect(gate.next_step).not.toContain('/api/v1/2fa/push-approval');
 
     const app = await setupWith(gate.two_factor_token);
     const res = await post('/api/v1/2fa/totp/verify', { two_factor_token: gate.two_factor_token, code: app.code(t.clock.now()) });

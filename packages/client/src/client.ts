@@ -135,7 +135,7 @@ export class StrongroomClient {
   private readonly host: SdkHost;
   /** The owner's passkeys, and a passkey as the first factor after 403 MFA_SETUP_INCOMPLETE (`registrationOptions`, `register`, `add`, `list`, `rename`, `delete`). */
   readonly passkeys: PasskeyRoutes;
-  /** Push approval after 401 2FA_REQUIRED (`request`, `waitForApproval`). */
+  /** Push approval: after 401 2FA_REQUIRED (`request`, `waitForApproval`), and a signed-in session's step-up (`stepUp`, or `requestStepUp` then `waitForStepUp`). */
   readonly pushApproval: PushApprovalRoutes;
 
   constructor(options: StrongroomClientOptions) {

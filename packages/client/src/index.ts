@@ -18,6 +18,7 @@ export { PUSH_APPROVAL_PATHS, PUSH_APPROVAL_WAIT_SECONDS } from './push-approval
 export type { PushApprovalRoutes, PushApprovalSent } from './push-approval.js';
 export { RealtimeSubscription, REALTIME_PATH } from './realtime.js';
 export type { RealtimeHost } from './realtime.js';
+export { PUSH_APPROVAL_DENY_REASONS, PUSH_APPROVAL_PURPOSES, REALTIME_EVENT_TYPES } from './realtime-types.js';
 export type {
-  RealtimeClose, RealtimeEvent, RealtimeEventData, RealtimeEventType, RealtimeHandlers, RealtimeOptions, RealtimeReady, RealtimeResumed, WebSocketConstructor, WebSocketLike,
+  PushApprovalDenyReason, PushApprovalPurpose, RealtimeClose, RealtimeEvent, RealtimeEventData, RealtimeEventType, RealtimeHandlers, RealtimeOptions, RealtimeReady, RealtimeResumed, WebSocketConstructor, WebSocketLike,
 } from './realtime-types.js';

@@ -3,20 +3,37 @@
  * docs/asyncapi.yaml documents each with examples).
  */
 
-export type RealtimeEventType =
-  | 'second_factor.requested' | 'second_factor.approved' | 'second_factor.denied' | 'second_factor.expired'
-  | 'session.ended_elsewhere' | 'security.alert' | 'recovery.started';
+/** The event types the server publishes (docs/asyncapi.yaml: the `type` of each `event` payload). */
+export const REALTIME_EVENT_TYPES = Object.freeze([
+  'second_factor.requested', 'second_factor.approved', 'second_factor.denied', 'second_factor.expired',
+  'session.ended_elsewhere', 'security.alert', 'recovery.started',
+] as const);
+
+export type RealtimeEventType = (typeof REALTIME_EVENT_TYPES)[number];
+
+/** What a push approval was asked for: a sign-in, or a signed-in session's step-up. */
+export const PUSH_APPROVAL_PURPOSES = Object.freeze(['sign_in', 'step_up'] as const);
+export type PushApprovalPurpose = (typeof PUSH_APPROVAL_PURPOSES)[number];
+
+/**
+ * Why a push approval was denied: `denied` (the person said no), `wrong_number` (another number
+ * was picked), `fraud_reported` (the person reported it, or another request, as fraud),
+ * `superseded` (a newer request of the account replaced it), `factor_removed` (the push-approval
+ * factor was removed: the phone's device token deleted, an account recovery, an MFA reset).
+ */
+export const PUSH_APPROVAL_DENY_REASONS = Object.freeze(['denied', 'wrong_number', 'fraud_reported', 'superseded', 'factor_removed'] as const);
+export type PushApprovalDenyReason = (typeof PUSH_APPROVAL_DENY_REASONS)[number];
 
 /** What each event's `data` holds. */
 export interface RealtimeEventData {
-  /** A sign-in asked this user's phone for a push approval. */
-  'second_factor.requested': { method: 'push_approval'; request_id: string; expires_at: string };
-  /** The phone approved it: the page may complete the sign-in. */
+  /** A sign-in or a step-up asked this user's phone for a push approval. */
+  'second_factor.requested': { method: 'push_approval'; request_id: string; purpose: PushApprovalPurpose; expires_at: string };
+  /** The phone approved it: the page may complete the sign-in or the step-up. */
   'second_factor.approved': { method: 'push_approval'; request_id: string };
-  /** The phone denied it (`wrong_number`: another number was picked; `fraud_reported`: the user reported it or another sign-in; `superseded`: a newer request replaced it). */
-  'second_factor.denied': { method: 'push_approval'; request_id: string; reason: 'denied' | 'wrong_number' | 'fraud_reported' | 'superseded' };
-  /** Declared, not published: a request's `expires_at` says when it lapses. */
-  'second_factor.expired': Record<string, unknown>;
+  /** The phone denied it, a newer request superseded it, or the factor was removed (`reason`). */
+  'second_factor.denied': { method: 'push_approval'; request_id: string; reason: PushApprovalDenyReason };
+  /** It was not answered within its 5 minutes (published once, within 30 seconds of its `expires_at`): ask again. */
+  'second_factor.expired': { method: 'push_approval'; request_id: string; purpose: PushApprovalPurpose };
   /** Another session of this user ended (sign-out, revocation, expiry, an administrator). */
   'session.ended_elsewhere': { session_id: string; reason: string | null };
   /** A security alert was raised about this account. */

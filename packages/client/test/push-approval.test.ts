@@ -2,7 +2,8 @@
  * The SDK's push-approval helpers against a real Strongroom (the SDK encrypting its calls, the
  * local FCM fake, a frozen clock): the page asks the phone and waits (long polls of
  * `POST /api/v1/auth/push-approval/complete`) while the phone (the harness's enrolled software
- * key) approves with the number shown, denies, or does not answer; a waiting page can stop.
+ * key) approves with the number shown, denies, or does not answer; a waiting page can stop. A
+ * signed-in page steps up the same way (`stepUp`: long polls of `.../step-up/complete`).
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { startFakeFcm, type FakeFcm } from '../../../test/harness/fcm.js';
 import { STRONG_PASSWORD, withoutRiskResponses } from '../../../test/harness/fixtures.js';
 import { approvalKit, FIREFOX, type Enrolled } from '../../../test/harness/push-approval.js';
 import { generateClientKeyPair } from '../src/crypto.js';
-import { StrongroomClient, StrongroomError, type FetchLike } from '../src/index.js';
+import { StrongroomClient, StrongroomError, type FetchLike, type PushApprovalSent } from '../src/index.js';
 
 let fcm: FakeFcm;
 let t: TestApp;
@@ -31,8 +32,11 @@ afterAll(async () => {
   await fcm?.close();
 });
 
-/** A web client whose `polled` resolves when its first completion poll has been sent; `polls` counts them. */
-function page(): { web: StrongroomClient; polled: Promise<void>; polls: () => number } {
+const COMPLETE = '/api/v1/auth/push-approval/complete';
+const STEP_UP_COMPLETE = '/api/v1/auth/push-approval/step-up/complete';
+
+/** A web client whose `polled` resolves when its first poll of `watched` has been sent; `polls` counts them. */
+function page(watched = COMPLETE): { web: StrongroomClient; polled: Promise<void>; polls: () => number } {
   let sent!: () => void;
   let polls = 0;
   const polled = new Promise<void>((resolve) => {
@@ -40,7 +44,7 @@ function page(): { web: StrongroomClient; polled: Promise<void>; polls: () => nu
   });
   const fetch: FetchLike = async (input, init) => {
     const answer = globalThis.fetch(input, init);
-    if (new URL(input).pathname === '/api/v1/auth/push-approval/complete') {
+    if (new URL(input).pathname === watched) {
       polls++;
       sent();
     }
@@ -115,5 +119,56 @@ describe('push approval in the SDK', () => {
     expect(web.signedIn).toBe(false);
     expect((await kit.answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
     expect((await web.pushApproval.waitForApproval(token, sent.request_id)).user_profile.mfa_completed).toBe(true);
+  });
+});
+
+describe('push-approval step-up in the SDK', () => {
+  /** A page signed in with push approval (through the SDK), watching its step-up polls. */
+  async function signedIn(prefix: string): Promise<{ u: Enrolled } & ReturnType<typeof page>> {
+    const u = await kit.enrolled(prefix);
+    const p = page(STEP_UP_COMPLETE);
+    const token = await passwordStep(p.web, u);
+    const sent = await p.web.pushApproval.request(token);
+    expect((await kit.answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
+    await p.web.pushApproval.waitForApproval(token, sent.request_id);
+    return { u, ...p };
+  }
+
+  it('stepUp asks the phone, hands the number to show, and resolves to the step-up once the phone approves with it (one long poll)', async () => {
+    const { u, web, polled, polls } = await signedIn('sdk.stepup');
+    let shown: PushApprovalSent | undefined;
+    const stepping = web.pushApproval.stepUp({ onSent: (sent) => { shown = sent; } });
+    await polled;
+    expect(shown).toMatchObject({ request_id: expect.any(String), number: expect.any(Number), expires_in: 300 });
+    expect((await kit.answer(u, shown!.request_id, 'approve', shown!.number)).statusCode).toBe(200);
+    const done = await stepping;
+    expect(done).toMatchObject({ verified: true, method: 'push_approval', session_id: (await web.validate()).session_id });
+    expect(polls()).toBe(1);
+  });
+
+  it('stepUp rejects with 403 PUSH_APPROVAL_DENIED when the phone denies while the page waits', async () => {
+    const { u, web, polled } = await signedIn('sdk.stepup.denied');
+    let shown: PushApprovalSent | undefined;
+    const stepping = failure(web.pushApproval.stepUp({ onSent: (sent) => { shown = sent; } }));
+    await polled;
+    expect((await kit.answer(u, shown!.request_id, 'deny')).statusCode).toBe(200);
+    expect(await stepping).toMatchObject({ status: 403, errorCode: 'PUSH_APPROVAL_DENIED', details: { reason: 'denied' } });
+  });
+
+  it('stepUp stops with ABORTED when the page aborts; waitForStepUp then finishes the step-up the phone approved', async () => {
+    const { u, web, polled } = await signedIn('sdk.stepup.aborted');
+    let shown: PushApprovalSent | undefined;
+    const stop = new AbortController();
+    const stepping = failure(web.pushApproval.stepUp({ onSent: (sent) => { shown = sent; }, signal: stop.signal }));
+    await polled;
+    stop.abort();
+    expect(await stepping).toMatchObject({ status: 0, errorCode: 'ABORTED' });
+    expect((await kit.answer(u, shown!.request_id, 'approve', shown!.number)).statusCode).toBe(200);
+    expect(await web.pushApproval.waitForStepUp(shown!.request_id)).toMatchObject({ verified: true, method: 'push_approval' });
+  });
+
+  it('stepUp without a session rejects NOT_SIGNED_IN', async () => {
+    const { web } = page();
+    expect(await failure(web.pushApproval.stepUp())).toMatchObject({ errorCode: 'NOT_SIGNED_IN' });
   });
 });

@@ -11,14 +11,19 @@
  * completes an approved request (FactorStore.activate).
  *
  * Every transition is audited in its own transaction; the user's email notice leaves after
- * commit, and a refused mail is logged and audited but never undoes the decision.
+ * commit, and a refused mail is logged and audited but never undoes the decision. An approval
+ * removes the push-approval factor and denies its pending requests (`factor_removed`); once it
+ * commits, the pages held on them (the long poll of `complete`) are woken at once, on every node.
  */
 import type { AuditEvent } from '../../audit/service.js';
 import { MailDeliveryError } from '../../mail/mailer.js';
 import { maskEmail } from '../../mail/templates.js';
+import type { EventBus } from '../../platform/db/bus.js';
 import type { Db } from '../../platform/db/database.js';
 import type { MfaResetStatus } from '../../platform/db/schema.js';
 import type { AppError } from '../../platform/errors.js';
+import { removePushApprovalFactor } from '../../push-approval/store.js';
+import { settledNotices } from '../../push-approval/waiters.js';
 import type { AuthContext } from '../../sessions/guard.js';
 import { SignInErrors } from '../../signin/errors.js';
 import { TokenErrors } from '../../tokens/errors.js';
@@ -28,6 +33,9 @@ import type { MfaDeps } from '../deps.js';
 import { MfaResetErrors } from './errors.js';
 import { resetNoticeMail, type ResetNotice } from './mail.js';
 import { ResetStore, type ResetProof, type ResetRow } from './store.js';
+
+/** The second factors' services, and the bus that wakes the pages waiting on a push approval the reset denies. */
+export type MfaResetDeps = MfaDeps & { bus: Pick<EventBus, 'publish'> };
 
 /** What the requester offers as proof of identity. */
 export type ResetProofInput = { kind: 'session'; auth: AuthContext; user: UserRow } | { kind: 'token'; token: string };
@@ -81,7 +89,7 @@ interface Notice {
 export class MfaResetService {
   private readonly store = new ResetStore();
 
-  constructor(private readonly deps: MfaDeps) {}
+  constructor(private readonly deps: MfaResetDeps) {}
 
   /**
    * Opens a pending request for the proven user. A proof token is spent in the same
@@ -141,7 +149,7 @@ export class MfaResetService {
     const now = new Date(d.clock.now());
     const event = status === 'approved' ? 'MFA_RESET_APPROVED' : 'MFA_RESET_REJECTED';
     const who = { request_id: requestId, decided_by: actor.uuid, decided_by_username: actor.username };
-    const out = await d.db.transaction().execute(async (trx): Promise<{ notices: Notice[]; error?: AppError; ended: string[] }> => {
+    const out = await d.db.transaction().execute(async (trx): Promise<{ notices: Notice[]; error?: AppError; ended: string[]; denied?: string[] }> => {
       const notices = await this.expire(trx, now);
       const row = await this.store.find(trx, requestId);
       if (!row) return { notices, error: MfaResetErrors.MFA_RESET_NOT_FOUND(), ended: [] };
@@ -157,19 +165,34 @@ export class MfaResetService {
       }
       let ended: string[] = [];
       let removed: string[] = [];
+      let denied: string[] = [];
       if (status === 'approved') {
         removed = await d.factors.active(user.id, trx);
+        // The push-approval factor first, for the requests it denies (removeAll finds it gone).
+        denied = (await removePushApprovalFactor(trx, user.id, now)).denied;
         await d.factors.removeAll(trx, user.id, now);
         ended = await d.sessions.endAllForUser(trx, user.id, 'admin');
       }
       const effects = status === 'approved' ? { factors_removed: removed, sessions_ended: ended.length } : {};
       await d.challenges.audit(event, 'SUCCESS', user, ctx, null, { ...who, ...effects }, trx);
-      return { notices: [...notices, { user, notice: status, requestId, ctx }], ended };
+      return { notices: [...notices, { user, notice: status, requestId, ctx }], ended, denied };
     });
+    await this.settled(out.denied ?? []);
     await d.sessions.announce(out.ended);
     await this.notifyAll(out.notices);
     if (out.error) throw out.error;
     return present((await this.store.find(d.db, requestId))!);
+  }
+
+  /**
+   * Tells every node (this one first) that these push-approval requests left `pending`, so the
+   * pages held on them answer now (403 PUSH_APPROVAL_DENIED, `factor_removed`) rather than when
+   * their wait ends. After the commit; a lost notice only delays such a page to the end of its wait.
+   */
+  private async settled(requestIds: readonly string[]): Promise<void> {
+    for (const notice of settledNotices(requestIds)) {
+      await this.deps.bus.publish(notice).catch((err: unknown) => this.deps.log.warn({ err }, 'push-approval requests denied by an MFA reset not announced; held pages see it when their wait ends'));
+    }
   }
 
   /** Who the proof stands for, how they proved it, and the proof token to spend (if any). */
