@@ -221,6 +221,7 @@ SERVICE_ENV=(
   "TRANSPORT_PRIVATE_KEY_PATH=$WORK/secrets/transport-private.pem"
   "TRUST_PROXY=loopback"
   "WEBAUTHN_RP_ID=localhost" "WEBAUTHN_RP_NAME=Strongroom" "WEBAUTHN_ORIGINS=http://localhost:$PORT"
+  "PUSH_APPROVAL_ANDROID_PACKAGES=com.bank.example"
   "LOG_LEVEL=info"
 )
 NODE_BIN="$(command -v node)"

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 
 const key = Buffer.alloc(32, 7).toString('base64');
 /** Everything production requires. */
-const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@db/strongroom', FIELD_ENCRYPTION_KEY: key, IP_HASH_KEY: key, TRANSPORT_PRIVATE_KEY: 'pem', WEBAUTHN_RP_ID: 'bank.example', WEBAUTHN_RP_NAME: 'Example Bank', WEBAUTHN_ORIGINS: 'https://app.bank.example' };
+const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@db/strongroom', FIELD_ENCRYPTION_KEY: key, IP_HASH_KEY: key, TRANSPORT_PRIVATE_KEY: 'pem', WEBAUTHN_RP_ID: 'bank.example', WEBAUTHN_RP_NAME: 'Example Bank', WEBAUTHN_ORIGINS: 'https://app.bank.example', PUSH_APPROVAL_ANDROID_PACKAGES: 'com.bank.app' };
 
 describe('loadConfig', () => {
   it('needs no configuration outside production and applies SPEC defaults', () => {

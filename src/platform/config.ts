@@ -17,6 +17,7 @@ import { readBreachedEnv, type BreachedConfig } from './config-breached.js';
 import { readAlertsEnv, type AlertsConfig } from './config-alerts.js';
 import { readRiskEnv, type RiskConfig } from './config-risk.js';
 import { readWebAuthnEnv, type WebAuthnConfig } from './config-webauthn.js';
+import { readPushApprovalAttestationEnv, type PushApprovalAttestationConfig } from './config-push-approval.js';
 import { readRecoveryMatrix, type RecoveryMatrix } from '../recovery/matrix.js';
 
 /** RECOVERY_CANCEL_URL (or `name`): an absolute http(s) address without a fragment or query (the token goes in the fragment). */
@@ -236,6 +237,8 @@ export interface Config {
     maxPerHour: number;
     /** PUSH_APPROVAL_FRAUD_PAUSE_HOURS: how long a fraud report pauses push approval for the account (403 PUSH_APPROVAL_DENIED, reason fraud_reported). */
     fraudPauseHours: number;
+    /** PUSH_APPROVAL_ATTESTATION, PUSH_APPROVAL_ANDROID_*, PUSH_APPROVAL_IOS_*, ...: the key attestation checked at enrolment (src/platform/config-push-approval.ts). */
+    attestation: PushApprovalAttestationConfig;
   };
   /** The real-time channel, `GET /api/v1/ws` (src/realtime; docs/realtime.md). */
   realtime: {
@@ -645,6 +648,7 @@ export function loadConfig(env: Env = process.env): Config {
     pushApproval: {
       maxPerHour: r.int('PUSH_APPROVAL_MAX_PER_HOUR', 5, 1, 100),
       fraudPauseHours: r.int('PUSH_APPROVAL_FRAUD_PAUSE_HOURS', 24, 1, 24 * 30),
+      attestation: readPushApprovalAttestationEnv((name) => r.opt(name), (file) => readFileSync(file, 'utf8'), r.problems, production, (name, fallback) => r.bool(name, fallback)),
     },
     realtime: {
       resumeMinutes: r.int('REALTIME_RESUME_MINUTES', 10, 1, 24 * 60),

@@ -8,6 +8,10 @@ export const PushApprovalErrors = defineErrors({
   PUSH_APPROVAL_DEVICE_NOT_FOUND: { status: 404, message: 'No such active mobile device on this account.' },
   /** The enrolment was not started, or its challenge expired (5 minutes): start again. */
   PUSH_APPROVAL_SETUP_EXPIRED: { status: 400, message: 'No push-approval enrolment is waiting, or it expired; start again.' },
+  /** The key attestation sent at enrolment does not verify: `details.reason` says why (src/push-approval/attestation/errors.ts). */
+  PUSH_APPROVAL_ATTESTATION_INVALID: { status: 400, message: 'The key attestation does not prove the key was made in the phone\'s secure hardware for this enrolment.' },
+  /** PUSH_APPROVAL_ATTESTATION=required and the confirmation carries no key attestation. */
+  PUSH_APPROVAL_ATTESTATION_REQUIRED: { status: 400, message: 'A key attestation is required to enrol a phone.' },
   /** The signature does not verify under the enrolled key (or the key being enrolled). */
   PUSH_APPROVAL_SIGNATURE_INVALID: { status: 401, message: 'The signature does not verify with the push-approval key.' },
   /** No request with this id for this sign-in (or this account). */

@@ -28,6 +28,7 @@ import type { RateLimiter } from '../policy/rate-limit.js';
 import type { RealtimeHub } from '../realtime/hub.js';
 import type { AlertService } from '../risk/alerts/service.js';
 import type { Guard } from '../sessions/guard.js';
+import type { SessionService } from '../sessions/service.js';
 import { pushApprovalRoutes } from './routes.js';
 import { PushApprovalService } from './service.js';
 import { Waiters } from './waiters.js';
@@ -55,6 +56,7 @@ export interface PushApprovalDeps {
   geo: GeoLookup;
   bus: EventBus;
   log: Logger;
+  sessions: SessionService;
 }
 
 export interface PushApprovalProvides {

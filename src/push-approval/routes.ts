@@ -25,6 +25,8 @@ import type { PushApprovalService, Wait } from './service.js';
 import type { Waiters } from './waiters.js';
 
 export const tags = ['Push approval'];
+/** The confirmation's body limit: a chain of 10 certificates of 8 KiB (base64), encrypted by the transport. */
+export const CONFIRM_BODY_LIMIT = 256 * 1024;
 const security = [{ bearer: [] }];
 const SESSION = '`401 TOKEN_*`, `401 SESSION_*`: no valid session.';
 const STEP_UP = '`403 STEP_UP_REQUIRED`: the account has a second factor (`push_approval` included) and this session has not proved one in the last 10 minutes.';
@@ -77,7 +79,7 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
     schema: {
       tags, security, summary: 'Start enrolling the phone for push approval',
       description: [
-        'The phone made a P-256 key pair in its secure hardware and sends its public key with the `id` of its active mobile device token. The answer is a challenge the phone signs and sends to `POST /api/v1/2fa/push-approval/confirm` within 5 minutes. Starting again (a new phone) needs a recent step-up when a second factor, `push_approval` included, is enrolled; the working key keeps approving until the new one is confirmed, and is then replaced (the previous phone can no longer approve).',
+        'The phone sends the `id` of its active mobile device token, and the public key of the P-256 key pair it made in its secure hardware, or no key yet: an Android key attests the challenge, so it is made after this call and sent with the confirmation. The answer is a challenge the phone signs (and names in its key attestation) and sends to `POST /api/v1/2fa/push-approval/confirm` within 5 minutes, and whether that confirmation needs a key attestation (`attestation`). Starting again (a new phone) needs a recent step-up when a second factor, `push_approval` included, is enrolled; the working key keeps approving until the new one is confirmed, and is then replaced (the previous phone can no longer approve).',
         '',
         bullets(SESSION, ...NEW_FACTOR_PROOF_ERRORS, STEP_UP,
           '`400 PUSH_APPROVAL_KEY_INVALID`: `public_key` is not a P-256 public key (SPKI DER, base64url).',
@@ -101,22 +103,30 @@ function enrolmentRoutes(app: App, s: PushApprovalRouteDeps): void {
     schema: {
       tags, security, summary: 'Finish enrolling the phone for push approval',
       description: [
-        'The phone\'s signature over `strongroom-push-approval-enrol|<user id>|<challenge>` (the user\'s `id`, as `GET /api/v1/users/me` gives it) proves it holds the key given at setup; that key then replaces the working one, and the `push_approval` second factor is active. Audited (`MFA_ENROLLED`).',
+        'The phone\'s signature over `strongroom-push-approval-enrol|<user id>|<challenge>` (the user\'s `id`, as `GET /api/v1/users/me` gives it) proves it holds the key (given at setup, or now as `public_key` when the setup had none); its key attestation (`attestation`: Android Key Attestation, or iOS App Attest) proves the key was made in secure hardware, for this enrolment, by the bank\'s app. Checked in that order; then the key replaces the working one, and the `push_approval` second factor is active. Audited (`MFA_ENROLLED`, with the attestation\'s level).',
+        '',
+        'With `PUSH_APPROVAL_ATTESTATION=required` (production\'s default) the attestation must be sent; with `optional` one sent must verify, and none is accepted (`attestation: none`); with `off` it is not looked at.',
         '',
         bullets(SESSION, STEP_UP,
           '`400 PUSH_APPROVAL_SETUP_EXPIRED`: no enrolment is waiting, or its challenge expired (5 minutes).',
-          '`401 PUSH_APPROVAL_SIGNATURE_INVALID`: the signature does not verify with the key given at setup (audited `MFA_FAILED`).'),
+          '`422 VALIDATION_ERROR` (field `public_key`): the setup had no key and none is sent, or the one sent is not the setup\'s.',
+          '`400 PUSH_APPROVAL_KEY_INVALID`: the `public_key` sent is not a P-256 public key (SPKI DER, base64url).',
+          '`401 PUSH_APPROVAL_SIGNATURE_INVALID`: the signature does not verify with that key (audited `MFA_FAILED`).',
+          '`400 PUSH_APPROVAL_ATTESTATION_REQUIRED`: attestation is required and none is sent (audited `MFA_FAILED`).',
+          '`400 PUSH_APPROVAL_ATTESTATION_INVALID`: the attestation does not verify; `details.reason` says why (`software_key`, `challenge_mismatch`, `key_mismatch`, `app_mismatch`, `chain_untrusted`, `chain_extended`, `key_imported`, `environment_refused`, `platform_not_accepted`, ...; docs/push-approval.md) (audited `MFA_FAILED`).'),
       ].join('\n'),
       body: ConfirmBody,
-      response: { 200: ConfirmResponse, ...errors(MfaErrors.STEP_UP_REQUIRED, E.PUSH_APPROVAL_SETUP_EXPIRED, E.PUSH_APPROVAL_SIGNATURE_INVALID) },
+      response: { 200: ConfirmResponse, ...errors(MfaErrors.STEP_UP_REQUIRED, E.PUSH_APPROVAL_SETUP_EXPIRED, E.PUSH_APPROVAL_KEY_INVALID, E.PUSH_APPROVAL_SIGNATURE_INVALID, E.PUSH_APPROVAL_ATTESTATION_REQUIRED, E.PUSH_APPROVAL_ATTESTATION_INVALID) },
     },
     onRequest: s.guard.authenticate,
+    // Up to 10 certificates of up to 8 KiB in base64: more than the default body limit.
+    bodyLimit: CONFIRM_BODY_LIMIT,
     config: { rateLimit: actors.limit('account') },
   }, async (request) => {
     const user = await actors.signedInUser(request);
     const enrolled = await s.factors.active(user.id);
     if (enrolled.length > 0) await s.challenges.requireRecentStepUp(request.auth!, enrolled);
-    return s.pushApproval.confirm(user, request.body.signature, mfaContext(request));
+    return s.pushApproval.confirm(user, request.body, mfaContext(request));
   });
 }
 
@@ -235,7 +245,7 @@ function phoneRoutes(app: App, s: PushApprovalRouteDeps): void {
     schema: {
       tags, security, summary: 'Approve or deny a sign-in',
       description: [
-        'The phone\'s answer, signed by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>`, where the signed decision is `approve`, `deny`, or `deny_fraud` (a `deny` with `report_fraud: true`): an access token alone cannot answer. The first answer decides; approving with another number than the sign-in page shows denies the sign-in (`wrong_number`, a failed second factor, and that `two_factor_token` asks no more). `report_fraud` with `deny` alerts the bank\'s security team, denies every pending request of the account and pauses push approval for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`.',
+        'The phone\'s answer, signed by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>`, where the signed decision is `approve`, `deny`, or `deny_fraud` (a `deny` with `report_fraud: true`): an access token alone cannot answer. The first answer decides; approving with another number than the sign-in page shows denies the sign-in (`wrong_number`, a failed second factor, and that `two_factor_token` asks no more). `report_fraud` with `deny` alerts the bank\'s security team, denies every pending request of the account, pauses push approval for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`, and, on a step-up, ends the session that asked for it (its next request answers `401 SESSION_INVALID`).',
         '',
         bullets(SESSION,
           '`422 VALIDATION_ERROR`: `approve` without `choice`.',

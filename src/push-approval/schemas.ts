@@ -13,23 +13,55 @@ const PASSWORD = 'Vt7#qLm2!xRp9$';
 
 export const SetupBody = Type.Object({
   device_id: Type.String({ format: 'uuid', description: 'The `id` of the phone\'s device token (`POST /api/v1/notifications/devices/register`, platform `mobile`, active): where the approval requests will be sent.', examples: [DEVICE_ID] }),
-  public_key: B64U('The P-256 public key the phone made in its secure hardware (Android Keystore, iOS Secure Enclave): SubjectPublicKeyInfo, DER, base64url.', PUBLIC_KEY, 512),
+  public_key: Type.Optional(B64U('The P-256 public key the phone made in its secure hardware (Android Keystore, iOS Secure Enclave): SubjectPublicKeyInfo, DER, base64url. Leave it out to get the challenge first (an Android key attests the challenge, so it is made after this call) and send the key with the confirmation.', PUBLIC_KEY, 512)),
   current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Required when the account has no second factor yet (a stolen access token alone must not add a way to sign in).', examples: [PASSWORD] })),
-}, { additionalProperties: false, title: 'Push-approval setup', examples: [{ device_id: DEVICE_ID, public_key: PUBLIC_KEY, current_password: PASSWORD }] });
+}, { additionalProperties: false, title: 'Push-approval setup', examples: [{ device_id: DEVICE_ID, current_password: PASSWORD }, { device_id: DEVICE_ID, public_key: PUBLIC_KEY, current_password: PASSWORD }] });
+
+const Mode = Type.Union([Type.Literal('required'), Type.Literal('optional'), Type.Literal('off')], {
+  description: 'Whether the confirmation needs a key attestation (`PUSH_APPROVAL_ATTESTATION`): `required`, it must carry one that verifies; `optional`, one sent must verify; `off`, none is looked at.',
+  examples: ['required'],
+});
 
 export const SetupResponse = Type.Object({
-  challenge: Type.String({ description: 'What the phone signs, as `strongroom-push-approval-enrol|<user id>|<challenge>`, and sends to `POST /api/v1/2fa/push-approval/confirm`.', examples: [CHALLENGE] }),
+  challenge: Type.String({ description: 'What the phone signs, as `strongroom-push-approval-enrol|<user id>|<challenge>`, and sends to `POST /api/v1/2fa/push-approval/confirm`; also what its key attestation names (Android: `setAttestationChallenge` with its UTF-8 bytes; iOS: App Attest over SHA-256 of `strongroom-push-approval-attest|<challenge>|<public key>`).', examples: [CHALLENGE] }),
   expires_in: Type.Integer({ description: 'Seconds left to confirm (300).', examples: [300] }),
-}, { title: 'Push-approval challenge', examples: [{ challenge: CHALLENGE, expires_in: 300 }] });
+  attestation: Mode,
+}, { title: 'Push-approval challenge', examples: [{ challenge: CHALLENGE, expires_in: 300, attestation: 'required' }] });
+
+const CERT = 'MIICxjCCAmygAwIBAgIBATAKBggqhkjOPQQDAjA5MQwwCgYDVQQMDANURUUxKTAnBgNVBAUTIDVlNzY=';
+const KEY_ID = 'bQ6y2mR1x8Zk3VqL0pW7nT4sH9cJ5fA2eD1gU6iO3rE=';
+const ATTESTATION_OBJECT = 'o2NmbXRvYXBwbGUtYXBwYXR0ZXN0Z2F0dFN0bXSiY3g1Y4JZAzswggM3MIICvaADAgECAgYBjW==';
+const STD_B64 = '^[A-Za-z0-9+/_-]+={0,2}$';
+
+export const AndroidKeyAttestation = Type.Object({
+  format: Type.Literal('android-key'),
+  certificate_chain: Type.Array(Type.String({ minLength: 1, maxLength: 8192, pattern: STD_B64, description: 'One certificate, DER, base64 (no line breaks).', examples: [CERT] }), {
+    minItems: 1, maxItems: 10, description: '`KeyStore.getCertificateChain(alias)` of the push-approval key, leaf first, each certificate\'s `encoded` bytes in base64.', examples: [[CERT]],
+  }),
+}, { additionalProperties: false, title: 'Android Key Attestation', description: 'The key was generated in the phone\'s TEE or StrongBox with `setAttestationChallenge(challenge UTF-8 bytes)`; the chain ends at Google\'s hardware attestation root. Keys attested by an app-made attestation key (`setAttestKeyAlias`) are refused.', examples: [{ format: 'android-key', certificate_chain: [CERT] }] });
+
+export const AppAttestAttestation = Type.Object({
+  format: Type.Literal('apple-appattest'),
+  key_id: Type.String({ minLength: 1, maxLength: 64, pattern: STD_B64, description: 'The App Attest key id `DCAppAttestService.generateKey` gave (base64).', examples: [KEY_ID] }),
+  attestation_object: Type.String({ minLength: 1, maxLength: 32768, pattern: STD_B64, description: 'What `attestKey(keyId, clientDataHash:)` answered, base64; `clientDataHash` is SHA-256 of `strongroom-push-approval-attest|<challenge>|<public key>` (UTF-8).', examples: [ATTESTATION_OBJECT] }),
+}, { additionalProperties: false, title: 'iOS App Attest', description: 'The genuine app, on a genuine Apple device, vouches for the push-approval key it made in the Secure Enclave.', examples: [{ format: 'apple-appattest', key_id: KEY_ID, attestation_object: ATTESTATION_OBJECT }] });
 
 export const ConfirmBody = Type.Object({
   signature: B64U('ECDSA P-256 with SHA-256, DER-encoded, base64url, over `strongroom-push-approval-enrol|<user id>|<challenge>` (UTF-8).', SIGNATURE, 256),
-}, { additionalProperties: false, title: 'Push-approval confirmation', examples: [{ signature: SIGNATURE }] });
+  public_key: Type.Optional(B64U('The P-256 public key (SPKI DER, base64url): required when the setup was sent without one; otherwise, when sent, it must be the setup\'s.', PUBLIC_KEY, 512)),
+  attestation: Type.Optional(Type.Union([AndroidKeyAttestation, AppAttestAttestation], { description: 'The key attestation: required when the setup answered `attestation: required`.' })),
+}, {
+  additionalProperties: false, title: 'Push-approval confirmation',
+  examples: [{ signature: SIGNATURE, public_key: PUBLIC_KEY, attestation: { format: 'android-key', certificate_chain: [CERT] } }, { signature: SIGNATURE }],
+});
 
 export const ConfirmResponse = Type.Object({
   enrolled: Type.Literal(true),
   method: Type.Literal('push_approval'),
-}, { title: 'Push approval enrolled', examples: [{ enrolled: true, method: 'push_approval' }] });
+  attestation: Type.Union([Type.Literal('tee'), Type.Literal('strongbox'), Type.Literal('app_attest'), Type.Literal('none')], {
+    description: 'What the key attestation proved: `tee` or `strongbox`, an Android key made in that secure hardware; `app_attest`, a key handed over by the genuine iOS app; `none`, no attestation.', examples: ['tee'],
+  }),
+}, { title: 'Push approval enrolled', examples: [{ enrolled: true, method: 'push_approval', attestation: 'tee' }] });
 
 export const RequestBody = Type.Object({ two_factor_token: TwoFactorToken }, { additionalProperties: false, title: 'Push-approval request', examples: [{ two_factor_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig' }] });
 
@@ -83,7 +115,7 @@ export const RequestView = Type.Object({
 export const AnswerBody = Type.Object({
   decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')], { examples: ['approve'] }),
   choice: Type.Optional(Type.Integer({ minimum: 10, maximum: 99, description: 'The number the user picked among `choices` (required to approve).', examples: [47] })),
-  report_fraud: Type.Optional(Type.Boolean({ description: 'With `deny`: the user did not try to sign in; the bank\'s security team is alerted, every pending request is denied and push approval pauses for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`. Signed as the decision `deny_fraud`.', examples: [false] })),
+  report_fraud: Type.Optional(Type.Boolean({ description: 'With `deny`: the user did not try to sign in; the bank\'s security team is alerted, every pending request is denied, push approval pauses for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`, and the session that asked for a step-up ends. Signed as the decision `deny_fraud`.', examples: [false] })),
   signature: B64U('ECDSA P-256 with SHA-256 (DER, base64url) by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>` (UTF-8), the decision `approve`, `deny`, or `deny_fraud` for a `deny` with `report_fraud: true`.', SIGNATURE, 256),
 }, { additionalProperties: false, title: 'Push-approval answer', examples: [{ decision: 'approve', choice: 47, signature: SIGNATURE }] });
 

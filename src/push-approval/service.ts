@@ -4,13 +4,15 @@
  * the answer with a key the phone keeps in its secure hardware. The access token of the phone's
  * session alone cannot approve: the answer's signature must verify under the enrolled key.
  *
- * - Enrolment: the phone's public key and its device token, then its signature over a challenge.
+ * - Enrolment: the phone's device token (and its public key, or the key comes at confirmation),
+ *   then its signature over a challenge and, per PUSH_APPROVAL_ATTESTATION, its key attestation.
  * - A request: bound to a 2FA token (a sign-in) or to one session (a step-up: no other session
  *   completes it). One pending per account (a request for another sign-in or session supersedes
  *   it; asking again with the same binding answers the same request and sends nothing), at most
  *   PUSH_APPROVAL_MAX_PER_HOUR per account an hour, sent once (a data push through the outbox,
  *   tried once, naming only the request id). A wrong number ends push approval for that binding;
- *   a fraud report denies every pending request and pauses the account's push approval.
+ *   a fraud report denies every pending request, pauses the account's push approval and ends the
+ *   session that asked for a step-up.
  * - While the second factor is locked, no request, answer or completion is taken; the failure
  *   count is cleared only when a sign-in or step-up completes.
  * - An answer: one conditional UPDATE decides (pending and not expired); every other is refused.
@@ -34,15 +36,19 @@ import type { FactorStore } from '../mfa/factors.js';
 import type { PushOutbox } from '../notifications/outbox.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
+import type { PushApprovalAttestationMode } from '../platform/config-push-approval.js';
 import type { EventBus } from '../platform/db/bus.js';
 import type { Db } from '../platform/db/database.js';
 import type { Database, PushApprovalDenyReason, PushApprovalPurpose, PushApprovalState } from '../platform/db/schema.js';
-import { retryLater } from '../platform/errors.js';
+import { CommonErrors, retryLater } from '../platform/errors.js';
 import type { RealtimeHub } from '../realtime/hub.js';
 import type { AlertService } from '../risk/alerts/service.js';
 import { describeDevice } from '../risk/responses/device.js';
 import type { AuthContext } from '../sessions/guard.js';
+import type { SessionService } from '../sessions/service.js';
 import type { UserRow } from '../users/store.js';
+import { levelOf, verifyEnrolmentAttestation, type AttestationLevel, type EnrolmentAttestation, type StoredAttestation } from './attestation/enrolment.js';
+import { ATTESTATION_REASONS, AttestationError } from './attestation/errors.js';
 import { answerMessage, type AnswerDecision, drawNumbers, enrolMessage, parsePublicKey, verifySignature } from './crypto.js';
 import { PushApprovalErrors as E } from './errors.js';
 import { removePushApprovalFactor } from './store.js';
@@ -76,6 +82,8 @@ export interface PushApprovalServiceDeps {
   log: Logger;
   /** The pages held by a long poll of `complete` on this node. */
   waiters: Waiters;
+  /** Ends the session that asked for a step-up the user reports as fraud. */
+  sessions: Pick<SessionService, 'end'>;
 }
 
 /** What a request is bound to: a sign-in's 2FA token, or (a step-up) the session that asked. */
@@ -120,6 +128,29 @@ const PUSH_TEXT: Record<PushApprovalPurpose, { title: string; body: string }> = 
 /** The audit trail's name of a purpose (as the other factors write it). */
 const AUDIT_PURPOSE: Record<PushApprovalPurpose, string> = { sign_in: 'signin', step_up: 'stepup' };
 
+/** What the phone sends to finish its enrolment. */
+export interface ConfirmInput {
+  signature: string;
+  /** The key, when the setup was started without one; else the setup's key again (or nothing). */
+  public_key?: string;
+  attestation?: EnrolmentAttestation;
+}
+
+/**
+ * The key the confirmation enrols: the setup's, or (a setup started without one) the one sent
+ * now. 422 when none is known, or when the one sent is not the setup's; 400 when it is not P-256.
+ */
+function keyBeingEnrolled(atSetup: string | null, sent: string | undefined): string {
+  const invalid = (message: string) => CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'body', field: 'public_key', message }] });
+  if (atSetup === null) {
+    if (sent === undefined) throw invalid('is required: the setup was started without a key');
+    if (!parsePublicKey(sent)) throw E.PUSH_APPROVAL_KEY_INVALID();
+    return sent;
+  }
+  if (sent !== undefined && sent !== atSetup) throw invalid('is not the key given at setup');
+  return atSetup;
+}
+
 export class PushApprovalService {
   constructor(private readonly d: PushApprovalServiceDeps) {}
 
@@ -132,43 +163,79 @@ export class PushApprovalService {
     return new Date(this.d.clock.now());
   }
 
-  /** Starts (or restarts) the enrolment of `user`'s phone: its key and device; the challenge it must sign. */
-  async setup(user: UserRow, deviceUuid: string, publicKey: string): Promise<{ challenge: string; expires_in: number }> {
-    if (!parsePublicKey(publicKey)) throw E.PUSH_APPROVAL_KEY_INVALID();
+  /**
+   * Starts (or restarts) the enrolment of `user`'s phone: its device, and its key when the phone
+   * made it already (else the key comes with the confirmation: an Android key attests the
+   * challenge, so the challenge comes first); the challenge it must sign, and whether the
+   * confirmation needs a key attestation.
+   */
+  async setup(user: UserRow, deviceUuid: string, publicKey: string | undefined): Promise<{ challenge: string; expires_in: number; attestation: PushApprovalAttestationMode }> {
+    if (publicKey !== undefined && !parsePublicKey(publicKey)) throw E.PUSH_APPROVAL_KEY_INVALID();
     const device = await this.d.deviceTokens.get(user.id, deviceUuid);
     if (!device || !device.is_active || device.platform !== 'mobile') throw E.PUSH_APPROVAL_DEVICE_NOT_FOUND();
     const now = this.now();
     const challenge = randomBytes(32).toString('base64url');
     const expires = new Date(now.getTime() + ENROL_SECONDS * 1000);
+    const pending = { pending_public_key: publicKey ?? null, pending_device_token_id: device.id, enrol_challenge: challenge, enrol_expires_at: expires };
     // The new key waits beside the working one: a setup never confirmed must not lock the user
     // out, nor a thief's half-done setup end the user's phone. Confirming swaps it in.
     await this.d.db.insertInto('push_approval_keys')
-      .values({ user_id: user.id, device_token_id: device.id, public_key: publicKey, pending_public_key: publicKey, pending_device_token_id: device.id, enrol_challenge: challenge, enrol_expires_at: expires, confirmed_at: null, paused_until: null, created_at: now })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ pending_public_key: publicKey, pending_device_token_id: device.id, enrol_challenge: challenge, enrol_expires_at: expires }))
+      .values({ user_id: user.id, device_token_id: device.id, public_key: publicKey ?? null, ...pending, confirmed_at: null, paused_until: null, created_at: now })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet(pending))
       .execute();
-    return { challenge, expires_in: ENROL_SECONDS };
+    return { challenge, expires_in: ENROL_SECONDS, attestation: this.d.config.pushApproval.attestation.mode };
   }
 
-  /** Checks the phone's signature over the enrolment challenge, then activates the factor. */
-  async confirm(user: UserRow, signature: string, ctx: MfaContext): Promise<{ enrolled: true; method: 'push_approval' }> {
+  /**
+   * Finishes the enrolment: the setup has not expired, the key (given at setup, or now) signed the
+   * challenge, its attestation verifies (PUSH_APPROVAL_ATTESTATION), then one conditional UPDATE
+   * swaps the key in (a parallel confirmation, or a setup started again meanwhile, loses) and
+   * activates the factor.
+   */
+  async confirm(user: UserRow, body: ConfirmInput, ctx: MfaContext): Promise<{ enrolled: true; method: 'push_approval'; attestation: AttestationLevel }> {
     const now = this.now();
     const key = await this.d.db.selectFrom('push_approval_keys').selectAll().where('user_id', '=', user.id).executeTakeFirst();
-    if (!key || key.enrol_challenge === null || key.enrol_expires_at === null || key.pending_public_key === null || key.pending_device_token_id === null
+    if (!key || key.enrol_challenge === null || key.enrol_expires_at === null || key.pending_device_token_id === null
       || new Date(key.enrol_expires_at).getTime() <= now.getTime()) throw E.PUSH_APPROVAL_SETUP_EXPIRED();
-    if (!verifySignature(key.pending_public_key, enrolMessage(user.uuid, key.enrol_challenge), signature)) {
+    const publicKey = keyBeingEnrolled(key.pending_public_key, body.public_key);
+    if (!verifySignature(publicKey, enrolMessage(user.uuid, key.enrol_challenge), body.signature)) {
       await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'enrolment_signature' });
       throw E.PUSH_APPROVAL_SIGNATURE_INVALID();
     }
+    const attestation = await this.checkAttestation(user, ctx, { challenge: key.enrol_challenge, publicKey }, body.attestation);
     const challenge = key.enrol_challenge;
+    const level = levelOf(attestation);
     await this.d.db.transaction().execute(async (trx) => {
       const done = await trx.updateTable('push_approval_keys')
-        .set({ public_key: key.pending_public_key!, device_token_id: key.pending_device_token_id!, confirmed_at: now, created_at: now, pending_public_key: null, pending_device_token_id: null, enrol_challenge: null, enrol_expires_at: null })
+        .set({ public_key: publicKey, attestation: attestation === null ? null : JSON.stringify(attestation), device_token_id: key.pending_device_token_id!, confirmed_at: now, created_at: now, pending_public_key: null, pending_device_token_id: null, enrol_challenge: null, enrol_expires_at: null })
         .where('user_id', '=', user.id).where('enrol_challenge', '=', challenge).returning('id').executeTakeFirst();
       if (!done) throw E.PUSH_APPROVAL_SETUP_EXPIRED(); // confirmed by a parallel request, or restarted
       await this.d.factors.activate(trx, user, 'push_approval', now);
-      await this.d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, 'push_approval', {}, trx);
+      await this.d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, 'push_approval', { attestation: level, ...(attestation ? { platform: attestation.platform } : {}) }, trx);
     });
-    return { enrolled: true, method: 'push_approval' };
+    return { enrolled: true, method: 'push_approval', attestation: level };
+  }
+
+  /**
+   * The attestation of the key being enrolled, as PUSH_APPROVAL_ATTESTATION says: `off`, none is
+   * looked at; `optional`, one sent must verify; `required`, one must be sent and verify. A
+   * refusal is audited (MFA_FAILED, `enrolment_attestation`). What to store (null: none).
+   */
+  private async checkAttestation(user: UserRow, ctx: MfaContext, enrolment: { challenge: string; publicKey: string }, given: EnrolmentAttestation | undefined): Promise<StoredAttestation | null> {
+    const config = this.d.config.pushApproval.attestation;
+    if (config.mode === 'off') return null;
+    if (given === undefined) {
+      if (config.mode === 'optional') return null;
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'enrolment_attestation', attestation_reason: 'missing' });
+      throw E.PUSH_APPROVAL_ATTESTATION_REQUIRED();
+    }
+    try {
+      return verifyEnrolmentAttestation(given, enrolment, config, this.d.clock);
+    } catch (err) {
+      if (!(err instanceof AttestationError)) throw err;
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'enrolment_attestation', attestation_reason: err.reason, format: given.format });
+      throw E.PUSH_APPROVAL_ATTESTATION_INVALID({ reason: err.reason, format: given.format }, { message: `${E.PUSH_APPROVAL_ATTESTATION_INVALID.message} ${ATTESTATION_REASONS[err.reason]}` });
+    }
   }
 
   /**
@@ -281,7 +348,7 @@ export class PushApprovalService {
   /**
    * The phone's answer, signed by the enrolled key. The first valid answer wins (one conditional
    * UPDATE); a wrong number denies the sign-in and counts as a failed second factor; a denial
-   * with `report_fraud` raises a security alert.
+   * with `report_fraud` ends the step-up's asking session and raises a security alert.
    */
   async answer(user: UserRow, id: string, a: { decision: 'approve' | 'deny'; choice?: number; report_fraud?: boolean; signature: string }, ctx: MfaContext): Promise<{ id: string; state: 'approved' | 'denied'; deny_reason: PushApprovalDenyReason | null }> {
     const row = await this.find(user.id, id);
@@ -289,7 +356,7 @@ export class PushApprovalService {
     await this.refuseLocked(user.id);
     const key = await this.d.db.selectFrom('push_approval_keys').select('public_key').where('user_id', '=', user.id).where('confirmed_at', 'is not', null).executeTakeFirst();
     const signed: AnswerDecision = a.decision === 'deny' && a.report_fraud === true ? 'deny_fraud' : a.decision;
-    if (!key || !verifySignature(key.public_key, answerMessage(user.uuid, row.id, signed, a.choice), a.signature)) {
+    if (!key || key.public_key === null || !verifySignature(key.public_key, answerMessage(user.uuid, row.id, signed, a.choice), a.signature)) {
       await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { reason: 'signature', request_id: row.id });
       throw E.PUSH_APPROVAL_SIGNATURE_INVALID();
     }
@@ -313,28 +380,36 @@ export class PushApprovalService {
       const r = await this.d.mfaAttempts.reserve(user.id, 'second_factor', limit);
       await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason: 'wrong_number', failed_count: r.ok ? r.failedCount : undefined });
       if (r.ok && r.failedCount >= limit.max) await this.d.challenges.audit('MFA_LOCKED', 'SUCCESS', user, ctx, 'push_approval', { locked_minutes: limit.lockMinutes });
+    } else if (reason === 'fraud_reported') {
+      await this.fraudReported(user, row, now, details, ctx);
     } else {
-      let fraud: Record<string, unknown> = {};
-      if (reason === 'fraud_reported') {
-        // Every other pending request of the account is denied too, and push approval pauses.
-        const others = await this.d.db.updateTable('push_approval_requests').set({ state: 'denied', deny_reason: 'fraud_reported', answered_at: now })
-          .where('user_id', '=', user.id).where('state', '=', 'pending').returning('id').execute();
-        const until = new Date(now.getTime() + this.d.config.pushApproval.fraudPauseHours * 3_600_000);
-        await this.d.db.updateTable('push_approval_keys').set({ paused_until: until }).where('user_id', '=', user.id).execute();
-        fraud = { paused_until: until.toISOString(), also_denied: others.map((r) => r.id) };
-        await this.settle(others.map((r) => r.id));
-        for (const o of others) await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.denied', data: { method: 'push_approval', request_id: o.id, reason: 'fraud_reported' } });
-      }
-      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason, ...fraud });
-      if (reason === 'fraud_reported') {
-        await this.d.alerts.raise(this.d.db, {
-          rule: 'push_approval_fraud', severity: 'high', userId: user.uuid, auditId: null, channel: row.channel, ipHash: null,
-          location: row.country ? { country: row.country, ...(row.city ? { city: row.city } : {}) } : null, score: null, indicators: [], dedupeKey: `push_approval_fraud:${row.id}`,
-        });
-      }
+      await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', { ...details, reason });
     }
     await this.d.realtime.publish({ userId: user.id }, { type: state === 'approved' ? 'second_factor.approved' : 'second_factor.denied', data: { method: 'push_approval', request_id: row.id, ...(reason ? { reason } : {}) } });
     return { id: row.id, state, deny_reason: reason };
+  }
+
+  /**
+   * A denial reporting fraud: the session that asked for a step-up ends at once, on every node (the
+   * user says it is not theirs: most likely the intruder's); every other pending request of the
+   * account is denied; push approval pauses for PUSH_APPROVAL_FRAUD_PAUSE_HOURS; the bank's
+   * security team gets a high alert.
+   */
+  private async fraudReported(user: UserRow, row: RequestRow, now: Date, details: Record<string, unknown>, ctx: MfaContext): Promise<void> {
+    const sessionEnded = row.purpose === 'step_up' && row.session_id !== null ? await this.d.sessions.end(row.session_id, 'fraud_reported') : null;
+    const others = await this.d.db.updateTable('push_approval_requests').set({ state: 'denied', deny_reason: 'fraud_reported', answered_at: now })
+      .where('user_id', '=', user.id).where('state', '=', 'pending').returning('id').execute();
+    const until = new Date(now.getTime() + this.d.config.pushApproval.fraudPauseHours * 3_600_000);
+    await this.d.db.updateTable('push_approval_keys').set({ paused_until: until }).where('user_id', '=', user.id).execute();
+    await this.settle(others.map((r) => r.id));
+    for (const o of others) await this.d.realtime.publish({ userId: user.id }, { type: 'second_factor.denied', data: { method: 'push_approval', request_id: o.id, reason: 'fraud_reported' } });
+    await this.d.challenges.audit('MFA_FAILED', 'FAILURE', user, ctx, 'push_approval', {
+      ...details, reason: 'fraud_reported', paused_until: until.toISOString(), also_denied: others.map((r) => r.id), ...(sessionEnded === null ? {} : { session_ended: sessionEnded }),
+    });
+    await this.d.alerts.raise(this.d.db, {
+      rule: 'push_approval_fraud', severity: 'high', userId: user.uuid, auditId: null, channel: row.channel, ipHash: null,
+      location: row.country ? { country: row.country, ...(row.city ? { city: row.city } : {}) } : null, score: null, indicators: [], dedupeKey: `push_approval_fraud:${row.id}`,
+    });
   }
 
   /**

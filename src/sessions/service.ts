@@ -22,7 +22,8 @@ import { ENCRYPTED_COLUMNS } from '../platform/crypto/columns.js';
 
 export type EndReason =
   | 'logout' | 'logout_all' | 'inactivity' | 'expired' | 'superseded' | 'concurrency_limit'
-  | 'refresh_reuse' | 'password_changed' | 'pin_changed' | 'admin' | 'device_revoked' | 'idp_logout' | 'account_recovery' | 'erasure_requested' | 'reported_not_me';
+  | 'refresh_reuse' | 'password_changed' | 'pin_changed' | 'admin' | 'device_revoked' | 'idp_logout' | 'account_recovery' | 'erasure_requested' | 'reported_not_me'
+  | 'fraud_reported';
 
 export interface Session {
   sessionId: string;

@@ -164,7 +164,7 @@ describe('CORS', () => {
   });
 
   it('configuration: * refused in production with what to set instead; origins must be exact', () => {
-    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x/y', FIELD_ENCRYPTION_KEY: 'a'.repeat(64), IP_HASH_KEY: 'b'.repeat(64), TRANSPORT_PRIVATE_KEY: 'pem', WEBAUTHN_RP_ID: 'bank.example', WEBAUTHN_RP_NAME: 'Example Bank', WEBAUTHN_ORIGINS: 'https://app.bank.example' };
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x/y', FIELD_ENCRYPTION_KEY: 'a'.repeat(64), IP_HASH_KEY: 'b'.repeat(64), TRANSPORT_PRIVATE_KEY: 'pem', WEBAUTHN_RP_ID: 'bank.example', WEBAUTHN_RP_NAME: 'Example Bank', WEBAUTHN_ORIGINS: 'https://app.bank.example', PUSH_APPROVAL_ANDROID_PACKAGES: 'com.bank.app' };
     const problems = (env: Record<string, string>): string[] => {
       try {
         loadConfig(env);

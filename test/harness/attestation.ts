@@ -7,6 +7,18 @@
  */
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
+import { AttestationError, type AttestationReason } from '../../src/push-approval/attestation/errors.js';
+
+/** Why `fn` refused the attestation (its `AttestationError`'s reason); throws when it accepted it. */
+export function refusal(fn: () => unknown): AttestationReason {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof AttestationError) return err.reason;
+    throw err;
+  }
+  throw new Error('the attestation was accepted');
+}
 
 // ---- DER writer -------------------------------------------------------------------------------
 

@@ -1,13 +1,16 @@
 /**
- * Push approval in tests: a phone with a software P-256 key (as Android Keystore or the Secure
- * Enclave would hold it) and a registered push token, enrolled for a seeded user; the sign-in's
- * and the step-up's requests and completions; the phone's signed answers.
+ * Push approval in tests: a service with the local FCM fake; a phone with a software P-256 key (as
+ * Android Keystore or the Secure Enclave would hold it) and a registered push token, enrolled for
+ * a seeded user; the sign-in's and the step-up's requests and completions; the phone's signed
+ * answers.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { expect } from 'vitest';
+import type { ManualClock } from '../../src/platform/clock.js';
 import { answerMessage, enrolMessage, type AnswerDecision } from '../../src/push-approval/crypto.js';
-import type { TestApp } from './app.js';
-import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from './fixtures.js';
+import { createTestApp, type TestApp } from './app.js';
+import { startFakeFcm, type FakeFcm } from './fcm.js';
+import { bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, withoutRiskResponses } from './fixtures.js';
 
 type Json = Record<string, unknown>;
 export interface Phone { key: KeyObject; publicKey: string; token: string }
@@ -17,6 +20,17 @@ export interface Sent { request_id: string; number: number; expires_in: number }
 export const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
 let seq = 0;
+
+/**
+ * A started service for a push-approval suite (call it in `beforeAll`): the FCM fake, 2FA tokens
+ * of 15 minutes, no sign-in rate limit, no risk responses; `env` and `clock` as the suite needs.
+ */
+export async function startApprovalApp(opts: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<{ t: TestApp; fcm: FakeFcm }> {
+  const fcm = await startFakeFcm();
+  const t = await createTestApp({ env: { ...fcm.env, TWO_FACTOR_TOKEN_EXPIRE_MINUTES: '15', SIGNIN_RATE_LIMIT_PER_MINUTE: '10000', ...opts.env }, ...(opts.clock ? { clock: opts.clock } : {}) });
+  await withoutRiskResponses(t.s);
+  return { t, fcm };
+}
 
 export function newPhone(): Phone {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -91,5 +105,18 @@ export function approvalKit(t: () => TestApp) {
     return Number((await q.executeTakeFirstOrThrow()).n);
   }
 
-  return { post, register, enrolPhone, enrolled, passwordStep, ask, askStepUp, answer, complete, completeStepUp, count };
+  /** The account's count of failed second factors (undefined: none). */
+  async function failures(userId: number): Promise<number | undefined> {
+    const row = await t().s.database.db.selectFrom('mfa_attempts').select('failed_count').where('user_id', '=', userId).where('factor', '=', 'second_factor').executeTakeFirst();
+    return row?.failed_count;
+  }
+
+  /** A recent step-up in the session of `access` (as a step-up with the phone would record it). */
+  async function steppedUp(access: string): Promise<void> {
+    const { session_id } = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString()) as { session_id: string };
+    const done = await t().s.database.db.updateTable('sessions').set({ mfa_verified_at: new Date(t().clock.now()) }).where('session_id', '=', session_id).returning('session_id').execute();
+    expect(done).toHaveLength(1);
+  }
+
+  return { post, register, enrolPhone, enrolled, passwordStep, ask, askStepUp, answer, complete, completeStepUp, count, failures, steppedUp };
 }

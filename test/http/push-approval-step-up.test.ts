@@ -6,21 +6,16 @@
  * it, while the push provider reporting it dead and the device limit do not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../harness/app.js';
-import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
-import { auditTotal, bearer, expectError, login, seedUser, signIn, withoutRiskResponses } from '../harness/fixtures.js';
-import { approvalKit, newPhone, wrongOf, type Enrolled } from '../harness/push-approval.js';
+import type { TestApp } from '../harness/app.js';
+import type { FakeFcm } from '../harness/fcm.js';
+import { auditTotal, bearer, expectError, login, seedUser, signIn } from '../harness/fixtures.js';
+import { approvalKit, newPhone, startApprovalApp, wrongOf, type Enrolled } from '../harness/push-approval.js';
 
 let fcm: FakeFcm;
 let t: TestApp;
-const kit = approvalKit(() => t);
-const { post, register, enrolPhone, enrolled, passwordStep, ask, askStepUp, answer, complete, completeStepUp, count } = kit;
+const { post, register, enrolPhone, enrolled, passwordStep, ask, askStepUp, answer, complete, completeStepUp, count, failures } = approvalKit(() => t);
 
-beforeAll(async () => {
-  fcm = await startFakeFcm();
-  t = await createTestApp({ env: { ...fcm.env, TWO_FACTOR_TOKEN_EXPIRE_MINUTES: '15', SIGNIN_RATE_LIMIT_PER_MINUTE: '10000' } });
-  await withoutRiskResponses(t.s);
-});
+beforeAll(async () => ({ t, fcm } = await startApprovalApp()));
 afterAll(async () => {
   await t?.close();
   await fcm?.close();
@@ -42,11 +37,6 @@ async function stepUp(u: Enrolled, access: string): Promise<void> {
   expect((await answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
   const res = await completeStepUp(access, sent.request_id);
   expect(res.statusCode, res.body).toBe(200);
-}
-
-async function failures(userId: number): Promise<number | undefined> {
-  const row = await t.s.database.db.selectFrom('mfa_attempts').select('failed_count').where('user_id', '=', userId).where('factor', '=', 'second_factor').executeTakeFirst();
-  return row?.failed_count;
 }
 
 const device = (access: string, id: string) => t.app.inject({ method: 'GET', url: `/api/v1/notifications/devices/${id}`, headers: bearer(access) });
@@ -137,6 +127,21 @@ describe('step-up by push approval', () => {
     await t.s.database.db.insertInto('mfa_attempts').values({ user_id: u.user.id, factor: 'second_factor', failed_count: 5, window_started_at: new Date(t.clock.now()), locked_until: new Date(t.clock.now() + 15 * 60_000) }).execute();
     expectError(await completeStepUp(u.access, sent.request_id), 429, 'MFA_LOCKED');
     expectError(await post('/api/v1/auth/push-approval/step-up/request', {}, bearer(u.access)), 429, 'MFA_LOCKED');
+  });
+
+  it('threat: a step-up the phone reports as fraud ends the session that asked: its next request answers 401 SESSION_INVALID, its refresh token is revoked, the phone\'s session lives on', async () => {
+    const u = await enrolled('approval.fraud');
+    const intruder = await anotherSession(u);
+    const sent = await askStepUp(intruder);
+    expect((await answer(u, sent.request_id, 'deny', undefined, { report_fraud: true })).json()).toMatchObject({ state: 'denied', deny_reason: 'fraud_reported' });
+    expectError(await completeStepUp(intruder, sent.request_id), 401, 'SESSION_INVALID');
+    expectError(await t.app.inject({ method: 'GET', url: '/api/v1/notifications/devices', headers: bearer(intruder) }), 401, 'SESSION_INVALID');
+    const { session_id } = JSON.parse(Buffer.from(intruder.split('.')[1]!, 'base64url').toString()) as { session_id: string };
+    expect(await t.s.database.db.selectFrom('sessions').select(['is_active', 'end_reason']).where('session_id', '=', session_id).executeTakeFirstOrThrow()).toEqual({ is_active: false, end_reason: 'fraud_reported' });
+    expect(await t.s.database.db.selectFrom('refresh_families').select('revoke_reason').where('session_id', '=', session_id).execute()).toEqual([{ revoke_reason: 'session_fraud_reported' }]);
+    const failed = (await t.s.audit.query({ userId: u.user.uuid, eventType: 'MFA_FAILED', limit: 5, offset: 0 })).entries;
+    expect(failed.map((e) => e.details)).toEqual([expect.objectContaining({ reason: 'fraud_reported', purpose: 'stepup', session_ended: true })]);
+    expect((await t.app.inject({ method: 'GET', url: `/api/v1/push-approval/requests/${sent.request_id}`, headers: bearer(u.access) })).statusCode).toBe(200);
   });
 
   it('an account without the factor cannot ask (400 MFA_METHOD_UNAVAILABLE)', async () => {

@@ -8,21 +8,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../harness/app.js';
-import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
-import { bearer, expectError, withoutRiskResponses } from '../harness/fixtures.js';
-import { approvalKit } from '../harness/push-approval.js';
+import type { TestApp } from '../harness/app.js';
+import type { FakeFcm } from '../harness/fcm.js';
+import { bearer, expectError } from '../harness/fixtures.js';
+import { approvalKit, startApprovalApp } from '../harness/push-approval.js';
 
 let fcm: FakeFcm;
 let t: TestApp;
 const { post, enrolled, passwordStep, ask, askStepUp, answer, complete, completeStepUp, count } = approvalKit(() => t);
 const EXPIRY_JOB = 'push approval expiry';
 
-beforeAll(async () => {
-  fcm = await startFakeFcm();
-  t = await createTestApp({ env: { ...fcm.env, TWO_FACTOR_TOKEN_EXPIRE_MINUTES: '15', SIGNIN_RATE_LIMIT_PER_MINUTE: '10000' } });
-  await withoutRiskResponses(t.s);
-});
+beforeAll(async () => ({ t, fcm } = await startApprovalApp()));
 afterAll(async () => {
   await t?.close();
   await fcm?.close();

@@ -12,107 +12,54 @@
  * step-up and keeps the working key until confirmed, a key whose device is gone or not the
  * user's is no factor, and a fraud report pauses the account's push approval.
  */
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerMessage, enrolMessage, type AnswerDecision } from '../../src/push-approval/crypto.js';
+import { answerMessage, enrolMessage } from '../../src/push-approval/crypto.js';
 import { setSecurityLock } from '../../src/risk/responses/lock.js';
-import { createTestApp, type TestApp } from '../harness/app.js';
+import type { TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
-import { startFakeFcm, type FakeFcm } from '../harness/fcm.js';
-import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD, withoutRiskResponses } from '../harness/fixtures.js';
+import type { FakeFcm } from '../harness/fcm.js';
+import { auditTotal, bearer, expectError, login, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { approvalKit, newPhone, signWith, startApprovalApp, wrongOf, type Sent } from '../harness/push-approval.js';
 
 type Json = Record<string, unknown>;
-interface Phone { key: KeyObject; publicKey: string; token: string }
-interface Enrolled { user: { id: number; uuid: string }; username: string; access: string; phone: Phone }
-interface Sent { request_id: string; number: number; expires_in: number }
-
-const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
 
 let fcm: FakeFcm;
 let t: TestApp;
-let seq = 0;
-
-beforeAll(async () => {
-  fcm = await startFakeFcm();
-  t = await createTestApp({ env: { ...fcm.env, TWO_FACTOR_TOKEN_EXPIRE_MINUTES: '15', SIGNIN_RATE_LIMIT_PER_MINUTE: '10000' } });
-  await withoutRiskResponses(t.s);
-});
+// Optional attestation (the default outside production), said here: a phone sending none enrols.
+beforeAll(async () => ({ t, fcm } = await startApprovalApp({ env: { PUSH_APPROVAL_ATTESTATION: 'optional' } })));
 afterAll(async () => {
   await t?.close();
   await fcm?.close();
 });
 
-const post = (url: string, payload: Json, headers: Record<string, string> = {}) => t.app.inject({ method: 'POST', url, payload, headers });
-
-function newPhone(): Phone {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  return { key: privateKey, publicKey: publicKey.export({ format: 'der', type: 'spki' }).toString('base64url'), token: `approval${++seq}:APA91bH2x7k3Lq9Zr0Xc3A_${'q'.repeat(90)}` };
-}
-
-const signWith = (key: KeyObject, message: string): string => sign('sha256', Buffer.from(message, 'utf8'), { key, dsaEncoding: 'der' }).toString('base64url');
-
-/** A customer signed in on their phone, the phone's token registered and its key enrolled. */
-async function enrolled(): Promise<Enrolled> {
-  const username = `approval.user${++seq}`;
-  const user = await seedUser(t.s, username);
-  const access = (await signIn(t.app, username)).access_token;
-  const phone = newPhone();
-  const reg = await post('/api/v1/notifications/devices/register', { push_token: phone.token, platform: 'mobile', device_name: 'Pixel 8' }, bearer(access));
-  expect(reg.statusCode, reg.body).toBe(201);
-  const deviceId = reg.json<{ id: string }>().id;
-  expectError(await post('/api/v1/2fa/push-approval/setup', { device_id: deviceId, public_key: phone.publicKey }, bearer(access)), 422, 'VALIDATION_ERROR');
-  const setup = await post('/api/v1/2fa/push-approval/setup', { device_id: deviceId, public_key: phone.publicKey, current_password: STRONG_PASSWORD }, bearer(access));
-  expect(setup.statusCode, setup.body).toBe(200);
-  const { challenge, expires_in } = setup.json<{ challenge: string; expires_in: number }>();
-  expect(expires_in).toBe(300);
-  // Another key's signature does not confirm.
-  expectError(await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(newPhone().key, enrolMessage(user.uuid, challenge)) }, bearer(access)), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
-  const confirm = await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(phone.key, enrolMessage(user.uuid, challenge)) }, bearer(access));
-  expect(confirm.statusCode, confirm.body).toBe(200);
-  expect(confirm.json()).toEqual({ enrolled: true, method: 'push_approval' });
-  return { user, username, access, phone };
-}
-
-/** The password step of a new sign-in: its 2FA token. */
-async function passwordStep(u: Enrolled): Promise<string> {
-  const details = expectError(await login(t.app, u.username, STRONG_PASSWORD, {}, { 'user-agent': FIREFOX }), 401, '2FA_REQUIRED').details as { two_factor_token: string; methods: string[] };
-  expect(details.methods).toContain('push_approval');
-  return details.two_factor_token;
-}
-
-async function ask(token: string): Promise<Sent> {
-  const res = await post('/api/v1/auth/push-approval/request', { two_factor_token: token }, { 'user-agent': FIREFOX });
-  expect(res.statusCode, res.body).toBe(200);
-  return res.json<Sent>();
-}
-
-/** The phone's answer, signed as the app signs it (`deny_fraud` for a denial with `report_fraud`), unless `signed` says otherwise. */
-const answer = (u: Enrolled, id: string, decision: 'approve' | 'deny', choice?: number, extra: Json = {}, key: KeyObject = u.phone.key, signed: AnswerDecision = extra.report_fraud === true ? 'deny_fraud' : decision) =>
-  post(`/api/v1/push-approval/requests/${id}/answer`, { decision, ...(choice === undefined ? {} : { choice }), signature: signWith(key, answerMessage(u.user.uuid, id, signed, choice)), ...extra }, bearer(u.access));
-
-const wrongOf = (n: number): number => (n === 99 ? 98 : n + 1);
-
-async function failures(userId: number): Promise<number | undefined> {
-  const row = await t.s.database.db.selectFrom('mfa_attempts').select('failed_count').where('user_id', '=', userId).where('factor', '=', 'second_factor').executeTakeFirst();
-  return row?.failed_count;
-}
-
-/** A recent step-up in the session of `access` (as a step-up with the phone would record it). */
-async function steppedUp(access: string): Promise<void> {
-  const { session_id } = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString()) as { session_id: string };
-  const done = await t.s.database.db.updateTable('sessions').set({ mfa_verified_at: new Date(t.clock.now()) }).where('session_id', '=', session_id).returning('session_id').execute();
-  expect(done).toHaveLength(1);
-}
-
-const complete = (token: string, requestId: string) => post('/api/v1/auth/push-approval/complete', { two_factor_token: token, request_id: requestId });
-
-async function count(table: 'sessions' | 'push_approval_requests', userId: number, where: Json = {}): Promise<number> {
-  let q = t.s.database.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId);
-  for (const [k, v] of Object.entries(where)) q = q.where(k as never, '=', v as never);
-  return Number((await q.executeTakeFirstOrThrow()).n);
-}
+const { post, register, enrolled, passwordStep, ask, answer, complete, count, failures, steppedUp } = approvalKit(() => t);
 
 describe('enrolment and a sign-in approved on the phone', () => {
+  it('enrolment: the password for a first factor, the challenge signed by the key given at setup (another key\'s signature refused, 401), no attestation needed in optional mode (stored as none)', async () => {
+    const username = 'approval.enrol';
+    const user = await seedUser(t.s, username);
+    const access = (await signIn(t.app, username)).access_token;
+    const phone = newPhone();
+    const deviceId = await register(access, phone);
+    expectError(await post('/api/v1/2fa/push-approval/setup', { device_id: deviceId, public_key: phone.publicKey }, bearer(access)), 422, 'VALIDATION_ERROR');
+    const setup = await post('/api/v1/2fa/push-approval/setup', { device_id: deviceId, public_key: phone.publicKey, current_password: STRONG_PASSWORD }, bearer(access));
+    expect(setup.statusCode, setup.body).toBe(200);
+    const { challenge, ...rest } = setup.json<{ challenge: string; expires_in: number; attestation: string }>();
+    expect(rest).toEqual({ expires_in: 300, attestation: 'optional' });
+    expectError(await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(newPhone().key, enrolMessage(user.uuid, challenge)) }, bearer(access)), 401, 'PUSH_APPROVAL_SIGNATURE_INVALID');
+    expect(await auditTotal(t.s, user.uuid, 'MFA_FAILED')).toBe(1);
+    // The key sent again must be the setup's.
+    expect(expectError(await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(phone.key, enrolMessage(user.uuid, challenge)), public_key: newPhone().publicKey }, bearer(access)), 422, 'VALIDATION_ERROR').details)
+      .toMatchObject({ fields: [{ field: 'public_key' }] });
+    const confirm = await post('/api/v1/2fa/push-approval/confirm', { signature: signWith(phone.key, enrolMessage(user.uuid, challenge)), public_key: phone.publicKey }, bearer(access));
+    expect(confirm.statusCode, confirm.body).toBe(200);
+    expect(confirm.json()).toEqual({ enrolled: true, method: 'push_approval', attestation: 'none' });
+    const key = await t.s.database.db.selectFrom('push_approval_keys').select(['public_key', 'attestation']).where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(key).toEqual({ public_key: phone.publicKey, attestation: null });
+    const enrolledEvent = (await t.s.audit.query({ userId: user.uuid, eventType: 'MFA_ENROLLED', limit: 5, offset: 0 })).entries;
+    expect(enrolledEvent.map((e) => e.details)).toEqual([{ attestation: 'none' }]);
+  });
+
   it('the phone sees three numbers, approves with the one shown, and the page completes the sign-in (mfa_completed, audited with mfa_method push_approval)', async () => {
     const u = await enrolled();
     const token = await passwordStep(u);
@@ -169,13 +116,11 @@ describe('what does not sign in', () => {
     const u = await enrolled();
     const token = await passwordStep(u);
     const sent = await ask(token);
-    const wrong = sent.number === 99 ? 98 : sent.number + 1;
-    const res = await answer(u, sent.request_id, 'approve', wrong);
+    const res = await answer(u, sent.request_id, 'approve', wrongOf(sent.number));
     expect(res.json()).toEqual({ id: sent.request_id, state: 'denied', deny_reason: 'wrong_number' });
     expect(expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'wrong_number' });
-    const attempts = await t.s.database.db.selectFrom('mfa_attempts').select('failed_count').where('user_id', '=', u.user.id).where('factor', '=', 'second_factor').executeTakeFirstOrThrow();
-    expect(attempts.failed_count).toBe(1);
-    expect(await auditTotal(t.s, u.user.uuid, 'MFA_FAILED')).toBe(2); // the enrolment's forged signature, and this
+    expect(await failures(u.user.id)).toBe(1);
+    expect(await auditTotal(t.s, u.user.uuid, 'MFA_FAILED')).toBe(1);
     // A second answer does not change it.
     expectError(await answer(u, sent.request_id, 'approve', sent.number), 409, 'PUSH_APPROVAL_ANSWERED');
   });
@@ -314,14 +259,12 @@ describe('a phone that can no longer be reached', () => {
 
 describe('enrolling when the account has another factor', () => {
   it('needs a recent step-up with it, not the password', async () => {
-    const username = `approval.totp${++seq}`;
-    await seedUser(t.s, username);
-    const access = (await signIn(t.app, username)).access_token;
+    await seedUser(t.s, 'approval.totp');
+    const access = (await signIn(t.app, 'approval.totp')).access_token;
     const { authenticator } = await enrolTotp(t.app, t.clock, access);
     t.clock.advance(11 * 60_000); // past the enrolment's own step-up
     const phone = newPhone();
-    const reg = await post('/api/v1/notifications/devices/register', { push_token: phone.token, platform: 'mobile' }, bearer(access));
-    const body = { device_id: reg.json<{ id: string }>().id, public_key: phone.publicKey, current_password: STRONG_PASSWORD };
+    const body = { device_id: await register(access, phone), public_key: phone.publicKey, current_password: STRONG_PASSWORD };
     expectError(await post('/api/v1/2fa/push-approval/setup', body, bearer(access)), 403, 'STEP_UP_REQUIRED');
     const up = await post('/api/v1/auth/totp/verify', { code: authenticator.code(t.clock.now()) }, bearer(access));
     expect(up.statusCode, up.body).toBe(200);

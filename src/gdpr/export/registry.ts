@@ -226,9 +226,10 @@ const factors: RegistryEntry[] = [
   {
     table: 'push_approval_keys', references: { user_id: PERSON },
     erasure: deleted('The push-approval key of an account that no longer signs in.'),
-    // Never the public key: it describes the key in the phone's hardware, not the person.
-    export: table('push_approval', 'The phone you enrolled to approve sign-ins: when it was set up and confirmed. Never its key.', ['created_at', 'confirmed_at'],
-      (c) => c.db.selectFrom('push_approval_keys').select(['created_at', 'confirmed_at']).where('user_id', '=', c.user.id).execute()),
+    // Never the public key nor the attestation's details (an App Attest key id): they describe the
+    // key in the phone's hardware, not the person; only how the key was proved.
+    export: table('push_approval', 'The phone you enrolled to approve sign-ins: when it was set up and confirmed, and how its key was proved to be in the phone\'s secure hardware (tee, strongbox, app_attest, or none). Never its key.', ['created_at', 'confirmed_at', 'attestation'],
+      (c) => c.db.selectFrom('push_approval_keys').select(['created_at', 'confirmed_at', sql<string>`coalesce(attestation->>'security_level', 'none')`.as('attestation')]).where('user_id', '=', c.user.id).execute()),
   },
   {
     table: 'push_approval_requests', references: { user_id: PERSON },

@@ -879,8 +879,8 @@ export interface PushApprovalKeysTable {
   id: Generated<number>;
   user_id: number;
   device_token_id: number;
-  /** The P-256 public key, SPKI DER in base64url: public. */
-  public_key: string;
+  /** The P-256 public key, SPKI DER in base64url: public. Null only before a first enrolment (started without a key) is confirmed. */
+  public_key: string | null;
   /** A new key (and its device) waiting for its enrolment to be confirmed; the working key stays until then. */
   pending_public_key: string | null;
   pending_device_token_id: number | null;
@@ -892,6 +892,8 @@ export interface PushApprovalKeysTable {
   /** Until when a fraud report paused push approval for the account; null: not paused. */
   paused_until: Timestamp | null;
   created_at: Timestamp;
+  /** jsonb: what the key attestation proved of the working key at enrolment (src/push-approval/attestation; never Apple's receipt); null: none was given. */
+  attestation: Json<Record<string, unknown>> | null;
 }
 
 /** `expired`: not answered within its 5 minutes (set by the expiry job, migration 047). */

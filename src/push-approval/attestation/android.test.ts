@@ -4,10 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DAY, NOW, androidChain, breakSignature, certificate, ecKey, testCa, type AndroidChainOptions, type TestCert } from '../../../test/harness/attestation.js';
+import { DAY, NOW, androidChain, breakSignature, certificate, ecKey, refusal, testCa, type AndroidChainOptions, type TestCert } from '../../../test/harness/attestation.js';
 import { ManualClock } from '../../platform/clock.js';
 import { verifyAndroidKeyAttestation, type AndroidAttestationOptions } from './android.js';
-import { AttestationError, type AttestationReason } from './errors.js';
 
 const ca = testCa();
 const roots = [ca.root.pem];
@@ -22,16 +21,6 @@ function attest(o: Partial<AndroidChainOptions> = {}) {
 
 function verify(chain: string[], spki: string, options: Partial<AndroidAttestationOptions> = {}, expected: Buffer = challenge) {
   return verifyAndroidKeyAttestation({ certificateChain: chain, challenge: expected, publicKey: spki }, { clock: new ManualClock(NOW), trustedRoots: roots, ...options });
-}
-
-function refusal(fn: () => unknown): AttestationReason {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AttestationError) return err.reason;
-    throw err;
-  }
-  throw new Error('the attestation was accepted');
 }
 
 describe('Android Key Attestation', () => {

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DAY, NOW, appAttestation, breakSignature, ecKey, testCa, type AppAttestOptions as HarnessOptions } from '../../../test/harness/attestation.js';
+import { DAY, NOW, appAttestation, breakSignature, ecKey, refusal, testCa, type AppAttestOptions as HarnessOptions } from '../../../test/harness/attestation.js';
 import { ManualClock } from '../../platform/clock.js';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { appAttestClientDataHash, verifyAppAttestation, type AppAttestOptions } from './apple.js';
-import { AttestationError, type AttestationReason } from './errors.js';
 
 const ca = testCa('Test App Attestation Root');
 const appId = 'ABCDE12345.com.bank.strongroom';
@@ -19,16 +18,6 @@ function attest(o: Partial<HarnessOptions> = {}) {
 
 function verify(a: { keyId: string; attestation: string }, options: Partial<AppAttestOptions> = {}, input: { challenge?: string; publicKey?: string } = {}) {
   return verifyAppAttestation({ keyId: a.keyId, attestation: a.attestation, challenge, publicKey: spki, ...input }, { clock: new ManualClock(NOW), appId, trustedRoots: [ca.root.pem], ...options });
-}
-
-function refusal(fn: () => unknown): AttestationReason {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AttestationError) return err.reason;
-    throw err;
-  }
-  throw new Error('the attestation was accepted');
 }
 
 describe('App Attest', () => {

@@ -46,6 +46,7 @@ import * as realtimeEvents from './044-realtime-events.js';
 import * as passkeys from './045-passkeys.js';
 import * as pushApproval from './046-push-approval.js';
 import * as pushApprovalStepUp from './047-push-approval-step-up.js';
+import * as pushApprovalAttestation from './048-push-approval-attestation.js';
 
 /** Migrations live in code, in order; `Migrator` records which have run. */
 export const migrations: Record<string, Migration> = {
@@ -96,6 +97,7 @@ export const migrations: Record<string, Migration> = {
   '045-passkeys': passkeys,
   '046-push-approval': pushApproval,
   '047-push-approval-step-up': pushApprovalStepUp,
+  '048-push-approval-attestation': pushApprovalAttestation,
 };
 
 export const migrationProvider: MigrationProvider = {
