@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { testCa } from '../../test/harness/attestation.js';
 import { readPushApprovalAttestationEnv, signingDigestHex } from './config-push-approval.js';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
 
 const key = Buffer.alloc(32, 7).toString('base64');
 /** Everything else production requires. */
@@ -28,10 +28,10 @@ describe('push-approval attestation settings', () => {
     expect(read({ PUSH_APPROVAL_ATTESTATION: 'sometimes' }).problems).toEqual(['PUSH_APPROVAL_ATTESTATION must be one of off, optional, required (got "sometimes")']);
   });
 
-  it('production with required attestation and neither an Android package nor an iOS app id refuses to start, saying what to set', () => {
-    const refused = (() => { try { loadConfig(production); } catch (err) { return err; } })();
-    expect(refused).toBeInstanceOf(ConfigError);
-    expect((refused as ConfigError).problems).toEqual([expect.stringMatching(/^PUSH_APPROVAL_ATTESTATION=required \(the default in production\) needs the apps .* PUSH_APPROVAL_ANDROID_PACKAGES .* PUSH_APPROVAL_IOS_APP_ID .* PUSH_APPROVAL_ATTESTATION=optional or off$/)]);
+  it('production with push configured, required attestation and neither an Android package nor an iOS app id refuses to start, saying what to set; without push there is nothing to set', () => {
+    expect(read({ PUSH_PROJECT_ID: 'bank-app' }, { production: true }).problems).toEqual([expect.stringMatching(/^PUSH_APPROVAL_ATTESTATION=required \(the default in production, with push configured by PUSH_PROJECT_ID\) needs the apps .* PUSH_APPROVAL_ANDROID_PACKAGES .* PUSH_APPROVAL_IOS_APP_ID .* PUSH_APPROVAL_ATTESTATION=optional or off$/)]);
+    expect(read({}, { production: true })).toMatchObject({ config: { mode: 'required' }, problems: [] });
+    expect(() => loadConfig(production)).not.toThrow();
     for (const enough of [{ PUSH_APPROVAL_ANDROID_PACKAGES: 'com.bank.app' }, { PUSH_APPROVAL_IOS_APP_ID: 'ABCDE12345.com.bank.app' }, { PUSH_APPROVAL_ATTESTATION: 'optional' }]) {
       expect(loadConfig({ ...production, ...enough }).pushApproval.attestation.mode).toBe(enough.PUSH_APPROVAL_ATTESTATION ?? 'required');
     }

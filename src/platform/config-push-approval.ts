@@ -98,8 +98,10 @@ export function readPushApprovalAttestationEnv(opt: (name: string) => string | u
   if (allowDevelopment && production) problems.push('PUSH_APPROVAL_IOS_APP_ATTEST_DEVELOPMENT=1 accepts App Attest keys of development (Xcode) builds: never in production (unset it)');
   const androidRoots = rootsFrom('PUSH_APPROVAL_ANDROID_ROOTS_FILE', opt('PUSH_APPROVAL_ANDROID_ROOTS_FILE'), readFile, problems);
   const appleRoots = rootsFrom('PUSH_APPROVAL_APPLE_ROOTS_FILE', opt('PUSH_APPROVAL_APPLE_ROOTS_FILE'), readFile, problems);
-  if (production && mode === 'required' && packageNames.length === 0 && appId === undefined) {
-    problems.push('PUSH_APPROVAL_ATTESTATION=required (the default in production) needs the apps whose phones may enrol: set PUSH_APPROVAL_ANDROID_PACKAGES (the Android app\'s package names, such as com.bank.app) and/or PUSH_APPROVAL_IOS_APP_ID (the iOS App ID, such as ABCDE12345.com.bank.app), or choose PUSH_APPROVAL_ATTESTATION=optional or off');
+  // Without a push provider (PUSH_PROJECT_ID) nothing can be approved by push: nothing to configure yet.
+  const pushConfigured = opt('PUSH_PROJECT_ID') !== undefined;
+  if (production && pushConfigured && mode === 'required' && packageNames.length === 0 && appId === undefined) {
+    problems.push('PUSH_APPROVAL_ATTESTATION=required (the default in production, with push configured by PUSH_PROJECT_ID) needs the apps whose phones may enrol: set PUSH_APPROVAL_ANDROID_PACKAGES (the Android app\'s package names, such as com.bank.app) and/or PUSH_APPROVAL_IOS_APP_ID (the iOS App ID, such as ABCDE12345.com.bank.app), or choose PUSH_APPROVAL_ATTESTATION=optional or off');
   }
   return Object.freeze({
     mode,
