@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -19,6 +20,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+app(\\.js)?$', message: 'A capability receives its dependencies through its module factory; it never imports src/app.ts.' }] }],
     },
+  },
+  {
+    // The console's React components: the rules of hooks (packages/console).
+    files: ['packages/console/**/*.{ts,tsx}'],
+    ...reactHooks.configs.flat.recommended,
   },
   {
     files: ['src/cli.ts', 'bench/**', 'test/**', 'packages/*/test/**'],

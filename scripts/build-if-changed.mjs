@@ -1,37 +1,70 @@
 #!/usr/bin/env node
 /**
- * `npm start`'s first step: compiles the server (`tsc -p tsconfig.build.json`, incremental) only
- * when a source changed since the last build, so a warm start goes straight to `node`. "Changed"
- * is any file or folder under src/ (a deleted file changes its folder), tsconfig*.json or
- * package-lock.json newer than dist/.build-stamp, which a successful build writes.
+ * `npm start`'s first step (and the test harness's global build): builds what changed since the
+ * last build, so a warm start goes straight to `node`.
+ *
+ * - The server: `tsc -p tsconfig.build.json` (incremental) when any file or folder under src/ (a
+ *   deleted file changes its folder), tsconfig*.json or package-lock.json is newer than
+ *   dist/.build-stamp, which a successful build writes.
+ * - The console and account pages: `vite build` of packages/console into dist/console when
+ *   anything under packages/console or packages/client/src (the SDK it bundles), or
+ *   package-lock.json, is newer than dist/.console-build-stamp (about a second).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
-const stamp = path.join(root, 'dist', '.build-stamp');
+const dist = path.join(root, 'dist');
 
 /** The newest modification time under `dir` (files and folders), in milliseconds. */
 function newest(dir) {
   let latest = statSync(dir).mtimeMs;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules') continue;
     const full = path.join(dir, entry.name);
     latest = Math.max(latest, entry.isDirectory() ? newest(full) : statSync(full).mtimeMs);
   }
   return latest;
 }
 
-const inputs = [newest(path.join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map((f) => statSync(path.join(root, f)).mtimeMs)];
-const built = existsSync(stamp) && existsSync(path.join(root, 'dist', 'src', 'server.js')) ? statSync(stamp).mtimeMs : 0;
-if (built >= Math.max(...inputs)) process.exit(0);
+const mtime = (file) => statSync(path.join(root, file)).mtimeMs;
 
-// tsc's incremental record says what it emitted, not whether that is still there: without the
-// output it must start afresh, or it would emit nothing.
-if (!existsSync(path.join(root, 'dist', 'src', 'server.js'))) rmSync(path.join(root, 'dist', '.tsbuildinfo'), { force: true });
-console.error(built === 0 ? 'Building the server (first start): this takes a few tens of seconds, once.' : 'Sources changed since the last build: compiling what changed ...');
-const started = Date.now();
-const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-writeFileSync(stamp, `${new Date().toISOString()}\n`);
-console.error(`Built in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+/** When `stamp` was written, or 0 when it or `output` is missing. */
+function builtAt(stamp, output) {
+  return existsSync(stamp) && existsSync(output) ? statSync(stamp).mtimeMs : 0;
+}
+
+function run(args) {
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+function buildServer() {
+  const stamp = path.join(dist, '.build-stamp');
+  const server = path.join(dist, 'src', 'server.js');
+  const inputs = [newest(path.join(root, 'src')), ...['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'].map(mtime)];
+  const built = builtAt(stamp, server);
+  if (built >= Math.max(...inputs)) return;
+  // tsc's incremental record says what it emitted, not whether that is still there: without the
+  // output it must start afresh, or it would emit nothing.
+  if (!existsSync(server)) rmSync(path.join(dist, '.tsbuildinfo'), { force: true });
+  console.error(built === 0 ? 'Building the server (first start): this takes a few tens of seconds, once.' : 'Sources changed since the last build: compiling what changed ...');
+  const started = Date.now();
+  run([path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  console.error(`Built in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+}
+
+function buildConsole() {
+  const stamp = path.join(dist, '.console-build-stamp');
+  const inputs = [newest(path.join(root, 'packages', 'console')), newest(path.join(root, 'packages', 'client', 'src')), mtime('package-lock.json')];
+  if (builtAt(stamp, path.join(dist, 'console', 'index.html')) >= Math.max(...inputs)) return;
+  const started = Date.now();
+  run([path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'packages', 'console', 'vite.config.ts')]);
+  writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  console.error(`Console built in ${((Date.now() - started) / 1000).toFixed(1)} s (dist/console).`);
+}
+
+buildServer();
+buildConsole();

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { accessModule } from './access/module.js';
 import { adminModule } from './admin/module.js';
 import { auditModule } from './audit/module.js';
+import { consoleModule } from './console/module.js';
 import { credentialsModule } from './credentials/module.js';
 import { mailModule } from './mail/module.js';
 import type { Mailer } from './mail/mailer.js';
@@ -48,6 +49,7 @@ import { samlModule } from './saml/module.js';
 import { thirdPartyModule } from './third-party/module.js';
 import { policyModule } from './policy/module.js';
 import { sessionsModule } from './sessions/module.js';
+import { ownSessionsModule } from './sessions/own-module.js';
 import { signinModule } from './signin/module.js';
 import { tokensModule } from './tokens/module.js';
 import { transportModule } from './transport/module.js';
@@ -83,6 +85,7 @@ function compose(opts: StrongroomOptions) {
     .use(secondFactorModule)
     .use(riskModule)
     .use(signinModule)
+    .use(ownSessionsModule)
     .use(pinsModule)
     .use(ldapModule)
     .use(entitiesModule)
@@ -102,6 +105,7 @@ function compose(opts: StrongroomOptions) {
     .use(adminModule)
     .use(rolesModule)
     .use(faqModule)
+    .use(consoleModule)
     .use(opsModule);
 }
 

@@ -1,0 +1,16 @@
+/**
+ * The operator console's screens, in navigation order. A new screen is one file (its component)
+ * and one entry here: its path under /console, its navigation label (a catalogue key), and the
+ * permission it needs; the shell shows only those the operator's permissions allow.
+ */
+import { createElement } from 'react';
+import type { Screen } from '../lib/router.js';
+import { NewUserScreen } from './users/NewUserScreen.js';
+import { UserScreen } from './users/UserScreen.js';
+import { UsersScreen } from './users/UsersScreen.js';
+
+export const CONSOLE_SCREENS: readonly Screen[] = [
+  { path: 'users', nav: 'nav.users', permission: 'users.read', render: () => createElement(UsersScreen) },
+  { path: 'users/new', nav: 'nav.newUser', permission: 'users.create', render: () => createElement(NewUserScreen) },
+  { path: 'users/:id', permission: 'users.read', render: ({ id }) => createElement(UserScreen, { id: id! }) },
+];

@@ -1,0 +1,35 @@
+/** One entry (the console or the account pages): the providers, then sign-in or the shell. */
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { LanguageProvider, useI18n } from '../lib/i18n.js';
+import { PageRouter } from '../lib/router.js';
+import { SessionProvider, useSession } from '../lib/session.js';
+import { LanguageSwitcher, Shell, type ShellProps } from './Shell.js';
+import { SignIn } from './SignIn.js';
+import '../styles/app.css';
+
+function Gate(props: ShellProps) {
+  const { signedIn } = useSession();
+  const { t } = useI18n();
+  if (signedIn) return <Shell {...props} />;
+  return (
+    <div className="signed-out">
+      <header className="topbar"><span className="brand">{t(props.title)}</span><LanguageSwitcher /></header>
+      <SignIn title={t('signIn.heading')} />
+    </div>
+  );
+}
+
+export function mountEntry(base: string, props: ShellProps): void {
+  createRoot(document.getElementById('root')!).render(
+    <StrictMode>
+      <LanguageProvider>
+        <SessionProvider>
+          <PageRouter base={base}>
+            <Gate {...props} />
+          </PageRouter>
+        </SessionProvider>
+      </LanguageProvider>
+    </StrictMode>,
+  );
+}

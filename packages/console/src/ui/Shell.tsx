@@ -1,0 +1,74 @@
+/**
+ * The frame of both entries once signed in: the header (who is signed in, the language, sign
+ * out), the navigation (only the screens the person's permissions allow) and the screen.
+ */
+import { useEffect } from 'react';
+import { Heading, Link, ListBox, ListBoxItem, Popover, Select, SelectValue, Button as AriaButton, Label } from 'react-aria-components';
+import { LANGUAGE_NAMES, LANGUAGES, useI18n, type Language, type MessageKey } from '../lib/i18n.js';
+import { matchScreen, useRouter, type Screen } from '../lib/router.js';
+import { useSession } from '../lib/session.js';
+import { Button } from './forms.js';
+
+export function LanguageSwitcher() {
+  const { t, language, setLanguage } = useI18n();
+  return (
+    <Select className="language" selectedKey={language} onSelectionChange={(key) => setLanguage(key as Language)}>
+      <Label>{t('shell.language')}</Label>
+      <AriaButton className="select-button"><SelectValue /><span aria-hidden="true">▾</span></AriaButton>
+      <Popover className="popover">
+        <ListBox className="listbox">
+          {LANGUAGES.map((l) => <ListBoxItem key={l} id={l} className="listbox-item" lang={l}>{LANGUAGE_NAMES[l]}</ListBoxItem>)}
+        </ListBox>
+      </Popover>
+    </Select>
+  );
+}
+
+function setDocumentTitle(title: string): void {
+  document.title = title;
+}
+
+export interface ShellProps {
+  /** The entry's name in the header (catalogue key). */
+  title: MessageKey;
+  screens: readonly Screen[];
+  /** Shown when no screen matches, or none is allowed. */
+  fallback: MessageKey;
+}
+
+export function Shell({ title, screens, fallback }: ShellProps) {
+  const { t } = useI18n();
+  const { signedIn, signOut, can } = useSession();
+  const { base, rest } = useRouter();
+  const allowed = screens.filter((s) => s.permission === undefined || can(s.permission));
+  // The entry's address alone opens its first screen the person may see.
+  const first = allowed.find((s) => s.nav);
+  const match = matchScreen(allowed, rest) ?? (rest === '' && first ? { screen: first, params: {} } : null);
+  const current = match?.screen;
+  useEffect(() => setDocumentTitle(`${current?.nav ? `${t(current.nav)} · ` : ''}${t(title)}`), [current, t, title]);
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">{t('shell.skip')}</a>
+      <header className="topbar">
+        <span className="brand">{t(title)}</span>
+        <span className="who">{t('shell.signedInAs', { name: signedIn?.profile.username ?? '' })}</span>
+        <LanguageSwitcher />
+        <Button variant="secondary" onPress={() => void signOut()}>{t('shell.signOut')}</Button>
+      </header>
+      <div className="layout">
+        <nav aria-label={t('shell.navigation')} className="sidenav">
+          <ul>
+            {allowed.filter((s) => s.nav).map((s) => {
+              const href = s.path === '' ? base : `${base}/${s.path}`;
+              const active = current === s || (s.path !== '' && rest.startsWith(`${s.path}/`));
+              return <li key={s.path}><Link href={href} aria-current={active ? 'page' : undefined} className="nav-link">{t(s.nav!)}</Link></li>;
+            })}
+          </ul>
+        </nav>
+        <main id="main" className="content" tabIndex={-1}>
+          {match ? match.screen.render(match.params) : <><Heading level={1}>{t(title)}</Heading><p>{t(fallback)}</p></>}
+        </main>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,87 @@
+/**
+ * The operator console (/console) and the account pages (/account): single-page applications,
+ * each path under them answered with its page (the page routes in the browser), the hashed
+ * assets under /console/assets/ cached for a year. Every answer carries a strict
+ * Content-Security-Policy: scripts, styles, fonts and connections from this origin only, nothing
+ * inline, no eval, no framing. `/` tells a browser where these are; an API client asking for
+ * JSON gets the 404 it always did.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { CommonErrors } from '../platform/errors.js';
+import type { App } from '../platform/http/app.js';
+import type { ConsoleBuild } from './files.js';
+
+/**
+ * 'self' in connect-src covers ws: and wss: to this origin as well (CSP Level 3), which the
+ * real-time channel uses; images may be data: URLs (QR codes the API answers).
+ */
+export const CONSOLE_CSP = [
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'", "font-src 'self'",
+  "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+].join('; ');
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const HTML_CACHE = 'no-store';
+
+/** The page `/` shows a browser: where to go. No script, no style. */
+const HOME_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Strongroom</title><link rel="icon" href="data:,"></head>
+<body><main><h1>Strongroom</h1><p>The authentication service of the bank.</p>
+<ul>
+<li><a href="/account">Your account</a>: your profile and where you are signed in.</li>
+<li><a href="/console">Operator console</a>: users, for the bank's operators.</li>
+<li><a href="/api/docs">API reference</a> (also <a href="/api/redoc">as one readable page</a>, and <a href="/api/openapi.json">the OpenAPI document</a>).</li>
+</ul></main></body></html>
+`;
+
+const NOT_BUILT = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Console not built</title><link rel="icon" href="data:,"></head>
+<body><main><h1>The console is not built</h1><p>Start the service with <code>npm start</code>, which builds it, or run <code>npm run build:console</code>.</p></main></body></html>
+`;
+
+/** The 404 any unknown path gets (a route here must not turn it into a 405). */
+function notFound(request: FastifyRequest): Error {
+  return CommonErrors.NOT_FOUND({ method: request.method, path: request.url.split('?')[0]!.slice(0, 200) });
+}
+
+function html(reply: FastifyReply, status: number, body: string | Buffer): FastifyReply {
+  return reply.status(status).type('text/html; charset=utf-8').header('cache-control', HTML_CACHE).header('content-security-policy', CONSOLE_CSP).send(body);
+}
+
+/** A browser's navigation asks for HTML first; API clients ask for JSON or anything. */
+function wantsHtml(request: FastifyRequest): boolean {
+  const accept = String(request.headers.accept ?? '');
+  return /\btext\/html\b/i.test(accept);
+}
+
+export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
+  return async (instance) => {
+    const app = instance as unknown as App;
+    const hide = { schema: { hide: true } };
+    // A hashed asset never changes: the service's no-cache headers (set before this hook) go.
+    app.addHook('onSend', async (_request, reply, payload) => {
+      if (reply.getHeader('cache-control') === IMMUTABLE) {
+        reply.removeHeader('pragma');
+        reply.removeHeader('expires');
+      }
+      return payload;
+    });
+    const page = (which: 'console' | 'account') => async (_request: FastifyRequest, reply: FastifyReply) =>
+      build.pages ? html(reply, 200, build.pages[which]) : html(reply, 503, NOT_BUILT);
+
+    app.get('/console', hide, page('console'));
+    app.get('/account', hide, page('account'));
+    app.get('/account/*', hide, page('account'));
+    app.get('/console/*', hide, async (request, reply) => {
+      const rest = (request.params as { '*': string })['*'];
+      if (!rest.startsWith('assets/')) return page('console')(request, reply);
+      const file = build.assets.get(rest.slice('assets/'.length));
+      if (!file) throw notFound(request);
+      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).send(file.body);
+    });
+    app.get('/', hide, async (request, reply) => {
+      if (!wantsHtml(request)) throw notFound(request);
+      return html(reply, 200, HOME_PAGE);
+    });
+  };
+}
