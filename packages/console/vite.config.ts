@@ -31,6 +31,8 @@ export default defineConfig({
     chunkSizeWarningLimit: 600,
     rolldownOptions: {
       input: { console: path.resolve(root, 'index.html'), account: path.resolve(root, 'account.html') },
+      // The code both entries share is one chunk, named for what it is.
+      output: { chunkFileNames: 'assets/shared-[hash].js' },
     },
   },
 });

@@ -20,7 +20,22 @@ function Gate(props: ShellProps) {
   );
 }
 
+/**
+ * React Aria's pressable elements inject a <style> element (touch-action for double-tap zoom)
+ * unless the document already has an element with its id: the CSP would refuse that inline
+ * style, so the same rule is in app.css and this marker tells React Aria it is there.
+ */
+function markPressableStyle(): void {
+  if (document.getElementById('react-aria-pressable-style')) return;
+  const marker = document.createElement('meta');
+  marker.id = 'react-aria-pressable-style';
+  marker.name = 'react-aria-pressable-style';
+  marker.content = 'in the stylesheet';
+  document.head.append(marker);
+}
+
 export function mountEntry(base: string, props: ShellProps): void {
+  markPressableStyle();
   createRoot(document.getElementById('root')!).render(
     <StrictMode>
       <LanguageProvider>
