@@ -27,7 +27,7 @@ export default tseslint.config(
     ...reactHooks.configs.flat.recommended,
   },
   {
-    files: ['src/cli.ts', 'bench/**', 'test/**', 'packages/*/test/**'],
+    files: ['src/cli.ts', 'bench/**', 'test/**', 'packages/*/test/**', 'scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
   {

@@ -17,7 +17,7 @@ interface OwnSession {
 }
 
 export function SessionsScreen() {
-  const { t, language } = useI18n();
+  const { t, language, when } = useI18n();
   const { call, signOut } = useSession();
   const list = useApi<{ sessions: OwnSession[] }>('/api/v1/auth/sessions');
   const sessions = list.data?.sessions ?? null;
@@ -35,7 +35,6 @@ export function SessionsScreen() {
       setError(err);
     }
   };
-  const when = (iso: string) => new Date(iso).toLocaleString(language);
 
   return (
     <>
@@ -51,7 +50,7 @@ export function SessionsScreen() {
           <Column>{t('sessions.lastActivity')}</Column>
           <Column>{t('sessions.action')}</Column>
         </TableHeader>
-        <TableBody items={sessions ?? []} renderEmptyState={() => (sessions ? t('sessions.none') : t('common.loading'))}>
+        <TableBody items={sessions ?? []} dependencies={[language]} renderEmptyState={() => (sessions ? t('sessions.none') : t('common.loading'))}>
           {(s) => (
             <Row id={s.session_id}>
               <Cell>{s.user_agent || '—'}{s.current ? <> <span className="badge badge-active">{t('sessions.this')}</span></> : null}</Cell>

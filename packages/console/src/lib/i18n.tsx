@@ -39,6 +39,8 @@ interface I18n {
   language: Language;
   setLanguage(language: Language): void;
   t: Translate;
+  /** A moment (ISO 8601) as the reader's language writes a date and time; '—' for none. */
+  when(iso: string | null): string;
 }
 
 const I18nContext = createContext<I18n | null>(null);
@@ -49,7 +51,11 @@ export function LanguageProvider({ children }: { children: ReactNode }) {
   useEffect(() => {
     document.documentElement.lang = language;
   }, [language]);
-  const value = useMemo(() => ({ language, setLanguage, t }), [language, t]);
+  const when = useCallback((iso: string | null) => {
+    if (!iso) return '—';
+    return new Intl.DateTimeFormat(ARIA_LOCALES[language], { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
+  }, [language]);
+  const value = useMemo(() => ({ language, setLanguage, t, when }), [language, t, when]);
   return (
     <I18nContext.Provider value={value}>
       <I18nProvider locale={ARIA_LOCALES[language]}>{children}</I18nProvider>

@@ -60,7 +60,8 @@ export function Shell({ title, screens, fallback }: ShellProps) {
           <ul>
             {allowed.filter((s) => s.nav).map((s) => {
               const href = s.path === '' ? base : `${base}/${s.path}`;
-              const active = current === s || (s.path !== '' && rest.startsWith(`${s.path}/`));
+              // A screen without an entry of its own (a user's page) shows its parent as current.
+              const active = current === s || (!current?.nav && s.path !== '' && rest.startsWith(`${s.path}/`));
               return <li key={s.path}><Link href={href} aria-current={active ? 'page' : undefined} className="nav-link">{t(s.nav!)}</Link></li>;
             })}
           </ul>

@@ -8,12 +8,8 @@ import { useSession } from '../../lib/session.js';
 import { Button, ErrorNotice, Notice } from '../../ui/forms.js';
 import type { AdminUser } from './types.js';
 
-function when(iso: string | null, language: string): string {
-  return iso ? new Date(iso).toLocaleString(language) : '—';
-}
-
 export function UserScreen({ id }: { id: string }) {
-  const { t, language } = useI18n();
+  const { t, when } = useI18n();
   const { call, can } = useSession();
   const href = useHref();
   const path = `/api/v1/admin/users/${encodeURIComponent(id)}`;
@@ -52,10 +48,10 @@ export function UserScreen({ id }: { id: string }) {
             <dt>{t('users.phone')}</dt><dd>{user.phone ?? '—'}</dd>
             <dt>{t('users.roles')}</dt><dd>{user.roles.join(', ')}</dd>
             <dt>{t('user.branches')}</dt><dd>{user.entities.length > 0 ? user.entities.join(', ') : '—'}</dd>
-            <dt>{t('users.status')}</dt><dd><span className={`badge badge-${user.status}`}>{t(`status.${user.status}`)}</span>{user.locked_until ? ` ${t('user.lockedUntil', { when: when(user.locked_until, language) })}` : ''}</dd>
+            <dt>{t('users.status')}</dt><dd><span className={`badge badge-${user.status}`}>{t(`status.${user.status}`)}</span>{user.locked_until ? ` ${t('user.lockedUntil', { when: when(user.locked_until) })}` : ''}</dd>
             <dt>{t('user.mustChange')}</dt><dd>{user.must_change_password ? t('common.yes') : t('common.no')}</dd>
-            <dt>{t('user.lastSignIn')}</dt><dd>{when(user.last_login_at, language)}</dd>
-            <dt>{t('user.created')}</dt><dd>{when(user.created_at, language)}</dd>
+            <dt>{t('user.lastSignIn')}</dt><dd>{when(user.last_login_at)}</dd>
+            <dt>{t('user.created')}</dt><dd>{when(user.created_at)}</dd>
           </dl>
           {can('users.update') && user.status !== 'deleted' ? (
             <div className="actions">

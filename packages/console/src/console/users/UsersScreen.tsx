@@ -29,7 +29,7 @@ function query(filters: Filters, cursor: string | null): string {
 }
 
 export function UsersScreen() {
-  const { t } = useI18n();
+  const { t, language } = useI18n();
   const { call, can } = useSession();
   const href = useHref();
   const [filters, setFilters] = useState<Filters>({ search: '', role: '', status: '' });
@@ -95,7 +95,7 @@ export function UsersScreen() {
           <Column>{t('users.roles')}</Column>
           <Column>{t('users.status')}</Column>
         </TableHeader>
-        <TableBody items={users} renderEmptyState={() => (loading ? t('common.loading') : t('users.none'))}>
+        <TableBody items={users} dependencies={[language]} renderEmptyState={() => (loading ? t('common.loading') : t('users.none'))}>
           {(u) => (
             <Row id={u.id} href={href('users', u.id)}>
               <Cell>{u.username}</Cell>

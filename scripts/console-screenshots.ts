@@ -1,0 +1,119 @@
+/**
+ * `npm run docs:screenshots`: pictures of the console's and the account pages' main screens for
+ * docs/console.md (docs/console/*.png), taken in Debian's Chromium (playwright-core) from a
+ * Strongroom started here on an in-memory database with a few made-up users. Not part of the
+ * test suite: run it after changing a screen, and commit the pictures.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import * as OTPAuth from 'otpauth';
+import pino from 'pino';
+import { chromium, type Page } from 'playwright-core';
+import { StrongroomClient } from '../packages/client/src/index.js';
+import { createStrongroom } from '../src/app.js';
+import { ManualClock } from '../src/platform/clock.js';
+import { loadConfig } from '../src/platform/config.js';
+import { openDatabase } from '../src/platform/db/database.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../test/harness/chromium.js';
+import { chooseFirstPassword, createUser, signIn } from '../test/harness/console-pages.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const OUT = path.join(ROOT, 'docs', 'console');
+const PASSWORD = 'Vt7#qLm2!xRp9$';
+const NEW_PASSWORD = 'Hq9#zLt4!mWe7&';
+
+async function main(): Promise<void> {
+  const built = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-changed.mjs')], { stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('the build failed');
+  mkdirSync(OUT, { recursive: true });
+
+  const log = pino({ level: 'silent' });
+  const database = await openDatabase({ kind: 'pglite-memory' }, log);
+  await database.migrate();
+  const clock = new ManualClock(Date.now());
+  const transportPrivateKeyPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const strongroom = createStrongroom({
+    config: loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', ENFORCE_TRANSPORT_ENCRYPTION: '1', PUSH_DEV_OUTBOX: '0' }),
+    secrets: { fieldKey: randomBytes(32), ipHashKey: randomBytes(32), transportPrivateKeyPem, generated: [], fromDataDir: [] },
+    database, clock, log,
+  });
+  await strongroom.init();
+  const app = await strongroom.buildApp();
+  const s = strongroom.registry;
+  const who = { uuid: null, username: 'screenshots' };
+  await s.consoleAdmin.createUser({ username: 'operator.njeri', email: 'njeri@bank.example', phone: null, roles: ['admin'], password: PASSWORD, fullName: 'Njeri Kamau' }, who);
+  for (const [username, fullName, roles] of [['amina.otieno', 'Amina Otieno', ['staff']], ['joao.silva', 'João Silva', ['customer']], ['claire.dubois', 'Claire Dubois', ['customer']], ['branch.kiosk', null, ['operator']]] as const) {
+    await s.consoleAdmin.createUser({ username, email: `${username}@bank.example`, phone: null, roles: [...roles], password: PASSWORD, fullName }, who);
+  }
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const totp = await enrolAuthenticator(origin, clock);
+  const browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  const shot = async (page: Page, name: string) => {
+    await page.waitForLoadState('networkidle');
+    await page.screenshot({ path: path.join(OUT, `${name}.png`) });
+    console.log(`docs/console/${name}.png`);
+  };
+  try {
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 760 } })).newPage();
+    await page.goto(`${origin}/`);
+    await shot(page, 'home');
+    await page.goto(`${origin}/console`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await shot(page, 'console-sign-in');
+    await signIn(page, 'operator.njeri', PASSWORD);
+    await page.getByLabel('Code from your authenticator app').waitFor();
+    await shot(page, 'console-second-factor');
+    clock.advance(30_000);
+    await page.getByLabel('Code from your authenticator app').fill(totp.generate({ timestamp: clock.now() }));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('rowheader', { name: 'amina.otieno' }).waitFor();
+    await shot(page, 'console-users');
+    const temporary = await createUser(page, { username: 'wanjiru.mwangi', fullName: 'Wanjiru Mwangi', email: 'wanjiru@bank.example' });
+    await shot(page, 'console-user-created');
+    await page.getByRole('link', { name: 'Open the user' }).click();
+    await page.getByRole('heading', { name: 'wanjiru.mwangi' }).waitFor();
+    await shot(page, 'console-user');
+
+    const person = await (await browser.newContext({ viewport: { width: 1280, height: 760 }, locale: 'pt-PT' })).newPage();
+    await person.goto(`${origin}/account`);
+    await person.getByRole('heading', { name: 'Iniciar sessão' }).waitFor(); // the browser's language
+    await shot(person, 'account-sign-in-pt');
+    await person.getByLabel('Idioma').click();
+    await person.getByRole('option', { name: 'English' }).click();
+    await signIn(person, 'wanjiru.mwangi', temporary);
+    await person.getByRole('heading', { name: 'Choose your password' }).waitFor();
+    await shot(person, 'account-choose-password');
+    await chooseFirstPassword(person, NEW_PASSWORD);
+    await person.getByText('wanjiru@bank.example').waitFor();
+    await shot(person, 'account-profile');
+    await person.getByRole('navigation').getByRole('link', { name: 'Sessions' }).click();
+    await person.getByText('This session').waitFor();
+    await shot(person, 'account-sessions');
+    await person.getByLabel('Language').click();
+    await person.getByRole('option', { name: 'Português' }).click();
+    await person.getByRole('heading', { name: 'Sessões' }).waitFor();
+    await shot(person, 'account-sessions-pt');
+  } finally {
+    await browser.close();
+    await app.close();
+    await strongroom.close();
+    await database.close();
+  }
+}
+
+/** The operator enrols an authenticator app through the SDK (encrypted, as the service enforces); returns the app. */
+async function enrolAuthenticator(origin: string, clock: ManualClock): Promise<OTPAuth.TOTP> {
+  const client = new StrongroomClient({ baseUrl: origin });
+  await client.login({ username: 'operator.njeri', password: PASSWORD });
+  const setup = await client.request<{ secret: string }>('POST', '/api/v1/2fa/totp/setup', { current_password: PASSWORD });
+  const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(setup.secret), algorithm: 'SHA1', digits: 6, period: 30 });
+  await client.request('POST', '/api/v1/2fa/totp/verify', { code: totp.generate({ timestamp: clock.now() }) });
+  await client.logout();
+  return totp;
+}
+
+await main();
