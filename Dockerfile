@@ -23,8 +23,12 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The console and account pages (packages/console) bundle the client SDK's sources.
+COPY packages/client/src ./packages/client/src
+COPY packages/console ./packages/console
 # tsc -p tsconfig.build.json: dist/src/server.js, dist/src/cli.js, the migrations and the FAQ
-# starter set's JSON, all under dist/src.
+# starter set's JSON, all under dist/src; then vite: the console's pages and hashed assets in
+# dist/console.
 RUN npm run build
 
 # --- deps: production dependencies only ------------------------------------------------------
@@ -47,6 +51,7 @@ WORKDIR /app
 # Owned by root and not writable by the service's user.
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/console ./dist/console
 # "type": "module": dist/src/*.js are ES modules.
 COPY package.json ./
 # Production mode: DATABASE_URL, FIELD_ENCRYPTION_KEY, IP_HASH_KEY and the transport key are

@@ -4,14 +4,15 @@
 # (npm run build), the deps stage (npm ci --omit=dev --ignore-scripts), the runtime stage's
 # files, then, as the image's non-root user with the image's environment and nothing writable
 # but what production needs (nothing): the CLI's migrate, create-admin, the ENTRYPOINT, the
-# HEALTHCHECK until it passes, /metrics on the management listener only, SIGTERM, exit 0.
+# HEALTHCHECK until it passes, /metrics on the management listener only, the console's pages and
+# assets, SIGTERM, exit 0.
 #
 #   DATABASE_URL=postgres://user@host:5432/empty_db scripts/container-steps.sh
 #
 # Environment:
 #   DATABASE_URL    required: a PostgreSQL database (production requires PostgreSQL); an empty
 #                   one shows the migrations running.
-#   PREBUILT_DIST   optional: a directory holding an already built dist/src (e.g. ./dist); the
+#   PREBUILT_DIST   optional: a directory holding an already built dist/src and dist/console (e.g. ./dist); the
 #                   build stage is then skipped.
 #   KEEP_WORK=1     optional: keep the temporary directory (its path is printed).
 #
@@ -149,8 +150,10 @@ copy_stage() {
 build_stage() {
   if [[ -n "${PREBUILT_DIST:-}" ]]; then
     [[ -f "$PREBUILT_DIST/src/server.js" ]] || fail "PREBUILT_DIST=$PREBUILT_DIST holds no src/server.js"
+    [[ -f "$PREBUILT_DIST/console/index.html" ]] || fail "PREBUILT_DIST=$PREBUILT_DIST holds no console/index.html (npm run build:console)"
     mkdir -p "$WORK/stage/build/dist"
     cp -a "$PREBUILT_DIST/src" "$WORK/stage/build/dist/src"
+    cp -a "$PREBUILT_DIST/console" "$WORK/stage/build/dist/console"
     return
   fi
   expect_run build 'npm run build'
@@ -259,6 +262,16 @@ node -e "
     process.exit(pub.status === 404 && man.status === 200 && health.status === 200 ? 0 : 1);
   }, (err) => { console.error(err); process.exit(1); });
 " "$PORT" "$MANAGEMENT_PORT" || fail "/metrics must answer 404 on the API port and 200 on the management port"
+node -e "
+  const [port] = process.argv.slice(1);
+  Promise.all([fetch('http://127.0.0.1:' + port + '/console'), fetch('http://127.0.0.1:' + port + '/account/sessions')]).then(async ([c, a]) => {
+    const page = await c.text();
+    const asset = /src=\"(\/console\/assets\/[^\"]+\.js)\"/.exec(page);
+    const js = asset ? await fetch('http://127.0.0.1:' + port + asset[1]) : { status: 0 };
+    console.log('container-steps: console: /console ' + c.status + ', /account/sessions ' + a.status + ', its script ' + js.status);
+    process.exit(c.status === 200 && a.status === 200 && js.status === 200 ? 0 : 1);
+  }, (err) => { console.error(err); process.exit(1); });
+" "$PORT" || fail "/console, /account and the console's assets must answer 200 (dist/console in the image)"
 [[ ! -e "$WORK/data" ]] || fail "the service wrote to DATA_DIR in production"
 
 GRACE_MS=10000 # SHUTDOWN_GRACE_MS's default; the server exits 1 if the drain takes longer

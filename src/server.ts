@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     log.warn({ metrics: 'not served' }, 'Metrics: not served. In production /metrics needs MANAGEMENT_PORT (a separate listener, loopback by default) or METRICS_TOKEN (a bearer token on the public port)');
   }
   if (exposure.on !== 'nowhere' && exposure.token !== undefined) metricsAt += ' (METRICS_TOKEN required)';
-  log.info({ address, metrics: metricsAt }, `Strongroom listening on ${address}  ·  API docs ${address}/api/docs  ·  health ${address}/health  ·  metrics ${metricsAt}`);
+  log.info({ address, metrics: metricsAt }, `Strongroom listening on ${address}  ·  console ${address}/console  ·  your account ${address}/account  ·  API docs ${address}/api/docs  ·  health ${address}/health  ·  metrics ${metricsAt}`);
   // The service speaks HTTP; its answers tell browsers to use HTTPS only (HSTS).
   const plainHttp = 'Plain HTTP: terminate TLS in front of this port (a load balancer or proxy). Every answer carries Strict-Transport-Security, so browsers will insist on HTTPS for this host name.';
   if (config.env === 'production') log.info({ tls: 'in front' }, plainHttp);

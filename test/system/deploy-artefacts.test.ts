@@ -631,7 +631,7 @@ describe('deployment artefacts', () => {
   const npmSettings = (): Record<string, string> =>
     Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && /^(npm_config_(globalconfig|cafile|registry|proxy|https_proxy|noproxy|strict_ssl)|NODE_EXTRA_CA_CERTS|HTTPS?_PROXY|NO_PROXY)$/i.test(e[0])));
 
-  it('scripts/container-steps.sh builds, installs production dependencies, migrates a fresh PostgreSQL database, starts the server as a non-root user, passes the HEALTHCHECK and exits 0 on SIGTERM', { timeout: 240_000 }, async () => {
+  it('scripts/container-steps.sh builds, installs production dependencies, migrates a fresh PostgreSQL database, starts the server as a non-root user, passes the HEALTHCHECK, serves the console and exits 0 on SIGTERM', { timeout: 240_000 }, async () => {
     const databaseUrl = await emptyPostgresDatabase('deploy');
     const started = Date.now();
     const result = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
@@ -660,6 +660,7 @@ describe('deployment artefacts', () => {
     expect(Number(uid), 'the server ran as a non-root user').toBeGreaterThan(0);
     if (process.getuid?.() === 0) expect(`${uid}:${uid}`).toBe(imageUser);
     expect(result.out).toContain('metrics: 404 on the API port, 200 on the management port');
+    expect(result.out, 'the image ships the console (dist/console)').toContain('console: /console 200, /account/sessions 200, its script 200');
     expect(result.out).toMatch(/exit: 0 after SIGTERM in \d+ ms/);
     expect(result.out).toMatch(/container-steps: OK/);
   });
