@@ -6,9 +6,11 @@
  * channel). On every page: the strict Content-Security-Policy in the header, no violation of it
  * reported, and no serious or critical axe-core finding. `/` leads a browser to both.
  */
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
@@ -104,5 +106,23 @@ describe('the console and the account pages in Chromium', () => {
     const json = await page.request.get(`${origin}/`, { headers: { accept: 'application/json' } });
     expect(json.status()).toBe(404);
     expect((await json.json()).error_code).toBe('NOT_FOUND');
+  });
+
+  it('the build has nothing inline, and its hashed assets are cached for a year without the API\'s no-cache headers', async () => {
+    for (const page of ['index.html', 'account.html']) {
+      const html = readFileSync(path.join(inject('builtDist'), 'console', page), 'utf8');
+      expect(html, page).not.toMatch(/<style|\sstyle=|<script(?![^>]*\ssrc=)[^>]*>/);
+      expect(html, page).toMatch(/<script type="module" crossorigin src="\/console\/assets\/[\w-]+\.js"><\/script>/);
+    }
+    const page = await fetch(`${origin}/console`);
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(await page.text())![1]!;
+    const asset = await fetch(`${origin}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(asset.headers.get('pragma')).toBeNull();
+    expect(asset.headers.get('expires')).toBeNull();
+    const unknown = await fetch(`${origin}/console/assets/nothing-here.js`);
+    expect(unknown.status).toBe(404);
+    expect((await unknown.json() as { error_code: string }).error_code).toBe('NOT_FOUND');
   });
 });

@@ -1,0 +1,76 @@
+/**
+ * How src/console serves the built pages (on a bare Fastify: the HTTP conventions are the app's):
+ * the pages with the strict CSP and no-store, every path under an entry answered with its page,
+ * hashed assets by name only and cached for a year, an unknown asset a 404, `/` for browsers only,
+ * and a missing build a 503 saying how to build it.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { loadConsoleBuild, type ConsoleBuild } from './files.js';
+import { CONSOLE_CSP, consoleRoutes } from './routes.js';
+
+async function serve(build: ConsoleBuild) {
+  const app = Fastify();
+  await app.register(consoleRoutes(build));
+  await app.ready();
+  return app;
+}
+
+function fakeBuild(): ConsoleBuild {
+  const dir = mkdtempSync(path.join(tmpdir(), 'console-build-'));
+  mkdirSync(path.join(dir, 'assets'));
+  writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>console</title>');
+  writeFileSync(path.join(dir, 'account.html'), '<!doctype html><title>account</title>');
+  writeFileSync(path.join(dir, 'assets', 'console-AbC123.js'), 'export {};');
+  writeFileSync(path.join(dir, 'assets', 'notes.txt'), 'not an asset type');
+  return loadConsoleBuild(dir);
+}
+
+describe('serving the console', () => {
+  it('answers each path under /console and /account with its page, under the strict CSP, never cached', async () => {
+    const app = await serve(fakeBuild());
+    for (const [url, title] of [['/console', 'console'], ['/console/users/3f0c8a5e', 'console'], ['/account', 'account'], ['/account/sessions', 'account']] as const) {
+      const res = await app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.body).toContain(`<title>${title}</title>`);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
+      expect(res.headers['cache-control']).toBe('no-store');
+    }
+    expect(CONSOLE_CSP).not.toContain('unsafe');
+  });
+
+  it('serves a built asset by name, immutable for a year; anything else under /console/assets is a 404', async () => {
+    const app = await serve(fakeBuild());
+    const js = await app.inject({ method: 'GET', url: '/console/assets/console-AbC123.js' });
+    expect(js.statusCode).toBe(200);
+    expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    for (const url of ['/console/assets/notes.txt', '/console/assets/missing.js', '/console/assets/..%2Findex.html', '/console/assets/']) {
+      const res = await app.inject({ method: 'GET', url });
+      expect(res.statusCode, url).toBe(404);
+    }
+  });
+
+  it('/ is a page of links for a browser and a 404 for anyone else', async () => {
+    const app = await serve(fakeBuild());
+    const page = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(page.statusCode).toBe(200);
+    for (const link of ['href="/console"', 'href="/account"', 'href="/api/docs"']) expect(page.body).toContain(link);
+    expect(page.body).not.toMatch(/<script|<style|style=/);
+    for (const accept of ['application/json', '*/*', undefined]) {
+      expect((await app.inject({ method: 'GET', url: '/', headers: accept ? { accept } : {} })).statusCode, String(accept)).toBe(404);
+    }
+  });
+
+  it('without a build, the pages answer 503 saying how to build it', async () => {
+    const app = await serve(loadConsoleBuild(path.join(tmpdir(), 'no-such-console-build')));
+    const res = await app.inject({ method: 'GET', url: '/account' });
+    expect(res.statusCode).toBe(503);
+    expect(res.body).toContain('npm run build:console');
+    expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
+  });
+});
