@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const clock = new ManualClock(Date.now());
   const transportPrivateKeyPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const strongroom = createStrongroom({
-    config: loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', ENFORCE_TRANSPORT_ENCRYPTION: '1', PUSH_DEV_OUTBOX: '0' }),
+    config: loadConfig({ NODE_ENV: 'test', BCRYPT_COST: '4', ENFORCE_TRANSPORT_ENCRYPTION: '1', PUSH_DEV_OUTBOX: '0', MFA_REQUIRED_ROLES: 'staff' }),
     secrets: { fieldKey: randomBytes(32), ipHashKey: randomBytes(32), transportPrivateKeyPem, generated: [], fromDataDir: [] },
     database, clock, log,
   });
@@ -97,6 +97,12 @@ async function main(): Promise<void> {
     await person.getByRole('option', { name: 'Português' }).click();
     await person.getByRole('heading', { name: 'Sessões' }).waitFor();
     await shot(person, 'account-sessions-pt');
+
+    const staff = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    await staff.goto(`${origin}/account`);
+    await signIn(staff, 'amina.otieno', PASSWORD);
+    await staff.getByRole('heading', { name: 'Set up your authenticator app' }).waitFor();
+    await shot(staff, 'account-set-up-authenticator');
   } finally {
     await browser.close();
     await app.close();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
-import { enrolTotp, type Authenticator } from '../harness/authenticator.js';
+import { Authenticator, enrolTotp } from '../harness/authenticator.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
 import { chooseFirstPassword, createUser, seriousAccessibilityProblems, signIn, watchCsp } from '../harness/console-pages.js';
 import { OTHER_PASSWORD, seedUser, signIn as apiSignIn, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   await seedUser(setup.s, 'console.operator', { roles: ['admin'] });
   authenticator = (await enrolTotp(setup.app, clock, (await apiSignIn(setup.app, 'console.operator')).access_token)).authenticator;
   await setup.closeApp();
-  t = await createTestApp({ database, clock, secrets, env: { ENFORCE_TRANSPORT_ENCRYPTION: '1' } });
+  t = await createTestApp({ database, clock, secrets, env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MFA_REQUIRED_ROLES: 'staff' } });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
@@ -93,6 +93,32 @@ describe('the console and the account pages in Chromium', () => {
     expect(csp.consoleErrors.filter((e) => /Content.Security.Policy/i.test(e))).toEqual([]);
     expect(personCsp.consoleErrors.filter((e) => /Content.Security.Policy/i.test(e))).toEqual([]);
     expect(personCsp.consoleErrors.filter((e) => e.startsWith('pageerror'))).toEqual([]);
+  });
+
+  it('a role that requires a second factor: the person enrols an authenticator app at sign-in (its QR code read from the page), keeps the backup codes and is signed in', async () => {
+    await seedUser(t.s, 'staff.browser', { roles: ['staff'] });
+    const page = await (await browser.newContext()).newPage();
+    const csp = await watchCsp(page);
+    const setups = { login: 0, setup: 0 };
+    page.on('request', (r) => {
+      if (r.url().endsWith('/api/v1/auth/login')) setups.login += 1;
+      if (r.url().endsWith('/api/v1/2fa/totp/setup')) setups.setup += 1;
+    });
+    await page.goto(`${origin}/account`);
+    await signIn(page, 'staff.browser', STRONG_PASSWORD);
+    await page.getByRole('heading', { name: 'Set up your authenticator app' }).waitFor();
+    const qr = await page.getByRole('img', { name: 'QR code to scan with your authenticator app' }).getAttribute('src');
+    const app = Authenticator.scan(qr!);
+    expect(await page.getByTestId('totp-secret').textContent()).toBe(app.totp.secret.base32);
+    expect(setups).toEqual({ login: 1, setup: 1 });
+    await checkScreen(page, csp, 'authenticator set-up');
+    await page.getByLabel('Code from your authenticator app').fill(app.code(t.clock.now()));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Your backup codes' }).waitFor();
+    expect(await page.getByTestId('backup-codes').getByRole('listitem').count()).toBe(10);
+    await page.getByRole('button', { name: 'I have kept them: continue' }).click();
+    await page.getByRole('heading', { name: 'Profile' }).waitFor();
+    expect(await csp.violations()).toEqual([]);
   });
 
   it('/ leads a browser to the console, the account pages and the API reference; a JSON client still gets 404', async () => {

@@ -2,7 +2,8 @@
  * Signing in, as the bank's apps do, through the SDK: the password; then, on 401 2FA_REQUIRED,
  * the second factor (a code from the authenticator app, a backup code, or a code sent by email
  * or text message); on 403 PASSWORD_CHANGE_REQUIRED (a temporary password an administrator
- * gave), a new password, after which the sign-in goes on with it.
+ * gave), a new password, after which the sign-in goes on with it; on 403 MFA_SETUP_INCOMPLETE (a
+ * role that requires a second factor, none enrolled), an authenticator app, enrolled there.
  */
 import { useState, type FormEvent } from 'react';
 import { Form, Heading } from 'react-aria-components';
@@ -10,11 +11,13 @@ import { StrongroomError, type SignInResponse } from '../../../client/src/index.
 import { useI18n } from '../lib/i18n.js';
 import { useSession } from '../lib/session.js';
 import { Button, ErrorNotice, Field, Notice } from './forms.js';
+import { SetUpAuthenticator, startTotpSetup, type TotpSetup } from './SetUpAuthenticator.js';
 
 type Step =
   | { kind: 'password' }
   | { kind: 'second-factor'; username: string; token: string; methods: string[]; sent: 'email' | 'sms' | null; backup: boolean }
-  | { kind: 'new-password'; username: string; resetToken: string };
+  | { kind: 'new-password'; username: string; resetToken: string }
+  | { kind: 'set-up'; token: string; setup: TotpSetup };
 
 function submit(handler: (data: Record<string, string>) => Promise<void>) {
   return (e: FormEvent<HTMLFormElement>) => {
@@ -40,6 +43,9 @@ export function SignIn({ title }: { title: string }) {
     } catch (err) {
       if (err instanceof StrongroomError && err.errorCode === '2FA_REQUIRED') {
         setStep({ kind: 'second-factor', username, token: String(err.details.two_factor_token), methods: (err.details.methods as string[] | undefined) ?? [], sent: null, backup: false });
+      } else if (err instanceof StrongroomError && err.errorCode === 'MFA_SETUP_INCOMPLETE' && ((err.details.setup_methods as string[] | undefined) ?? []).includes('totp')) {
+        const token = String(err.details.two_factor_token);
+        await startTotpSetup(client, token).then((setup) => setStep({ kind: 'set-up', token, setup }), setError);
       } else if (err instanceof StrongroomError && err.errorCode === 'PASSWORD_CHANGE_REQUIRED') {
         setStep({ kind: 'new-password', username, resetToken: String(err.details.reset_token) });
       } else setError(err);
@@ -65,6 +71,7 @@ export function SignIn({ title }: { title: string }) {
       ) : null}
       {step.kind === 'second-factor' ? <SecondFactor step={step} setStep={setStep} run={run} busy={busy} setError={setError} /> : null}
       {step.kind === 'new-password' ? <NewPassword step={step} run={run} busy={busy} setError={setError} /> : null}
+      {step.kind === 'set-up' ? <SetUpAuthenticator token={step.token} setup={step.setup} /> : null}
     </main>
   );
 }
