@@ -89,6 +89,7 @@ export const en = {
   'newUser.open': 'Open the user',
   'newUser.another': 'Create another',
   'user.back': 'All users',
+  'user.branch': 'Branch',
   'user.branches': 'Branches',
   'user.lockedUntil': 'until {when}',
   'user.mustChange': 'Must change the password',

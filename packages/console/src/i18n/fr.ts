@@ -91,6 +91,7 @@ export const fr: Record<MessageKey, string> = {
   'newUser.open': 'Ouvrir l’utilisateur',
   'newUser.another': 'En créer un autre',
   'user.back': 'Tous les utilisateurs',
+  'user.branch': 'Agence',
   'user.branches': 'Agences',
   'user.lockedUntil': 'jusqu’au {when}',
   'user.mustChange': 'Doit changer de mot de passe',

@@ -91,6 +91,7 @@ export const pt: Record<MessageKey, string> = {
   'newUser.open': 'Abrir o utilizador',
   'newUser.another': 'Criar outro',
   'user.back': 'Todos os utilizadores',
+  'user.branch': 'Agência',
   'user.branches': 'Agências',
   'user.lockedUntil': 'até {when}',
   'user.mustChange': 'Tem de mudar a palavra-passe',

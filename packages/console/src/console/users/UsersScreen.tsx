@@ -16,6 +16,7 @@ interface Page {
 interface Filters {
   search: string;
   role: string;
+  entity: string;
   status: string;
 }
 
@@ -23,6 +24,7 @@ function query(filters: Filters, cursor: string | null): string {
   const q = new URLSearchParams({ limit: '25' });
   if (filters.search.trim() !== '') q.set('search', filters.search.trim());
   if (filters.role.trim() !== '') q.set('role', filters.role.trim());
+  if (filters.entity.trim() !== '') q.set('entity', filters.entity.trim());
   if (filters.status !== '') q.set('status', filters.status);
   if (cursor) q.set('cursor', cursor);
   return `/api/v1/admin/users?${q}`;
@@ -32,7 +34,7 @@ export function UsersScreen() {
   const { t, language } = useI18n();
   const { call, can } = useSession();
   const href = useHref();
-  const [filters, setFilters] = useState<Filters>({ search: '', role: '', status: '' });
+  const [filters, setFilters] = useState<Filters>({ search: '', role: '', entity: '', status: '' });
   const [status, setStatus] = useState('');
   const first = useApi<Page>(query(filters, null));
   // Later pages of the same search, fetched with "More users".
@@ -58,7 +60,7 @@ export function UsersScreen() {
   const onSearch = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const data = new FormData(e.currentTarget);
-    setFilters({ search: String(data.get('search') ?? ''), role: String(data.get('role') ?? ''), status });
+    setFilters({ search: String(data.get('search') ?? ''), role: String(data.get('role') ?? ''), entity: String(data.get('entity') ?? ''), status });
     first.reload();
   };
   const users = pages.flatMap((p) => p.users);
@@ -74,6 +76,7 @@ export function UsersScreen() {
       <Form className="filters" onSubmit={onSearch} role="search" aria-label={t('users.searchLabel')}>
         <Field name="search" label={t('users.search')} description={t('users.searchHint')} />
         <Field name="role" label={t('users.role')} />
+        <Field name="entity" label={t('user.branch')} />
         <Select className="field" selectedKey={status} onSelectionChange={(k) => setStatus(String(k))}>
           <Label>{t('users.status')}</Label>
           <AriaButton className="select-button"><SelectValue /><span aria-hidden="true">▾</span></AriaButton>
