@@ -46,8 +46,8 @@ const Device = Type.Object({
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
-/** What turning off, deleting or moving the phone that approves sign-ins does (src/push-approval listens). */
-const APPROVAL_PHONE = 'The phone enrolled for push approval: turning its token off, deleting it, or its registration by another account removes the `push_approval` second factor (audited `PUSH_APPROVAL_REMOVED`) and denies its pending requests; its owner must have proved a second factor in this session in the last 10 minutes first (`403 STEP_UP_REQUIRED`).';
+/** What turning off or deleting the phone that approves sign-ins does (src/push-approval listens). */
+const APPROVAL_PHONE = 'The phone enrolled for push approval: turning its token off or deleting it removes the `push_approval` second factor (audited `PUSH_APPROVAL_REMOVED`) and denies its pending requests; its owner must have proved a second factor in this session in the last 10 minutes first (`403 STEP_UP_REQUIRED`, checked in the same transaction as the change).';
 
 function present(d: DeviceToken) {
   return {
@@ -82,7 +82,7 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
           '',
           '- A token nobody has: created, `201`.',
           '- A token the user has already: reactivated (and its platform and name updated) instead of duplicated, `200`.',
-          '- A token another user has (a phone that changed hands): it moves to the signed-in user, `200`; audited as DEVICE_TOKEN_TRANSFERRED naming both users. When it was the previous owner\'s phone for push approval, their `push_approval` factor is removed (audited `PUSH_APPROVAL_REMOVED` on their trail).',
+          '- A token another user has (a phone that changed hands): it moves to the signed-in user, `200`; audited as DEVICE_TOKEN_TRANSFERRED naming both users, on both trails. When it was the previous owner\'s phone for push approval, their `push_approval` factor stays (anyone holding the token could register it: that must not strip their second factor), but is not offered while the token is not theirs: their sign-in asks for another factor, or, when it is their only one, answers `401 2FA_REQUIRED` with no method and names a device recovery. Their app registering the token again brings it back.',
           '',
           `Limits per user: ${MAX_ACTIVE_DEVICES} active tokens (each notification and each code by push goes to every one) and ${MAX_DEVICES} in all. Past them the least recently used active token is turned off (audited DEVICE_TOKEN_DEACTIVATED, \`by: device_limit\`), then the least recently used inactive one deleted (DEVICE_TOKEN_DELETED); the token being registered is never the one.`,
           '',
@@ -147,10 +147,10 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
         config: { rateLimit: { group: 'account', account: signedInAccount } },
       }, async (request) => {
         const user = await owner(request);
-        if (!active) await s.deviceTokens.authorizeOwnerRemoval(request.auth!, user.id, request.params.id);
         const device = await s.db.transaction().execute(async (trx) => {
           await lockUserRow(trx, user.id);
-          const d = await s.deviceTokens.setActive(user.id, request.params.id, active, trx, requestAuditContext(request));
+          // Turning off: the listeners' checks (the phone that approves sign-ins needs a step-up) run in this transaction, under the locks.
+          const d = await s.deviceTokens.setActive(user.id, request.params.id, active, trx, requestAuditContext(request), request.auth!);
           if (d) await audit(request, user, event, { device_token_id: d.uuid }, trx);
           if (d && active) await auditTrimmed(request, user, await s.deviceTokens.trim(trx, user.id, d.id), trx);
           return d;
@@ -168,9 +168,8 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const user = await owner(request);
-      await s.deviceTokens.authorizeOwnerRemoval(request.auth!, user.id, request.params.id);
       const ids = await s.db.transaction().execute(async (trx) => {
-        const deleted = await s.deviceTokens.delete(user.id, request.params.id, trx, requestAuditContext(request));
+        const deleted = await s.deviceTokens.delete(user.id, request.params.id, trx, requestAuditContext(request), request.auth!);
         if (deleted.length > 0) await audit(request, user, 'DEVICE_TOKEN_DELETED', { device_token_ids: deleted }, trx);
         return deleted;
       });
@@ -184,9 +183,8 @@ export function deviceRoutes(s: DeviceRouteDeps & { db: Db }): FastifyPluginAsyn
       config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const user = await owner(request);
-      await s.deviceTokens.authorizeOwnerRemoval(request.auth!, user.id);
       const ids = await s.db.transaction().execute(async (trx) => {
-        const deleted = await s.deviceTokens.delete(user.id, undefined, trx, requestAuditContext(request));
+        const deleted = await s.deviceTokens.delete(user.id, undefined, trx, requestAuditContext(request), request.auth!);
         if (deleted.length > 0) await audit(request, user, 'DEVICE_TOKEN_DELETED', { device_token_ids: deleted, all: true }, trx);
         return deleted;
       });

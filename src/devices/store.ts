@@ -69,8 +69,11 @@ export interface DeviceListener {
   removing(trx: Db, removal: DeviceRemoval): Promise<void>;
   /** The user's tokens the device limits never retire. */
   pinned?(trx: Db, userId: number): Promise<number[]>;
-  /** Before the owner deletes or turns off tokens: may refuse (throws), e.g. until a recent step-up. */
-  authorizeOwner?(auth: AuthContext, userId: number, deviceIds: number[]): Promise<void>;
+  /**
+   * Before the owner deletes or turns off tokens, in the transaction that does it (the user's row
+   * and the tokens' rows locked): may refuse (throws, and nothing changes), e.g. until a recent step-up.
+   */
+  authorizeOwner?(trx: Db, auth: AuthContext, userId: number, deviceIds: number[]): Promise<void>;
 }
 
 const SELECTED = ['id', 'uuid', 'user_id', 'push_token', 'platform', 'device_name', 'is_active', 'receives_codes', 'last_used_at', 'created_on', 'updated_on'] as const;
@@ -96,16 +99,20 @@ export class DeviceTokenStore {
   }
 
   /**
-   * Before the owner deletes (`uuid`, or every token when undefined) or turns off their tokens:
-   * each listener may refuse (it throws). Unknown tokens are no one's concern (the route answers 404).
+   * The owner's tokens (`uuid`, or every one when undefined) about to be deleted or turned off, in
+   * `trx`: the user's row locked first, then the tokens' rows (the order of every change to a
+   * user's phone: user row, device rows, then what hangs on them: src/push-approval), then each
+   * listener may refuse (it throws) seeing what is committed now. Their internal ids; none for
+   * unknown tokens (the route answers 404). `auth`: the owner's session; none when the service
+   * itself removes them.
    */
-  async authorizeOwnerRemoval(auth: AuthContext, userId: number, uuid?: string): Promise<void> {
-    if (!this.listeners.some((l) => l.authorizeOwner)) return;
-    let q = this.deps.db.selectFrom('device_tokens').select('id').where('user_id', '=', userId);
+  private async lockOwned(trx: Db, userId: number, uuid: string | undefined, auth: AuthContext | undefined): Promise<number[]> {
+    await lockUserRow(trx, userId);
+    let q = trx.selectFrom('device_tokens').select('id').where('user_id', '=', userId);
     if (uuid !== undefined) q = q.where('uuid', '=', uuid);
-    const ids = (await q.execute()).map((r) => r.id);
-    if (ids.length === 0) return;
-    for (const l of this.listeners) await l.authorizeOwner?.(auth, userId, ids);
+    const ids = (await q.orderBy('id').forUpdate().execute()).map((r) => r.id);
+    if (ids.length > 0 && auth) for (const l of this.listeners) await l.authorizeOwner?.(trx, auth, userId, ids);
+    return ids;
   }
 
   private reveal(row: DeviceToken): DeviceToken {
@@ -227,11 +234,14 @@ export class DeviceTokenStore {
     return row && this.reveal(row);
   }
 
-  /** Turns the user's token on or off; turning it off tells the listeners (`deactivated`, with the request's `context`). */
-  async setActive(userId: number, uuid: string, active: boolean, trx: Db = this.deps.db, context?: AuditContext): Promise<DeviceToken | undefined> {
+  /**
+   * Turns the user's token on or off; turning it off asks the listeners first (`auth`, the
+   * owner's session: they may refuse) and tells them (`deactivated`, with the request's `context`).
+   */
+  async setActive(userId: number, uuid: string, active: boolean, trx: Db = this.deps.db, context?: AuditContext, auth?: AuthContext): Promise<DeviceToken | undefined> {
     return this.inTransaction(trx, async (t) => {
       if (!active) {
-        const ids = (await t.selectFrom('device_tokens').select('id').where('uuid', '=', uuid).where('user_id', '=', userId).forUpdate().execute()).map((r) => r.id);
+        const ids = await this.lockOwned(t, userId, uuid, auth);
         await this.removing(t, { userId, deviceIds: ids, reason: 'deactivated', context });
       }
       const row = await t.updateTable('device_tokens').set({ is_active: active, updated_on: new Date(this.deps.clock.now()) })
@@ -274,12 +284,14 @@ export class DeviceTokenStore {
     });
   }
 
-  /** Deletes the user's token with this uuid (or all of theirs), telling the listeners first (with the request's `context`); the uuids deleted. */
-  async delete(userId: number, uuid?: string, trx: Db = this.deps.db, context?: AuditContext): Promise<string[]> {
+  /**
+   * Deletes the user's token with this uuid (or all of theirs), asking the listeners first
+   * (`auth`, the owner's session: they may refuse) and telling them (with the request's
+   * `context`); the uuids deleted.
+   */
+  async delete(userId: number, uuid?: string, trx: Db = this.deps.db, context?: AuditContext, auth?: AuthContext): Promise<string[]> {
     return this.inTransaction(trx, async (t) => {
-      let q = t.selectFrom('device_tokens').select('id').where('user_id', '=', userId);
-      if (uuid !== undefined) q = q.where('uuid', '=', uuid);
-      const ids = (await q.forUpdate().execute()).map((r) => r.id);
+      const ids = await this.lockOwned(t, userId, uuid, auth);
       if (ids.length === 0) return [];
       await this.removing(t, { userId, deviceIds: ids, reason: 'deleted', context });
       return (await t.deleteFrom('device_tokens').where('user_id', '=', userId).where('id', 'in', ids).returning('uuid').execute()).map((r) => r.uuid);

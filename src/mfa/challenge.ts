@@ -122,11 +122,12 @@ export class MfaGate implements SecondFactorGate {
     if (enrolled.length > 0 && methods.length === 0 && usable.length > 0) return d.policy.refuseFactor(user, grants.roles, ctx);
     const setupMethods = enrolled.length > 0 ? [] : (await d.factors.enrollable(user)).filter(counts);
     if (enrolled.length === 0 && setupMethods.length === 0) return d.policy.refuseFactor(user, grants.roles, ctx);
-    // Enrolled factors none of which can be used now (say email, with SMTP gone) still mean
-    // `signin`: a setup token would let the password alone enrol a new factor. The user's way
-    // out is recovery (security questions with this token, then an MFA reset).
+    // Enrolled factors none of which can be used now (say email, with SMTP gone, or the phone
+    // that approves sign-ins unreachable) still mean `signin`: a setup token would let the
+    // password alone enrol a new factor. The user's way out is recovery, which the answer names.
     const purpose: ChallengePurpose = enrolled.length > 0 ? 'signin' : 'setup';
-    return this.issue(user, ctx, { purpose, methods, setupMethods, strategy, after, origin });
+    const recover = purpose === 'signin' && methods.length === 0 ? recoveryHint(enrolled) : undefined;
+    return this.issue(user, ctx, { purpose, methods, setupMethods, strategy, after, origin, recover });
   }
 
   /** A proof that is a second factor by itself (a passkey) is refused when the channel's policy lists factors without it. */
@@ -157,7 +158,7 @@ export class MfaGate implements SecondFactorGate {
   }
 
   /** Issues the 2FA token of a challenge, audits it and returns its answer (401 2FA_REQUIRED, or 403 MFA_SETUP_INCOMPLETE). */
-  private async issue(user: UserRow, ctx: ClientContext, c: { purpose: ChallengePurpose; methods: SignInMethod[]; setupMethods: MfaMethod[]; strategy: string; after?: AfterSecondFactor; origin?: SessionOrigin; byContact?: boolean }): Promise<AppError> {
+  private async issue(user: UserRow, ctx: ClientContext, c: { purpose: ChallengePurpose; methods: SignInMethod[]; setupMethods: MfaMethod[]; strategy: string; after?: AfterSecondFactor; origin?: SessionOrigin; byContact?: boolean; recover?: RecoveryHint }): Promise<AppError> {
     const d = this.deps;
     const { purpose, methods, setupMethods, strategy, after, origin } = c;
     // `by_contact`: a sign-in token's methods are contacts on file; a set-up token's proves only
@@ -173,7 +174,7 @@ export class MfaGate implements SecondFactorGate {
     const risk = c.byContact === true ? { reason: 'unusual_sign_in' as const } : {};
     if (purpose === 'signin') {
       await d.audit.record({ ...audit, eventType: 'MFA_REQUIRED', status: 'SUCCESS', details: { methods, strategy, ...risk, ...(after ? { then: after.next } : {}) } });
-      return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn, ...risk });
+      return MfaErrors['2FA_REQUIRED']({ two_factor_token: issued.token, methods, expires_in: expiresIn, ...risk, ...(c.recover ?? {}) });
     }
     await d.audit.record({ ...audit, eventType: 'MFA_SETUP_REQUIRED', status: 'SUCCESS', details: { setup_methods: setupMethods, strategy, ...risk } });
     return MfaErrors.MFA_SETUP_INCOMPLETE({
@@ -184,6 +185,29 @@ export class MfaGate implements SecondFactorGate {
       next_step: SETUP_NEXT_STEP,
     });
   }
+}
+
+/** Where a sign-in whose enrolled factors none can be used now points (`401 2FA_REQUIRED` with empty `methods`). */
+export interface RecoveryHint {
+  recover_path: string;
+  /** What to name as lost at `recover_path`. */
+  recover_lost: 'device' | 'mfa';
+  recover: string;
+}
+
+/**
+ * The account recovery for enrolled factors none of which can be used now: a device recovery
+ * when the phone that approves sign-ins is the only one (it removes that factor), else an MFA
+ * recovery (it removes them all).
+ */
+export function recoveryHint(enrolled: readonly MfaMethod[]): RecoveryHint {
+  const lost = enrolled.length === 1 && enrolled[0] === 'push_approval' ? 'device' : 'mfa';
+  const what = lost === 'device' ? 'The phone that approves your sign-ins cannot be reached now' : 'None of your second factors can be used now';
+  return {
+    recover_path: '/api/v1/auth/reset/initiate',
+    recover_lost: lost,
+    recover: `${what}. Recover the account (POST /api/v1/auth/reset/initiate with lost: "${lost}"), then set up a second factor again; or sign in again once it can be used.`,
+  };
 }
 
 /**
@@ -319,9 +343,9 @@ export class ChallengeService {
    * password and a session are not the second factor; without this, a stolen session and the
    * password would enrol the thief's authenticator or phone.
    */
-  async requireRecentStepUp(auth: AuthContext, enrolled: readonly string[]): Promise<void> {
+  async requireRecentStepUp(auth: AuthContext, enrolled: readonly string[], trx: Db = this.deps.db): Promise<void> {
     if (enrolled.length === 0) return;
-    const row = await this.deps.db.selectFrom('sessions').select('mfa_verified_at').where('session_id', '=', auth.session.sessionId).executeTakeFirst();
+    const row = await trx.selectFrom('sessions').select('mfa_verified_at').where('session_id', '=', auth.session.sessionId).executeTakeFirst();
     const at = row?.mfa_verified_at ? new Date(row.mfa_verified_at).getTime() : 0;
     if (this.deps.clock.now() - at > STEP_UP_FRESH_MINUTES * 60_000) throw stepUpRequired(enrolled);
   }

@@ -8,8 +8,8 @@
  *   made in secure hardware, by our app), `optional` (elsewhere by default: an attestation sent
  *   must verify, none is accepted), `off` (never checked).
  * - PUSH_APPROVAL_ANDROID_PACKAGES, PUSH_APPROVAL_ANDROID_SIGNING_DIGESTS: the Android apps (package
- *   names; the SHA-256 of their signing certificates). Without packages, an Android hardware key
- *   of any app is accepted.
+ *   names; the SHA-256 of their signing certificates). Without packages, `required` accepts no
+ *   Android attestation (`platform_not_accepted`) and `optional` a hardware key of any app.
  * - PUSH_APPROVAL_IOS_APP_ID (`TEAMID.bundle.id`): the iOS app App Attest must vouch for; without
  *   it no App Attest attestation is accepted (there is nothing to check it against).
  *   PUSH_APPROVAL_IOS_APP_ATTEST_DEVELOPMENT=1 accepts development (Xcode) keys: never in production.
@@ -24,7 +24,7 @@ export const ATTESTATION_MODES: readonly PushApprovalAttestationMode[] = ['off',
 export interface PushApprovalAttestationConfig {
   readonly mode: PushApprovalAttestationMode;
   readonly android: {
-    /** Accepted package names; empty: any app's hardware key. */
+    /** Accepted package names; empty: any app's hardware key in `optional` mode, no Android attestation in `required` mode. */
     readonly packageNames: readonly string[];
     /** SHA-256 of accepted signing certificates, lowercase hex; empty: any signer of those packages. */
     readonly signatureDigests: readonly string[];

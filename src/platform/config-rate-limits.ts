@@ -8,7 +8,7 @@
  * `10/30s`) or `off`. SIGNIN_RATE_LIMIT_PER_MINUTE, older, still sets the sign-in limit per client.
  */
 
-export const RATE_GROUPS = ['signin', 'ussd', 'second_factor', 'recovery', 'token', 'account', 'faq_search', 'faq_feedback'] as const;
+export const RATE_GROUPS = ['signin', 'ussd', 'second_factor', 'push_approval_wait', 'push_approval_answer', 'recovery', 'token', 'account', 'faq_search', 'faq_feedback'] as const;
 export type RateGroup = (typeof RATE_GROUPS)[number];
 export type RateDimension = 'ip' | 'account';
 
@@ -33,6 +33,18 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   ussd: { ip: minute(600), account: minute(10) },
   /** Second-factor checks and code requests: per address and per challenge or user. */
   second_factor: { ip: minute(30), account: minute(10) },
+  /**
+   * A page waiting for the phone's push approval (its completion polls: a long poll counts once
+   * per call, about 3 a minute; a plain poll every 2 s, 30): per address (many pages behind one
+   * NAT) and per user. Nothing is guessed there: the approval is the phone's.
+   */
+  push_approval_wait: { ip: minute(600), account: minute(60) },
+  /**
+   * The phone's signed answer to a push approval: per address (many phones behind a carrier's
+   * NAT) and per user, apart from the pages' buckets so that neither a waiting page nor someone
+   * with the password asking again and again can keep the owner from answering (or reporting fraud).
+   */
+  push_approval_answer: { ip: minute(600), account: minute(20) },
   /**
    * Password, PIN and MFA recovery: per address and per named account, reset token or recovery
    * workflow (a password recovery takes four or five calls; each proof also has its own 3 attempts).

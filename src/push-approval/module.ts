@@ -74,7 +74,7 @@ export function pushApprovalModule(deps: PushApprovalDeps): Module<PushApprovalP
   deps.deviceTokens.listen({
     removing: (trx, removal) => pushApproval.deviceRemoving(trx, removal),
     pinned: (trx, userId) => pushApproval.pinnedDevices(trx, userId),
-    authorizeOwner: (auth, userId, ids) => pushApproval.authorizeDeviceRemoval(auth, userId, ids),
+    authorizeOwner: (trx, auth, userId, ids) => pushApproval.authorizeDeviceRemoval(trx, auth, userId, ids),
   });
   return {
     name: 'push-approval',

@@ -35,6 +35,7 @@ const WAITING = 'With `wait_seconds` (a long poll), a request the phone has not 
 const PENDING = '`409 PUSH_APPROVAL_PENDING` (with `Retry-After: 2`): the phone has not answered yet (or not within `wait_seconds`).';
 const DENIED = '`403 PUSH_APPROVAL_DENIED`: denied (`details.reason`: `denied`, `wrong_number`, `fraud_reported`; `superseded` by a newer request; `factor_removed` with the factor).';
 const EXPIRED = '`410 PUSH_APPROVAL_EXPIRED`: the phone did not answer within 5 minutes: ask for a new request.';
+const STALE = '`410 PUSH_APPROVAL_EXPIRED` (`details.reason: approval_stale`): the phone approved more than 2 minutes ago and the approval was not used: ask for a new request.';
 const LOCKED = '`429 MFA_LOCKED` (with `Retry-After`): too many failed second factors (`MFA_MAX_FAILURES`; a wrong number counts).';
 const ASKING = [
   '`403 PUSH_APPROVAL_DENIED`: a request of this sign-in or session was answered with a wrong number (`details.reason: wrong_number`), or the user reported a request as fraud in the last `PUSH_APPROVAL_FRAUD_PAUSE_HOURS` (`details.reason: fraud_reported`): push approval is paused for the account.',
@@ -162,20 +163,24 @@ function signInRoutes(app: App, s: PushApprovalRouteDeps): void {
         '',
         WAITING,
         '',
-        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, NOT_OFFERED, PENDING, DENIED, EXPIRED,
-          '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this `two_factor_token`.', LOCKED),
+        bullets(TOKEN_ERRORS, ACCOUNT_ERRORS, AFTER_FACTOR_PASSWORD_CHANGE, NOT_OFFERED, PENDING, DENIED, EXPIRED, STALE,
+          '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this `two_factor_token`.',
+          '`409 PUSH_APPROVAL_USED`: a parallel completion used this approval.', LOCKED),
       ].join('\n'),
       body: CompleteBody,
-      response: { 200: SignInResponseSchema, ...errors(...SECOND_FACTOR_ERRORS, E.PUSH_APPROVAL_PENDING, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_EXPIRED, E.PUSH_APPROVAL_NOT_FOUND) },
+      response: { 200: SignInResponseSchema, ...errors(...SECOND_FACTOR_ERRORS, E.PUSH_APPROVAL_PENDING, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_EXPIRED, E.PUSH_APPROVAL_NOT_FOUND, E.PUSH_APPROVAL_USED) },
     },
     preHandler: resolveSignIn,
-    config: { rateLimit: actors.limit('second_factor') },
+    config: { rateLimit: actors.limit('push_approval_wait') },
   }, async (request, reply) => {
     const challenge = actors.challengeOf(request);
     if (!challenge.claims.methods.includes('push_approval')) throw MfaErrors.MFA_METHOD_UNAVAILABLE({ method: 'push_approval' });
-    const approved = await s.pushApproval.outcome(challenge.user.id, { purpose: 'sign_in', jti: challenge.claims.jti }, request.body.request_id, waitOf(reply, request.body.wait_seconds));
+    const binding = { purpose: 'sign_in', jti: challenge.claims.jti } as const;
+    const approved = await s.pushApproval.outcome(challenge.user.id, binding, request.body.request_id, waitOf(reply, request.body.wait_seconds));
+    // Spent before the session is issued: a factor removed meanwhile denied it, and the sign-in stops here.
+    await s.pushApproval.spend(challenge.user.id, binding, approved);
     const signedIn = await actors.finish(request, challenge, 'push_approval');
-    await s.pushApproval.signInFinished(challenge.user.id, approved.id); // only now: an approval alone does not clear the failures
+    await s.pushApproval.signInFinished(challenge.user.id); // only now: an approval alone does not clear the failures
     return signedIn;
   });
 }
@@ -214,7 +219,7 @@ function stepUpRoutes(app: App, s: PushApprovalRouteDeps): void {
         '',
         WAITING,
         '',
-        bullets(SESSION, PENDING, DENIED, EXPIRED,
+        bullets(SESSION, PENDING, DENIED, EXPIRED, STALE,
           '`404 PUSH_APPROVAL_NOT_FOUND`: no such request of this session (another session\'s request included).',
           '`409 PUSH_APPROVAL_USED`: this approval completed a step-up already.', LOCKED),
       ].join('\n'),
@@ -222,7 +227,7 @@ function stepUpRoutes(app: App, s: PushApprovalRouteDeps): void {
       response: { 200: StepUpResponse, ...errors(E.PUSH_APPROVAL_PENDING, E.PUSH_APPROVAL_DENIED, E.PUSH_APPROVAL_EXPIRED, E.PUSH_APPROVAL_NOT_FOUND, E.PUSH_APPROVAL_USED, MfaErrors.MFA_LOCKED) },
     },
     onRequest: s.guard.authenticate,
-    config: { rateLimit: actors.limit('second_factor') },
+    config: { rateLimit: actors.limit('push_approval_wait') },
   }, async (request, reply) => {
     const user = await actors.signedInUser(request);
     return s.pushApproval.completeStepUp(user, request.auth!, request.body.request_id, waitOf(reply, request.body.wait_seconds), mfaContext(request));
@@ -234,8 +239,12 @@ function phoneRoutes(app: App, s: PushApprovalRouteDeps): void {
   app.get('/api/v1/push-approval/requests/:id', {
     config: { personalData: true },
     schema: {
-      tags, security, summary: 'A sign-in waiting for my approval',
-      description: `What the phone shows before the user answers: the three numbers to pick from, where and on what the sign-in is, and until when. Never the number itself.\n\n${bullets(SESSION, '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this account.')}`,
+      tags, security, summary: 'A request waiting for my approval',
+      description: [
+        'What the phone shows before the user answers: what is asked (`purpose`: `sign_in`, a sign-in; `step_up`, a signed-in session confirming it is the user), the three numbers to pick from, where and on what the asking page is, and until when. Never the number itself.',
+        '',
+        bullets(SESSION, '`404 PUSH_APPROVAL_NOT_FOUND`: no such request for this account.'),
+      ].join('\n'),
       params: RequestParams, response: { 200: RequestView, ...errors(E.PUSH_APPROVAL_NOT_FOUND) },
     },
     onRequest: s.guard.authenticate,
@@ -243,9 +252,9 @@ function phoneRoutes(app: App, s: PushApprovalRouteDeps): void {
 
   app.post('/api/v1/push-approval/requests/:id/answer', {
     schema: {
-      tags, security, summary: 'Approve or deny a sign-in',
+      tags, security, summary: 'Approve or deny a sign-in or a step-up',
       description: [
-        'The phone\'s answer, signed by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>`, where the signed decision is `approve`, `deny`, or `deny_fraud` (a `deny` with `report_fraud: true`): an access token alone cannot answer. The first answer decides; approving with another number than the sign-in page shows denies the sign-in (`wrong_number`, a failed second factor, and that `two_factor_token` asks no more). `report_fraud` with `deny` alerts the bank\'s security team, denies every pending request of the account, pauses push approval for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`, and, on a step-up, ends the session that asked for it (its next request answers `401 SESSION_INVALID`).',
+        'The phone\'s answer, signed by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>`, where the signed decision is `approve`, `deny`, or `deny_fraud` (a `deny` with `report_fraud: true`): an access token alone cannot answer. The first answer decides; approving with another number than the asking page shows denies the request (`wrong_number`, a failed second factor, and push approval ends for what asked: that sign-in\'s `two_factor_token`, or, for a step-up, that session). `report_fraud` with `deny` alerts the bank\'s security team, denies every pending request of the account, pauses push approval for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`, and, on a step-up, ends the session that asked for it (its next request answers `401 SESSION_INVALID`).',
         '',
         bullets(SESSION,
           '`422 VALIDATION_ERROR`: `approve` without `choice`.',
@@ -259,7 +268,8 @@ function phoneRoutes(app: App, s: PushApprovalRouteDeps): void {
       response: { 200: AnswerResponse, ...errors(E.PUSH_APPROVAL_SIGNATURE_INVALID, E.PUSH_APPROVAL_NOT_FOUND, E.PUSH_APPROVAL_ANSWERED, E.PUSH_APPROVAL_EXPIRED, MfaErrors.MFA_LOCKED) },
     },
     onRequest: s.guard.authenticate,
-    config: { rateLimit: actors.limit('second_factor') },
+    // Its own buckets: neither a page polling for this answer nor someone asking with the password spends them.
+    config: { rateLimit: actors.limit('push_approval_answer') },
   }, async (request) => {
     const user = await actors.signedInUser(request);
     const body = request.body;

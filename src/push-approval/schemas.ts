@@ -66,8 +66,8 @@ export const ConfirmResponse = Type.Object({
 export const RequestBody = Type.Object({ two_factor_token: TwoFactorToken }, { additionalProperties: false, title: 'Push-approval request', examples: [{ two_factor_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ0b2tlbl90eXBlIjoiMmZhIn0.sig' }] });
 
 export const RequestResponse = Type.Object({
-  request_id: Type.String({ format: 'uuid', description: 'The request: goes to `POST /api/v1/auth/push-approval/complete`.', examples: [REQUEST_ID] }),
-  number: Type.Integer({ minimum: 10, maximum: 99, description: 'The number the sign-in page shows: the user picks it on the phone.', examples: [47] }),
+  request_id: Type.String({ format: 'uuid', description: 'The request: goes to `POST /api/v1/auth/push-approval/complete` for a sign-in, to `POST /api/v1/auth/push-approval/step-up/complete` for a step-up.', examples: [REQUEST_ID] }),
+  number: Type.Integer({ minimum: 10, maximum: 99, description: 'The number the asking page (a sign-in, or a step-up) shows: the user picks it on the phone.', examples: [47] }),
   expires_in: Type.Integer({ description: 'Seconds the phone has left to answer.', examples: [300] }),
 }, { title: 'Push-approval request sent', examples: [{ request_id: REQUEST_ID, number: 47, expires_in: 300 }] });
 
@@ -103,10 +103,10 @@ const VIEW_EXAMPLE = {
 export const RequestView = Type.Object({
   id: Type.String({ format: 'uuid', examples: [REQUEST_ID] }),
   purpose: Type.Union([Type.Literal('sign_in'), Type.Literal('step_up')], { description: 'What the user approves: `sign_in`, a sign-in; `step_up`, a session of theirs that is already signed in confirming it is them (before a sensitive change, such as enrolling a new phone).', examples: ['sign_in'] }),
-  choices: Type.Array(Type.Integer({ minimum: 10, maximum: 99 }), { minItems: 3, maxItems: 3, description: 'Three numbers, one of them the number the sign-in page shows, in random order.', examples: [[83, 47, 12]] }),
-  location: Type.Object({ city: Nullable('Where the sign-in comes from, when the geolocation knows it.', 'Lisbon'), country: Nullable('ISO 3166-1 alpha-2.', 'PT') }, { examples: [{ city: 'Lisbon', country: 'PT' }] }),
-  device: Type.Object({ browser: Nullable('The browser of the sign-in, from its user agent.', 'Firefox'), system: Nullable('Its operating system.', 'Windows') }, { examples: [{ browser: 'Firefox', system: 'Windows' }] }),
-  channel: Type.String({ description: 'The channel of the sign-in (`web`, `mobile`, ...).', examples: ['web'] }),
+  choices: Type.Array(Type.Integer({ minimum: 10, maximum: 99 }), { minItems: 3, maxItems: 3, description: 'Three numbers, one of them the number the asking page (the sign-in, or the session stepping up) shows, in random order.', examples: [[83, 47, 12]] }),
+  location: Type.Object({ city: Nullable('Where the asking page is (the sign-in, or the session stepping up), when the geolocation knows it.', 'Lisbon'), country: Nullable('ISO 3166-1 alpha-2.', 'PT') }, { examples: [{ city: 'Lisbon', country: 'PT' }] }),
+  device: Type.Object({ browser: Nullable('The browser of the asking page, from its user agent.', 'Firefox'), system: Nullable('Its operating system.', 'Windows') }, { examples: [{ browser: 'Firefox', system: 'Windows' }] }),
+  channel: Type.String({ description: 'The channel of the sign-in, or of the session stepping up (`web`, `mobile`, ...).', examples: ['web'] }),
   requested_at: Type.String({ format: 'date-time', examples: ['2026-12-06T08:00:00.000Z'] }),
   expires_at: Type.String({ format: 'date-time', examples: ['2026-12-06T08:05:00.000Z'] }),
   state: State,
@@ -115,7 +115,7 @@ export const RequestView = Type.Object({
 export const AnswerBody = Type.Object({
   decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')], { examples: ['approve'] }),
   choice: Type.Optional(Type.Integer({ minimum: 10, maximum: 99, description: 'The number the user picked among `choices` (required to approve).', examples: [47] })),
-  report_fraud: Type.Optional(Type.Boolean({ description: 'With `deny`: the user did not try to sign in; the bank\'s security team is alerted, every pending request is denied, push approval pauses for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`, and the session that asked for a step-up ends. Signed as the decision `deny_fraud`.', examples: [false] })),
+  report_fraud: Type.Optional(Type.Boolean({ description: 'With `deny`: the user did not try to sign in (or to step up); the bank\'s security team is alerted, every pending request is denied, push approval pauses for `PUSH_APPROVAL_FRAUD_PAUSE_HOURS`, and the session that asked for a step-up ends. Signed as the decision `deny_fraud`.', examples: [false] })),
   signature: B64U('ECDSA P-256 with SHA-256 (DER, base64url) by the enrolled key over `strongroom-push-approval:v1|<user id>|<request id>|<decision>|<choice, or empty>` (UTF-8), the decision `approve`, `deny`, or `deny_fraud` for a `deny` with `report_fraud: true`.', SIGNATURE, 256),
 }, { additionalProperties: false, title: 'Push-approval answer', examples: [{ decision: 'approve', choice: 47, signature: SIGNATURE }] });
 

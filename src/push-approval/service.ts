@@ -46,7 +46,7 @@ import type { AlertService } from '../risk/alerts/service.js';
 import { describeDevice } from '../risk/responses/device.js';
 import type { AuthContext } from '../sessions/guard.js';
 import type { SessionService } from '../sessions/service.js';
-import type { UserRow } from '../users/store.js';
+import { lockUserRow, type UserRow } from '../users/store.js';
 import { levelOf, verifyEnrolmentAttestation, type AttestationLevel, type EnrolmentAttestation, type StoredAttestation } from './attestation/enrolment.js';
 import { ATTESTATION_REASONS, AttestationError } from './attestation/errors.js';
 import { answerMessage, type AnswerDecision, drawNumbers, enrolMessage, parsePublicKey, verifySignature } from './crypto.js';
@@ -61,6 +61,11 @@ export const REQUEST_SECONDS = 300;
 export const POLL_SECONDS = 2;
 /** The longest `wait_seconds` of a long poll of `complete`. */
 export const MAX_WAIT_SECONDS = 25;
+/**
+ * How long an approval may be completed after the phone's tap: a page waiting on it completes
+ * within a second; one that comes back later asks again (docs/decisions.md).
+ */
+export const APPROVAL_USE_SECONDS = 120;
 /** Requests the expiry job marks per statement. */
 export const EXPIRE_BATCH = 500;
 
@@ -179,10 +184,15 @@ export class PushApprovalService {
     const pending = { pending_public_key: publicKey ?? null, pending_device_token_id: device.id, enrol_challenge: challenge, enrol_expires_at: expires };
     // The new key waits beside the working one: a setup never confirmed must not lock the user
     // out, nor a thief's half-done setup end the user's phone. Confirming swaps it in.
-    await this.d.db.insertInto('push_approval_keys')
-      .values({ user_id: user.id, device_token_id: device.id, public_key: publicKey ?? null, ...pending, confirmed_at: null, paused_until: null, created_at: now })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet(pending))
-      .execute();
+    await this.d.db.transaction().execute(async (trx) => {
+      // The lock order of every change to a user's phone: user row, device row, key row, requests.
+      await lockUserRow(trx, user.id);
+      if (!(await this.holdDevice(trx, user.id, device.id, true))) throw E.PUSH_APPROVAL_DEVICE_NOT_FOUND(); // deleted or moved meanwhile
+      await trx.insertInto('push_approval_keys')
+        .values({ user_id: user.id, device_token_id: device.id, public_key: publicKey ?? null, ...pending, confirmed_at: null, paused_until: null, created_at: now })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet(pending))
+        .execute();
+    });
     return { challenge, expires_in: ENROL_SECONDS, attestation: this.d.config.pushApproval.attestation.mode };
   }
 
@@ -206,6 +216,9 @@ export class PushApprovalService {
     const challenge = key.enrol_challenge;
     const level = levelOf(attestation);
     await this.d.db.transaction().execute(async (trx) => {
+      // The lock order of every change to a user's phone (setup): the device goes or moves before or after, not during.
+      await lockUserRow(trx, user.id);
+      if (!(await this.holdDevice(trx, user.id, key.pending_device_token_id!))) throw E.PUSH_APPROVAL_SETUP_EXPIRED();
       const done = await trx.updateTable('push_approval_keys')
         .set({ public_key: publicKey, attestation: attestation === null ? null : JSON.stringify(attestation), device_token_id: key.pending_device_token_id!, confirmed_at: now, created_at: now, pending_public_key: null, pending_device_token_id: null, enrol_challenge: null, enrol_expires_at: null })
         .where('user_id', '=', user.id).where('enrol_challenge', '=', challenge).returning('id').executeTakeFirst();
@@ -214,6 +227,17 @@ export class PushApprovalService {
       await this.d.challenges.audit('MFA_ENROLLED', 'SUCCESS', user, ctx, 'push_approval', { attestation: level, ...(attestation ? { platform: attestation.platform } : {}) }, trx);
     });
     return { enrolled: true, method: 'push_approval', attestation: level };
+  }
+
+  /**
+   * Takes a key-share lock on the user's device token `id` (a deletion or a transfer waits until
+   * this transaction ends, and this one waits for one under way); whether it is still theirs (and,
+   * with `active`, turned on). Called with the user's row locked, before any key or request row is.
+   */
+  private async holdDevice(trx: Db, userId: number, id: number, active = false): Promise<boolean> {
+    let q = trx.selectFrom('device_tokens').select('id').where('id', '=', id).where('user_id', '=', userId);
+    if (active) q = q.where('is_active', '=', true);
+    return (await q.forKeyShare().executeTakeFirst()) !== undefined;
   }
 
   /**
@@ -249,8 +273,11 @@ export class PushApprovalService {
     await this.refuseLocked(user.id);
     const now = this.now();
     const result = await this.d.db.transaction().execute(async (trx) => {
-      // One request at a time per account: the count and the insert cannot interleave.
-      await sql`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`.execute(trx);
+      // One request at a time per account: the count and the insert cannot interleave. The lock
+      // order of every change to a user's phone: user row, device row (key-share, below, before
+      // any request row: a deletion or transfer of the phone's token waits for this request, or
+      // this one for it, never each for the other), key row, requests.
+      await lockUserRow(trx, user.id);
       const pending = await trx.selectFrom('push_approval_requests').select(['id', 'number', 'expires_at'])
         .where('user_id', '=', user.id).where(boundTo(binding)).where('state', '=', 'pending').where('expires_at', '>', now)
         .orderBy('requested_at', 'desc').executeTakeFirst();
@@ -259,7 +286,7 @@ export class PushApprovalService {
       // A key deleted with its device (or bound to a device no longer the user's) is no factor: 503.
       const key = await trx.selectFrom('push_approval_keys as k')
         .innerJoin('device_tokens as d', (j) => j.onRef('d.id', '=', 'k.device_token_id').onRef('d.user_id', '=', 'k.user_id'))
-        .select(['k.device_token_id']).where('k.user_id', '=', user.id).where('k.confirmed_at', 'is not', null).executeTakeFirst();
+        .select(['k.device_token_id']).where('k.user_id', '=', user.id).where('k.confirmed_at', 'is not', null).forKeyShare('d').executeTakeFirst();
       if (!key || this.d.push === undefined) throw E.PUSH_APPROVAL_UNAVAILABLE();
       // One pending request per account: a new one supersedes the older (its page is told it was
       // denied, its phone screen that it was answered), so parallel sign-ins cannot turn the
@@ -449,29 +476,42 @@ export class PushApprovalService {
   }
 
   /**
-   * The sign-in approved on the phone finished (`complete` spent the 2FA token and issued the
-   * session): the approval is marked used and, like any verified second factor, the failure
-   * count is cleared.
+   * Spends the approval `row` (`outcome` found it approved) before the sign-in or step-up it
+   * approves is finished: one conditional UPDATE, the very statement the factor's removal races
+   * (it denies the approvals not spent yet, `factor_removed`). Refused: 403 PUSH_APPROVAL_DENIED
+   * when denied since it was read (the factor removed meanwhile), 409 PUSH_APPROVAL_USED when a
+   * parallel completion spent it, 410 PUSH_APPROVAL_EXPIRED when the phone approved more than
+   * APPROVAL_USE_SECONDS ago.
    */
-  async signInFinished(userId: number, id: string): Promise<void> {
-    await this.d.db.updateTable('push_approval_requests').set({ completed_at: this.now() }).where('id', '=', id).where('user_id', '=', userId).where('completed_at', 'is', null).execute();
+  async spend(userId: number, binding: RequestBinding, row: RequestRow): Promise<void> {
+    const now = this.now();
+    const since = new Date(now.getTime() - APPROVAL_USE_SECONDS * 1000);
+    const used = await this.d.db.updateTable('push_approval_requests').set({ completed_at: now })
+      .where('id', '=', row.id).where('user_id', '=', userId).where('state', '=', 'approved').where('completed_at', 'is', null).where('answered_at', '>', since)
+      .returning('id').executeTakeFirst();
+    if (used) return;
+    const latest = await this.findBound(userId, binding, row.id);
+    if (latest.state === 'denied') throw E.PUSH_APPROVAL_DENIED({ reason: latest.deny_reason });
+    if (latest.completed_at !== null) throw E.PUSH_APPROVAL_USED();
+    throw E.PUSH_APPROVAL_EXPIRED({ reason: 'approval_stale' });
+  }
+
+  /**
+   * The sign-in approved on the phone finished (`complete` spent the approval and the 2FA token,
+   * and issued the session): like any verified second factor, the failure count is cleared.
+   */
+  async signInFinished(userId: number): Promise<void> {
     await this.d.mfaAttempts.clear(userId, 'second_factor');
   }
 
   /**
-   * A step-up approved on the phone, completed by the session that asked for it: used once (a
-   * conditional UPDATE; a second completion is 409 PUSH_APPROVAL_USED), the failure count
-   * cleared, and the session records the fresh second factor.
+   * A step-up approved on the phone, completed by the session that asked for it: the approval
+   * spent (`spend`: once, within APPROVAL_USE_SECONDS of the tap), the failure count cleared, and
+   * the session records the fresh second factor.
    */
   async completeStepUp(user: UserRow, auth: AuthContext, id: string, wait: Wait, ctx: MfaContext): Promise<Awaited<ReturnType<ChallengeService['stepUp']>>> {
-    const row = await this.outcome(user.id, { purpose: 'step_up', sessionId: auth.session.sessionId }, id, wait);
-    const used = await this.d.db.updateTable('push_approval_requests').set({ completed_at: this.now() })
-      .where('id', '=', row.id).where('state', '=', 'approved').where('completed_at', 'is', null).returning('id').executeTakeFirst();
-    if (!used) {
-      const now = await this.findBound(user.id, { purpose: 'step_up', sessionId: auth.session.sessionId }, id);
-      // Denied since it was read (the factor removed meanwhile), or completed by a parallel request.
-      throw now.state === 'denied' ? E.PUSH_APPROVAL_DENIED({ reason: now.deny_reason }) : E.PUSH_APPROVAL_USED();
-    }
+    const binding: RequestBinding = { purpose: 'step_up', sessionId: auth.session.sessionId };
+    await this.spend(user.id, binding, await this.outcome(user.id, binding, id, wait));
     await this.d.mfaAttempts.clear(user.id, 'second_factor');
     return this.d.challenges.stepUp(auth, user, 'push_approval', ctx);
   }
@@ -529,19 +569,21 @@ export class PushApprovalService {
 
   /**
    * A device token of the user goes (src/devices calls this in the transaction that makes the
-   * change). When it is the enrolled phone's (deleted, turned off by its owner, registered by
-   * another account), the key and the `push_approval` factor go with it (audited
+   * change, with the user's row and the device rows locked). When its owner deletes or turns off
+   * the enrolled phone's token, the key and the `push_approval` factor go with it (audited
    * PUSH_APPROVAL_REMOVED), and its pending and unused approved requests are denied
-   * (`factor_removed`); a new phone's enrolment waiting on it is dropped. The device limit never
-   * retires the phone (`pinnedDevices`); the push provider reporting the token dead leaves the
-   * factor (docs/decisions.md): the phone is not reached, so push approval is not offered, but
-   * nobody chose to remove it.
+   * (`factor_removed`); a new phone's enrolment waiting on a token that goes (or moves) is
+   * dropped. The device limit never retires the phone (`pinnedDevices`). Two changes keep the
+   * factor (docs/decisions.md): the push provider reporting the token dead, and its registration
+   * by another account (anyone holding the token could do that: it must not strip the owner's
+   * second factor). The phone is then not reached, so push approval is not offered (the sign-in
+   * still asks for a second factor), but nobody with the right to remove it chose to.
    */
   async deviceRemoving(trx: Db, r: DeviceRemoval): Promise<void> {
     if (r.reason === 'push_provider' || r.reason === 'device_limit') return;
     const key = await trx.selectFrom('push_approval_keys').select(['device_token_id', 'pending_device_token_id', 'confirmed_at']).where('user_id', '=', r.userId).forUpdate().executeTakeFirst();
     if (!key) return;
-    if (!r.deviceIds.includes(key.device_token_id)) {
+    if (!r.deviceIds.includes(key.device_token_id) || r.reason === 'transferred') {
       if (key.pending_device_token_id !== null && r.deviceIds.includes(key.pending_device_token_id)) {
         await trx.updateTable('push_approval_keys').set({ pending_public_key: null, pending_device_token_id: null, enrol_challenge: null, enrol_expires_at: null }).where('user_id', '=', r.userId).execute();
       }
@@ -571,14 +613,16 @@ export class PushApprovalService {
   }
 
   /**
-   * Before the owner deletes or turns off device tokens: when one is the enrolled phone's, the
-   * session must have proved a second factor in the last 10 minutes (403 STEP_UP_REQUIRED), as
-   * for removing any factor: a stolen session must not strip the account of its second factor.
+   * Before the owner deletes or turns off device tokens, in the transaction that does it (the
+   * user's row and the device rows locked, so an enrolment's confirmation cannot make one of them
+   * the phone's after this look): when one is the enrolled phone's, the session must have proved
+   * a second factor in the last 10 minutes (403 STEP_UP_REQUIRED), as for removing any factor: a
+   * stolen session must not strip the account of its second factor.
    */
-  async authorizeDeviceRemoval(auth: AuthContext, userId: number, deviceIds: readonly number[]): Promise<void> {
-    const key = await this.d.db.selectFrom('push_approval_keys').select('device_token_id').where('user_id', '=', userId).where('confirmed_at', 'is not', null).executeTakeFirst();
+  async authorizeDeviceRemoval(trx: Db, auth: AuthContext, userId: number, deviceIds: readonly number[]): Promise<void> {
+    const key = await trx.selectFrom('push_approval_keys').select('device_token_id').where('user_id', '=', userId).where('confirmed_at', 'is not', null).forUpdate().executeTakeFirst();
     if (!key || !deviceIds.includes(key.device_token_id)) return;
-    await this.d.challenges.requireRecentStepUp(auth, await this.d.factors.active(userId));
+    await this.d.challenges.requireRecentStepUp(auth, await this.d.factors.active(userId, trx), trx);
   }
 
   /** Deletes requests that expired more than a day ago (the hourly limit looks back one hour). */

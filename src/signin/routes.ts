@@ -128,7 +128,7 @@ export function signinRoutes(s: SigninRouteDeps): FastifyPluginAsync {
           '- `429 ACCOUNT_LOCKED` (with `Retry-After`): too many failures; the lock lasts `ACCOUNT_LOCKOUT_MINUTES`.',
           '- `429 RATE_LIMITED` (with `Retry-After`): too many sign-ins from this network or for this username.',
           '- `403 PASSWORD_CHANGE_REQUIRED`: temporary or expired password; `details.reset_token` (10 minutes) goes to `POST /api/v1/auth/reset/password`.',
-          '- `401 2FA_REQUIRED`: a second factor must follow; `details` carries `two_factor_token`, `methods`, `expires_in`.',
+          '- `401 2FA_REQUIRED`: a second factor must follow; `details` carries `two_factor_token`, `methods`, `expires_in`. Empty `methods`: the account has second factors but none can be used now (the phone that approves sign-ins unreachable, say); `details.recover`, `recover_path` and `recover_lost` name the account recovery to start.',
         ].join('\n'),
         body: LoginBody,
         response: { 200: SignInResponseSchema, ...errors(...SIGN_IN_ERRORS) },

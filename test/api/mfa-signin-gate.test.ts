@@ -101,6 +101,7 @@ describe('a role that requires MFA', () => {
     await t.s.database.db.insertInto('mfa_factors').values({ user_id: user.id, method: 'email', status: 'active', secret_enc: null, algorithm: null, created_at: now, confirmed_at: now }).execute();
     const details = expectError(await login(t.app, username), 401, '2FA_REQUIRED').details as { two_factor_token: string; methods: string[] };
     expect(details.methods).toEqual([]);
+    expect(details).toMatchObject({ recover_path: '/api/v1/auth/reset/initiate', recover_lost: 'mfa' }); // the way out: an MFA recovery
     expectError(await post('/api/v1/2fa/totp/setup', { two_factor_token: details.two_factor_token }), 401, 'TOKEN_INVALID');
     expectError(await post('/api/v1/2fa/otp/setup', { two_factor_token: details.two_factor_token, method: 'sms' }), 401, 'TOKEN_INVALID');
   });

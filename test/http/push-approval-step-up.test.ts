@@ -151,6 +151,35 @@ describe('step-up by push approval', () => {
   });
 });
 
+describe('an approval does not keep', () => {
+  it('threat: a step-up completed more than 2 minutes after the phone approved answers 410 PUSH_APPROVAL_EXPIRED (approval_stale) and opens no step-up window; within 2 minutes it does', async () => {
+    const u = await enrolled('approval.stale');
+    t.clock.advance(11 * 60_000); // past the enrolment's own step-up
+    const sent = await askStepUp(u.access);
+    expect((await answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
+    t.clock.advance(2 * 60_000 + 1_000); // the request's 5 minutes still run
+    expect(expectError(await completeStepUp(u.access, sent.request_id), 410, 'PUSH_APPROVAL_EXPIRED').details).toMatchObject({ reason: 'approval_stale' });
+    expect(await auditTotal(t.s, u.user.uuid, 'MFA_STEP_UP')).toBe(0);
+    expectError(await t.app.inject({ method: 'DELETE', url: `/api/v1/notifications/devices/${u.deviceId}`, headers: bearer(u.access) }), 403, 'STEP_UP_REQUIRED');
+
+    const again = await askStepUp(u.access);
+    expect((await answer(u, again.request_id, 'approve', again.number)).statusCode).toBe(200);
+    t.clock.advance(2 * 60_000 - 1_000);
+    expect((await completeStepUp(u.access, again.request_id)).statusCode).toBe(200);
+  });
+
+  it('threat: a sign-in completed more than 2 minutes after the phone approved answers 410 PUSH_APPROVAL_EXPIRED (approval_stale), no session', async () => {
+    const u = await enrolled('approval.stale.signin');
+    const token = await passwordStep(u);
+    const sent = await ask(token);
+    expect((await answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
+    const sessions = await count('sessions', u.user.id);
+    t.clock.advance(2 * 60_000 + 1_000);
+    expect(expectError(await complete(token, sent.request_id), 410, 'PUSH_APPROVAL_EXPIRED').details).toMatchObject({ reason: 'approval_stale' });
+    expect(await count('sessions', u.user.id)).toBe(sessions);
+  });
+});
+
 describe('the enrolled phone\'s device token going takes the factor with it', () => {
   it('threat: a stolen session cannot strip the account of its phone: deleting or turning off its token needs a recent step-up (403 STEP_UP_REQUIRED)', async () => {
     const u = await enrolled('approval.strip');
@@ -193,17 +222,28 @@ describe('the enrolled phone\'s device token going takes the factor with it', ()
     expect(await t.s.factors.active(u.user.id)).toEqual([]);
   });
 
-  it('registered by another account (the phone changed hands): the previous owner\'s factor goes, audited on their trail, and their pending request is denied', async () => {
+  it('threat: another account registering the phone\'s push token cannot strip the owner\'s factor: it stays (the transfer on the owner\'s trail), the password alone still answers 401 2FA_REQUIRED, with no method and a device recovery named', async () => {
     const u = await enrolled('approval.sold');
-    const token = await passwordStep(u);
-    const sent = await ask(token);
+    const earlier = await passwordStep(u);
     await seedUser(t.s, 'approval.buyer');
     const buyer = (await signIn(t.app, 'approval.buyer')).access_token;
     const reg = await post('/api/v1/notifications/devices/register', { push_token: u.phone.token, platform: 'mobile' }, bearer(buyer));
     expect(reg.statusCode, reg.body).toBe(200);
-    expect(await t.s.factors.active(u.user.id)).toEqual([]);
-    expect((await t.s.audit.query({ userId: u.user.uuid, eventType: 'PUSH_APPROVAL_REMOVED', limit: 5, offset: 0 })).entries.map((e) => e.details)).toEqual([{ reason: 'device_transferred', denied_requests: 1 }]);
-    expect(expectError(await complete(token, sent.request_id), 403, 'PUSH_APPROVAL_DENIED').details).toMatchObject({ reason: 'factor_removed' });
+    expect(await t.s.factors.active(u.user.id)).toEqual(['push_approval']);
+    expect(await auditTotal(t.s, u.user.uuid, 'PUSH_APPROVAL_REMOVED')).toBe(0);
+    const moved = (await t.s.audit.query({ userId: u.user.uuid, eventType: 'DEVICE_TOKEN_TRANSFERRED', limit: 5, offset: 0 })).entries;
+    expect(moved.map((e) => e.details)).toEqual([expect.objectContaining({ device_token_id: u.deviceId, to_username: 'approval.buyer' })]);
+    // Never a password-only sign-in: a second factor is still asked for, none can be used, and the answer names the way out.
+    const details = expectError(await login(t.app, u.username), 401, '2FA_REQUIRED').details as Record<string, unknown>;
+    expect(details).toMatchObject({ methods: [], recover_path: '/api/v1/auth/reset/initiate', recover_lost: 'device' });
+    expect(String(details.recover)).toContain('lost: "device"');
+    // The phone is not another account's to push to: a sign-in that asks gets 503, and no request is made.
+    expectError(await post('/api/v1/auth/push-approval/request', { two_factor_token: earlier }), 503, 'PUSH_APPROVAL_UNAVAILABLE');
+    expect(await count('push_approval_requests', u.user.id)).toBe(0);
+    // The owner's app registering its token again brings push approval back.
+    expect((await post('/api/v1/notifications/devices/register', { push_token: u.phone.token, platform: 'mobile' }, bearer(u.access))).statusCode).toBe(200);
+    const sent = await ask(await passwordStep(u));
+    expect((await answer(u, sent.request_id, 'approve', sent.number)).statusCode).toBe(200);
   });
 
   it('reported dead by the push provider (UNREGISTERED): the token turns off but the factor stays, not offered until the phone is back', async () => {

@@ -225,5 +225,10 @@ describe('operations', () => {
     expect(doc.paths['/api/v1/auth/login/ussd']!.post!.description).toContain('per gateway');
     expect(doc.paths['/api/v1/auth/validate']!.post!.description).not.toContain('Rate limit');
     expect(Object.keys((doc.paths['/api/v1/auth/reset/password']!.post as { responses: object }).responses)).toContain('429');
+    // Push approval: the asking is a second-factor call; the waiting page's polls and the phone's answer count apart (test/http/push-approval-limits.test.ts).
+    const group = (path: string) => /Rate limit \(group `([a-z_]+)`/.exec(doc.paths[path]!.post!.description ?? '')?.[1];
+    expect(['/api/v1/auth/push-approval/request', '/api/v1/auth/push-approval/step-up/request'].map(group)).toEqual(['second_factor', 'second_factor']);
+    expect(['/api/v1/auth/push-approval/complete', '/api/v1/auth/push-approval/step-up/complete'].map(group)).toEqual(['push_approval_wait', 'push_approval_wait']);
+    expect(group('/api/v1/push-approval/requests/{id}/answer')).toBe('push_approval_answer');
   });
 });

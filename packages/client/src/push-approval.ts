@@ -41,9 +41,12 @@ export interface PushApprovalRoutes {
    * polls again while it answers 409 PUSH_APPROVAL_PENDING (never sooner than its
    * `retry_after_seconds` after the previous poll was sent). Rejects with the StrongroomError of
    * any other answer: 403 PUSH_APPROVAL_DENIED (`details.reason`: `denied`, `wrong_number`,
-   * `fraud_reported`, `superseded`, `factor_removed`), 410 PUSH_APPROVAL_EXPIRED (ask again),
-   * 429 MFA_LOCKED, 404 PUSH_APPROVAL_NOT_FOUND, a token's 401, or NETWORK_ERROR (call it again);
-   * with `ABORTED` (status 0) once `signal` aborts.
+   * `fraud_reported`, `superseded`, `factor_removed`), 410 PUSH_APPROVAL_EXPIRED (ask again;
+   * `details.reason: approval_stale` when approved more than 2 minutes earlier), 409
+   * PUSH_APPROVAL_USED (a parallel completion used it), 429 MFA_LOCKED, 429 RATE_LIMITED (the
+   * waiting page's limit, `push_approval_wait`, reached, as by many pages behind one network:
+   * call it again after `retry_after_seconds`), 404 PUSH_APPROVAL_NOT_FOUND, a token's 401, or
+   * NETWORK_ERROR (call it again); with `ABORTED` (status 0) once `signal` aborts.
    */
   waitForApproval(twoFactorToken: string, requestId: string, options?: { signal?: AbortSignal }): Promise<SignInResponse>;
   /**
@@ -65,7 +68,8 @@ export interface PushApprovalRoutes {
    * `waitForApproval` does (25-second holds, again while 409 PUSH_APPROVAL_PENDING). Rejects with
    * 403 PUSH_APPROVAL_DENIED (`details.reason`), 410 PUSH_APPROVAL_EXPIRED, 404
    * PUSH_APPROVAL_NOT_FOUND (another session's request), 409 PUSH_APPROVAL_USED, 429 MFA_LOCKED,
-   * the session's 401, NETWORK_ERROR, or ABORTED once `signal` aborts.
+   * 429 RATE_LIMITED (as `waitForApproval`), the session's 401, NETWORK_ERROR, or ABORTED once
+   * `signal` aborts.
    */
   waitForStepUp(requestId: string, options?: { signal?: AbortSignal }): Promise<StepUpResponse>;
 }

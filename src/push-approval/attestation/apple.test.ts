@@ -102,6 +102,17 @@ describe('App Attest', () => {
     expect(refusal(() => verify({ keyId: a.keyId, attestation: tampered }))).toBe('chain_signature_invalid');
   });
 
+  it('threat: a long x5c costs only its count: more than 10 certificates are refused before any is parsed (malformed)', () => {
+    const a = attest();
+    const obj = isoCBOR.decodeFirst<Map<string, unknown>>(Buffer.from(a.attestation, 'base64'));
+    const stmt = obj.get('attStmt') as Map<string, unknown>;
+    // Bytes that are no certificate: parsing any of them would fail with another message.
+    stmt.set('x5c', Array.from({ length: 11 }, () => new Uint8Array(64).fill(7)));
+    const long = Buffer.from(isoCBOR.encode(obj as never)).toString('base64');
+    expect(refusal(() => verify({ keyId: a.keyId, attestation: long }))).toBe('malformed');
+    expect(() => verify({ keyId: a.keyId, attestation: long })).toThrow(/x5c must hold 2 to 10 certificates/);
+  });
+
   it('refuses another attestation format and what does not decode', () => {
     expect(refusal(() => verify(attest({ fmt: 'packed' })))).toBe('format_invalid');
     const a = attest();

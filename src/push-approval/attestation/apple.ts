@@ -14,7 +14,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import type { Clock } from '../../platform/clock.js';
-import { parseCertificate, verifyChain, type ParsedCertificate } from './chain.js';
+import { MAX_CHAIN_LENGTH, parseCertificate, verifyChain, type ParsedCertificate } from './chain.js';
 import { DerError, childrenOf, octets, parseDer, sequenceOf, CLASS_CONTEXT } from './der.js';
 import { AttestationError, check } from './errors.js';
 import { APPLE_APP_ATTEST_ROOTS } from './roots.js';
@@ -89,7 +89,9 @@ function decodeAttestationObject(b64: string): AttestationObject {
   check(stmt instanceof Map && isBytes(authData), 'malformed', 'attStmt or authData');
   const x5c: unknown = stmt.get('x5c');
   const receipt: unknown = stmt.get('receipt');
-  check(Array.isArray(x5c) && x5c.length >= 2 && x5c.every(isBytes) && isBytes(receipt), 'malformed', 'x5c or receipt');
+  // Counted before any certificate is parsed: a long x5c is refused for the price of its length.
+  check(Array.isArray(x5c) && x5c.length >= 2 && x5c.length <= MAX_CHAIN_LENGTH, 'malformed', `x5c must hold 2 to ${MAX_CHAIN_LENGTH} certificates`);
+  check(x5c.every(isBytes) && isBytes(receipt), 'malformed', 'x5c or receipt');
   return { x5c: x5c.map((c: Uint8Array) => Buffer.from(c)), receipt: Buffer.from(receipt), authData: Buffer.from(authData) };
 }
 

@@ -29,12 +29,17 @@ export function levelOf(stored: StoredAttestation | null): AttestationLevel {
 
 /**
  * Verifies `attestation` for the key `publicKey` (SPKI DER, base64url) enrolled with `challenge`;
- * throws `AttestationError`. Android: the challenge's UTF-8 bytes are the attestation challenge;
- * iOS: App Attest attested SHA-256 of `strongroom-push-approval-attest|<challenge>|<public key>`.
+ * throws `AttestationError`. Android: the challenge's UTF-8 bytes are the attestation challenge,
+ * and in `required` mode PUSH_APPROVAL_ANDROID_PACKAGES must name the app (else
+ * `platform_not_accepted`); iOS: App Attest attested SHA-256 of
+ * `strongroom-push-approval-attest|<challenge>|<public key>`, and PUSH_APPROVAL_IOS_APP_ID must be set.
  */
 export function verifyEnrolmentAttestation(attestation: EnrolmentAttestation, enrolment: { challenge: string; publicKey: string }, config: PushApprovalAttestationConfig, clock: Clock): StoredAttestation {
   if (attestation.format === 'android-key') {
     const { packageNames, signatureDigests, roots } = config.android;
+    // `required` means our app's key in secure hardware: without the app's packages there is
+    // nothing to check the app against, as for iOS without its App ID. `optional` takes any app's hardware key.
+    check(packageNames.length > 0 || config.mode !== 'required', 'platform_not_accepted', 'PUSH_APPROVAL_ANDROID_PACKAGES is not set');
     return verifyAndroidKeyAttestation(
       { certificateChain: attestation.certificate_chain, challenge: Buffer.from(enrolment.challenge, 'utf8'), publicKey: enrolment.publicKey },
       { clock, ...(roots ? { trustedRoots: roots } : {}), ...(packageNames.length > 0 ? { app: { packageNames, signatureDigests } } : {}) },

@@ -34,7 +34,7 @@ export const ATTESTATION_REASONS = {
   environment_refused: 'The attestation comes from an app environment that is not accepted.',
   /** The App Attest key was used before (its counter is not 0): an attestation is made once. */
   counter_not_zero: 'The App Attest key was used before its attestation.',
-  /** No app of this platform is configured (PUSH_APPROVAL_IOS_APP_ID unset for App Attest): nothing to check the attestation against. */
+  /** No app of this platform is configured (PUSH_APPROVAL_IOS_APP_ID unset for App Attest; PUSH_APPROVAL_ANDROID_PACKAGES unset in `required` mode): nothing to check the attestation against. */
   platform_not_accepted: 'The service accepts no attestation from this platform.',
 } as const;
 
