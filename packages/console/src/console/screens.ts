@@ -5,6 +5,8 @@
  */
 import { createElement } from 'react';
 import type { Screen } from '../lib/router.js';
+import { DeviceBindingsScreen } from './approvals/DeviceBindingsScreen.js';
+import { RecoveriesScreen } from './approvals/RecoveriesScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
 import { UsersScreen } from './users/UsersScreen.js';
@@ -13,4 +15,6 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'users', nav: 'nav.users', permission: 'users.read', render: () => createElement(UsersScreen) },
   { path: 'users/new', nav: 'nav.newUser', permission: 'users.create', render: () => createElement(NewUserScreen) },
   { path: 'users/:id', permission: 'users.read', render: ({ id }) => createElement(UserScreen, { id: id! }) },
+  { path: 'device-bindings', nav: 'approvals.nav.deviceBindings', permission: 'devices.manage', render: () => createElement(DeviceBindingsScreen) },
+  { path: 'recoveries', nav: 'approvals.nav.recoveries', permission: 'recovery.approve', render: () => createElement(RecoveriesScreen) },
 ];

@@ -7,6 +7,7 @@ import { useHref } from '../../lib/router.js';
 import { useSession } from '../../lib/session.js';
 import { Button, ErrorNotice, Notice } from '../../ui/forms.js';
 import type { AdminUser } from './types.js';
+import { UserSessions } from './UserSessions.js';
 
 export function UserScreen({ id }: { id: string }) {
   const { t, when } = useI18n();
@@ -61,6 +62,7 @@ export function UserScreen({ id }: { id: string }) {
                 : <Button isPending={busy} onPress={act(t('user.enabled'), () => call('PATCH', path, { active: true }))}>{t('user.enable')}</Button>}
             </div>
           ) : null}
+          <UserSessions id={user.id} username={user.username} />
         </>
       ) : null}
     </>
