@@ -103,6 +103,32 @@ async function main(): Promise<void> {
     await signIn(staff, 'amina.otieno', PASSWORD);
     await staff.getByRole('heading', { name: 'Set up your authenticator app' }).waitFor();
     await shot(staff, 'account-set-up-authenticator');
+
+    // Approvals and a user's sessions: a device waiting for its binding, a recovery read at the desk.
+    const agent = await s.users.findByLogin('branch.kiosk');
+    await s.deviceBindings.request(agent!, 'kiosk-tablet-fingerprint-0001', 'agent', 'StrongroomAgent/3.2 (Android 14; SM-T220)', {});
+    const desk = await new StrongroomClient({ baseUrl: origin }).request<{ reference: string }>('POST', '/api/v1/auth/reset/initiate', { identifier: 'joao.silva', lost: 'mfa' });
+    await page.getByRole('navigation').getByRole('link', { name: 'Device bindings' }).click();
+    await page.getByRole('rowheader', { name: 'StrongroomAgent/3.2 (Android 14; SM-T220)' }).waitFor();
+    await shot(page, 'console-device-bindings');
+    await page.getByRole('button', { name: /^Approve StrongroomAgent/ }).click();
+    await page.getByRole('dialog').waitFor();
+    await shot(page, 'console-device-binding-approve');
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Recoveries' }).click();
+    await page.getByLabel('Reference').fill(desk.reference);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: `Recovery ${desk.reference}` }).waitFor();
+    await shot(page, 'console-recovery');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog').waitFor();
+    await shot(page, 'console-recovery-approve');
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('rowheader', { name: 'wanjiru.mwangi' }).click();
+    await page.getByRole('button', { name: /^End the session started/ }).waitFor();
+    await page.setViewportSize({ width: 1280, height: 1100 });
+    await shot(page, 'console-user-sessions');
   } finally {
     await browser.close();
     await app.close();
