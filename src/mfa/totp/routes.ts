@@ -195,6 +195,27 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
       return s.challenges.stepUp(auth, user, 'totp', ctx);
     });
 
+    app.get('/api/v1/2fa/factors', {
+      schema: {
+        tags, security: bearer, summary: 'List my second factors',
+        description: [
+          'The second factors enrolled on the signed-in account (`totp`, `email`, `sms`, `push`, `passkey`, `push_approval`), and how many unused backup codes are left (0 without an authenticator app). Never a secret, an address or a device. The account pages read it to show what is set up.',
+          '',
+          bullets('`401 TOKEN_*`, `401 SESSION_*`: no valid session.'),
+        ].join('\n'),
+        response: {
+          200: Type.Object({
+            enrolled: Type.Array(Type.Union([Type.Literal('totp'), Type.Literal('email'), Type.Literal('sms'), Type.Literal('push'), Type.Literal('passkey'), Type.Literal('push_approval')]), { description: 'Enrolled factors, by name.', examples: [['passkey', 'totp']] }),
+            backup_codes_left: Type.Integer({ minimum: 0, description: 'Unused backup codes (they ride on the authenticator app).', examples: [10] }),
+          }),
+        },
+      },
+      onRequest: s.guard.authenticate,
+    }, async (request) => {
+      const user = await signedInUser(request);
+      return { enrolled: await s.factors.active(user.id), backup_codes_left: await s.totp.backupCodesLeft(user) };
+    });
+
     app.post('/api/v1/2fa/totp/backup-codes', {
       schema: {
         tags, security: bearer, summary: 'Replace the backup codes',

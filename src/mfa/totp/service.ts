@@ -54,6 +54,11 @@ export class TotpService {
     return { secret, otpauth_uri: uri, qr_code: qr, algorithm, digits: TOTP_DEFAULTS.digits, period: TOTP_DEFAULTS.period };
   }
 
+  /** How many unused backup codes the user has (0 without TOTP). */
+  async backupCodesLeft(user: UserRow): Promise<number> {
+    return this.backup.remaining(this.deps.db, user.id);
+  }
+
   /** Confirms the pending secret with a valid code: TOTP becomes active; returns 10 new backup codes. */
   async enrol(user: UserRow, code: string, ctx: MfaContext): Promise<string[]> {
     const d = this.deps;
