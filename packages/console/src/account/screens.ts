@@ -7,8 +7,12 @@ import { createElement } from 'react';
 import type { Screen } from '../lib/router.js';
 import { ProfileScreen } from './ProfileScreen.js';
 import { SessionsScreen } from './SessionsScreen.js';
+import { FactorsScreen } from './security/FactorsScreen.js';
+import { PasswordScreen } from './security/PasswordScreen.js';
 
 export const ACCOUNT_SCREENS: readonly Screen[] = [
   { path: 'profile', nav: 'nav.profile', render: () => createElement(ProfileScreen) },
   { path: 'sessions', nav: 'nav.sessions', render: () => createElement(SessionsScreen) },
+  { path: 'security/password', nav: 'security.navPassword', render: () => createElement(PasswordScreen) },
+  { path: 'security/factors', nav: 'security.navFactors', render: () => createElement(FactorsScreen) },
 ];
