@@ -129,6 +129,24 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: /^End the session started/ }).waitFor();
     await page.setViewportSize({ width: 1280, height: 1100 });
     await shot(page, 'console-user-sessions');
+    // Account security: the password's rules refusing a weak one, the second factors, an authenticator's set-up.
+    await person.getByLabel('Idioma').click();
+    await person.getByRole('option', { name: 'English' }).click();
+    await person.getByRole('navigation').getByRole('link', { name: 'Password and PIN' }).click();
+    const change = person.getByRole('form', { name: 'Change your password' });
+    await change.getByLabel('Current password').fill(NEW_PASSWORD);
+    await change.getByLabel('New password', { exact: true }).fill('wanjiru2024');
+    await change.getByLabel('New password again').fill('wanjiru2024');
+    await change.getByRole('button', { name: 'Change the password' }).click();
+    await person.getByText('The password does not meet the rules:').waitFor();
+    await shot(person, 'account-password-refused');
+    await person.getByRole('navigation').getByRole('link', { name: 'Second factors' }).click();
+    await person.getByText('No second factor is set up yet.', { exact: false }).waitFor();
+    await shot(person, 'account-factors');
+    await person.getByRole('form', { name: 'Set up an authenticator app' }).getByLabel('Current password').fill(NEW_PASSWORD);
+    await person.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    await person.getByRole('img', { name: 'QR code to scan with your authenticator app' }).waitFor();
+    await shot(person, 'account-factors-authenticator');
   } finally {
     await browser.close();
     await app.close();
