@@ -159,10 +159,12 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
       config: { personalData: true },
       schema: {
         tags, security, summary: 'Read the audit trail (permission audit.read)',
-        description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}), \`country\` (ISO 3166-1 alpha-2, upper case: entries whose \`location.country\` is that country, located when they were written) and a time range \`[from, to)\`. Page through with \`cursor\`: send the \`next_cursor\` of a page to get the next one (null on the last page); each page then costs the same however deep it is. \`page\` numbers still work but read past every entry before the page; \`page\` is ignored when \`cursor\` is sent. \`total\` counts the matching entries exactly up to ${COUNT_CAP}; past that it says ${COUNT_CAP} with \`total_exact: false\` ("more than"), so a busy day's first page does not wait for a count of the whole day.`,
+        description: `Newest first. Filter by \`user_id\` (the user's uuid), \`event_type\` (${AUDIT_EVENTS.join(', ')}), \`status\` (\`SUCCESS\`, \`FAILURE\`, \`DETECTED\`), \`channel\` (the client's channel: \`web\`, \`mobile\`, \`ussd\`, \`agent\`), \`country\` (ISO 3166-1 alpha-2, upper case: entries whose \`location.country\` is that country, located when they were written) and a time range \`[from, to)\`. Page through with \`cursor\`: send the \`next_cursor\` of a page to get the next one (null on the last page); each page then costs the same however deep it is. \`page\` numbers still work but read past every entry before the page; \`page\` is ignored when \`cursor\` is sent. \`total\` counts the matching entries exactly up to ${COUNT_CAP}; past that it says ${COUNT_CAP} with \`total_exact: false\` ("more than"), so a busy day's first page does not wait for a count of the whole day.`,
         querystring: Type.Object({
           user_id: Type.Optional(Type.String({ format: 'uuid' })),
           event_type: Type.Optional(Type.String({ pattern: '^[A-Z0-9_]{1,64}$' })),
+          status: Type.Optional(Type.Union([Type.Literal('SUCCESS'), Type.Literal('FAILURE'), Type.Literal('DETECTED')], { description: 'Only entries with this outcome.', examples: ['FAILURE'] })),
+          channel: Type.Optional(Type.String({ pattern: '^[a-z0-9_-]{1,32}$', description: 'Only entries written for a client on this channel (`web`, `mobile`, `ussd`, `agent`).', examples: ['web'] })),
           country: Type.Optional(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 country code, upper case: only entries located in that country. Anything else is `422 VALIDATION_ERROR` naming `country`.', examples: ['KE'] })),
           from: Type.Optional(Type.String(ISO)),
           to: Type.Optional(Type.String(ISO)),
@@ -176,7 +178,7 @@ export function adminRoutes(s: AdminRouteDeps): FastifyPluginAsync {
       const q = request.query;
       const page = q.page ?? 1;
       const pageSize = q.page_size ?? 50;
-      const r = await s.audit.query({ userId: q.user_id, eventType: q.event_type, country: q.country, from: q.from, to: q.to, limit: pageSize, offset: (page - 1) * pageSize, cursor: q.cursor });
+      const r = await s.audit.query({ userId: q.user_id, eventType: q.event_type, status: q.status, channel: q.channel, country: q.country, from: q.from, to: q.to, limit: pageSize, offset: (page - 1) * pageSize, cursor: q.cursor });
       return { entries: r.entries as never, page: q.cursor === undefined ? page : 1, page_size: pageSize, total: r.total, total_exact: r.totalExact, next_cursor: r.nextCursor };
     });
   };

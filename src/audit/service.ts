@@ -115,6 +115,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface AuditQuery {
   userId?: string;
   eventType?: string;
+  /** `SUCCESS`, `FAILURE` or `DETECTED`. */
+  status?: string;
+  /** The client's channel (`web`, `mobile`, `ussd`, `agent`). */
+  channel?: string;
   /** ISO 3166-1 alpha-2: entries whose `location.country` is this. */
   country?: string;
   from?: string;
@@ -169,6 +173,8 @@ export class AuditLog {
     let q = db.selectFrom((d) => d.selectFrom('audit_log').selectAll().unionAll(d.selectFrom('audit_log_held').selectAll()).as('audit_log'));
     if (f.userId !== undefined) q = q.where('user_id', '=', f.userId);
     if (f.eventType !== undefined) q = q.where('event_type', '=', f.eventType);
+    if (f.status !== undefined) q = q.where('status', '=', f.status);
+    if (f.channel !== undefined) q = q.where('channel', '=', f.channel);
     if (f.country !== undefined) q = q.where(sql<string>`location->>'country'`, '=', f.country);
     if (f.from !== undefined) q = q.where('timestamp', '>=', new Date(f.from));
     if (f.to !== undefined) q = q.where('timestamp', '<', new Date(f.to));

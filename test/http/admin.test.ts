@@ -225,6 +225,21 @@ describe('GET /api/v1/admin/audit', () => {
     expect(logins.entries.every((e) => e.event_type === 'USER_LOGIN')).toBe(true);
   });
 
+  it('filters by status and channel', async () => {
+    const subject = randomUUID();
+    await t.s.db.insertInto('audit_log').values([
+      t.s.audit.row({ eventType: 'USER_LOGIN', status: 'SUCCESS', userId: subject, channel: 'web' }),
+      t.s.audit.row({ eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject, channel: 'web' }),
+      t.s.audit.row({ eventType: 'FAILED_LOGIN_ATTEMPT', status: 'FAILURE', userId: subject, channel: 'mobile' }),
+    ]).execute();
+    const events = async (query: string): Promise<string[]> => ((await get(`/api/v1/admin/audit?user_id=${subject}&${query}`)).json() as AuditPage).entries.map((e) => `${e.event_type} ${e.channel}`).sort();
+    expect(await events('status=FAILURE')).toEqual(['FAILED_LOGIN_ATTEMPT mobile', 'FAILED_LOGIN_ATTEMPT web']);
+    expect(await events('channel=web')).toEqual(['FAILED_LOGIN_ATTEMPT web', 'USER_LOGIN web']);
+    expect(await events('status=SUCCESS&channel=mobile')).toEqual([]);
+    expect(invalidFields(await get('/api/v1/admin/audit?status=failure'))).toContain('status');
+    expect(invalidFields(await get('/api/v1/admin/audit?channel=WEB%27'))).toContain('channel');
+  });
+
   it('pages with next_cursor through entries sharing a timestamp (to the microsecond), each once and in the order page numbers give; total stops counting at 1,000', async () => {
     const subject = randomUUID();
     const at = new Date(t.clock.now() - 5 * MINUTE);
