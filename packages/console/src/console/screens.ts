@@ -7,6 +7,7 @@ import { createElement } from 'react';
 import type { Screen } from '../lib/router.js';
 import { DeviceBindingsScreen } from './approvals/DeviceBindingsScreen.js';
 import { RecoveriesScreen } from './approvals/RecoveriesScreen.js';
+import { AuditScreen } from './audit/AuditScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
 import { UsersScreen } from './users/UsersScreen.js';
@@ -17,4 +18,5 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'users/:id', permission: 'users.read', render: ({ id }) => createElement(UserScreen, { id: id! }) },
   { path: 'device-bindings', nav: 'approvals.nav.deviceBindings', permission: 'devices.manage', render: () => createElement(DeviceBindingsScreen) },
   { path: 'recoveries', nav: 'approvals.nav.recoveries', permission: 'recovery.approve', render: () => createElement(RecoveriesScreen) },
+  { path: 'audit', nav: 'nav.audit', permission: 'audit.read', render: () => createElement(AuditScreen) },
 ];

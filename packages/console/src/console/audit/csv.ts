@@ -1,0 +1,32 @@
+/**
+ * The audit entries as CSV (RFC 4180: comma-separated, CRLF, fields quoted when they hold a
+ * comma, a quote or a line break). A field a spreadsheet would read as a formula (starting with
+ * =, +, -, @, a tab or a carriage return: a username chosen to be one) is prefixed with an
+ * apostrophe, so opening the export runs nothing.
+ */
+import { countryOf, type AuditEntry } from './types.js';
+
+const HEADER = ['timestamp', 'event_type', 'status', 'username', 'user_id', 'channel', 'country', 'ip_address'];
+
+export function csvField(value: string | null | undefined): string {
+  let v = value ?? '';
+  if (/^[=+\-@\t\r]/.test(v)) v = `'${v}`;
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+export function auditCsv(entries: readonly AuditEntry[]): string {
+  const rows = entries.map((e) => [e.timestamp, e.event_type, e.status, e.username, e.user_id, e.channel, countryOf(e), e.ip_address]);
+  return [HEADER, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
+}
+
+/** Offers `text` as a file download through a Blob URL (no server round trip; no CSP directive governs it). */
+export function download(text: string, filename: string, type = 'text/csv;charset=utf-8'): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
