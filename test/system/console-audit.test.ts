@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditCsv } from '../../packages/console/src/console/audit/csv.js';
+import type { AuditEntry } from '../../packages/console/src/console/audit/types.js';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
@@ -97,5 +99,14 @@ describe('the console\'s audit log in Chromium', () => {
     expect(await table.getByRole('columnheader').allTextContents()).toEqual(['Time', 'Sign-ins (web)', 'Failures (web)']);
     await checkScreen(page, csp, 'audit log, one user, chart as a table');
     expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|pageerror/i.test(e))).toEqual([]);
+  });
+
+  it('threat: CSV formula injection: a field a spreadsheet would run (=, +, -, @, tab, CR) is exported as text, quotes and line breaks are quoted', () => {
+    const entry = (username: string): AuditEntry => ({ audit_id: 'a', timestamp: '2026-12-06T10:00:00.000Z', event_type: 'FAILED_LOGIN_ATTEMPT', user_id: null, username, status: 'FAILURE', ip_address: '41.90.64.10', channel: 'web', location: { country: 'KE' } });
+    const lines = auditCsv(['=HYPERLINK("http://evil.example")', '+1', '-2', '@SUM(A1)', '\tx', 'a,b', 'say "hi"\nbye'].map(entry)).split('\r\n');
+    expect(lines.slice(1, 8).map((l) => l.split(',FAILURE,')[1]!.split(',,web')[0])).toEqual([
+      `"'=HYPERLINK(""http://evil.example"")"`, "'+1", "'-2", "'@SUM(A1)", "'\tx", '"a,b"', '"say ""hi""\nbye"',
+    ]);
+    expect(lines[1]).toBe(`2026-12-06T10:00:00.000Z,FAILED_LOGIN_ATTEMPT,FAILURE,"'=HYPERLINK(""http://evil.example"")",,web,KE,41.90.64.10`);
   });
 });
