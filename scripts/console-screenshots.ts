@@ -48,6 +48,7 @@ async function main(): Promise<void> {
   for (const [username, fullName, roles] of [['amina.otieno', 'Amina Otieno', ['staff']], ['joao.silva', 'João Silva', ['customer']], ['claire.dubois', 'Claire Dubois', ['customer']], ['branch.kiosk', null, ['operator']]] as const) {
     await s.consoleAdmin.createUser({ username, email: `${username}@bank.example`, phone: null, roles: [...roles], password: PASSWORD, fullName }, who);
   }
+  await seedAuditTrail(s, clock);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const totp = await enrolAuthenticator(origin, clock);
@@ -147,6 +148,11 @@ async function main(): Promise<void> {
     await person.getByRole('button', { name: 'Set up an authenticator app' }).click();
     await person.getByRole('img', { name: 'QR code to scan with your authenticator app' }).waitFor();
     await shot(person, 'account-factors-authenticator');
+    await page.getByRole('navigation').getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('img', { name: 'Sign-ins and failures over time, by channel' }).waitFor();
+    await page.getByRole('rowheader').first().waitFor();
+    await page.setViewportSize({ width: 1280, height: 1400 }); // the filters, the chart and the first entries
+    await shot(page, 'console-audit');
   } finally {
     await browser.close();
     await app.close();
@@ -164,6 +170,29 @@ async function enrolAuthenticator(origin: string, clock: ManualClock): Promise<O
   await client.request('POST', '/api/v1/2fa/totp/verify', { code: totp.generate({ timestamp: clock.now() }) });
   await client.logout();
   return totp;
+}
+
+/** A day of made-up sign-ins and failures on each channel, for the audit log's chart. */
+async function seedAuditTrail(s: ReturnType<typeof createStrongroom>['registry'], clock: ManualClock): Promise<void> {
+  const HOUR = 3_600_000;
+  const rows = [];
+  const addresses: Record<string, string> = { web: '41.90.64.10', mobile: '41.90.12.7', ussd: '10.20.0.5', agent: '85.138.7.20' };
+  for (let h = 23; h >= 0; h--) {
+    const hourInNairobi = (new Date(clock.now() - h * HOUR).getUTCHours() + 3) % 24;
+    const daytime = Math.max(0.5, 6 - Math.abs(13 - hourInNairobi) / 1.5); // busier around midday
+    for (const [channel, weight] of [['web', 1], ['mobile', 2], ['ussd', 0.6], ['agent', 0.4]] as const) {
+      const signIns = Math.round(daytime * weight);
+      const failures = Math.round((signIns * ((h * 7) % 5)) / 12);
+      for (let i = 0; i < signIns + failures; i++) {
+        const failed = i >= signIns;
+        rows.push({
+          ...s.audit.row({ eventType: failed ? 'FAILED_LOGIN_ATTEMPT' : 'USER_LOGIN', status: failed ? 'FAILURE' : 'SUCCESS', username: ['joao.silva', 'claire.dubois', 'amina.otieno'][i % 3], channel, ip: addresses[channel] }),
+          timestamp: new Date(clock.now() - h * HOUR - (i * 97_000) % HOUR),
+        });
+      }
+    }
+  }
+  await s.db.insertInto('audit_log').values(rows).execute();
 }
 
 await main();
