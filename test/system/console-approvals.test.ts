@@ -12,7 +12,8 @@ import { StrongroomClient, StrongroomError } from '../../packages/client/src/ind
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
-import { seriousAccessibilityProblems, signIn, watchCsp } from '../harness/console-pages.js';
+import { checkScreen as checkPage } from '../harness/console-checks.js';
+import { signIn, watchCsp } from '../harness/console-pages.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -45,10 +46,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function checkScreen(name: string): Promise<void> {
-  expect(await seriousAccessibilityProblems(page), `axe on ${name}`).toEqual([]);
-  expect(await csp.violations(), `CSP on ${name}`).toEqual([]);
-}
+const checkScreen = (name: string): Promise<void> => checkPage(page, csp, name);
 
 describe('approvals and sessions in the console', () => {
   it('an operator approves a device waiting for its binding, then ends a user\'s session from their page', async () => {

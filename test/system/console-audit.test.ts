@@ -14,7 +14,8 @@ import type { AuditEntry } from '../../packages/console/src/console/audit/types.
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
-import { seriousAccessibilityProblems, signIn, watchCsp } from '../harness/console-pages.js';
+import { checkScreen } from '../harness/console-checks.js';
+import { signIn, watchCsp } from '../harness/console-pages.js';
 import { seedUser, STRONG_PASSWORD, withoutRiskResponses, WRONG_PASSWORD } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -34,11 +35,6 @@ afterAll(async () => {
   await browser?.close();
   await t?.close();
 });
-
-async function checkScreen(page: Page, csp: Awaited<ReturnType<typeof watchCsp>>, name: string): Promise<void> {
-  expect(await seriousAccessibilityProblems(page), `axe on ${name}`).toEqual([]);
-  expect(await csp.violations(), `CSP on ${name}`).toEqual([]);
-}
 
 /** The entries table's rows holding every one of `texts` (React Aria's table is a grid). */
 const rows = (page: Page, ...texts: string[]) => texts.reduce((l, text) => l.filter({ hasText: text }), page.getByRole('grid', { name: 'Entries' }).getByRole('row'));

@@ -9,14 +9,15 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { Authenticator, enrolTotp } from '../harness/authenticator.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
-import { chooseFirstPassword, createUser, seriousAccessibilityProblems, signIn, watchCsp } from '../harness/console-pages.js';
+import { checkScreen } from '../harness/console-checks.js';
+import { chooseFirstPassword, createUser, signIn, watchCsp } from '../harness/console-pages.js';
 import { OTHER_PASSWORD, seedUser, signIn as apiSignIn, STRONG_PASSWORD } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -43,12 +44,6 @@ afterAll(async () => {
   await browser?.close();
   await t?.close();
 });
-
-/** Each screen visited: its CSP header was checked on load; here, axe and the violations so far. */
-async function checkScreen(page: Page, csp: Awaited<ReturnType<typeof watchCsp>>, name: string): Promise<void> {
-  expect(await seriousAccessibilityProblems(page), `axe on ${name}`).toEqual([]);
-  expect(await csp.violations(), `CSP on ${name}`).toEqual([]);
-}
 
 describe('the console and the account pages in Chromium', () => {
   it('an operator signs in with TOTP and creates a user; the user signs in on /account, chooses a password, sees their sessions, and is signed out when the session is ended', async () => {

@@ -13,7 +13,8 @@ import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { Authenticator } from '../harness/authenticator.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
-import { seriousAccessibilityProblems, signIn, watchCsp } from '../harness/console-pages.js';
+import { checkScreen } from '../harness/console-checks.js';
+import { signIn, watchCsp } from '../harness/console-pages.js';
 import { OTHER_PASSWORD, seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
 import { freePort } from '../harness/postgres.js';
 
@@ -36,11 +37,6 @@ afterAll(async () => {
   await browser?.close();
   await t?.close();
 });
-
-async function checkScreen(page: Page, csp: Awaited<ReturnType<typeof watchCsp>>, name: string): Promise<void> {
-  expect(await seriousAccessibilityProblems(page), `axe on ${name}`).toEqual([]);
-  expect(await csp.violations(), `CSP on ${name}`).toEqual([]);
-}
 
 /** A page with a virtual platform authenticator that verifies its user (passkeys). */
 async function pageWithAuthenticator(): Promise<Page> {
