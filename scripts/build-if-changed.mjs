@@ -35,9 +35,9 @@ function builtAt(stamp, output) {
   return existsSync(stamp) && existsSync(output) ? statSync(stamp).mtimeMs : 0;
 }
 
+/** Runs a build step; whether it succeeded. */
 function run(args) {
-  const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
-  if (r.status !== 0) process.exit(r.status ?? 1);
+  return spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root }).status === 0;
 }
 
 function buildServer() {
@@ -51,7 +51,7 @@ function buildServer() {
   if (!existsSync(server)) rmSync(path.join(dist, '.tsbuildinfo'), { force: true });
   console.error(built === 0 ? 'Building the server (first start): this takes a few tens of seconds, once.' : 'Sources changed since the last build: compiling what changed ...');
   const started = Date.now();
-  run([path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')]);
+  if (!run([path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')])) process.exit(1);
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
   console.error(`Built in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
 }
@@ -61,7 +61,12 @@ function buildConsole() {
   const inputs = [newest(path.join(root, 'packages', 'console')), newest(path.join(root, 'packages', 'client', 'src')), mtime('package-lock.json')];
   if (builtAt(stamp, path.join(dist, 'console', 'index.html')) >= Math.max(...inputs)) return;
   const started = Date.now();
-  run([path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'packages', 'console', 'vite.config.ts')]);
+  // The API does not depend on the pages: a failed console build is reported and the server
+  // starts all the same (the pages answer 503 saying how to build them).
+  if (!run([path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'packages', 'console', 'vite.config.ts')])) {
+    console.error('The console and account pages did not build (above): the API starts without them; /console and /account answer 503 until `npm run build:console` succeeds.');
+    return;
+  }
   writeFileSync(stamp, `${new Date().toISOString()}\n`);
   console.error(`Console built in ${((Date.now() - started) / 1000).toFixed(1)} s (dist/console).`);
 }

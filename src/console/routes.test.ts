@@ -61,8 +61,11 @@ describe('serving the console', () => {
     expect(page.statusCode).toBe(200);
     for (const link of ['href="/console"', 'href="/account"', 'href="/api/docs"']) expect(page.body).toContain(link);
     expect(page.body).not.toMatch(/<script|<style|style=/);
+    expect(page.headers.vary).toMatch(/accept/i); // a cache must not give the page to an API client, nor the 404 to a browser
     for (const accept of ['application/json', '*/*', undefined]) {
-      expect((await app.inject({ method: 'GET', url: '/', headers: accept ? { accept } : {} })).statusCode, String(accept)).toBe(404);
+      const other = await app.inject({ method: 'GET', url: '/', headers: accept ? { accept } : {} });
+      expect(other.statusCode, String(accept)).toBe(404);
+      expect(other.headers.vary, String(accept)).toMatch(/accept/i);
     }
   });
 

@@ -80,6 +80,7 @@ export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
       return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).send(file.body);
     });
     app.get('/', hide, async (request, reply) => {
+      reply.header('vary', 'accept'); // a page for browsers, a JSON 404 for the rest
       if (!wantsHtml(request)) throw notFound(request);
       return html(reply, 200, HOME_PAGE);
     });

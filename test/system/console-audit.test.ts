@@ -97,11 +97,11 @@ describe('the console\'s audit log in Chromium', () => {
     expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|pageerror/i.test(e))).toEqual([]);
   });
 
-  it('threat: CSV formula injection: a field a spreadsheet would run (=, +, -, @, tab, CR) is exported as text, quotes and line breaks are quoted', () => {
+  it('threat: CSV formula injection: a field a spreadsheet would run (=, +, -, @, tab, CR, or a formula after the ";" Excel splits cells on in Portuguese and French) is exported as text, quotes and line breaks are quoted', () => {
     const entry = (username: string): AuditEntry => ({ audit_id: 'a', timestamp: '2026-12-06T10:00:00.000Z', event_type: 'FAILED_LOGIN_ATTEMPT', user_id: null, username, status: 'FAILURE', ip_address: '41.90.64.10', channel: 'web', location: { country: 'KE' } });
-    const lines = auditCsv(['=HYPERLINK("http://evil.example")', '+1', '-2', '@SUM(A1)', '\tx', 'a,b', 'say "hi"\nbye'].map(entry)).split('\r\n');
-    expect(lines.slice(1, 8).map((l) => l.split(',FAILURE,')[1]!.split(',,web')[0])).toEqual([
-      `"'=HYPERLINK(""http://evil.example"")"`, "'+1", "'-2", "'@SUM(A1)", "'\tx", '"a,b"', '"say ""hi""\nbye"',
+    const lines = auditCsv(['=HYPERLINK("http://evil.example")', '+1', '-2', '@SUM(A1)', '\tx', 'a,b', 'say "hi"\nbye', 'x;=1+1;', 'a|@b'].map(entry)).split('\r\n');
+    expect(lines.slice(1, 10).map((l) => l.split(',FAILURE,')[1]!.split(',,web')[0])).toEqual([
+      `"'=HYPERLINK(""http://evil.example"")"`, "'+1", "'-2", "'@SUM(A1)", `"'\tx"`, '"a,b"', '"say ""hi""\nbye"', `"x;'=1+1;"`, `"a|'@b"`,
     ]);
     expect(lines[1]).toBe(`2026-12-06T10:00:00.000Z,FAILED_LOGIN_ATTEMPT,FAILURE,"'=HYPERLINK(""http://evil.example"")",,web,KE,41.90.64.10`);
   });

@@ -211,6 +211,7 @@ export function totpRoutes(s: TotpRouteDeps): FastifyPluginAsync {
         },
       },
       onRequest: s.guard.authenticate,
+      config: { rateLimit: limit('account') },
     }, async (request) => {
       const user = await signedInUser(request);
       return { enrolled: await s.factors.active(user.id), backup_codes_left: await s.totp.backupCodesLeft(user) };

@@ -95,8 +95,17 @@ export function AuditScreen() {
     if (text === '') return undefined;
     if (UUID.test(text)) return text;
     if (!can('users.read')) return null;
-    const found = await call<{ users: { id: string; username: string }[] }>('GET', `/api/v1/admin/users?${new URLSearchParams({ search: text, limit: '25' })}`);
-    return found.users.find((u) => u.username.toLowerCase() === text.toLowerCase())?.id ?? null;
+    // The search matches parts of names: page through it (ordered by username) until the exact one.
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 40; pages++) {
+      const q = new URLSearchParams({ search: text, limit: '100', ...(cursor ? { cursor } : {}) });
+      const found: { users: { id: string; username: string }[]; next_cursor: string | null } = await call('GET', `/api/v1/admin/users?${q}`);
+      const hit = found.users.find((u) => u.username.toLowerCase() === text.toLowerCase());
+      if (hit) return hit.id;
+      cursor = found.next_cursor;
+      if (!cursor) break;
+    }
+    return null;
   };
 
   const onSearch = async (e: FormEvent<HTMLFormElement>) => {
