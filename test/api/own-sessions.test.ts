@@ -48,6 +48,17 @@ describe('your own sessions', () => {
     expectError(await end(keep.access_token, lost.session_id), 404, 'SESSION_NOT_FOUND'); // ended already
   });
 
+  it('a burst of eight requests ending the same session ends it once: one 200, seven 404 SESSION_NOT_FOUND, one SESSION_ENDED entry', async () => {
+    const keep = await signIn(t.app, 'own.sessions');
+    const lost = await signIn(t.app, 'own.sessions');
+    const answers = await Promise.all(Array.from({ length: 8 }, () => end(keep.access_token, lost.session_id)));
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, ...Array<number>(7).fill(404)]);
+    for (const r of answers.filter((x) => x.statusCode === 404)) expectError(r, 404, 'SESSION_NOT_FOUND');
+    const audit = await t.s.database.db.selectFrom('audit_log').select(['details']).where('event_type', '=', 'SESSION_ENDED').execute();
+    const ending = audit.map((a) => (typeof a.details === 'string' ? JSON.parse(a.details) : a.details) as { sessions_ended?: string[] }).filter((d) => d.sessions_ended?.includes(lost.session_id));
+    expect(ending).toHaveLength(1);
+  });
+
   it('threat: ending another person\'s session by its id is 404 SESSION_NOT_FOUND, and that session stays active', async () => {
     const attacker = await signIn(t.app, 'own.sessions');
     const victim = await signIn(t.app, 'someone.else');

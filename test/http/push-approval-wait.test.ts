@@ -11,12 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../harness/app.js';
 import type { FakeFcm } from '../harness/fcm.js';
 import { bearer, expectError } from '../harness/fixtures.js';
+import { EXPIRE_JOB as EXPIRY_JOB } from '../../src/push-approval/module.js';
 import { approvalKit, startApprovalApp } from '../harness/push-approval.js';
 
 let fcm: FakeFcm;
 let t: TestApp;
 const { post, enrolled, passwordStep, ask, askStepUp, answer, complete, completeStepUp, count } = approvalKit(() => t);
-const EXPIRY_JOB = 'push approval expiry';
 
 beforeAll(async () => ({ t, fcm } = await startApprovalApp()));
 afterAll(async () => {
@@ -143,6 +143,21 @@ describe('the expiry job', () => {
     const view = await t.app.inject({ method: 'GET', url: `/api/v1/push-approval/requests/${sent.request_id}`, headers: bearer(u.access) });
     expect(view.json()).toMatchObject({ state: 'expired' });
     expect((await ask(token)).request_id).not.toBe(sent.request_id);
+  });
+
+  it('threat: two nodes expiring at once announce a request twice — a burst of four runs marks each of three requests once and writes one second_factor.expired each', async () => {
+    const users = await Promise.all(['wait.burst.a', 'wait.burst.b', 'wait.burst.c'].map((name) => enrolled(name)));
+    const sent = await Promise.all(users.map(async (u) => ask(await passwordStep(u))));
+    t.clock.advance(300_000);
+    const now = new Date(t.clock.now());
+    // Earlier tests of the suite may have left requests of their own pending: they expire too.
+    const due = await t.s.database.db.selectFrom('push_approval_requests').select('id').where('state', '=', 'pending').where('expires_at', '<=', now).execute();
+    expect(due.map((r) => r.id)).toEqual(expect.arrayContaining(sent.map((x) => x.request_id)));
+    const marked = await Promise.all(Array.from({ length: 4 }, () => t.s.pushApproval.expire(now)));
+    expect(marked.reduce((a, b) => a + b, 0)).toBe(due.length);
+    const events = await t.s.database.db.selectFrom('realtime_events').select('data').where('type', '=', 'second_factor.expired').execute();
+    const announced = events.map((e) => (e.data as { request_id: string }).request_id).filter((id) => due.some((r) => r.id === id));
+    expect(announced.sort()).toEqual(due.map((r) => r.id).sort());
   });
 
   it('a step-up request expires the same way (purpose step_up)', async () => {
