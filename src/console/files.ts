@@ -3,12 +3,15 @@
  * its two HTML pages and its hashed assets, read once, held in memory (about 0.5 MB), and served
  * by name only: a request can name a file the build listed, never a path on disk.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface ConsoleFile {
   body: Buffer;
   type: string;
+  /** SHA-256 of `body` in hex, computed once at load for the X-Content-SHA256 header. */
+  sha256: string;
 }
 
 export interface ConsoleBuild {
@@ -48,7 +51,9 @@ export function loadConsoleBuild(dir: string): ConsoleBuild {
   const assetDir = path.join(dir, 'assets');
   for (const name of existsSync(assetDir) ? readdirSync(assetDir) : []) {
     const type = TYPES[path.extname(name)];
-    if (type) assets.set(name, { body: readFileSync(path.join(assetDir, name)), type });
+    if (!type) continue;
+    const body = readFileSync(path.join(assetDir, name));
+    assets.set(name, { body, type, sha256: createHash('sha256').update(body).digest('hex') });
   }
   return { pages: { console: readFileSync(page('index.html')), account: readFileSync(page('account.html')) }, assets, dir };
 }

@@ -4,6 +4,7 @@
  * hashed assets by name only and cached for a year, an unknown asset a 404, `/` for browsers only,
  * and a missing build a 503 saying how to build it.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -49,6 +50,9 @@ describe('serving the console', () => {
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    // The digest is computed once at load and sent with the bytes (the service's X-Content-SHA256
+    // hook keeps it rather than hashing the file again on every request).
+    expect(js.headers['x-content-sha256']).toBe(createHash('sha256').update('export {};').digest('hex'));
     for (const url of ['/console/assets/notes.txt', '/console/assets/missing.js', '/console/assets/..%2Findex.html', '/console/assets/']) {
       const res = await app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(404);

@@ -77,7 +77,7 @@ export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
       if (!rest.startsWith('assets/')) return page('console')(request, reply);
       const file = build.assets.get(rest.slice('assets/'.length));
       if (!file) throw notFound(request);
-      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).send(file.body);
+      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).header('x-content-sha256', file.sha256).send(file.body);
     });
     app.get('/', hide, async (request, reply) => {
       reply.header('vary', 'accept'); // a page for browsers, a JSON 404 for the rest

@@ -141,7 +141,9 @@ function commonHeaders(request: FastifyRequest, reply: FastifyReply, body: Buffe
   if (!reply.hasHeader('content-type')) reply.header('content-type', 'application/json; charset=utf-8');
   reply.header('x-request-id', request.id);
   reply.header('x-correlation-id', request.correlationId);
-  reply.header('x-content-sha256', createHash('sha256').update(body ?? '').digest('hex'));
+  // A route serving the same large bytes on every request (the console's assets) gives their
+  // digest with them, computed once; anything else is hashed here.
+  if (!reply.hasHeader('x-content-sha256')) reply.header('x-content-sha256', createHash('sha256').update(body ?? '').digest('hex'));
   reply.header('x-response-time', (Number(process.hrtime.bigint() - request.startedAt) / 1e6).toFixed(2));
 }
 
@@ -225,7 +227,11 @@ export function createHttpApp(deps: { config: Config; log: Logger; metrics: Metr
   // Encryption first, so X-Content-SHA256 covers the bytes actually sent.
   app.addHook('onSend', async (request, reply, payload) => {
     let body = await payloadBytes(payload);
-    if (envelope && body !== null) body = envelope.seal(request, reply, body);
+    if (envelope && body !== null) {
+      const sealed = envelope.seal(request, reply, body);
+      if (sealed !== body) reply.removeHeader('x-content-sha256'); // a digest given with the body covers other bytes now
+      body = sealed;
+    }
     commonHeaders(request, reply, body);
     return body ?? payload;
   });
