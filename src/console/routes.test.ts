@@ -40,8 +40,10 @@ describe('serving the console', () => {
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
       expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['cross-origin-opener-policy']).toBe('same-origin');
     }
     expect(CONSOLE_CSP).not.toContain('unsafe');
+    expect(CONSOLE_CSP).toContain("require-trusted-types-for 'script'");
   });
 
   it('serves a built asset by name, immutable for a year; anything else under /console/assets is a 404', async () => {
@@ -50,6 +52,7 @@ describe('serving the console', () => {
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(js.headers['cross-origin-resource-policy']).toBe('same-origin');
     // The digest is computed once at load and sent with the bytes (the service's X-Content-SHA256
     // hook keeps it rather than hashing the file again on every request).
     expect(js.headers['x-content-sha256']).toBe(createHash('sha256').update('export {};').digest('hex'));

@@ -18,6 +18,8 @@ import type { ConsoleBuild } from './files.js';
 export const CONSOLE_CSP = [
   "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'", "font-src 'self'",
   "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  // No script may reach an HTML sink (innerHTML, document.write...): React renders with DOM calls.
+  "require-trusted-types-for 'script'", "trusted-types 'none'",
 ].join('; ');
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -45,7 +47,9 @@ function notFound(request: FastifyRequest): Error {
 }
 
 function html(reply: FastifyReply, status: number, body: string | Buffer): FastifyReply {
-  return reply.status(status).type('text/html; charset=utf-8').header('cache-control', HTML_CACHE).header('content-security-policy', CONSOLE_CSP).send(body);
+  // A window the page opens, or that opens it, from another site gets no handle on it.
+  return reply.status(status).type('text/html; charset=utf-8').header('cache-control', HTML_CACHE).header('content-security-policy', CONSOLE_CSP)
+    .header('cross-origin-opener-policy', 'same-origin').send(body);
 }
 
 /** A browser's navigation asks for HTML first; API clients ask for JSON or anything. */
@@ -77,7 +81,8 @@ export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
       if (!rest.startsWith('assets/')) return page('console')(request, reply);
       const file = build.assets.get(rest.slice('assets/'.length));
       if (!file) throw notFound(request);
-      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).header('x-content-sha256', file.sha256).send(file.body);
+      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).header('x-content-sha256', file.sha256)
+        .header('cross-origin-resource-policy', 'same-origin').send(file.body);
     });
     app.get('/', hide, async (request, reply) => {
       reply.header('vary', 'accept'); // a page for browsers, a JSON 404 for the rest
