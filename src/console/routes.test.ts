@@ -26,6 +26,7 @@ function fakeBuild(): ConsoleBuild {
   writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>console</title>');
   writeFileSync(path.join(dir, 'account.html'), '<!doctype html><title>account</title>');
   writeFileSync(path.join(dir, 'assets', 'console-AbC123.js'), 'export {};');
+  writeFileSync(path.join(dir, 'assets', 'favicon-Xy9.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   writeFileSync(path.join(dir, 'assets', 'notes.txt'), 'not an asset type');
   return loadConsoleBuild(dir);
 }
@@ -44,6 +45,7 @@ describe('serving the console', () => {
     }
     expect(CONSOLE_CSP).not.toContain('unsafe');
     expect(CONSOLE_CSP).toContain("require-trusted-types-for 'script'");
+    expect(CONSOLE_CSP).toContain("img-src 'self';"); // no data: images: QR codes are drawn as SVG
   });
 
   it('serves a built asset by name, immutable for a year; anything else under /console/assets is a 404', async () => {
@@ -67,7 +69,8 @@ describe('serving the console', () => {
     const page = await app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
     expect(page.statusCode).toBe(200);
     for (const link of ['href="/console"', 'href="/account"', 'href="/api/docs"']) expect(page.body).toContain(link);
-    expect(page.body).not.toMatch(/<script|<style|style=/);
+    expect(page.body).not.toMatch(/<script|<style|style=|data:/);
+    expect(page.body).toContain('<link rel="icon" type="image/svg+xml" href="/console/assets/favicon-Xy9.svg">');
     expect(page.headers.vary).toMatch(/accept/i); // a cache must not give the page to an API client, nor the 404 to a browser
     for (const accept of ['application/json', '*/*', undefined]) {
       const other = await app.inject({ method: 'GET', url: '/', headers: accept ? { accept } : {} });

@@ -13,10 +13,10 @@ import type { ConsoleBuild } from './files.js';
 
 /**
  * 'self' in connect-src covers ws: and wss: to this origin as well (CSP Level 3), which the
- * real-time channel uses; images may be data: URLs (QR codes the API answers).
+ * real-time channel uses. Images from this origin only: the pages draw QR codes as SVG.
  */
 export const CONSOLE_CSP = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'", "font-src 'self'",
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "connect-src 'self'", "font-src 'self'",
   "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
   // No script may reach an HTML sink (innerHTML, document.write...): React renders with DOM calls.
   "require-trusted-types-for 'script'", "trusted-types 'none'",
@@ -25,9 +25,10 @@ export const CONSOLE_CSP = [
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const HTML_CACHE = 'no-store';
 
-/** The page `/` shows a browser: where to go. No script, no style. */
+/** The page `/` shows a browser: where to go. No script, no style; the console's icon when built. */
+const homePage = (build: ConsoleBuild): string => HOME_PAGE.replace('ICON', iconLink(build));
 const HOME_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Strongroom</title><link rel="icon" href="data:,"></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Strongroom</title>ICON</head>
 <body><main><h1>Strongroom</h1><p>The authentication service of the bank.</p>
 <ul>
 <li><a href="/account">Your account</a>: your profile and where you are signed in.</li>
@@ -37,9 +38,14 @@ const HOME_PAGE = `<!doctype html>
 `;
 
 const NOT_BUILT = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Console not built</title><link rel="icon" href="data:,"></head>
+<html lang="en"><head><meta charset="utf-8"><title>Console not built</title></head>
 <body><main><h1>The console is not built</h1><p>Start the service with <code>npm start</code>, which builds it, or run <code>npm run build:console</code>.</p></main></body></html>
 `;
+
+function iconLink(build: ConsoleBuild): string {
+  const icon = [...build.assets.keys()].find((name) => name.startsWith('favicon-') && name.endsWith('.svg'));
+  return icon ? `<link rel="icon" type="image/svg+xml" href="/console/assets/${icon}">` : '';
+}
 
 /** The 404 any unknown path gets (a route here must not turn it into a 405). */
 function notFound(request: FastifyRequest): Error {
@@ -62,6 +68,7 @@ export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
   return async (instance) => {
     const app = instance as unknown as App;
     const hide = { schema: { hide: true } };
+    const home = homePage(build);
     // A hashed asset never changes: the service's no-cache headers (set before this hook) go.
     app.addHook('onSend', async (_request, reply, payload) => {
       if (reply.getHeader('cache-control') === IMMUTABLE) {
@@ -87,7 +94,7 @@ export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
     app.get('/', hide, async (request, reply) => {
       reply.header('vary', 'accept'); // a page for browsers, a JSON 404 for the rest
       if (!wantsHtml(request)) throw notFound(request);
-      return html(reply, 200, HOME_PAGE);
+      return html(reply, 200, home);
     });
   };
 }

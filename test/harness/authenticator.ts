@@ -32,6 +32,11 @@ export class Authenticator {
     return new Authenticator(parsed);
   }
 
+  /** Scans a picture of a QR code (a screenshot of the page's drawing of it). */
+  static scanPng(png: Buffer): Authenticator {
+    return Authenticator.scan(`data:image/png;base64,${png.toString('base64')}`);
+  }
+
   /** The code shown at `timeMs`, or `steps` steps later (negative: earlier). */
   code(timeMs: number, steps = 0): string {
     return this.totp.generate({ timestamp: timeMs + steps * this.totp.period * 1000 });

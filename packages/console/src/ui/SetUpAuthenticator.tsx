@@ -9,10 +9,12 @@ import type { SignInResponse, StrongroomClient } from '../../../client/src/index
 import { useI18n } from '../lib/i18n.js';
 import { useSession } from '../lib/session.js';
 import { Button, ErrorNotice, Field } from './forms.js';
+import { QrCode } from './QrCode.js';
 
 export interface TotpSetup {
   secret: string;
-  qr_code: string;
+  /** What the QR code says (otpauth://totp/...): the page draws the code itself. */
+  otpauth_uri: string;
 }
 
 /** Starts the enrolment (a new secret each call: called once, when the refusal arrives). */
@@ -58,7 +60,7 @@ export function SetUpAuthenticator({ token, setup }: { token: string; setup: Tot
       <p>{t('setUp.why')}</p>
       <ErrorNotice error={error} />
       <>
-          <img className="qr" src={setup.qr_code} alt={t('setUp.qrAlt')} width={200} height={200} />
+          <QrCode text={setup.otpauth_uri} label={t('setUp.qrAlt')} />
           <p>{t('setUp.secret')} <code className="secret" data-testid="totp-secret">{setup.secret}</code></p>
           <Form onSubmit={(e) => void onSubmit(e)} aria-label={t('setUp.heading')}>
             <Field name="code" label={t('signIn.totpCode')} autoComplete="one-time-code" inputMode="numeric" isRequired />

@@ -8,6 +8,7 @@ import { Form, Heading } from 'react-aria-components';
 import { useI18n } from '../../lib/i18n.js';
 import { useSession } from '../../lib/session.js';
 import { Button, ErrorNotice, Field } from '../../ui/forms.js';
+import { QrCode } from '../../ui/QrCode.js';
 import type { TotpSetup } from '../../ui/SetUpAuthenticator.js';
 import { useStepUp } from './StepUp.js';
 import { fieldsOf, usePending } from './submit.js';
@@ -66,7 +67,7 @@ function ConfirmSetup({ setup, onEnrolled }: { setup: TotpSetup; onEnrolled(code
     <>
       <p>{t('security.totpScan')}</p>
       <ErrorNotice error={pending.error} />
-      <img className="qr" src={setup.qr_code} alt={t('setUp.qrAlt')} width={200} height={200} />
+      <QrCode text={setup.otpauth_uri} label={t('setUp.qrAlt')} />
       <p>{t('setUp.secret')} <code className="secret" data-testid="totp-secret">{setup.secret}</code></p>
       <Form className="form" onSubmit={(e) => confirm(fieldsOf(e).code ?? '')} aria-label={t('security.totpConfirm')}>
         <Field name="code" label={t('signIn.totpCode')} autoComplete="one-time-code" inputMode="numeric" isRequired autoFocus />
