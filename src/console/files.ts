@@ -7,11 +7,17 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-export interface ConsoleFile {
+/** Bytes as sent, with their SHA-256 in hex, computed once at load for the X-Content-SHA256 header. */
+export interface Encoded {
   body: Buffer;
-  type: string;
-  /** SHA-256 of `body` in hex, computed once at load for the X-Content-SHA256 header. */
   sha256: string;
+}
+
+export interface ConsoleFile extends Encoded {
+  type: string;
+  /** The same file compressed at build time (`<name>.br`, `<name>.gz`), when the build wrote them. */
+  br?: Encoded;
+  gzip?: Encoded;
 }
 
 export interface ConsoleBuild {
@@ -44,6 +50,12 @@ export function defaultConsoleDir(): string {
   return path.join(packageRoot(import.meta.dirname), 'dist', 'console');
 }
 
+function encoded(file: string): Encoded | undefined {
+  if (!existsSync(file)) return undefined;
+  const body = readFileSync(file);
+  return { body, sha256: createHash('sha256').update(body).digest('hex') };
+}
+
 export function loadConsoleBuild(dir: string): ConsoleBuild {
   const page = (name: string) => path.join(dir, name);
   if (!existsSync(page('index.html')) || !existsSync(page('account.html'))) return { pages: null, assets: new Map(), dir };
@@ -52,8 +64,8 @@ export function loadConsoleBuild(dir: string): ConsoleBuild {
   for (const name of existsSync(assetDir) ? readdirSync(assetDir) : []) {
     const type = TYPES[path.extname(name)];
     if (!type) continue;
-    const body = readFileSync(path.join(assetDir, name));
-    assets.set(name, { body, type, sha256: createHash('sha256').update(body).digest('hex') });
+    const file = path.join(assetDir, name);
+    assets.set(name, { ...encoded(file)!, type, br: encoded(`${file}.br`), gzip: encoded(`${file}.gz`) });
   }
   return { pages: { console: readFileSync(page('index.html')), account: readFileSync(page('account.html')) }, assets, dir };
 }

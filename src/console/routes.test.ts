@@ -8,10 +8,13 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { loadConsoleBuild, type ConsoleBuild } from './files.js';
 import { CONSOLE_CSP, consoleRoutes } from './routes.js';
+
+const SHARED = 'export const shared = "' + 'the same words again and again '.repeat(50) + '";';
 
 async function serve(build: ConsoleBuild) {
   const app = Fastify();
@@ -26,6 +29,9 @@ function fakeBuild(): ConsoleBuild {
   writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>console</title>');
   writeFileSync(path.join(dir, 'account.html'), '<!doctype html><title>account</title>');
   writeFileSync(path.join(dir, 'assets', 'console-AbC123.js'), 'export {};');
+  writeFileSync(path.join(dir, 'assets', 'shared-Zz1.js'), SHARED);
+  writeFileSync(path.join(dir, 'assets', 'shared-Zz1.js.br'), brotliCompressSync(SHARED));
+  writeFileSync(path.join(dir, 'assets', 'shared-Zz1.js.gz'), gzipSync(SHARED));
   writeFileSync(path.join(dir, 'assets', 'favicon-Xy9.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   writeFileSync(path.join(dir, 'assets', 'notes.txt'), 'not an asset type');
   return loadConsoleBuild(dir);
@@ -58,10 +64,35 @@ describe('serving the console', () => {
     // The digest is computed once at load and sent with the bytes (the service's X-Content-SHA256
     // hook keeps it rather than hashing the file again on every request).
     expect(js.headers['x-content-sha256']).toBe(createHash('sha256').update('export {};').digest('hex'));
-    for (const url of ['/console/assets/notes.txt', '/console/assets/missing.js', '/console/assets/..%2Findex.html', '/console/assets/']) {
+    for (const url of ['/console/assets/notes.txt', '/console/assets/shared-Zz1.js.br', '/console/assets/missing.js', '/console/assets/..%2Findex.html', '/console/assets/']) {
       const res = await app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(404);
     }
+  });
+
+  it('sends an asset compressed at build time in the form the client accepts, its digest that of the bytes sent', async () => {
+    const app = await serve(fakeBuild());
+    const get = (acceptEncoding?: string) => app.inject({ method: 'GET', url: '/console/assets/shared-Zz1.js', headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding } });
+    const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    const br = await get('gzip, deflate, br, zstd');
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(SHARED);
+    expect(br.headers['x-content-sha256']).toBe(digest(br.rawPayload));
+    expect(br.headers.vary).toMatch(/accept-encoding/i);
+    for (const header of ['gzip', 'br;q=0, gzip;q=0.8', 'identity, gzip']) {
+      const gz = await get(header);
+      expect(gz.headers['content-encoding'], header).toBe('gzip');
+      expect(gunzipSync(gz.rawPayload).toString()).toBe(SHARED);
+      expect(gz.headers['x-content-sha256']).toBe(digest(gz.rawPayload));
+    }
+    for (const header of [undefined, 'identity', 'deflate', 'br;q=0, gzip;q=0', '*;q=0']) {
+      const plain = await get(header);
+      expect(plain.headers['content-encoding'], String(header)).toBeUndefined();
+      expect(plain.body).toBe(SHARED);
+    }
+    expect((await get('*')).headers['content-encoding']).toBe('br');
+    // A file the build did not compress is sent as it is.
+    expect((await app.inject({ method: 'GET', url: '/console/assets/console-AbC123.js', headers: { 'accept-encoding': 'br' } })).headers['content-encoding']).toBeUndefined();
   });
 
   it('/ is a page of links for a browser and a 404 for anyone else', async () => {

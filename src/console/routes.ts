@@ -9,7 +9,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { CommonErrors } from '../platform/errors.js';
 import type { App } from '../platform/http/app.js';
-import type { ConsoleBuild } from './files.js';
+import type { ConsoleBuild, ConsoleFile, Encoded } from './files.js';
 
 /**
  * 'self' in connect-src covers ws: and wss: to this origin as well (CSP Level 3), which the
@@ -58,6 +58,26 @@ function html(reply: FastifyReply, status: number, body: string | Buffer): Fasti
     .header('cross-origin-opener-policy', 'same-origin').send(body);
 }
 
+/** Whether Accept-Encoding admits `coding` (named with a q above 0, or by `*`). */
+function accepts(header: string, coding: string): boolean {
+  let star = false;
+  for (const part of header.toLowerCase().split(',')) {
+    const [name = '', ...params] = part.trim().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const admitted = !q || Number(q.slice(2)) > 0;
+    if (name.trim() === coding) return admitted;
+    if (name.trim() === '*') star = admitted;
+  }
+  return star;
+}
+
+/** The form of an asset to send: Brotli, then gzip, when the build wrote it and the client takes it. */
+function pickEncoding(file: ConsoleFile, header: string | undefined): ['br' | 'gzip' | null, Encoded] {
+  if (header && file.br && accepts(header, 'br')) return ['br', file.br];
+  if (header && file.gzip && accepts(header, 'gzip')) return ['gzip', file.gzip];
+  return [null, file];
+}
+
 /** A browser's navigation asks for HTML first; API clients ask for JSON or anything. */
 function wantsHtml(request: FastifyRequest): boolean {
   const accept = String(request.headers.accept ?? '');
@@ -88,8 +108,10 @@ export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
       if (!rest.startsWith('assets/')) return page('console')(request, reply);
       const file = build.assets.get(rest.slice('assets/'.length));
       if (!file) throw notFound(request);
-      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).header('x-content-sha256', file.sha256)
-        .header('cross-origin-resource-policy', 'same-origin').send(file.body);
+      const [encoding, sent] = pickEncoding(file, request.headers['accept-encoding']);
+      if (encoding) reply.header('content-encoding', encoding);
+      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).header('vary', 'accept-encoding')
+        .header('x-content-sha256', sent.sha256).header('cross-origin-resource-policy', 'same-origin').send(sent.body);
     });
     app.get('/', hide, async (request, reply) => {
       reply.header('vary', 'accept'); // a page for browsers, a JSON 404 for the rest
