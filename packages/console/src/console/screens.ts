@@ -7,6 +7,8 @@ import { createElement } from 'react';
 import type { Screen } from '../lib/router.js';
 import { DeviceBindingsScreen } from './approvals/DeviceBindingsScreen.js';
 import { RecoveriesScreen } from './approvals/RecoveriesScreen.js';
+import { ErasuresScreen } from './approvals/ErasuresScreen.js';
+import { MfaResetsScreen } from './approvals/MfaResetsScreen.js';
 import { AuditScreen } from './audit/AuditScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
@@ -18,5 +20,7 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'users/:id', permission: 'users.read', render: ({ id }) => createElement(UserScreen, { id: id! }) },
   { path: 'device-bindings', nav: 'approvals.nav.deviceBindings', permission: 'devices.manage', render: () => createElement(DeviceBindingsScreen) },
   { path: 'recoveries', nav: 'approvals.nav.recoveries', permission: 'recovery.approve', render: () => createElement(RecoveriesScreen) },
+  { path: 'mfa-resets', nav: 'queues.nav.mfaResets', permission: 'approve_mfa_reset', render: () => createElement(MfaResetsScreen) },
+  { path: 'erasures', nav: 'queues.nav.erasures', permission: 'gdpr.read', render: () => createElement(ErasuresScreen) },
   { path: 'audit', nav: 'nav.audit', permission: 'audit.read', render: () => createElement(AuditScreen) },
 ];

@@ -12,6 +12,7 @@ import { Button, ErrorNotice } from '../../ui/forms.js';
 
 /** The four-eyes refusals: the decision is another operator's. */
 const FOUR_EYES = new Set(['DEVICE_BINDING_SELF_APPROVAL', 'RECOVERY_FOUR_EYES']);
+FOUR_EYES.add('MFA_RESET_SELF_APPROVAL'); // the MFA reset queue: your own request
 
 export function isFourEyes(err: unknown): boolean {
   return err instanceof StrongroomError && FOUR_EYES.has(err.errorCode);
