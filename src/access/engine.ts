@@ -33,7 +33,7 @@ export const REFUSAL_AUDIT_EVERY_MS = 60_000;
 const REMEMBERED_REFUSALS = 10_000;
 
 /** A refusal: the rule broken, and the policy that has it (none for who may use the channel). */
-interface Broken {
+export interface Broken {
   rule: PolicyRule;
   /** The policy's uuid. */
   policyId: string | null;
@@ -117,15 +117,29 @@ export class AccessPolicyEngine implements AccessPolicyCheck {
    * request requires a bound one.
    */
   private async evaluate(channel: string, roles: readonly string[], userId: number, fingerprint: string, request: Omit<AccessRequest, 'deviceBound'>): Promise<Broken | null> {
+    return this.firstBroken(channel, roles, request, () => this.deps.devices.isApproved(userId, fingerprint));
+  }
+
+  /** `evaluate`'s rules, with the device's standing asked of `deviceBound` (only when a policy requires a bound one). */
+  private async firstBroken(channel: string, roles: readonly string[], request: Omit<AccessRequest, 'deviceBound'>, isBound: () => Promise<boolean>): Promise<Broken | null> {
     if (!mayUse(this.channelRoles.get(channel) ?? null, roles)) return { rule: 'channel', policyId: null };
     const policies = this.applicable(channel, roles);
     if (policies.length === 0) return null;
-    const deviceBound = policies.some((p) => p.requireBoundDevice) ? await this.deps.devices.isApproved(userId, fingerprint) : true;
+    const deviceBound = policies.some((p) => p.requireBoundDevice) ? await isBound() : true;
     for (const p of policies) {
       const rule = brokenRule(p, { ...request, deviceBound });
       if (rule) return { rule, policyId: p.id };
     }
     return null;
+  }
+
+  /**
+   * What the sign-in check would answer for a holder of `roles` on `channel` (the
+   * administrators' tester, src/access/evaluate-routes.ts): the same rules in the same order,
+   * with the device's standing given instead of looked up; nothing is audited or recorded.
+   */
+  simulate(channel: string, roles: readonly string[], request: AccessRequest): Promise<Broken | null> {
+    return this.firstBroken(channel, roles, request, () => Promise.resolve(request.deviceBound));
   }
 
   /** Whether a policy of `channel` covering a holder of `roles` requires a second factor (LoginFactor). */

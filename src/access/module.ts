@@ -61,7 +61,7 @@ export function accessModule(deps: AccessDeps): Module<AccessProvides> {
     provides: { accessPolicy: engine, accessAdmin, deviceBindings, guard },
     setup: (app) => app.decorateRequest('auth', null),
     tags: [{ name: 'Access policy', description: 'Per-channel sign-in restrictions: IP, schedule, bound devices, geofence; per role. Device bindings.' }],
-    routes: accessRoutes({ accessAdmin, policyStore: store, channels, deviceBindings, users: deps.users, guard }),
+    routes: accessRoutes({ accessAdmin, policyStore: store, engine, clock: deps.clock, channels, deviceBindings, users: deps.users, guard }),
     init: () => engine.reload(),
     jobs: [{ name: 'access policy sync', everyMs: SYNC_MS, scope: 'every-node', run: () => engine.reload() }],
   };

@@ -16,6 +16,9 @@ import { registerChannelRoutes } from './channel-routes.js';
 import type { ChannelAccessStore } from './channels.js';
 import { registerDeviceBindingRoutes } from './device-routes.js';
 import type { DeviceBindings } from './devices.js';
+import type { AccessPolicyEngine } from './engine.js';
+import { registerEvaluateRoute } from './evaluate-routes.js';
+import type { Clock } from '../platform/clock.js';
 import type { AccessPolicyAdmin } from './service.js';
 import type { PolicyInput, PolicyRow } from './store.js';
 import { AccessErrors } from './errors.js';
@@ -94,7 +97,10 @@ function present(p: PolicyRow) {
 
 export interface AccessRouteDeps {
   accessAdmin: AccessPolicyAdmin;
-  policyStore: { list(): Promise<PolicyRow[]> };
+  policyStore: { list(): Promise<PolicyRow[]>; get(uuid: string): Promise<PolicyRow | undefined> };
+  /** The engine the sign-in check runs, for the tester (POST .../evaluate). */
+  engine: AccessPolicyEngine;
+  clock: Clock;
   channels: ChannelAccessStore;
   deviceBindings: DeviceBindings;
   users: UserStore;
@@ -155,5 +161,6 @@ export function accessRoutes(s: AccessRouteDeps): FastifyPluginAsync {
 
     registerDeviceBindingRoutes(instance, s);
     registerChannelRoutes(instance, s);
+    registerEvaluateRoute(instance, s);
   };
 }
