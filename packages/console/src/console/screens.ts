@@ -10,6 +10,9 @@ import { RecoveriesScreen } from './approvals/RecoveriesScreen.js';
 import { ErasuresScreen } from './approvals/ErasuresScreen.js';
 import { MfaResetsScreen } from './approvals/MfaResetsScreen.js';
 import { AuditScreen } from './audit/AuditScreen.js';
+import { PoliciesScreen } from './policies/PoliciesScreen.js';
+import { PolicyEditScreen } from './policies/PolicyEditScreen.js';
+import { TesterScreen } from './policies/TesterScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
 import { UsersScreen } from './users/UsersScreen.js';
@@ -23,4 +26,8 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'mfa-resets', nav: 'queues.nav.mfaResets', permission: 'approve_mfa_reset', render: () => createElement(MfaResetsScreen) },
   { path: 'erasures', nav: 'queues.nav.erasures', permission: 'gdpr.read', render: () => createElement(ErasuresScreen) },
   { path: 'audit', nav: 'nav.audit', permission: 'audit.read', render: () => createElement(AuditScreen) },
+  { path: 'policies', nav: 'policies.nav.policies', permission: 'policies.manage', render: () => createElement(PoliciesScreen) },
+  { path: 'policies/new', permission: 'policies.manage', render: () => createElement(PolicyEditScreen, {}) },
+  { path: 'policies/tester', nav: 'policies.nav.tester', permission: 'policies.manage', render: () => createElement(TesterScreen) },
+  { path: 'policies/:id', permission: 'policies.manage', render: ({ id }) => createElement(PolicyEditScreen, { id: id! }) },
 ];
