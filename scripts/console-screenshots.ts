@@ -20,6 +20,7 @@ import { openDatabase } from '../src/platform/db/database.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../test/harness/chromium.js';
 import { chooseFirstPassword, createUser, signIn } from '../test/harness/console-pages.js';
 import { queueScreenshots } from './screenshots/queues.js';
+import { policyScreenshots } from './screenshots/policies.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs', 'console');
@@ -155,6 +156,7 @@ async function main(): Promise<void> {
     await page.setViewportSize({ width: 1280, height: 1400 }); // the filters, the chart and the first entries
     await shot(page, 'console-audit');
     await queueScreenshots({ page, s, origin, password: PASSWORD, shot });
+    await policyScreenshots(page, s, shot);
   } finally {
     await browser.close();
     await app.close();

@@ -413,7 +413,7 @@ export const en = {
   'policies.schedule.day': 'Day',
   'policies.schedule.cell': '{day} {from} to {to}',
   'policies.schedule.anyTime': 'No hours ticked: sign-in is allowed at any time.',
-  'policies.schedule.windows': '{count} windows of time.',
+  'policies.schedule.windows': 'Time windows: {count}.',
   'policies.schedule.clear': 'Clear the hours',
   'policies.geo.title': 'Areas (geofences)',
   'policies.geo.hint': 'The location the app reports must lie inside one area, with its whole accuracy. Only the mobile and agent channels report a location.',

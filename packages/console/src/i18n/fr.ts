@@ -415,7 +415,7 @@ export const fr: Record<MessageKey, string> = {
   'policies.schedule.day': 'Jour',
   'policies.schedule.cell': '{day} de {from} à {to}',
   'policies.schedule.anyTime': 'Aucune heure cochée : la connexion est permise à toute heure.',
-  'policies.schedule.windows': '{count} plages horaires.',
+  'policies.schedule.windows': 'Plages horaires : {count}.',
   'policies.schedule.clear': 'Effacer les heures',
   'policies.geo.title': 'Zones (géorepérage)',
   'policies.geo.hint': 'La position que l\'application communique doit se trouver dans une zone, avec toute sa précision. Seuls les canaux mobile et agent communiquent une position.',

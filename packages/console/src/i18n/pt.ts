@@ -415,7 +415,7 @@ export const pt: Record<MessageKey, string> = {
   'policies.schedule.day': 'Dia',
   'policies.schedule.cell': '{day} das {from} às {to}',
   'policies.schedule.anyTime': 'Nenhuma hora marcada: o início de sessão é permitido a qualquer hora.',
-  'policies.schedule.windows': '{count} intervalos de tempo.',
+  'policies.schedule.windows': 'Intervalos de tempo: {count}.',
   'policies.schedule.clear': 'Limpar as horas',
   'policies.geo.title': 'Áreas (geovedações)',
   'policies.geo.hint': 'A localização que a aplicação comunica tem de estar dentro de uma área, com toda a sua precisão. Só os canais mobile e agent comunicam uma localização.',

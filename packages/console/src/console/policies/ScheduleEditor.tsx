@@ -1,7 +1,7 @@
 /**
  * A policy's schedule: the hours of the week when sign-in is allowed (days × hours, Monday
  * first), in a time zone chosen from the browser's list (Intl.supportedValuesOf), with the time
- * it is there now. Written back as the policy's windows (src/access/schedule-grid.ts). No hour
+ * it is there now; a zone's whole name typed selects it. Written back as the policy's windows (src/access/schedule-grid.ts). No hour
  * ticked: no schedule (any time).
  */
 import { useEffect, useState } from 'react';
@@ -12,6 +12,7 @@ import { ARIA_LOCALES, useI18n } from '../../lib/i18n.js';
 import { Button, Notice } from '../../ui/forms.js';
 
 const ZONES: ReadonlyArray<{ id: string; name: string }> = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')].map((z) => ({ id: z, name: z }));
+const ZONE_NAMES = new Set(ZONES.map((z) => z.id));
 const HOURS = Array.from({ length: 24 }, (_, h) => h);
 const hh = (h: number) => `${String(h).padStart(2, '0')}:00`;
 
@@ -28,7 +29,7 @@ function useNowIn(zone: string, locale: string): string {
 function ZonePicker({ zone, onChange }: { zone: string; onChange(z: string): void }) {
   const { t } = useI18n();
   return (
-    <ComboBox className="field" selectedKey={zone} onSelectionChange={(k) => { if (k !== null) onChange(String(k)); }} defaultItems={ZONES}>
+    <ComboBox className="field" selectedKey={zone} onSelectionChange={(k) => { if (k !== null) onChange(String(k)); }} onInputChange={(v) => { if (v !== zone && ZONE_NAMES.has(v)) onChange(v); }} defaultItems={ZONES}>
       <Label>{t('policies.schedule.zone')}</Label>
       <div className="combo"><Input /><AriaButton className="select-button combo-button" aria-label={t('policies.schedule.zones')}><span aria-hidden="true">▾</span></AriaButton></div>
       <Popover className="popover">
