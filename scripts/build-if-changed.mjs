@@ -36,8 +36,8 @@ function builtAt(stamp, output) {
 }
 
 /** Runs a build step; whether it succeeded. */
-function run(args) {
-  return spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root }).status === 0;
+function run(args, env = process.env) {
+  return spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root, env }).status === 0;
 }
 
 function buildServer() {
@@ -63,7 +63,11 @@ function buildConsole() {
   const started = Date.now();
   // The API does not depend on the pages: a failed console build is reported and the server
   // starts all the same (the pages answer 503 saying how to build them).
-  if (!run([path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'packages', 'console', 'vite.config.ts')])) {
+  // React's production build always: NODE_ENV=test (the test runner) or development (a shell)
+  // would otherwise give Vite React's development build, which is larger and behaves otherwise
+  // (its checks write innerHTML, which the pages' Trusted Types policy refuses).
+  const env = { ...process.env, NODE_ENV: 'production' };
+  if (!run([path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', path.join(root, 'packages', 'console', 'vite.config.ts')], env)) {
     console.error('The console and account pages did not build (above): the API starts without them; /console and /account answer 503 until `npm run build:console` succeeds.');
     return;
   }

@@ -51,7 +51,7 @@ export default defineConfig({
     assetsInlineLimit: 0,
     sourcemap: false,
     reportCompressedSize: false,
-    chunkSizeWarningLimit: 600,
+    chunkSizeWarningLimit: 800,
     rolldownOptions: {
       input: { console: path.resolve(root, 'index.html'), account: path.resolve(root, 'account.html') },
       // The code both entries share is one chunk, named for what it is.

@@ -18,8 +18,10 @@ import type { ConsoleBuild, ConsoleFile, Encoded } from './files.js';
 export const CONSOLE_CSP = [
   "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "connect-src 'self'", "font-src 'self'",
   "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
-  // No script may reach an HTML sink (innerHTML, document.write...): React renders with DOM calls.
-  "require-trusted-types-for 'script'", "trusted-types 'none'",
+  // No string may reach an HTML sink (innerHTML, document.write...): React renders with DOM
+  // calls; the one policy allowed, `default`, lets only an empty string through
+  // (packages/console/src/lib/trusted-types.ts).
+  "require-trusted-types-for 'script'", "trusted-types default",
 ].join('; ');
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';

@@ -138,3 +138,29 @@ describe('the account security screens in Chromium', () => {
     expect(factors.filter((f) => f.status === 'active').map((f) => f.method)).toEqual(['totp']);
   });
 });
+
+describe('Trusted Types on the pages', () => {
+  it('markup written as a string into the page (an injected script\'s innerHTML) is refused; React Aria emptying its announcer is not', async () => {
+    const page = await (await browser.newContext()).newPage();
+    try {
+      await page.goto(`${origin}/account`);
+      await page.getByLabel('Username or email').waitFor();
+      const outcome = await page.evaluate(() => {
+        const target = document.createElement('div');
+        document.body.append(target);
+        const attempt = (html: string): string => {
+          try {
+            target.innerHTML = html;
+            return 'written';
+          } catch {
+            return 'refused';
+          }
+        };
+        return { markup: attempt('<img src=x onerror="alert(1)">'), empty: attempt(''), left: target.childElementCount };
+      });
+      expect(outcome).toEqual({ markup: 'refused', empty: 'written', left: 0 });
+    } finally {
+      await page.context().close();
+    }
+  });
+});
