@@ -13,6 +13,9 @@ import { AuditScreen } from './audit/AuditScreen.js';
 import { PoliciesScreen } from './policies/PoliciesScreen.js';
 import { PolicyEditScreen } from './policies/PolicyEditScreen.js';
 import { TesterScreen } from './policies/TesterScreen.js';
+import { EntitiesScreen } from './entities/EntitiesScreen.js';
+import { RoleScreen } from './roles/RoleScreen.js';
+import { RolesScreen } from './roles/RolesScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
 import { UsersScreen } from './users/UsersScreen.js';
@@ -30,4 +33,7 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'policies/new', permission: 'policies.manage', render: () => createElement(PolicyEditScreen, {}) },
   { path: 'policies/tester', nav: 'policies.nav.tester', permission: 'policies.manage', render: () => createElement(TesterScreen) },
   { path: 'policies/:id', permission: 'policies.manage', render: ({ id }) => createElement(PolicyEditScreen, { id: id! }) },
+  { path: 'roles', nav: 'roles.nav', permission: 'roles.read', render: () => createElement(RolesScreen) },
+  { path: 'roles/:name', permission: 'roles.read', render: ({ name }) => createElement(RoleScreen, { name: name! }) },
+  { path: 'entities', nav: 'entities.nav', permission: 'entities.manage', render: () => createElement(EntitiesScreen) },
 ];

@@ -14,6 +14,7 @@ export interface AdminUser {
   locked_until: string | null;
   last_login_at: string | null;
   created_at: string;
+  deleted_at?: string | null;
 }
 
 export const STATUSES = ['active', 'disabled', 'locked', 'deleted'] as const;
