@@ -40,7 +40,8 @@ export function useEntityChoices(linked: readonly string[]): Choice[] | null | u
   if (!can('entities.manage')) return null;
   return page?.entities.map((e: Entity) => ({
     id: e.code,
-    label: `${e.code}: ${e.name}`,
+    label: e.code,
+    description: e.name,
     ...(e.is_active ? {} : { note: t('entities.inactiveNote'), disabled: !linked.includes(e.code) }),
   }));
 }
