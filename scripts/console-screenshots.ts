@@ -21,6 +21,7 @@ import { CHROMIUM_ARGS, ensureChromium } from '../test/harness/chromium.js';
 import { chooseFirstPassword, createUser, signIn } from '../test/harness/console-pages.js';
 import { queueScreenshots } from './screenshots/queues.js';
 import { policyScreenshots } from './screenshots/policies.js';
+import { usersScreenshots } from './screenshots/users.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs', 'console');
@@ -157,6 +158,7 @@ async function main(): Promise<void> {
     await shot(page, 'console-audit');
     await queueScreenshots({ page, s, origin, password: PASSWORD, shot });
     await policyScreenshots(page, s, shot);
+    await usersScreenshots(page, s, shot);
   } finally {
     await browser.close();
     await app.close();
