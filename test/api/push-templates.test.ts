@@ -230,6 +230,22 @@ describe('template administration', () => {
     expect(events.filter((e) => e === 'NOTIFICATION_TEMPLATE_DELETED')).toHaveLength(1);
   });
 
+  it('preview of a draft (an editor\'s live preview): the unsaved text filled; a placeholder the callers do not send or a stray brace is 422 TEMPLATE_INVALID naming the field, a value the draft lacks 422 TEMPLATE_VALUES_INVALID; nothing is saved', async () => {
+    const [pt] = (await templates('?name=DEPOSIT&language=pt')).json().templates as Array<{ id: string; subject: string; message: string }>;
+    const preview = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: `/api/v1/admin/notification-templates/${pt!.id}/preview`, headers: bearer(admin), payload });
+    const values = { amount: '1,500.00', currency: 'KES', account: '****4471', transaction_reference_id: 'TRX-1' };
+    const ok = await preview({ values: { amount: '1,500.00', account: '****4471' }, message: 'Recebeu {amount} na conta {account}.' });
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(ok.json()).toEqual({ language: 'pt', title: pt!.subject, body: 'Recebeu 1,500.00 na conta ****4471.' });
+    expect((await preview({ values, subject: 'Depósito de {amount}' })).json()).toMatchObject({ title: 'Depósito de 1,500.00' });
+    const unknown = expectError(await preview({ values, message: 'Recebeu {amount} de {sender}.' }), 422, 'TEMPLATE_INVALID');
+    expect(unknown.details).toMatchObject({ fields: [{ field: 'message', message: expect.stringContaining('{sender}') as string }] });
+    expect(expectError(await preview({ values, subject: 'Depósito {amount' }), 422, 'TEMPLATE_INVALID').details).toMatchObject({ fields: [{ field: 'subject', message: expect.stringContaining('brace') as string }] });
+    expect(expectError(await preview({ values: { amount: '1' }, message: 'Recebeu {amount} {currency}.' }), 422, 'TEMPLATE_VALUES_INVALID').details).toMatchObject({ missing: ['currency'] });
+    expectError(await preview({ values, message: ' ' }), 422, 'VALIDATION_ERROR');
+    expect((await templates('?name=DEPOSIT&language=pt')).json().templates[0]).toMatchObject({ subject: pt!.subject, message: pt!.message });
+  });
+
   it('threat: an integer notification template id (the internal one earlier versions exposed) answers 422 VALIDATION_ERROR naming the field, and changes nothing', async () => {
     const [one] = (await templates('?name=DEPOSIT&language=pt')).json().templates as Array<{ id: string }>;
     const row = await t.s.db.selectFrom('notification_templates').selectAll().where('uuid', '=', one!.id).executeTakeFirstOrThrow();

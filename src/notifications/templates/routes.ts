@@ -142,15 +142,21 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/notification-templates/:id/preview', {
       schema: {
         tags, security, summary: 'Fill a template with values, without sending',
-        description: bullets('`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): as a send would answer.', '`404 TEMPLATE_NOT_FOUND`.'),
+        description: bullets(
+          'The stored text, or a draft of it: `subject` and `message` given (either or both) stand for the stored ones, unsaved, so that an editor shows what a send would give once the draft is saved.',
+          `${TEXT_ERRORS} (a draft's, as saving it would answer)`,
+          '`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): as a send would answer.',
+          '`404 TEMPLATE_NOT_FOUND`.',
+        ),
         params: IdParams,
-        body: Type.Object({ values: TemplateValues }, { additionalProperties: false }),
-        response: { 200: Type.Object({ language: LanguageSchema, title: Type.String({ examples: ['Transfer completed'] }), body: Type.String({ examples: ['Amina Otieno sent 1,500.00 KES from account ****4471 to Kofi Mensah, account ****9012. Reference TRX-20261126-0042.'] }) }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_VALUES_INVALID) },
+        body: Type.Object({ values: TemplateValues, subject: Type.Optional(Subject), message: Type.Optional(Message) }, { additionalProperties: false, examples: [{ values: { amount: '1,500.00', currency: 'KES', account: '****4471', transaction_reference_id: 'TRX-20261126-0042' } }, { values: { amount: '1,500.00', currency: 'KES', account: '****4471', transaction_reference_id: 'TRX-20261126-0042' }, message: 'Recebeu {amount} {currency} na conta {account}. Ref. {transaction_reference_id}.' }] }),
+        response: { 200: Type.Object({ language: LanguageSchema, title: Type.String({ examples: ['Transfer completed'] }), body: Type.String({ examples: ['Amina Otieno sent 1,500.00 KES from account ****4471 to Kofi Mensah, account ****9012. Reference TRX-20261126-0042.'] }) }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_INVALID, TemplateErrors.TEMPLATE_VALUES_INVALID) },
       },
       onRequest, preValidation,
     }, async (request) => {
       const t = await found(request.params.id);
-      const r = await s.templates.render(t.channel, t.name, t.language, request.body.values);
+      const b = request.body;
+      const r = await s.templates.preview(t, { subject: b.subject ?? t.subject, message: b.message ?? t.message }, b.values);
       return { language: r.language, title: r.title, body: r.body };
     });
   };

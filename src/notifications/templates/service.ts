@@ -50,6 +50,16 @@ export function textProblems(name: string, text: { subject: string; message: str
   return out;
 }
 
+/** `t` filled with `values`, which must name each placeholder it uses and none the family does not allow. */
+function filled(t: TemplateRow, family: readonly TemplateRow[], values: Readonly<Record<string, string>>): Rendered {
+  const used = templatePlaceholders(t);
+  const allowed = allowedPlaceholders(t.name, family);
+  const missing = used.filter((p) => !Object.hasOwn(values, p));
+  const unknown = Object.keys(values).filter((k) => !allowed.includes(k));
+  if (missing.length > 0 || unknown.length > 0) throw TemplateErrors.TEMPLATE_VALUES_INVALID({ template: t.name, language: t.language, missing, unknown, placeholders: allowed });
+  return { title: fill(t.subject, values), body: fill(t.message, values), language: t.language };
+}
+
 export class TemplateService {
   readonly store: TemplateStore;
 
@@ -63,12 +73,20 @@ export class TemplateService {
     const wanted = language ?? FALLBACK_LANGUAGE;
     const t = family.find((r) => r.language === wanted) ?? family.find((r) => r.language === FALLBACK_LANGUAGE);
     if (!t) throw TemplateErrors.TEMPLATE_NOT_FOUND({ template: name });
-    const used = templatePlaceholders(t);
-    const allowed = allowedPlaceholders(name, family);
-    const missing = used.filter((p) => !Object.hasOwn(values, p));
-    const unknown = Object.keys(values).filter((k) => !allowed.includes(k));
-    if (missing.length > 0 || unknown.length > 0) throw TemplateErrors.TEMPLATE_VALUES_INVALID({ template: name, language: t.language, missing, unknown, placeholders: allowed });
-    return { title: fill(t.subject, values), body: fill(t.message, values), language: t.language };
+    return filled(t, family, values);
+  }
+
+  /**
+   * `row` with `draft` as its text (not saved), filled with `values`: what a send would give once
+   * the draft is saved. TEMPLATE_INVALID (`details.fields`) for a draft a save would refuse, then
+   * TEMPLATE_VALUES_INVALID as a send would answer (a template of the bank's own may use the
+   * draft's placeholders).
+   */
+  async preview(row: TemplateRow, draft: { subject: string; message: string }, values: Readonly<Record<string, string>>): Promise<Rendered> {
+    const problems = textProblems(row.name, draft);
+    if (problems.length > 0) throw TemplateErrors.TEMPLATE_INVALID({ fields: problems });
+    const family = (await this.store.family(row.channel, row.name)).map((r) => (r.id === row.id ? { ...r, ...draft } : r));
+    return filled({ ...row, ...draft }, family, values);
   }
 
   private async audited<T>(who: Who, event: AuditEvent, work: (trx: Db) => Promise<T & TemplateRow>): Promise<T & TemplateRow> {
