@@ -19,6 +19,10 @@ import { RolesScreen } from './roles/RolesScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
 import { UsersScreen } from './users/UsersScreen.js';
+import { FaqArticleScreen, NewFaqScreen } from './config/faq/FaqArticleScreen.js';
+import { FaqScreen } from './config/faq/FaqScreen.js';
+import { TemplateScreen } from './config/templates/TemplateScreen.js';
+import { TemplatesScreen } from './config/templates/TemplatesScreen.js';
 
 export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'users', nav: 'nav.users', permission: 'users.read', render: () => createElement(UsersScreen) },
@@ -36,4 +40,9 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'roles', nav: 'roles.nav', permission: 'roles.read', render: () => createElement(RolesScreen) },
   { path: 'roles/:name', permission: 'roles.read', render: ({ name }) => createElement(RoleScreen, { name: name! }) },
   { path: 'entities', nav: 'entities.nav', permission: 'entities.manage', render: () => createElement(EntitiesScreen) },
+  { path: 'templates', nav: 'content.nav.templates', permission: 'notifications.templates', render: () => createElement(TemplatesScreen) },
+  { path: 'templates/:name', permission: 'notifications.templates', render: ({ name }) => createElement(TemplateScreen, { name: name! }) },
+  { path: 'faq', nav: 'content.nav.faq', permission: 'faq.manage', render: () => createElement(FaqScreen) },
+  { path: 'faq/new', permission: 'faq.manage', render: () => createElement(NewFaqScreen) },
+  { path: 'faq/:id', permission: 'faq.manage', render: ({ id }) => createElement(FaqArticleScreen, { id: id! }) },
 ];
