@@ -20,6 +20,8 @@ export function TemplateScreen({ name }: { name: string }) {
   const family = useApi<{ templates: Template[] }>(`${TEMPLATES_PATH}?${new URLSearchParams({ name })}`);
   const rows = family.data?.templates ?? [];
   const en = rows.find((r) => r.language === 'en');
+  // Chosen here, so that the tab stays when the family is read again after a change.
+  const [tab, setTab] = useState<TemplateLanguage>('en');
   return (
     <>
       <p><Link href={href('templates')}>{t('content.templates.back')}</Link></p>
@@ -27,7 +29,7 @@ export function TemplateScreen({ name }: { name: string }) {
       <p>{t(en?.named ? 'content.templates.namedIntro' : 'content.templates.ownIntro')}</p>
       <ErrorNotice error={family.error} />
       {family.data ? (
-        <Tabs className="tabs">
+        <Tabs className="tabs" selectedKey={tab} onSelectionChange={(k) => setTab(k as TemplateLanguage)}>
           <TabList aria-label={t('content.templates.languages')} className="tab-list">
             {TEMPLATE_LANGUAGES.map((l) => (
               <Tab key={l} id={l} className="tab">
