@@ -22,6 +22,7 @@ import { chooseFirstPassword, createUser, signIn } from '../test/harness/console
 import { queueScreenshots } from './screenshots/queues.js';
 import { policyScreenshots } from './screenshots/policies.js';
 import { usersScreenshots } from './screenshots/users.js';
+import { contentScreenshots } from './screenshots/content.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs', 'console');
@@ -159,6 +160,7 @@ async function main(): Promise<void> {
     await queueScreenshots({ page, s, origin, password: PASSWORD, shot });
     await policyScreenshots(page, s, shot);
     await usersScreenshots(page, s, shot);
+    await contentScreenshots(page, s, shot);
   } finally {
     await browser.close();
     await app.close();

@@ -79,15 +79,7 @@ export function FaqScreen() {
                 <Cell>{f.order}</Cell>
                 <Cell><span className={`badge ${f.is_active ? 'badge-active' : 'badge-deleted'}`}>{t(f.is_active ? 'content.faq.published' : 'content.faq.deleted')}</span></Cell>
                 <Cell>{t('content.faq.voteCounts', { helpful: f.helpful_count, unhelpful: f.unhelpful_count })}</Cell>
-                <Cell>
-                  <div className="row-actions">
-                    <Button variant="secondary" isDisabled={at <= 0} onPress={() => void move(f, -1)} aria-label={t('content.faq.moveUp', { question: f.question })}>↑</Button>
-                    <Button variant="secondary" isDisabled={at >= (all ?? []).length - 1} onPress={() => void move(f, 1)} aria-label={t('content.faq.moveDown', { question: f.question })}>↓</Button>
-                    {f.is_active
-                      ? <Button variant="danger" onPress={() => setDeleting(f)} aria-label={t('content.faq.deleteOne', { question: f.question })}>{t('content.delete')}</Button>
-                      : <Button onPress={() => void restore(f)} aria-label={t('content.faq.restoreOne', { question: f.question })}>{t('content.faq.restore')}</Button>}
-                  </div>
-                </Cell>
+                <Cell><ArticleActions faq={f} first={at <= 0} last={at >= (all ?? []).length - 1} onMove={(d) => void move(f, d)} onDelete={() => setDeleting(f)} onRestore={() => void restore(f)} /></Cell>
               </Row>
             );
           }}
@@ -100,5 +92,19 @@ export function FaqScreen() {
       ) : null}
       <SearchPreview />
     </>
+  );
+}
+
+/** An article's buttons, each named after the article (a screen reader lists them out of the table too). */
+function ArticleActions({ faq, first, last, onMove, onDelete, onRestore }: { faq: AdminFaq; first: boolean; last: boolean; onMove(delta: -1 | 1): void; onDelete(): void; onRestore(): void }) {
+  const { t } = useI18n();
+  return (
+    <div className="row-actions faq-actions">
+      <Button variant="secondary" isDisabled={first} onPress={() => onMove(-1)} aria-label={t('content.faq.moveUp', { question: faq.question })}>↑</Button>
+      <Button variant="secondary" isDisabled={last} onPress={() => onMove(1)} aria-label={t('content.faq.moveDown', { question: faq.question })}>↓</Button>
+      {faq.is_active
+        ? <Button variant="danger" onPress={onDelete} aria-label={t('content.faq.deleteOne', { question: faq.question })}>{t('content.delete')}</Button>
+        : <Button onPress={onRestore} aria-label={t('content.faq.restoreOne', { question: faq.question })}>{t('content.faq.restore')}</Button>}
+    </div>
   );
 }

@@ -24,7 +24,8 @@ export function TemplateEditor({ template, onChanged }: { template: Template; on
   const [saveError, setSaveError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const variables = useMemo(() => [...new Set([...template.allowed_placeholders, ...placeholdersOf(subject, message)])], [template.allowed_placeholders, subject, message]);
+  // A named template's callers send its declared variables only; one of the bank's own may use any.
+  const variables = useMemo(() => (template.named ? template.allowed_placeholders : [...new Set([...template.allowed_placeholders, ...placeholdersOf(subject, message)])]), [template, subject, message]);
   const values = useMemo(() => Object.fromEntries(variables.map((v) => [v, samples[v] ?? sampleOf(v)])), [variables, samples]);
   const live = usePreview(template.id, subject, message, values);
   const problems = { ...fieldProblems(live.error), ...fieldProblems(saveError) };
@@ -86,8 +87,9 @@ function LivePreview({ state }: { state: ReturnType<typeof usePreview> }) {
           <p className="push-title" data-testid="preview-title">{state.preview.title}</p>
           <p className="push-body" data-testid="preview-body">{state.preview.body}</p>
         </div>
-      ) : <p className="description">{state.pending ? t('common.loading') : t('content.templates.noPreview')}</p>}
+      ) : null}
       {shown.subject || shown.message ? <p className="field-error">{t('content.templates.previewRefused')}</p> : <ErrorNotice error={state.error} />}
+      {state.preview || state.error ? null : <p className="description">{state.pending ? t('common.loading') : t('content.templates.noPreview')}</p>}
     </section>
   );
 }
