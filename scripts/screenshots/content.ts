@@ -35,7 +35,7 @@ export async function contentScreenshots(page: Page, s: Registry, shot: (page: P
   await search.getByLabel('Customer\'s query').fill('lost my card');
   await search.getByRole('button', { name: 'Search' }).click();
   await page.getByRole('list', { name: 'Search results, best first' }).getByRole('listitem').first().waitFor();
-  await page.setViewportSize({ width: 1280, height: 2100 });
+  await page.setViewportSize({ width: 1280, height: 1960 });
   await page.getByRole('heading', { name: 'FAQ', exact: true }).scrollIntoViewIfNeeded();
   await shot(page, 'console-faq');
 }

@@ -5,9 +5,11 @@
  * the field), saves it, and a notification then sent to a Portuguese-speaking customer carries it
  * (the development push outbox); a template of the bank's own gets a Portuguese version, deleted
  * again after a confirmation. Then an FAQ article is created, moved up within its category,
- * found in the search preview, deleted and restored, each effect read back through the service.
+ * found in the search preview, deleted and restored; the FAQ is exported to JSON and imported
+ * from CSV (a bad file refused whole), each effect read back through the service.
  * Each screen and dialog: axe (no serious or critical finding) and no CSP violation.
  */
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +171,35 @@ describe('templates and FAQ in the console', () => {
     expect(await search()).toContain(question);
     const audit = await t.s.db.selectFrom('audit_log').select('event_type').where('event_type', 'in', ['FAQ_CREATED', 'FAQ_REORDERED', 'FAQ_DELETED', 'FAQ_RESTORED']).where('username', '=', 'content.operator').execute();
     expect(audit.map((a) => a.event_type).sort()).toEqual(['FAQ_CREATED', 'FAQ_CREATED', 'FAQ_DELETED', 'FAQ_REORDERED', 'FAQ_RESTORED']);
+    expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|^pageerror/i.test(e))).toEqual([]);
+  });
+
+  it('the FAQ exported to a JSON file and imported from a CSV; a file with a bad row is refused whole, its rows and fields listed', async () => {
+    const files = page.getByRole('region', { name: 'Import and export' });
+    const downloaded = page.waitForEvent('download');
+    await files.getByRole('button', { name: 'Export (JSON)' }).click();
+    const file = await downloaded;
+    expect(file.suggestedFilename()).toBe('faqs.json');
+    const exported = JSON.parse(await readFile((await file.path())!, 'utf8')) as { faqs: { question: string }[] };
+    expect(exported.faqs.map((f) => f.question)).toContain('How do I dispute a card payment made abroad?');
+    await files.getByText(`${exported.faqs.length} articles exported.`).waitFor();
+
+    const importing = async (name: string, csv: string) => {
+      const chooser = page.waitForEvent('filechooser');
+      await files.getByRole('button', { name: 'Import a file…' }).click();
+      await (await chooser).setFiles({ name, mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    };
+    await importing('bad.csv', 'question,answer,category\r\nWhat are the branch opening hours?,"Weekdays, 8:30 to 16:00.",general\r\nToo short?,Yes.,nowhere\r\n');
+    await files.getByRole('list', { name: 'What the import refused' }).getByText(/^Row 2, category:/).waitFor();
+    await checkScreen('an import refused');
+    const general = async () => (await operator.request<{ faqs: { question: string }[] }>('GET', '/api/v1/admin/faqs?category=general')).faqs.map((f) => f.question);
+    expect(await general()).not.toContain('What are the branch opening hours?');
+    await importing('faqs.csv', 'question,answer,category,keywords\r\nWhat are the branch opening hours?,"Weekdays, 8:30 to 16:00.",general,"hours, opening"\r\n');
+    await files.getByText('Imported: 1 created, 0 updated.').waitFor();
+    await page.getByRole('search', { name: 'Articles shown' }).getByLabel('Category').click();
+    await page.getByRole('option', { name: 'General' }).click();
+    await page.getByRole('grid', { name: 'Articles of General, in display order' }).getByRole('rowheader', { name: 'What are the branch opening hours?' }).waitFor();
+    expect(await general()).toContain('What are the branch opening hours?');
     expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|^pageerror/i.test(e))).toEqual([]);
   });
 });

@@ -681,6 +681,15 @@ export const en = {
   'content.search.fuzzy': 'No article has every word: the search corrected the words and shows articles with any of them.',
   'content.search.didYouMean': 'Customers are asked: did you mean "{query}"?',
   'content.search.rank': '{rank}.',
+  'content.faq.files': 'Import and export',
+  'content.faq.filesIntro': 'Export: every article, deleted ones too, as a JSON file. Import: such a file, or a CSV with a header (question, answer, category; id to update an article): all of it or, at the first bad row, nothing.',
+  'content.faq.export': 'Export (JSON)',
+  'content.faq.import': 'Import a file…',
+  'content.faq.exported': '{count} articles exported.',
+  'content.faq.imported': 'Imported: {created} created, {updated} updated.',
+  'content.faq.unreadable': 'The file is not JSON nor CSV: nothing was imported.',
+  'content.faq.problems': 'What the import refused',
+  'content.faq.problem': 'Row {row}, {field}: {message}',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -683,4 +683,13 @@ export const fr: Record<MessageKey, string> = {
   'content.search.fuzzy': 'Aucun article n\'a tous les mots : la recherche les a corrigés et montre les articles qui en ont un.',
   'content.search.didYouMean': 'On demande aux clients : vouliez-vous dire « {query} » ?',
   'content.search.rank': '{rank}.',
+  'content.faq.files': 'Importer et exporter',
+  'content.faq.filesIntro': 'Exporter : tous les articles, supprimés compris, dans un fichier JSON. Importer : un tel fichier, ou un CSV avec une ligne d\'en-tête (question, answer, category ; id pour mettre à jour un article) : tout ou, à la première ligne fautive, rien.',
+  'content.faq.export': 'Exporter (JSON)',
+  'content.faq.import': 'Importer un fichier…',
+  'content.faq.exported': '{count} articles exportés.',
+  'content.faq.imported': 'Importé : {created} créés, {updated} mis à jour.',
+  'content.faq.unreadable': 'Le fichier n\'est ni du JSON ni du CSV : rien n\'a été importé.',
+  'content.faq.problems': 'Ce que l\'import a refusé',
+  'content.faq.problem': 'Ligne {row}, {field} : {message}',
 };

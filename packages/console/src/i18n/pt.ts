@@ -683,4 +683,13 @@ export const pt: Record<MessageKey, string> = {
   'content.search.fuzzy': 'Nenhum artigo tem todas as palavras: a pesquisa corrigiu-as e mostra artigos com qualquer uma delas.',
   'content.search.didYouMean': 'Aos clientes é perguntado: queria dizer "{query}"?',
   'content.search.rank': '{rank}.',
+  'content.faq.files': 'Importar e exportar',
+  'content.faq.filesIntro': 'Exportar: todos os artigos, incluindo os eliminados, num ficheiro JSON. Importar: um ficheiro assim, ou um CSV com cabeçalho (question, answer, category; id para atualizar um artigo): tudo ou, à primeira linha errada, nada.',
+  'content.faq.export': 'Exportar (JSON)',
+  'content.faq.import': 'Importar um ficheiro…',
+  'content.faq.exported': '{count} artigos exportados.',
+  'content.faq.imported': 'Importado: {created} criados, {updated} atualizados.',
+  'content.faq.unreadable': 'O ficheiro não é JSON nem CSV: nada foi importado.',
+  'content.faq.problems': 'O que a importação recusou',
+  'content.faq.problem': 'Linha {row}, {field}: {message}',
 };

@@ -14,6 +14,7 @@ import { useSession } from '../../../lib/session.js';
 import { Button, ErrorNotice, Notice } from '../../../ui/forms.js';
 import { ConfirmDialog } from '../../approvals/ConfirmDialog.js';
 import { CategorySelect } from './CategorySelect.js';
+import { ImportExport } from './ImportExport.js';
 import { SearchPreview } from './SearchPreview.js';
 import { FAQS_PATH, matches, moved, type AdminFaq, type FaqCategory } from './types.js';
 
@@ -91,6 +92,7 @@ export function FaqScreen() {
           onConfirm={async () => { await call('DELETE', `${FAQS_PATH}/${encodeURIComponent(deleting.id)}`); setNotice(t('content.faq.deletedOne', { question: deleting.question })); list.reload(); }} />
       ) : null}
       <SearchPreview />
+      <ImportExport onImported={list.reload} />
     </>
   );
 }
