@@ -5,7 +5,12 @@
  */
 import { createElement } from 'react';
 import type { Screen } from '../lib/router.js';
+import { ConsentScreen } from './ConsentScreen.js';
+import { ContactsScreen } from './ContactsScreen.js';
+import { DataScreen } from './your-data/DataScreen.js';
+import { DevicesScreen } from './DevicesScreen.js';
 import { ProfileScreen } from './ProfileScreen.js';
+import { RecoveryScreen } from './RecoveryScreen.js';
 import { SessionsScreen } from './SessionsScreen.js';
 import { FactorsScreen } from './security/FactorsScreen.js';
 import { PasswordScreen } from './security/PasswordScreen.js';
@@ -15,4 +20,9 @@ export const ACCOUNT_SCREENS: readonly Screen[] = [
   { path: 'sessions', nav: 'nav.sessions', render: () => createElement(SessionsScreen) },
   { path: 'security/password', nav: 'security.navPassword', render: () => createElement(PasswordScreen) },
   { path: 'security/factors', nav: 'security.navFactors', render: () => createElement(FactorsScreen) },
+  { path: 'contacts', nav: 'account.navContacts', render: () => createElement(ContactsScreen) },
+  { path: 'devices', nav: 'account.navDevices', render: () => createElement(DevicesScreen) },
+  { path: 'consent', nav: 'account.navConsent', render: () => createElement(ConsentScreen) },
+  { path: 'data', nav: 'account.navData', render: () => createElement(DataScreen) },
+  { path: 'recovery', nav: 'account.navRecovery', render: () => createElement(RecoveryScreen) },
 ];

@@ -1,5 +1,5 @@
 /** One entry (the console or the account pages): the providers, then sign-in or the shell. */
-import { StrictMode } from 'react';
+import { StrictMode, type ReactNode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { LanguageProvider, useI18n } from '../lib/i18n.js';
 import { PageRouter } from '../lib/router.js';
@@ -8,14 +8,20 @@ import { LanguageSwitcher, Shell, type ShellProps } from './Shell.js';
 import { SignIn } from './SignIn.js';
 import '../styles/app.css';
 
-function Gate(props: ShellProps) {
+export interface EntryProps extends ShellProps {
+  /** What the entry shows signed out, given the sign-in form (the account pages: a pending erasure instead). */
+  signedOut?: (signIn: ReactNode) => ReactNode;
+}
+
+function Gate({ signedOut, ...props }: EntryProps) {
   const { signedIn } = useSession();
   const { t } = useI18n();
   if (signedIn) return <Shell {...props} />;
+  const signIn = <SignIn title={t('signIn.heading')} />;
   return (
     <div className="signed-out">
       <header className="topbar"><span className="brand">{t(props.title)}</span><LanguageSwitcher /></header>
-      <SignIn title={t('signIn.heading')} />
+      {signedOut ? signedOut(signIn) : signIn}
     </div>
   );
 }
@@ -34,7 +40,7 @@ function markPressableStyle(): void {
   document.head.append(marker);
 }
 
-export function mountEntry(base: string, props: ShellProps): void {
+export function mountEntry(base: string, props: EntryProps): void {
   markPressableStyle();
   createRoot(document.getElementById('root')!).render(
     <StrictMode>

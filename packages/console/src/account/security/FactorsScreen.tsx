@@ -1,6 +1,7 @@
 /**
  * Second factors: what is enrolled (GET /api/v1/2fa/factors), the authenticator app (enrol it with
- * its QR code, or replace the backup codes) and the passkeys (list, rename, delete, add). A change
+ * its QR code, or replace the backup codes), the passkeys (list, rename, delete, add), codes by
+ * email or text message, and the security questions. A change
  * the API guards with a recent second factor (403 STEP_UP_REQUIRED) asks for one, then goes on.
  */
 import { useState } from 'react';
@@ -9,7 +10,9 @@ import { useApi } from '../../lib/data.js';
 import { useI18n, type MessageKey } from '../../lib/i18n.js';
 import { ErrorNotice } from '../../ui/forms.js';
 import { Authenticator } from './Authenticator.js';
+import { CodeFactors } from './CodeFactors.js';
 import { Passkeys } from './Passkeys.js';
+import { SecurityQuestions } from './SecurityQuestions.js';
 
 export interface Factors {
   enrolled: string[];
@@ -46,6 +49,8 @@ export function FactorsScreen() {
       </section>
       {shown ? <Authenticator enrolled={shown.enrolled} onChange={factors.reload} /> : null}
       {shown ? <Passkeys enrolled={shown.enrolled} onChange={factors.reload} /> : null}
+      {shown ? <CodeFactors enrolled={shown.enrolled} onChange={factors.reload} /> : null}
+      {shown ? <SecurityQuestions /> : null}
     </>
   );
 }
