@@ -66,12 +66,12 @@ function QuestionsForm({ questions }: { questions: Question[] }) {
       <ErrorNotice error={replace && pending.error instanceof StrongroomError && pending.error.errorCode === 'SECURITY_QUESTIONS_ALREADY_SET' ? null : pending.error} />
       <Form key={form} className="form" onSubmit={(e) => save(fieldsOf(e))} aria-label={t('account.questions')}>
         {SLOTS.map((i) => (
-          <div key={i} className="question" role="group" aria-label={t('account.questionN', { n: i + 1 })}>
+          <div key={i} className="question">
             <Select className="field" isRequired selectedKey={chosen[i]} placeholder={t('account.chooseQuestion')}
               onSelectionChange={(key) => setChosen((c) => c.map((v, j) => (j === i ? String(key) : v)))}>
               <Label>{t('account.questionN', { n: i + 1 })}</Label>
               <AriaButton className="select-button"><SelectValue /><span aria-hidden="true">▾</span></AriaButton>
-              <Popover className="popover">
+              <Popover className="popover question-popover" placement="bottom start">
                 <ListBox className="listbox" items={questions.filter((q) => q.id === chosen[i] || !chosen.includes(q.id))}>
                   {(q) => <ListBoxItem id={q.id} className="listbox-item">{q.text}</ListBoxItem>}
                 </ListBox>
