@@ -23,6 +23,7 @@ import { queueScreenshots } from './screenshots/queues.js';
 import { policyScreenshots } from './screenshots/policies.js';
 import { usersScreenshots } from './screenshots/users.js';
 import { contentScreenshots } from './screenshots/content.js';
+import { accountScreenshots } from './screenshots/account.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs', 'console');
@@ -161,6 +162,7 @@ async function main(): Promise<void> {
     await policyScreenshots(page, s, shot);
     await usersScreenshots(page, s, shot);
     await contentScreenshots(page, s, shot);
+    await accountScreenshots({ browser, s, origin, password: PASSWORD, shot });
   } finally {
     await browser.close();
     await app.close();
