@@ -114,7 +114,7 @@ async function securityQuestions(page: Page, csp: Csp): Promise<void> {
   }
   await form.getByLabel('Current password').fill(STRONG_PASSWORD);
   await checkScreen(page, csp, 'second factors with security questions');
-  await form.getByRole('button', { name: 'Save the questions' }).click();
+  await form.getByRole('button', { name: 'Set up the questions' }).click();
   await page.getByText('Your 3 security questions are saved.').waitFor();
   const answers = await t.s.db.selectFrom('user_security_answers').select('user_id').where('user_id', '=', user.id).execute();
   expect(answers).toHaveLength(3);

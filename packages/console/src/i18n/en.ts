@@ -810,7 +810,7 @@ export const en = {
   'account.questionN': 'Question {n}',
   'account.answerN': 'Answer {n}',
   'account.chooseQuestion': 'Choose a question',
-  'account.questionsSave': 'Save the questions',
+  'account.questionsSave': 'Set up the questions',
   'account.questionsReplace': 'Replace my questions',
   'account.questionsAlreadySet': 'You have security questions already. Send the form again to replace them with these.',
   'account.questionsSaved': 'Your {count} security questions are saved.',

@@ -812,7 +812,7 @@ export const fr: Record<MessageKey, string> = {
   'account.questionN': 'Question {n}',
   'account.answerN': 'Réponse {n}',
   'account.chooseQuestion': 'Choisissez une question',
-  'account.questionsSave': 'Enregistrer les questions',
+  'account.questionsSave': 'Configurer les questions',
   'account.questionsReplace': 'Remplacer mes questions',
   'account.questionsAlreadySet': 'Vous avez déjà des questions de sécurité. Renvoyez le formulaire pour les remplacer par celles-ci.',
   'account.questionsSaved': 'Vos {count} questions de sécurité sont enregistrées.',

@@ -812,7 +812,7 @@ export const pt: Record<MessageKey, string> = {
   'account.questionN': 'Pergunta {n}',
   'account.answerN': 'Resposta {n}',
   'account.chooseQuestion': 'Escolha uma pergunta',
-  'account.questionsSave': 'Guardar as perguntas',
+  'account.questionsSave': 'Configurar as perguntas',
   'account.questionsReplace': 'Substituir as minhas perguntas',
   'account.questionsAlreadySet': 'Já tem perguntas de segurança. Envie o formulário de novo para as substituir por estas.',
   'account.questionsSaved': 'As suas {count} perguntas de segurança foram guardadas.',
