@@ -50,6 +50,7 @@ import { thirdPartyModule } from './third-party/module.js';
 import { policyModule } from './policy/module.js';
 import { sessionsModule } from './sessions/module.js';
 import { ownSessionsModule } from './sessions/own-module.js';
+import { settingsModule } from './settings/module.js';
 import { signinModule } from './signin/module.js';
 import { tokensModule } from './tokens/module.js';
 import { transportModule } from './transport/module.js';
@@ -104,6 +105,7 @@ function compose(opts: StrongroomOptions) {
     .use(erasureModule)
     .use(adminModule)
     .use(rolesModule)
+    .use(settingsModule)
     .use(faqModule)
     .use(consoleModule)
     .use(opsModule);

@@ -27,6 +27,7 @@ import { RiskDecisionErrors } from './risk/decisions/errors.js';
 import { RealtimeErrors } from './realtime/errors.js';
 import { LdapErrors } from './ldap/errors.js';
 import { SamlErrors } from './saml/errors.js';
+import { SettingsErrors } from './settings/errors.js';
 import { ThirdPartyErrors } from './third-party/errors.js';
 import { EntityErrors } from './entities/errors.js';
 import { DeviceErrors } from './devices/errors.js';
@@ -78,6 +79,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Risk responses': RiskDecisionErrors.definitions,
   'Real-time channel': RealtimeErrors.definitions,
   Operations: OpsErrors.definitions,
+  Settings: SettingsErrors.definitions,
 };
 
 const INTRO = 'Every error answers with `{status_code, error_code, message, details}`. `error_code` is stable: match on it, never on `message`. `details` holds what the code documents and always `request_id`: the request\'s id (a UUID, also in the `X-Request-ID` header), which finds its access line and its trace (docs/operations.md); quote it when asking for support. Generated from the catalogues in `src/**/errors.ts` by `npm run docs:errors`; `src/error-catalogue.test.ts` keeps this page in step. Why each status was chosen: docs/decisions.md.';
