@@ -16,6 +16,10 @@ import { TesterScreen } from './policies/TesterScreen.js';
 import { EntitiesScreen } from './entities/EntitiesScreen.js';
 import { RoleScreen } from './roles/RoleScreen.js';
 import { RolesScreen } from './roles/RolesScreen.js';
+import { KeysScreen } from './config/KeysScreen.js';
+import { LdapScreen } from './config/LdapScreen.js';
+import { RateLimitsScreen } from './config/RateLimitsScreen.js';
+import { SamlScreen } from './config/SamlScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
 import { UsersScreen } from './users/UsersScreen.js';
@@ -45,4 +49,9 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'faq', nav: 'content.nav.faq', permission: 'faq.manage', render: () => createElement(FaqScreen) },
   { path: 'faq/new', permission: 'faq.manage', render: () => createElement(NewFaqScreen) },
   { path: 'faq/:id', permission: 'faq.manage', render: ({ id }) => createElement(FaqArticleScreen, { id: id! }) },
+  // Settings
+  { path: 'settings/ldap', nav: 'config.nav.ldap', permission: 'config.manage', render: () => createElement(LdapScreen) },
+  { path: 'settings/saml', nav: 'config.nav.saml', permission: 'config.manage', render: () => createElement(SamlScreen) },
+  { path: 'settings/rate-limits', nav: 'config.nav.rateLimits', permission: 'config.manage', render: () => createElement(RateLimitsScreen) },
+  { path: 'settings/keys', nav: 'config.nav.keys', permission: 'config.manage', render: () => createElement(KeysScreen) },
 ];

@@ -1,0 +1,139 @@
+/**
+ * The console's settings screens in real Chromium, against a service enforcing transport
+ * encryption and a real OpenLDAP (test/harness/slapd.ts): the directory settings in force and the
+ * connection test (every step passes for a user the directory holds, whose groups and mapped role
+ * are shown; a closed port fails at the first step, said in words), the SAML settings and the
+ * metadata download (the file is the service's metadata XML), the rate limits table and the keys
+ * table. Each screen: no CSP violation, no serious or critical axe-core finding.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CSP } from '../../src/console/routes.js';
+import { certificateBody, DEFAULT_ATTRIBUTE_MAP, NAMEID_FORMATS } from '../../src/platform/config-saml.js';
+import { selfSignedCertificatePem } from '../../src/platform/crypto/self-signed.js';
+import { createTestApp, type TestApp } from '../harness/app.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { checkScreen } from '../harness/console-checks.js';
+import { signIn, watchCsp } from '../harness/console-pages.js';
+import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
+import { freePort } from '../harness/postgres.js';
+import { startSlapd, type RunningSlapd } from '../harness/slapd.js';
+
+let t: TestApp;
+let dir: RunningSlapd;
+let browser: Browser;
+let origin: string;
+
+/** Stores directory settings as the configuration route would, and tells the node. */
+async function storeLdap(uri: string): Promise<void> {
+  await t.s.db.transaction().execute((trx) => t.s.ldapSettings.save(trx, {
+    uri, bindDn: dir.bindDn, bindPassword: dir.bindPassword, baseDn: dir.baseDn, userFilter: '(&(objectClass=inetOrgPerson)(uid={username}))',
+    attrMail: 'mail', attrName: 'displayName', groupMemberAttr: 'memberOf', startTls: true, caCert: readFileSync(dir.caFile, 'utf8'),
+    groupRoles: { tellers: ['staff'] }, groupsBaseDn: `ou=groups,${dir.baseDn}`,
+  }, null));
+  await t.s.ldapSettings.announce();
+}
+
+async function storeSaml(): Promise<void> {
+  const idpCert = certificateBody(selfSignedCertificatePem(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, 'idp.bank.example', Date.now(), 365))!;
+  await t.s.db.transaction().execute((trx) => t.s.samlSettings.save(trx, {
+    enabled: true, spEntityId: 'https://auth.bank.example/saml', acsUrl: 'https://auth.bank.example/api/v1/auth/saml/acs', sloUrl: 'https://auth.bank.example/api/v1/auth/saml/sls',
+    idpEntityId: 'https://idp.bank.example', idpSsoUrl: 'https://idp.bank.example/sso', idpSloUrl: null, idpCerts: [idpCert], nameIdFormat: NAMEID_FORMATS.persistent,
+    allowedRelayOrigins: ['https://app.bank.example'], allowIdpInitiated: false, clockSkewSec: 60, attributeMap: DEFAULT_ATTRIBUTE_MAP, groupRoles: { staff: ['Tellers'] },
+  }, null));
+  await t.s.samlSettings.announce();
+}
+
+beforeAll(async () => {
+  dir = await startSlapd();
+  t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MFA_REQUIRED_ROLES: 'staff' } });
+  await seedUser(t.s, 'config.admin', { roles: ['admin'] });
+  await storeLdap(dir.uri);
+  await storeSaml();
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  await dir?.stop();
+});
+
+const nav = (page: Page, name: string) => page.getByRole('navigation').getByRole('link', { name, exact: true });
+const stepRow = (page: Page, step: string) => page.getByRole('grid', { name: 'Steps of the test' }).getByRole('row').filter({ hasText: step });
+
+describe('the console\'s settings in Chromium', () => {
+  it('LDAP settings and the connection test (every step for alice, then a closed port), SAML settings and the metadata download, the rate limits, the keys', async () => {
+    const page = await (await browser.newContext({ acceptDownloads: true })).newPage();
+    const csp = await watchCsp(page);
+    const res = await page.goto(`${origin}/console/settings/ldap`);
+    expect(res?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
+    await signIn(page, 'config.admin', STRONG_PASSWORD);
+    await page.getByRole('heading', { name: 'Directory (LDAP)', level: 1 }).waitFor();
+    for (const name of ['Directory (LDAP)', 'SAML', 'Rate limits', 'Keys']) await nav(page, name).waitFor();
+    await page.getByText(dir.uri, { exact: true }).waitFor();
+    await page.getByText('Set (never shown)').waitFor();
+    await checkScreen(page, csp, 'LDAP settings');
+
+    const before = dir.log().length;
+    await page.getByLabel('Username to look up (optional)').fill('alice');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await page.getByText(`The directory at ${dir.uri} works with these settings.`).waitFor();
+    for (const step of ['Server reachable', 'TLS', 'Service account bind', 'User found', 'Groups']) expect(await stepRow(page, step).textContent()).toContain('Passed');
+    const found = page.getByRole('definition').filter({ hasText: dir.users.alice.dn });
+    await found.waitFor();
+    expect(await page.getByLabel('The user found').textContent()).toContain('Roles these groups givestaff');
+    // The directory saw the service account's bind and the search for alice.
+    await dir.waitForLog(new RegExp(`BIND dn="${dir.bindDn}"`, 'i'), before);
+    await dir.waitForLog(/SRCH .*filter="\(&\(objectClass=inetOrgPerson\)\(uid=alice\)\)"/, before);
+    expect(await page.content()).not.toContain(dir.bindPassword);
+    await checkScreen(page, csp, 'LDAP connection test passed');
+
+    await storeLdap(`ldap://127.0.0.1:${await freePort()}`);
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await page.getByText(/does not work with these settings/).waitFor();
+    expect(await stepRow(page, 'Server reachable').textContent()).toMatch(/Failed.*The server cannot be reached.*ECONNREFUSED/);
+    expect(await stepRow(page, 'Service account bind').textContent()).toContain('Not run');
+    await checkScreen(page, csp, 'LDAP connection test failed');
+    await storeLdap(dir.uri);
+
+    // SAML: the settings in force, and the metadata downloaded is the service's own.
+    await nav(page, 'SAML').click();
+    await page.getByRole('heading', { name: 'SAML', level: 1 }).waitFor();
+    await page.getByText('https://auth.bank.example/saml', { exact: true }).waitFor();
+    await page.getByText(/^CN=idp\.bank\.example, valid until/).waitFor();
+    await checkScreen(page, csp, 'SAML settings');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the metadata (XML)' }).click()]);
+    expect(download.suggestedFilename()).toBe('strongroom-sp-metadata.xml');
+    const xml = readFileSync((await download.path())!, 'utf8');
+    expect(xml).toBe((await t.app.inject({ method: 'GET', url: '/api/v1/auth/saml/metadata' })).body);
+    expect(xml).toContain('entityID="https://auth.bank.example/saml"');
+
+    // Rate limits: as the service is configured, with the routes of each group.
+    await nav(page, 'Rate limits').click();
+    const limits = page.getByRole('grid', { name: 'Rate limits by group' });
+    const signin = limits.getByRole('row', { name: 'signin', exact: true });
+    await signin.waitFor();
+    expect(await signin.getByRole('listitem').allTextContents()).toContain('POST /api/v1/auth/login');
+    const configured = t.s.config.rateLimits.signin;
+    expect(await signin.textContent()).toContain(`${configured.ip!.limit} per ${configured.ip!.windowSec / 60} min`);
+    expect(await signin.textContent()).toContain('RATE_LIMIT_SIGNIN_ACCOUNT');
+    await checkScreen(page, csp, 'rate limits');
+
+    // Keys: the signing key the service holds, its age and the command that rotates it.
+    await nav(page, 'Keys').click();
+    const kid = (await t.s.db.selectFrom('jwt_signing_keys').select('kid').orderBy('version', 'desc').executeTakeFirstOrThrow()).kid;
+    const jwt = page.getByRole('grid', { name: 'Keys' }).getByRole('row').filter({ hasText: kid });
+    await jwt.waitFor();
+    expect(await jwt.textContent()).toMatch(/Token signing.*HS256.*Current.*0 days.*strongroom rotate-keys/);
+    const transport = page.getByRole('grid', { name: 'Keys' }).getByRole('row').filter({ hasText: t.s.transportKeys.current().keyId });
+    expect(await transport.textContent()).toMatch(/Transport encryption.*RSA-2048.*strongroom rotate-transport-key/);
+    await page.getByRole('heading', { name: 'How to rotate' }).waitFor();
+    await checkScreen(page, csp, 'keys');
+    expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|pageerror/i.test(e))).toEqual([]);
+  });
+});
