@@ -24,6 +24,7 @@ import { policyScreenshots } from './screenshots/policies.js';
 import { usersScreenshots } from './screenshots/users.js';
 import { contentScreenshots } from './screenshots/content.js';
 import { accountScreenshots } from './screenshots/account.js';
+import { configScreenshots } from './screenshots/config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs', 'console');
@@ -163,6 +164,7 @@ async function main(): Promise<void> {
     await usersScreenshots(page, s, shot);
     await contentScreenshots(page, s, shot);
     await accountScreenshots({ browser, s, origin, password: PASSWORD, shot });
+    await configScreenshots(page, s, shot);
   } finally {
     await browser.close();
     await app.close();

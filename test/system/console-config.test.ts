@@ -129,7 +129,7 @@ describe('the console\'s settings in Chromium', () => {
     const kid = (await t.s.db.selectFrom('jwt_signing_keys').select('kid').orderBy('version', 'desc').executeTakeFirstOrThrow()).kid;
     const jwt = page.getByRole('grid', { name: 'Keys' }).getByRole('row').filter({ hasText: kid });
     await jwt.waitFor();
-    expect(await jwt.textContent()).toMatch(/Token signing.*HS256.*Current.*0 days.*strongroom rotate-keys/);
+    expect(await jwt.textContent()).toMatch(/Token signing.*HS256.*Current.*0 days.*strongroom rotate-keys.*Rotates on/);
     const transport = page.getByRole('grid', { name: 'Keys' }).getByRole('row').filter({ hasText: t.s.transportKeys.current().keyId });
     expect(await transport.textContent()).toMatch(/Transport encryption.*RSA-2048.*strongroom rotate-transport-key/);
     await page.getByRole('heading', { name: 'How to rotate' }).waitFor();

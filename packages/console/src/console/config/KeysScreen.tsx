@@ -22,9 +22,9 @@ function Rotation({ k }: { k: KeyInfo }) {
     <>
       {due}{due ? ' ' : null}
       {t(`config.keys.rotation.${k.rotation}`)}
+      {k.rotate_command ? <><br /><code className="command">{k.rotate_command}</code></> : null}
       {k.rotation_due_at && !k.rotation_due ? <><br />{t('config.keys.dueAt', { when: when(k.rotation_due_at) })}</> : null}
       {k.expires_at ? <><br />{t('config.keys.expiresAt', { when: when(k.expires_at) })}</> : null}
-      {k.rotate_command ? <><br /><code className="command">{k.rotate_command}</code></> : null}
     </>
   );
 }
