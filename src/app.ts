@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { accessModule } from './access/module.js';
 import { adminModule } from './admin/module.js';
 import { auditModule } from './audit/module.js';
+import { auditSummaryModule } from './audit/summary-module.js';
 import { consoleModule } from './console/module.js';
 import { credentialsModule } from './credentials/module.js';
 import { mailModule } from './mail/module.js';
@@ -104,6 +105,7 @@ function compose(opts: StrongroomOptions) {
     .use(breachesModule)
     .use(erasureModule)
     .use(adminModule)
+    .use(auditSummaryModule)
     .use(rolesModule)
     .use(settingsModule)
     .use(faqModule)

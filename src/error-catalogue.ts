@@ -4,6 +4,7 @@
  */
 import { AccessErrors } from './access/errors.js';
 import { AdminErrors } from './admin/errors.js';
+import { AuditErrors } from './audit/errors.js';
 import { CredentialErrors } from './credentials/errors.js';
 import { MfaErrors } from './mfa/errors.js';
 import { OtpErrors } from './mfa/otp/errors.js';
@@ -80,6 +81,7 @@ export const ERROR_CATALOGUE: Record<string, Record<string, ErrorDef>> = {
   'Real-time channel': RealtimeErrors.definitions,
   Operations: OpsErrors.definitions,
   Settings: SettingsErrors.definitions,
+  'Audit summary': AuditErrors.definitions,
 };
 
 const INTRO = 'Every error answers with `{status_code, error_code, message, details}`. `error_code` is stable: match on it, never on `message`. `details` holds what the code documents and always `request_id`: the request\'s id (a UUID, also in the `X-Request-ID` header), which finds its access line and its trace (docs/operations.md); quote it when asking for support. Generated from the catalogues in `src/**/errors.ts` by `npm run docs:errors`; `src/error-catalogue.test.ts` keeps this page in step. Why each status was chosen: docs/decisions.md.';
