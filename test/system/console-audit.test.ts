@@ -90,7 +90,7 @@ describe('the console\'s audit log in Chromium', () => {
     expect(await chart.locator('[data-series="sign-ins:web"] rect').count()).toBe(1);
     expect(await chart.locator('[data-series="failures:web"] rect').count()).toBe(1);
     expect(await chart.locator('g[data-series]').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-series')))).toEqual(['sign-ins:web', 'failures:web']);
-    await page.getByText('The numbers as a table').click();
+    await page.getByText('The sign-ins and failures as a table').click();
     const table = page.getByRole('table', { name: 'Sign-ins and failures over time, by channel' });
     expect(await table.getByRole('columnheader').allTextContents()).toEqual(['Time', 'Sign-ins (web)', 'Failures (web)']);
     await checkScreen(page, csp, 'audit log, one user, chart as a table');

@@ -20,6 +20,8 @@ import { KeysScreen } from './config/KeysScreen.js';
 import { LdapScreen } from './config/LdapScreen.js';
 import { RateLimitsScreen } from './config/RateLimitsScreen.js';
 import { SamlScreen } from './config/SamlScreen.js';
+import { AlertScreen } from './alerts/AlertScreen.js';
+import { AlertsScreen } from './alerts/AlertsScreen.js';
 import { NewUserScreen } from './users/NewUserScreen.js';
 import { UserScreen } from './users/UserScreen.js';
 import { UsersScreen } from './users/UsersScreen.js';
@@ -54,4 +56,6 @@ export const CONSOLE_SCREENS: readonly Screen[] = [
   { path: 'settings/saml', nav: 'config.nav.saml', permission: 'config.manage', render: () => createElement(SamlScreen) },
   { path: 'settings/rate-limits', nav: 'config.nav.rateLimits', permission: 'config.manage', render: () => createElement(RateLimitsScreen) },
   { path: 'settings/keys', nav: 'config.nav.keys', permission: 'config.manage', render: () => createElement(KeysScreen) },
+  { path: 'alerts', nav: 'alerts.nav', permission: 'alerts.manage', render: () => createElement(AlertsScreen) },
+  { path: 'alerts/:id', permission: 'alerts.manage', render: ({ id }) => createElement(AlertScreen, { id: id! }) },
 ];

@@ -1,28 +1,27 @@
 /**
  * The audit log: filters (user, event, status, channel, country, time range), the entries newest
  * first in keyset pages (the cursor, never offsets), an export of everything the filters match
- * to CSV (fetched page by page through the API, built in the page), and a chart of sign-ins and
- * failures over time by channel.
+ * to CSV (fetched page by page through the API, built in the page), and charts over time by
+ * channel of sign-ins and failures, and of account locks and security alerts (counted by the
+ * server: GET /api/v1/admin/audit/summary).
  */
-import { useEffect, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { Cell, Column, Form, Heading, Label, ListBox, ListBoxItem, Popover, Row, Select, SelectValue, Table, TableBody, TableHeader, Button as AriaButton } from 'react-aria-components';
 import { useApi } from '../../lib/data.js';
 import { useI18n } from '../../lib/i18n.js';
 import { useSession } from '../../lib/session.js';
 import { Button, ErrorNotice, Field, Notice } from '../../ui/forms.js';
-import { chartData, FAILURE_EVENTS, SIGN_IN_EVENTS, type ChartData } from './chart-data.js';
 import { auditCsv, download } from './csv.js';
-import { SignInChart } from './SignInChart.js';
+import { LOCK_CHART, SIGN_IN_CHART, TrendChart } from './TrendChart.js';
 import { AUDIT_CHANNELS, AUDIT_STATUSES, auditPath, countryOf, fetchAll, type AuditEntry, type AuditFilters, type AuditPage } from './types.js';
+import { useSummary } from './useSummary.js';
 
 const PAGE_SIZE = 50;
-/** The most entries an export or the chart reads (page after page of 200). */
+/** The most entries an export reads (page after page of 200). */
 const EXPORT_CAP = 10_000;
-const CHART_CAP = 2_000;
-const DAY = 86_400_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function FilterSelect({ label, any, value, options, onChange }: { label: string; any: string; value: string; options: readonly { id: string; name: string }[]; onChange(v: string): void }) {
+export function FilterSelect({ label, any, value, options, onChange }: { label: string; any: string; value: string; options: readonly { id: string; name: string }[]; onChange(v: string): void }) {
   return (
     <Select className="field" selectedKey={value} onSelectionChange={(k) => onChange(String(k))}>
       <Label>{label}</Label>
@@ -39,26 +38,6 @@ function FilterSelect({ label, any, value, options, onChange }: { label: string;
 
 const isoOf = (local: string): string | undefined => (local.trim() === '' ? undefined : new Date(local).toISOString());
 
-/** The chart's entries for the filters' user, channel, country and range (the last day without one). */
-function useChart(filters: AuditFilters): { data?: ChartData; complete: boolean; error: unknown } {
-  const { call } = useSession();
-  const [state, setState] = useState<{ for: AuditFilters | null; data?: ChartData; complete: boolean; error: unknown }>({ for: null, complete: true, error: null });
-  useEffect(() => {
-    let live = true;
-    const to = filters.to ? Date.parse(filters.to) : Date.now();
-    const from = filters.from ? Date.parse(filters.from) : to - DAY;
-    const base = { userId: filters.userId, channel: filters.channel, country: filters.country, from: new Date(from).toISOString(), to: new Date(to).toISOString() };
-    const read = (events: readonly string[]) => Promise.all(events.map((eventType) => fetchAll(call, { ...base, eventType }, CHART_CAP)));
-    Promise.all([read(SIGN_IN_EVENTS), read(FAILURE_EVENTS)]).then(([ok, failed]) => {
-      if (!live) return;
-      const complete = [...ok, ...failed].every((r) => r.complete);
-      setState({ for: filters, complete, error: null, data: chartData(ok.flatMap((r) => r.entries), failed.flatMap((r) => r.entries), from, to) });
-    }, (error: unknown) => { if (live) setState({ for: filters, complete: true, error }); });
-    return () => { live = false; };
-  }, [call, filters]);
-  return state.for === filters ? state : { complete: true, error: null };
-}
-
 export function AuditScreen() {
   const { t, when, language } = useI18n();
   const { call, can } = useSession();
@@ -73,7 +52,7 @@ export function AuditScreen() {
   const [exporting, setExporting] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
-  const chart = useChart(filters);
+  const chart = useSummary(filters);
   const pages = [...(firstPage.data ? [firstPage.data] : []), ...(more.path === firstPath ? more.pages : [])];
   const loading = firstPage.loading || loadingMore;
 
@@ -162,7 +141,9 @@ export function AuditScreen() {
       {notice ? <Notice>{notice}</Notice> : null}
       <ErrorNotice error={error ?? firstPage.error ?? chart.error} />
       <h2>{t('audit.chartTitle')}</h2>
-      {chart.data ? <SignInChart data={chart.data} complete={chart.complete} /> : <p>{t('common.loading')}</p>}
+      {chart.data ? <TrendChart data={chart.data} kind={SIGN_IN_CHART} /> : chart.error ? null : <p>{t('common.loading')}</p>}
+      <h2>{t('audit.locksTitle')}</h2>
+      {chart.data ? <TrendChart data={chart.data} kind={LOCK_CHART} /> : chart.error ? null : <p>{t('common.loading')}</p>}
       <div className="screen-head">
         <h2>{t('audit.entries')}</h2>
         <Button variant="secondary" isPending={exporting} onPress={() => void onExport()}>{t('audit.export')}</Button>

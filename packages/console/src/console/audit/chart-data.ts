@@ -1,22 +1,35 @@
 /**
- * Sign-ins and failed sign-ins over time by channel, counted from audit entries: the time range
- * cut into at most 48 equal buckets (15 minutes, an hour, 6 hours, a day or a week each).
+ * The charts' numbers, from GET /api/v1/admin/audit/summary (exact, counted by the server per
+ * hour or day and channel): the time range cut into at most about 48 bars of an hour, 6 hours, a
+ * day or a week, each the sum of the server's buckets that start in it.
  */
-import type { AuditEntry } from './types.js';
+import type { AuditFilters } from './types.js';
 
-/** The entries a sign-in writes: one that succeeded, and those that refused one. */
-export const SIGN_IN_EVENTS = ['USER_LOGIN'] as const;
-export const FAILURE_EVENTS = ['FAILED_LOGIN_ATTEMPT', 'LOCKED_LOGIN_ATTEMPT', 'POLICY_VIOLATION', 'RISK_SIGN_IN_REFUSED'] as const;
+/** What the server counts (`SUMMARY_EVENTS` in src/audit/summary.ts says which events make each). */
+export const KINDS = ['sign_ins', 'failed_sign_ins', 'account_locks', 'alerts_raised'] as const;
+export type Kind = (typeof KINDS)[number];
 
-const MINUTE = 60_000;
-const UNITS = [15 * MINUTE, 60 * MINUTE, 6 * 60 * MINUTE, 24 * 60 * MINUTE, 7 * 24 * 60 * MINUTE];
-const MAX_BUCKETS = 48;
+/** The route's answer. */
+export interface AuditSummary {
+  from: string;
+  to: string;
+  bucket: 'hour' | 'day';
+  rows: ({ start: string; channel: string | null } & Record<Kind, number>)[];
+  totals: Record<Kind, number>;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
+const UNITS = [HOUR, 6 * HOUR, DAY, WEEK];
+const MAX_BARS = 48;
+/** 1970-01-01 was a Thursday: weeks start on the Monday after. */
+const MONDAY = 4 * DAY;
 
 export interface Bucket {
   start: number;
-  /** Per channel (`none` for an entry without one). */
-  signIns: Record<string, number>;
-  failures: Record<string, number>;
+  /** Per kind, per channel (`none` for entries without one). */
+  counts: Record<Kind, Record<string, number>>;
 }
 
 export interface ChartData {
@@ -28,25 +41,43 @@ export interface ChartData {
   channels: string[];
 }
 
-const ORDER = ['web', 'mobile', 'ussd', 'agent'];
+/** The bar width for a range, and the server's bucket it is made of. */
+export function unitFor(from: number, to: number): { unit: number; bucket: 'hour' | 'day' } {
+  const unit = UNITS.find((u) => (to - from) / u <= MAX_BARS) ?? WEEK;
+  return { unit, bucket: unit < DAY ? 'hour' : 'day' };
+}
 
-export function chartData(signIns: readonly AuditEntry[], failures: readonly AuditEntry[], from: number, to: number): ChartData {
-  const unit = UNITS.find((u) => (to - from) / u <= MAX_BUCKETS) ?? UNITS.at(-1)!;
-  const count = Math.max(1, Math.ceil((to - from) / unit));
-  const buckets: Bucket[] = Array.from({ length: count }, (_, i) => ({ start: from + i * unit, signIns: {}, failures: {} }));
+/** The summary route's address for the chart of these filters over [from, to). */
+export function summaryPath(f: Pick<AuditFilters, 'userId' | 'channel' | 'country'>, from: number, to: number): string {
+  const q = new URLSearchParams({ from: new Date(from).toISOString(), to: new Date(to).toISOString(), bucket: unitFor(from, to).bucket });
+  if (f.userId) q.set('user_id', f.userId);
+  if (f.channel) q.set('channel', f.channel);
+  if (f.country) q.set('country', f.country);
+  return `/api/v1/admin/audit/summary?${q}`;
+}
+
+const ORDER = ['web', 'mobile', 'ussd', 'agent'];
+const empty = (): Record<Kind, Record<string, number>> => ({ sign_ins: {}, failed_sign_ins: {}, account_locks: {}, alerts_raised: {} });
+
+export function chartData(summary: AuditSummary): ChartData {
+  const from = Date.parse(summary.from);
+  const to = Date.parse(summary.to);
+  const { unit } = unitFor(from, to);
+  const offset = unit === WEEK ? MONDAY : 0;
+  const first = Math.floor((from - offset) / unit) * unit + offset;
+  const count = Math.max(1, Math.ceil((to - first) / unit));
+  const buckets: Bucket[] = Array.from({ length: count }, (_, i) => ({ start: first + i * unit, counts: empty() }));
   const seen = new Set<string>();
-  const add = (entries: readonly AuditEntry[], kind: 'signIns' | 'failures') => {
-    for (const e of entries) {
-      const at = Date.parse(e.timestamp);
-      if (at < from || at >= to) continue;
-      const channel = e.channel ?? 'none';
+  for (const row of summary.rows) {
+    const i = Math.min(count - 1, Math.max(0, Math.floor((Date.parse(row.start) - first) / unit)));
+    const channel = row.channel ?? 'none';
+    for (const kind of KINDS) {
+      if (row[kind] === 0) continue;
       seen.add(channel);
-      const bucket = buckets[Math.min(count - 1, Math.floor((at - from) / unit))]!;
-      bucket[kind][channel] = (bucket[kind][channel] ?? 0) + 1;
+      const c = buckets[i]!.counts[kind];
+      c[channel] = (c[channel] ?? 0) + row[kind];
     }
-  };
-  add(signIns, 'signIns');
-  add(failures, 'failures');
+  }
   const rank = (c: string) => (c === 'none' ? 99 : ORDER.includes(c) ? ORDER.indexOf(c) : 50);
   const channels = [...seen].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   return { from, to, unit, buckets, channels };
