@@ -25,6 +25,7 @@ import { usersScreenshots } from './screenshots/users.js';
 import { contentScreenshots } from './screenshots/content.js';
 import { accountScreenshots } from './screenshots/account.js';
 import { configScreenshots } from './screenshots/config.js';
+import { alertsScreenshots } from './screenshots/alerts.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs', 'console');
@@ -165,6 +166,7 @@ async function main(): Promise<void> {
     await contentScreenshots(page, s, shot);
     await accountScreenshots({ browser, s, origin, password: PASSWORD, shot });
     await configScreenshots(page, s, shot);
+    await alertsScreenshots({ page, s, clock, shot });
   } finally {
     await browser.close();
     await app.close();
