@@ -62,6 +62,8 @@ export function auditSummaryRoutes(deps: { summary: AuditSummary; guard: Guard }
         response: { 200: SummaryAnswer, ...errors(AuditErrors.AUDIT_SUMMARY_RANGE_INVALID, CommonErrors.VALIDATION_ERROR) },
       },
       onRequest: deps.guard.requirePermission('audit.read'),
+      // Filtered by user_id, the counts are one person's sign-ins by channel and country.
+      config: { personalData: true },
     }, async (request) => {
       const q = request.query;
       return deps.summary.summarise({ from: q.from, to: q.to, bucket: q.bucket ?? 'hour', userId: q.user_id, channel: q.channel, country: q.country });
