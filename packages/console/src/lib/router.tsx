@@ -14,6 +14,8 @@ export interface Screen {
   path: string;
   /** Its entry in the navigation; absent for screens reached from another (a user's page). */
   nav?: MessageKey;
+  /** The heading its navigation entry is listed under (entries of one group are listed together, in order). */
+  group?: MessageKey;
   /** The permission it needs; absent: anyone signed in. The API refuses the rest anyway. */
   permission?: string;
   render(params: Record<string, string>): ReactNode;

@@ -28,6 +28,17 @@ function setDocumentTitle(title: string): void {
   document.title = title;
 }
 
+/** The navigation entries the person may use, in runs of one group (a group whose entries are all hidden is not shown). */
+function navGroups(allowed: readonly Screen[]): { group: MessageKey | undefined; entries: Screen[] }[] {
+  const groups: { group: MessageKey | undefined; entries: Screen[] }[] = [];
+  for (const screen of allowed.filter((s) => s.nav)) {
+    const last = groups.at(-1);
+    if (last && last.group === screen.group) last.entries.push(screen);
+    else groups.push({ group: screen.group, entries: [screen] });
+  }
+  return groups;
+}
+
 export interface ShellProps {
   /** The entry's name in the header (catalogue key). */
   title: MessageKey;
@@ -57,14 +68,19 @@ export function Shell({ title, screens, fallback }: ShellProps) {
       </header>
       <div className="layout">
         <nav aria-label={t('shell.navigation')} className="sidenav">
-          <ul>
-            {allowed.filter((s) => s.nav).map((s) => {
-              const href = s.path === '' ? base : `${base}/${s.path}`;
-              // A screen without an entry of its own (a user's page) shows its parent as current.
-              const active = current === s || (!current?.nav && s.path !== '' && rest.startsWith(`${s.path}/`));
-              return <li key={s.path}><Link href={href} aria-current={active ? 'page' : undefined} className="nav-link">{t(s.nav!)}</Link></li>;
-            })}
-          </ul>
+          {navGroups(allowed).map(({ group, entries }) => (
+            <div key={group ?? 'main'} className="nav-group">
+              {group && <p className="nav-group-name" id={`nav-${group}`}>{t(group)}</p>}
+              <ul aria-labelledby={group ? `nav-${group}` : undefined}>
+                {entries.map((s) => {
+                  const href = s.path === '' ? base : `${base}/${s.path}`;
+                  // A screen without an entry of its own (a user's page) shows its parent as current.
+                  const active = current === s || (!current?.nav && s.path !== '' && rest.startsWith(`${s.path}/`));
+                  return <li key={s.path}><Link href={href} aria-current={active ? 'page' : undefined} className="nav-link">{t(s.nav!)}</Link></li>;
+                })}
+              </ul>
+            </div>
+          ))}
         </nav>
         <main id="main" className="content" tabIndex={-1}>
           {match ? match.screen.render(match.params) : <><Heading level={1}>{t(title)}</Heading><p>{t(fallback)}</p></>}
