@@ -18,6 +18,10 @@ const SHARED = 'export const shared = "' + 'the same words again and again '.rep
 
 async function serve(build: ConsoleBuild) {
   const app = Fastify();
+  // As the service's CORS does for an allowed origin, before the route.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.headers.origin) reply.header('access-control-allow-origin', request.headers.origin).header('vary', 'Origin');
+  });
   await app.register(consoleRoutes(build));
   await app.ready();
   return app;
@@ -91,6 +95,9 @@ describe('serving the console', () => {
       expect(plain.body).toBe(SHARED);
     }
     expect((await get('*')).headers['content-encoding']).toBe('br');
+    // A shared cache keys on the origin as well as the encoding: CORS's Vary is kept, not replaced.
+    const fromApp = await app.inject({ method: 'GET', url: '/console/assets/shared-Zz1.js', headers: { origin: 'https://app.bank.example', 'accept-encoding': 'br' } });
+    expect(fromApp.headers.vary).toBe('Origin, accept-encoding');
     // A file the build did not compress is sent as it is.
     expect((await app.inject({ method: 'GET', url: '/console/assets/console-AbC123.js', headers: { 'accept-encoding': 'br' } })).headers['content-encoding']).toBeUndefined();
   });

@@ -60,6 +60,13 @@ function html(reply: FastifyReply, status: number, body: string | Buffer): Fasti
     .header('cross-origin-opener-policy', 'same-origin').send(body);
 }
 
+/** Adds `field` to Vary, keeping what is there (CORS's `Origin`): a shared cache must key on both. */
+function vary(reply: FastifyReply, field: string): void {
+  const current = String(reply.getHeader('vary') ?? '');
+  const fields = current.split(',').map((f) => f.trim()).filter(Boolean);
+  if (!fields.some((f) => f.toLowerCase() === field || f === '*')) reply.header('vary', [...fields, field].join(', '));
+}
+
 /** Whether Accept-Encoding admits `coding` (named with a q above 0, or by `*`). */
 function accepts(header: string, coding: string): boolean {
   let star = false;
@@ -111,12 +118,13 @@ export function consoleRoutes(build: ConsoleBuild): FastifyPluginAsync {
       const file = build.assets.get(rest.slice('assets/'.length));
       if (!file) throw notFound(request);
       const [encoding, sent] = pickEncoding(file, request.headers['accept-encoding']);
+      vary(reply, 'accept-encoding');
       if (encoding) reply.header('content-encoding', encoding);
-      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP).header('vary', 'accept-encoding')
+      return reply.type(file.type).header('cache-control', IMMUTABLE).header('content-security-policy', CONSOLE_CSP)
         .header('x-content-sha256', sent.sha256).header('cross-origin-resource-policy', 'same-origin').send(sent.body);
     });
     app.get('/', hide, async (request, reply) => {
-      reply.header('vary', 'accept'); // a page for browsers, a JSON 404 for the rest
+      vary(reply, 'accept'); // a page for browsers, a JSON 404 for the rest
       if (!wantsHtml(request)) throw notFound(request);
       return html(reply, 200, home);
     });
