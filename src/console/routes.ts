@@ -33,8 +33,8 @@ const HOME_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Strongroom</title>ICON</head>
 <body><main><h1>Strongroom</h1><p>The authentication service of the bank.</p>
 <ul>
-<li><a href="/account">Your account</a>: your profile and where you are signed in.</li>
-<li><a href="/console">Operator console</a>: users, for the bank's operators.</li>
+<li><a href="/account">Your account</a>: your profile, where you are signed in, your second factors and your data.</li>
+<li><a href="/console">Operator console</a>: users, approvals, access policies, the audit log and settings, for the bank's operators.</li>
 <li><a href="/api/docs">API reference</a> (also <a href="/api/redoc">as one readable page</a>, and <a href="/api/openapi.json">the OpenAPI document</a>).</li>
 </ul></main></body></html>
 `;
