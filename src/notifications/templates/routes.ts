@@ -70,6 +70,20 @@ function present(t: TemplateRow, family: readonly TemplateRow[]) {
 
 const TEXT_ERRORS = '`422 TEMPLATE_INVALID` (`details.fields`): a brace that is not part of a placeholder, or, in a named template, a placeholder its callers do not send.';
 
+/** POST .../:id/preview: the stored text or an unsaved draft, filled with values. */
+const PREVIEW_SCHEMA = {
+  tags, security, summary: 'Fill a template with values, without sending',
+  description: bullets(
+    'The stored text, or a draft of it: `subject` and `message` given (either or both) stand for the stored ones, unsaved, so that an editor shows what a send would give once the draft is saved.',
+    `${TEXT_ERRORS} (a draft's, as saving it would answer)`,
+    '`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): as a send would answer.',
+    '`404 TEMPLATE_NOT_FOUND`.',
+  ),
+  params: IdParams,
+  body: Type.Object({ values: TemplateValues, subject: Type.Optional(Subject), message: Type.Optional(Message) }, { additionalProperties: false, examples: [{ values: { amount: '1,500.00', currency: 'KES', account: '****4471', transaction_reference_id: 'TRX-20261126-0042' } }, { values: { amount: '1,500.00', currency: 'KES', account: '****4471', transaction_reference_id: 'TRX-20261126-0042' }, message: 'Recebeu {amount} {currency} na conta {account}. Ref. {transaction_reference_id}.' }] }),
+  response: { 200: Type.Object({ language: LanguageSchema, title: Type.String({ examples: ['Transfer completed'] }), body: Type.String({ examples: ['Amina Otieno sent 1,500.00 KES from account ****4471 to Kofi Mensah, account ****9012. Reference TRX-20261126-0042.'] }) }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_INVALID, TemplateErrors.TEMPLATE_VALUES_INVALID) },
+};
+
 export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
   const onRequest = s.guard.requirePermission('notifications.templates');
   const who = (request: FastifyRequest): Promise<Who> => requestWho(request, s.users);
@@ -140,18 +154,7 @@ export function templateRoutes(s: TemplateRouteDeps): FastifyPluginAsync {
     });
 
     app.post('/api/v1/admin/notification-templates/:id/preview', {
-      schema: {
-        tags, security, summary: 'Fill a template with values, without sending',
-        description: bullets(
-          'The stored text, or a draft of it: `subject` and `message` given (either or both) stand for the stored ones, unsaved, so that an editor shows what a send would give once the draft is saved.',
-          `${TEXT_ERRORS} (a draft's, as saving it would answer)`,
-          '`422 TEMPLATE_VALUES_INVALID` (`details.missing`, `details.unknown`): as a send would answer.',
-          '`404 TEMPLATE_NOT_FOUND`.',
-        ),
-        params: IdParams,
-        body: Type.Object({ values: TemplateValues, subject: Type.Optional(Subject), message: Type.Optional(Message) }, { additionalProperties: false, examples: [{ values: { amount: '1,500.00', currency: 'KES', account: '****4471', transaction_reference_id: 'TRX-20261126-0042' } }, { values: { amount: '1,500.00', currency: 'KES', account: '****4471', transaction_reference_id: 'TRX-20261126-0042' }, message: 'Recebeu {amount} {currency} na conta {account}. Ref. {transaction_reference_id}.' }] }),
-        response: { 200: Type.Object({ language: LanguageSchema, title: Type.String({ examples: ['Transfer completed'] }), body: Type.String({ examples: ['Amina Otieno sent 1,500.00 KES from account ****4471 to Kofi Mensah, account ****9012. Reference TRX-20261126-0042.'] }) }), ...errors(TemplateErrors.TEMPLATE_NOT_FOUND, TemplateErrors.TEMPLATE_INVALID, TemplateErrors.TEMPLATE_VALUES_INVALID) },
-      },
+      schema: PREVIEW_SCHEMA,
       onRequest, preValidation,
     }, async (request) => {
       const t = await found(request.params.id);
