@@ -184,17 +184,31 @@ describe('templates and FAQ in the console', () => {
     expect(exported.faqs.map((f) => f.question)).toContain('How do I dispute a card payment made abroad?');
     await files.getByText(`${exported.faqs.length} articles exported.`).waitFor();
 
-    const importing = async (name: string, csv: string) => {
+    const picking = async (name: string, csv: string) => {
       const chooser = page.waitForEvent('filechooser');
       await files.getByRole('button', { name: 'Import a file…' }).click();
       await (await chooser).setFiles({ name, mimeType: 'text/csv', buffer: Buffer.from(csv) });
+      return page.getByRole('dialog', { name: `Import ${name}?` });
     };
-    await importing('bad.csv', 'question,answer,category\r\nWhat are the branch opening hours?,"Weekdays, 8:30 to 16:00.",general\r\nToo short?,Yes.,nowhere\r\n');
+    // Picking a file sends nothing: a dialog names it, counts its articles and says what the import does.
+    const importing = async (name: string, csv: string, articles: number) => {
+      const confirm = await picking(name, csv);
+      await confirm.getByText(`Articles in the file: ${articles}.`).waitFor();
+      await confirm.getByText(/creates an article for each row without an id, and overwrites the article of each id given/).waitFor();
+      await confirm.getByRole('button', { name: 'Import' }).click();
+    };
+    const cancelled = await picking('cancelled.csv', 'question,answer,category\r\nIs this imported?,"No, it is cancelled.",general\r\n');
+    await cancelled.getByText('Articles in the file: 1.').waitFor();
+    await checkScreen('an import to confirm');
+    await cancelled.getByRole('button', { name: 'Cancel' }).click();
+    await cancelled.waitFor({ state: 'detached' });
+    expect((await operator.request<{ faqs: { question: string }[] }>('GET', '/api/v1/admin/faqs?category=general')).faqs.map((f) => f.question)).not.toContain('Is this imported?');
+    await importing('bad.csv', 'question,answer,category\r\nWhat are the branch opening hours?,"Weekdays, 8:30 to 16:00.",general\r\nToo short?,Yes.,nowhere\r\n', 2);
     await files.getByRole('list', { name: 'What the import refused' }).getByText(/^Row 2, category:/).waitFor();
     await checkScreen('an import refused');
     const general = async () => (await operator.request<{ faqs: { question: string }[] }>('GET', '/api/v1/admin/faqs?category=general')).faqs.map((f) => f.question);
     expect(await general()).not.toContain('What are the branch opening hours?');
-    await importing('faqs.csv', 'question,answer,category,keywords\r\nWhat are the branch opening hours?,"Weekdays, 8:30 to 16:00.",general,"hours, opening"\r\n');
+    await importing('faqs.csv', 'question,answer,category,keywords\r\nWhat are the branch opening hours?,"Weekdays, 8:30 to 16:00.",general,"hours, opening"\r\n', 1);
     await files.getByText('Imported: 1 created, 0 updated.').waitFor();
     await page.getByRole('search', { name: 'Articles shown' }).getByLabel('Category').click();
     await page.getByRole('option', { name: 'General' }).click();

@@ -163,7 +163,12 @@ describe('the console\'s access policies in Chromium', () => {
     await page.getByLabel('Username').fill('field.agent');
     await page.getByLabel('IP address').fill(OUTSIDE);
     await page.getByLabel('Latitude').fill(String(BRANCH.lat));
+    // A latitude without a longitude is refused in the page, by the empty field, and nothing is asked.
+    await page.getByRole('button', { name: 'Would it be allowed?' }).click();
+    await page.getByText('Give the longitude too: a latitude alone is not a place. Or leave both empty.').waitFor();
+    expect(await page.locator('.verdict').count()).toBe(0);
     await page.getByLabel('Longitude').fill(String(BRANCH.lon));
+    expect(await page.getByText('Give the longitude too: a latitude alone is not a place. Or leave both empty.').count()).toBe(0);
     await page.getByRole('button', { name: 'Would it be allowed?' }).click();
     await page.getByText('Refused by the address lists.').waitFor();
     await page.getByText('The sign-in would be answered 403 POLICY_RESTRICTED.').waitFor();

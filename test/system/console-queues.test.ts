@@ -102,7 +102,7 @@ describe('the MFA-reset and erasure queues in the console', () => {
     await card.getByRole('button', { name: 'Approve the reset for mfa.customer' }).click();
     const approve = b.page.getByRole('dialog', { name: 'Approve the second-factor reset for mfa.customer?' });
     await approve.getByText(/passkeys and backup codes\. All their sessions end/).waitFor();
-    await approve.getByLabel('Note for the audit trail (optional, not sent to the person)').fill('Identity confirmed by video call.');
+    await approve.getByLabel('Note (optional): kept in the audit trail, and the person can read it on their Recovery page and in their data export').fill('Identity confirmed by video call.');
     await b.check('approving an MFA reset');
     await approve.getByRole('button', { name: 'Approve' }).click();
     await b.page.getByText('Approved: the second factors of mfa.customer are removed and their sessions ended; they enrol again.').waitFor();
@@ -116,7 +116,7 @@ describe('the MFA-reset and erasure queues in the console', () => {
 
     await b.page.getByRole('button', { name: 'Reject the reset for queues.desk' }).click();
     const reject = b.page.getByRole('dialog', { name: 'Reject the second-factor reset for queues.desk?' });
-    await reject.getByLabel('Reason, for the audit trail').fill('Not confirmed with the operator\'s manager.');
+    await reject.getByLabel('Reason: kept in the audit trail, and the person can read it on their Recovery page and in their data export').fill('Not confirmed with the operator\'s manager.');
     await b.check('rejecting an MFA reset');
     await reject.getByRole('button', { name: 'Reject' }).click();
     await b.page.getByText('The reset for queues.desk is rejected.').waitFor();
@@ -136,10 +136,13 @@ describe('the MFA-reset and erasure queues in the console', () => {
     await page.getByRole('heading', { name: 'Erasure requests' }).waitFor();
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'erasure.customer' }) });
     await row.getByText('Pending').waitFor();
+    // A list shorter than a page says nothing of more.
+    expect(await page.getByRole('button', { name: 'Show more' }).count()).toBe(0);
     await check('the erasure queue');
     await row.getByRole('button', { name: /^Place a legal hold on the erasure asked on/ }).click();
     const hold = page.getByRole('dialog', { name: 'Place a legal hold on this erasure?' });
     await hold.getByText(/The erasure job leaves this account alone until the hold is released/).waitFor();
+    await hold.getByRole('link', { name: 'erasure.customer' }).waitFor();
     await hold.getByLabel('Reason for the hold').fill('Fraud investigation FR-2026-118.');
     await check('placing a legal hold');
     await hold.getByRole('button', { name: 'Hold' }).click();
@@ -154,6 +157,11 @@ describe('the MFA-reset and erasure queues in the console', () => {
     await row.getByRole('button', { name: /^Release the legal hold on the erasure asked on/ }).click();
     const release = page.getByRole('dialog', { name: 'Release the legal hold?' });
     await release.getByText(/The erasure goes ahead: the account is erased on/).waitFor();
+    // The dialog names what the irreversible erasure is about: the account, the hold's reason, who placed it.
+    await release.getByRole('link', { name: 'erasure.customer' }).waitFor();
+    await release.getByText('Fraud investigation FR-2026-118.').waitFor();
+    await release.getByText('Hold placed by').waitFor();
+    await release.getByRole('link', { name: 'queues.approver' }).waitFor();
     await check('releasing a legal hold');
     await release.getByRole('button', { name: 'Release' }).click();
     await page.getByText('The hold is released: the erasure goes ahead.').waitFor();

@@ -185,7 +185,7 @@ describe('the console\'s acceptance scenario, one operator journey in Chromium',
     await card.getByRole('button', { name: `Approve the reset for ${USER}` }).click();
     const approve = approver.page.getByRole('dialog', { name: `Approve the second-factor reset for ${USER}?` });
     await approve.getByText(/passkeys and backup codes\. All their sessions end/).waitFor();
-    await approve.getByLabel('Note for the audit trail (optional, not sent to the person)').fill('Identity confirmed at the branch.');
+    await approve.getByLabel('Note (optional): kept in the audit trail, and the person can read it on their Recovery page and in their data export').fill('Identity confirmed at the branch.');
     await approver.check('approving an MFA reset');
     await approve.getByRole('button', { name: 'Approve' }).click();
     await approver.page.getByText(`Approved: the second factors of ${USER} are removed and their sessions ended; they enrol again.`).waitFor();

@@ -152,7 +152,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
         ].join('\n'),
         body: Type.Object({
           request_id: RequestId,
-          note: Type.Optional(FreeText('Why it was approved, for the audit trail (not sent to the user).', 'Identity confirmed in branch with national ID.')),
+          note: Type.Optional(FreeText('Why it was approved: audited, not mailed; the person can read it in their recovery history and data export.', 'Identity confirmed in branch with national ID.')),
         }, { additionalProperties: false }),
         response: { 200: ResetRequest, ...errors(MfaResetErrors.MFA_RESET_SELF_APPROVAL, MfaResetErrors.MFA_RESET_NOT_FOUND, MfaResetErrors.MFA_RESET_NOT_PENDING) },
       },
@@ -163,7 +163,7 @@ export function mfaResetRoutes(s: MfaResetRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security, summary: 'Reject an MFA reset request (permission reject_mfa_reset)',
         description: [
-          'Rejects a pending request; the user\'s factors stay as they are. The user is told by email that the request was not approved (the reason is kept for the audit trail, not mailed).',
+          'Rejects a pending request; the user\'s factors stay as they are. The user is told by email that the request was not approved (the reason is audited, not mailed; the person can read it in their recovery history and data export).',
           '',
           ...DECISION_ERRORS,
         ].join('\n'),

@@ -6,10 +6,10 @@
  */
 import { useState } from 'react';
 import { Heading } from 'react-aria-components';
+import { download } from '../../lib/download.js';
 import { useI18n } from '../../lib/i18n.js';
 import { useSession } from '../../lib/session.js';
 import { Button, ErrorNotice, Notice } from '../../ui/forms.js';
-import { download } from '../kept.js';
 import { useStepUp } from '../security/StepUp.js';
 import { usePending } from '../security/submit.js';
 

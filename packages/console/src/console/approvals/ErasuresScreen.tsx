@@ -5,9 +5,14 @@
  * read from the users' route when the operator may read users, never from this one. A hold
  * (POST .../{id}/hold with a reason, permission gdpr.hold) suspends the erasure until it is
  * released (.../release), when it goes ahead at its date, or at the job's next run if that passed.
+ * Both dialogs name the account; releasing, which starts an erasure that cannot be undone, also
+ * names the hold's reason, who placed it and when. The route answers the soonest due first, at
+ * most `limit` (100 by default, 500 at most, no cursor): *Show more* asks for 100 more, and a
+ * full list says that more are pending.
  */
 import { useState } from 'react';
 import { Cell, Column, Heading, Link, Row, Table, TableBody, TableHeader } from 'react-aria-components';
+import { useKept } from '../../account/kept.js';
 import { useApi } from '../../lib/data.js';
 import { useI18n } from '../../lib/i18n.js';
 import { useHref } from '../../lib/router.js';
@@ -35,6 +40,10 @@ function LookedUp({ id }: { id: string }) {
   return <Link href={href('users', id)}>{user.data?.user.username ?? id}</Link>;
 }
 
+/** The list's first page and its step (the route's default), and the most it gives (its `limit` maximum). */
+const PAGE = 100;
+const MOST = 500;
+
 interface Deciding {
   erasure: PendingErasure;
   decision: 'hold' | 'release';
@@ -43,10 +52,13 @@ interface Deciding {
 export function ErasuresScreen() {
   const { t, language, when } = useI18n();
   const { call, can } = useSession();
-  const list = useApi<{ erasures: PendingErasure[] }>('/api/v1/admin/gdpr/erasures');
+  const [limit, setLimit] = useState(PAGE);
+  const list = useApi<{ erasures: PendingErasure[] }>(`/api/v1/admin/gdpr/erasures?limit=${limit}`);
   const [deciding, setDeciding] = useState<Deciding | null>(null);
   const [done, setDone] = useState<string | null>(null);
-  const erasures = list.data?.erasures ?? null;
+  // While a longer list (or the list after a decision) is read, the rows already shown stay.
+  const erasures = useKept(list.data?.erasures) ?? null;
+  const full = erasures !== null && erasures.length >= limit;
   const [now] = useState(Date.now); // when the screen opened: a date before it has passed
   const due = (e: PendingErasure) => (new Date(e.erase_after).getTime() <= now ? t('queues.erasure.dueNow', { when: when(e.erase_after) }) : when(e.erase_after));
 
@@ -91,6 +103,12 @@ export function ErasuresScreen() {
           )}
         </TableBody>
       </Table>
+      {full ? (
+        <div className="actions">
+          <p className="description" role="status">{t(limit < MOST ? 'queues.erasure.morePending' : 'queues.erasure.mostShown', { count: limit })}</p>
+          {limit < MOST ? <Button variant="secondary" isPending={list.loading} onPress={() => setLimit((l) => Math.min(l + PAGE, MOST))}>{t('queues.erasure.showMore')}</Button> : null}
+        </div>
+      ) : null}
       {deciding ? <ErasureDialog deciding={deciding} due={due(deciding.erasure)} onConfirm={(values) => decide(deciding, values)} onClose={() => setDeciding(null)} /> : null}
     </>
   );
@@ -107,13 +125,33 @@ function Hold({ hold }: { hold: NonNullable<PendingErasure['hold']> }) {
   );
 }
 
-function ErasureDialog({ deciding: { decision }, due, onConfirm, onClose }: { deciding: Deciding; due: string; onConfirm(values: Record<string, string>): Promise<void>; onClose(): void }) {
-  const { t } = useI18n();
+function ErasureDialog({ deciding: { erasure, decision }, due, onConfirm, onClose }: { deciding: Deciding; due: string; onConfirm(values: Record<string, string>): Promise<void>; onClose(): void }) {
+  const { t, when } = useI18n();
+  const { hold } = erasure;
   if (decision === 'release') {
-    return <ConfirmDialog title={t('queues.erasure.confirmRelease')} allows={t('queues.erasure.allowsRelease', { due })} confirmLabel={t('queues.erasure.release')} onConfirm={onConfirm} onClose={onClose} />;
+    // The erasure this starts cannot be undone: the dialog names the account and the hold being lifted.
+    return (
+      <ConfirmDialog title={t('queues.erasure.confirmRelease')} allows={t('queues.erasure.allowsRelease', { due })} confirmLabel={t('queues.erasure.release')} variant="danger" onConfirm={onConfirm} onClose={onClose}>
+        <dl className="facts">
+          <dt>{t('queues.erasure.account')}</dt><dd><UserName id={erasure.user_id} /></dd>
+          <dt>{t('queues.erasure.asked')}</dt><dd>{when(erasure.requested_at)}</dd>
+          {hold ? (
+            <>
+              <dt>{t('queues.erasure.holdReason')}</dt><dd className="their-words">{hold.reason}</dd>
+              <dt>{t('queues.erasure.placedBy')}</dt><dd>{hold.by ? <UserName id={hold.by} /> : t('queues.erasure.placedByUnknown')}</dd>
+              <dt>{t('queues.erasure.placedOn')}</dt><dd>{when(hold.since)}</dd>
+            </>
+          ) : null}
+        </dl>
+      </ConfirmDialog>
+    );
   }
   return (
     <ConfirmDialog title={t('queues.erasure.confirmHold')} allows={t('queues.erasure.allowsHold', { due })} confirmLabel={t('queues.erasure.hold')} variant="danger" onConfirm={onConfirm} onClose={onClose}>
+      <dl className="facts">
+        <dt>{t('queues.erasure.account')}</dt><dd><UserName id={erasure.user_id} /></dd>
+        <dt>{t('queues.erasure.asked')}</dt><dd>{when(erasure.requested_at)}</dd>
+      </dl>
       <Field name="reason" label={t('queues.erasure.holdReason')} description={t('queues.erasure.holdReasonHint')} isRequired minLength={3} maxLength={500} autoComplete="off" />
     </ConfirmDialog>
   );

@@ -8,10 +8,11 @@
 import { useState, type FormEvent } from 'react';
 import { Cell, Column, Form, Heading, Label, ListBox, ListBoxItem, Popover, Row, Select, SelectValue, Table, TableBody, TableHeader, Button as AriaButton } from 'react-aria-components';
 import { useApi } from '../../lib/data.js';
+import { download } from '../../lib/download.js';
 import { useI18n } from '../../lib/i18n.js';
 import { useSession } from '../../lib/session.js';
 import { Button, ErrorNotice, Field, Notice } from '../../ui/forms.js';
-import { auditCsv, download } from './csv.js';
+import { auditCsv } from './csv.js';
 import { LOCK_CHART, SIGN_IN_CHART, TrendChart } from './TrendChart.js';
 import { AUDIT_CHANNELS, AUDIT_STATUSES, auditPath, countryOf, fetchAll, type AuditEntry, type AuditFilters, type AuditPage } from './types.js';
 import { useSummary } from './useSummary.js';

@@ -22,15 +22,3 @@ export function auditCsv(entries: readonly AuditEntry[]): string {
   const rows = entries.map((e) => [e.timestamp, e.event_type, e.status, e.username, e.user_id, e.channel, countryOf(e), e.ip_address]);
   return [HEADER, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
 }
-
-/** Offers `text` as a file download through a Blob URL (no server round trip; no CSP directive governs it). */
-export function download(text: string, filename: string, type = 'text/csv;charset=utf-8'): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}

@@ -32,6 +32,13 @@ function bodyOf(data: Record<string, string>, channel: PolicyChannel, deviceBoun
   return body;
 }
 
+/** The coordinate left empty when only the other was given, or null when both or neither were. */
+export function missingCoordinate(data: Record<string, string>): 'latitude' | 'longitude' | null {
+  const lat = (data.latitude ?? '').trim() !== '';
+  const lon = (data.longitude ?? '').trim() !== '';
+  return lat === lon ? null : lat ? 'longitude' : 'latitude';
+}
+
 function Answer({ v }: { v: Verdict }) {
   const { t, when } = useI18n();
   return (
@@ -53,9 +60,17 @@ export function TesterScreen() {
   const [verdict, setVerdict] = useState<Verdict | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // A latitude without a longitude (or the reverse) is not a place: refused here, by the empty field, rather than sent as 0.
+  const [missing, setMissing] = useState<'latitude' | 'longitude' | null>(null);
   const onSubmit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const data = Object.fromEntries(new FormData(e.currentTarget)) as Record<string, string>;
+    const half = missingCoordinate(data);
+    setMissing(half);
+    if (half) {
+      e.currentTarget.querySelector<HTMLInputElement>(`input[name="${half}"]`)?.focus();
+      return;
+    }
     setBusy(true);
     setError(null);
     setVerdict(null);
@@ -79,8 +94,8 @@ export function TesterScreen() {
         <Field name="roles" label={t('policies.tester.roles')} description={t('policies.tester.rolesHint')} autoComplete="off" />
         <Field name="ip" label={t('policies.tester.ip')} description={t('policies.tester.ipHint')} isRequired autoComplete="off" />
         <div className="shape-row">
-          <Field name="latitude" label={t('policies.tester.latitude')} inputMode="decimal" autoComplete="off" />
-          <Field name="longitude" label={t('policies.tester.longitude')} inputMode="decimal" autoComplete="off" />
+          <Field name="latitude" label={t('policies.tester.latitude')} inputMode="decimal" autoComplete="off" isInvalid={missing === 'latitude'} errorMessage={t('policies.tester.latitudeMissing')} onChange={() => setMissing(null)} />
+          <Field name="longitude" label={t('policies.tester.longitude')} inputMode="decimal" autoComplete="off" isInvalid={missing === 'longitude'} errorMessage={t('policies.tester.longitudeMissing')} onChange={() => setMissing(null)} />
           <Field name="accuracy" label={t('policies.tester.accuracy')} inputMode="decimal" autoComplete="off" />
         </div>
         <Field name="at" type="datetime-local" label={t('policies.tester.at')} description={t('policies.tester.atHint')} />
