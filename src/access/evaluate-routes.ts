@@ -1,8 +1,10 @@
 /**
  * `POST /api/v1/admin/access-policies/evaluate`: "would this sign-in be allowed?" (permission
- * `policies.manage`). The answer is the engine's own (`AccessPolicyEngine.simulate`, the rules
- * and order of the sign-in check, on the policies in force on this node), for a request the
- * administrator describes; nothing is changed, recorded or audited, as for the other reads.
+ * `policies.manage`; naming a user by `username` also needs `users.read`, or the tester would tell
+ * a policies-only administrator whether an account exists and what roles it holds). The answer
+ * is the engine's own (`AccessPolicyEngine.simulate`, the rules and order of the sign-in check,
+ * on the policies in force on this node), for a request the administrator describes; nothing is
+ * changed, recorded or audited, as for the other reads.
  */
 import { isIP } from 'node:net';
 import Type from 'typebox';
@@ -20,7 +22,7 @@ import type { PolicyRow } from './store.js';
 
 const EvaluateBody = Type.Object({
   channel: Type.Union(CHANNELS.map((c) => Type.Literal(c)), { examples: ['agent'] }),
-  username: Type.Optional(Type.String({ minLength: 1, maxLength: 254, pattern: NO_NUL, description: 'A user (username or email): their roles now are used. Give this or `roles`, not both.', examples: ['amina.agent'] })),
+  username: Type.Optional(Type.String({ minLength: 1, maxLength: 254, pattern: NO_NUL, description: 'A user (username or email): their roles now are used (needs `users.read` besides `policies.manage`). Give this or `roles`, not both.', examples: ['amina.agent'] })),
   roles: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }), { maxItems: 50, uniqueItems: true, description: 'The roles of the person signing in, when no user is named; absent with no `username`: a user holding no role.', examples: [['agent']] })),
   ip: Type.String({ minLength: 2, maxLength: 100, description: 'The client address, IPv4 or IPv6.', examples: ['203.0.113.9'] }),
   location: Type.Optional(Type.Object({
@@ -63,13 +65,18 @@ export function registerEvaluateRoute(instance: FastifyInstance, s: EvaluateRout
     schema: {
       tags: ['Access policy'], security: [{ bearer: [] }],
       summary: 'Would this sign-in be allowed? (permission policies.manage)',
-      description: 'Runs the sign-in\'s access-policy check (who may use the channel, then every enabled policy covering the roles: `channel`, `ip`, `schedule`, `device`, `geofence`) on a sign-in described here, and answers what the sign-in would be: allowed, or refused with `403 POLICY_RESTRICTED` and the rule, naming the policy that has it. Changes nothing and audits nothing. Other steps of a sign-in (the password, a lock, a risk decision) are not looked at. `422 VALIDATION_ERROR`: an address that is not IPv4 or IPv6, both `username` and `roles`, or a user that does not exist (field `username`).',
+      description: 'Runs the sign-in\'s access-policy check (who may use the channel, then every enabled policy covering the roles: `channel`, `ip`, `schedule`, `device`, `geofence`) on a sign-in described here, and answers what the sign-in would be: allowed, or refused with `403 POLICY_RESTRICTED` and the rule, naming the policy that has it. Changes nothing and audits nothing. Other steps of a sign-in (the password, a lock, a risk decision) are not looked at. Naming a user by `username` (whose existence and roles the answer reveals) also requires `users.read`; `roles` given directly need nothing more. `403 PERMISSION_DENIED`: the caller lacks `policies.manage`, or gives a `username` without `users.read` (whatever the username, before any look-up). `422 VALIDATION_ERROR`: an address that is not IPv4 or IPv6, both `username` and `roles`, or a user that does not exist (field `username`).',
       body: { ...EvaluateBody, examples: [EXAMPLE] },
       response: { 200: Verdict },
     },
     onRequest: s.guard.requirePermission('policies.manage'),
   }, async (request) => {
     const b = request.body;
+    // Naming a user reveals whether the account exists and its roles: that is reading users,
+    // checked before anything else so every username is answered alike.
+    if (b.username !== undefined && !request.auth!.claims.permissions.includes('users.read')) {
+      throw CommonErrors.PERMISSION_DENIED({ required_permission: 'users.read' });
+    }
     if (isIP(b.ip) === 0) throw invalid('ip', 'must be an IPv4 or IPv6 address such as 192.0.2.10 or 2001:db8::10');
     if (b.username !== undefined && b.roles !== undefined) throw invalid('roles', 'give a username or roles, not both');
     let roles = b.roles ?? [];

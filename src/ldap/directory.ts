@@ -277,7 +277,7 @@ function unavailable(phase: Phase, err: unknown): DirectoryUnavailableError {
 }
 
 /** `work`, or `expired()` after `ms` (ldapts has no limit on the StartTLS handshake, nor on a sign-in's operations together). */
-async function withTimeout<T>(work: Promise<T>, ms: number, expired: () => Error): Promise<T> {
+export async function withTimeout<T>(work: Promise<T>, ms: number, expired: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(expired()), ms);

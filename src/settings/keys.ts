@@ -37,6 +37,8 @@ export interface KeyInfo {
   /** `automatic`: the service rotates it on its period (the command rotates it sooner); `manual`: only the command; `none`: no rotation exists. */
   rotation: 'automatic' | 'manual' | 'none';
   rotate_command: string | null;
+  /** Set (true) only on a SAML SP key whose stored certificate does not parse: listed with what is known (id, created), `algorithm` `unknown`. */
+  certificate_unreadable?: true;
 }
 
 export interface KeyInventoryDeps {
@@ -107,11 +109,18 @@ export class KeyInventory {
   /** The SP signing keys the metadata publishes (src/saml/sp-keys.ts), read without making one. */
   private async samlSp(): Promise<KeyInfo[]> {
     const rows = await this.d.db.selectFrom('saml_sp_keys').select(['key_id', 'certificate', 'created_at']).where('retired_at', 'is', null).orderBy('seq', 'desc').execute();
-    return rows.map((r, i) => {
-      const bits = new X509Certificate(r.certificate).publicKey.asymmetricKeyDetails?.modulusLength ?? 2048;
+    return rows.map((r, i): KeyInfo => {
+      // One damaged row must not take the whole inventory down (a 500): it is listed, flagged.
+      let bits: number | undefined;
+      try {
+        bits = new X509Certificate(r.certificate).publicKey.asymmetricKeyDetails?.modulusLength ?? 2048;
+      } catch {
+        bits = undefined;
+      }
       return {
-        kind: 'saml_sp', id: r.key_id, algorithm: `RSA-${bits}`, status: i === 0 ? 'current' : 'published', expires_at: null,
+        kind: 'saml_sp', id: r.key_id, algorithm: bits === undefined ? 'unknown' : `RSA-${bits}`, status: i === 0 ? 'current' : 'published', expires_at: null,
         ...this.dated(new Date(r.created_at).getTime(), null), rotation: 'manual', rotate_command: 'strongroom rotate-saml-sp-key',
+        ...(bits === undefined ? { certificate_unreadable: true as const } : {}),
       };
     });
   }

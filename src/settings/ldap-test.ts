@@ -5,11 +5,15 @@
  * certificate verified as sign-in does), the service account's bind, and, for a username given,
  * the search with `user_filter` and the groups read from the entry (with the roles they map to).
  * Nothing is changed; the user's password is never asked for (no bind as the user). The bind
- * password is never part of the answer: any detail that would hold it is cut out.
+ * password is never part of the answer: any detail that would hold it is cut out. The whole test
+ * has one time budget, `timeoutMs` (as a sign-in has for all its directory work): each step gets
+ * what is left of it, so a directory that stalls anywhere (the StartTLS handshake included, which
+ * ldapts does not limit) fails that step as `timeout` instead of holding the request.
  */
 import net from 'node:net';
 import tls, { type ConnectionOptions } from 'node:tls';
 import { Client, InvalidCredentialsError, SizeLimitExceededError } from 'ldapts';
+import { withTimeout } from '../ldap/directory.js';
 import { userFilter } from '../ldap/filter.js';
 import { ldapGroupKeys } from '../ldap/groups.js';
 import type { LdapSettings } from '../ldap/settings.js';
@@ -105,9 +109,14 @@ export async function testDirectory(settings: LdapSettings, username: string | u
   const record = (step: LdapTestStep, outcome: LdapTestOutcome, reason: LdapTestReason | null, detail: string): void => {
     steps.push({ step, outcome, reason, detail: scrub(detail) });
   };
+  const deadline = performance.now() + timeoutMs;
+  /** What is left of the test's budget, ms. */
+  const left = (): number => Math.max(0, Math.floor(deadline - performance.now()));
   const run = async (step: LdapTestStep, work: () => Promise<string>, fallback: LdapTestReason): Promise<boolean> => {
     try {
-      record(step, 'passed', null, await work());
+      const ms = left();
+      if (ms === 0) throw new StepFailed('timeout', `the test's ${timeoutMs} ms ran out before this step`);
+      record(step, 'passed', null, await withTimeout(work(), ms, () => new StepFailed('timeout', `no answer within the test's ${timeoutMs} ms`)));
       return true;
     } catch (err) {
       const failed = classify(err, fallback);
@@ -121,7 +130,7 @@ export async function testDirectory(settings: LdapSettings, username: string | u
 
   const { host, port, secure } = endpoint(settings.uri);
   const reachable = await run('connect', async () => {
-    (await probe(() => net.connect({ host, port }), 'connect', timeoutMs, 'unreachable')).destroy();
+    (await probe(() => net.connect({ host, port }), 'connect', left(), 'unreachable')).destroy();
     return `${host}:${port} accepts connections`;
   }, 'unreachable');
   if (!reachable) {
@@ -134,14 +143,16 @@ export async function testDirectory(settings: LdapSettings, username: string | u
     let tlsOk = true;
     if (secure) {
       tlsOk = await run('tls', async () => {
-        const socket = await probe(() => tls.connect({ host, port, ...tlsOptions(host, settings.caCert) }), 'secureConnect', timeoutMs, 'tls_failed') as tls.TLSSocket;
+        const socket = await probe(() => tls.connect({ host, port, ...tlsOptions(host, settings.caCert) }), 'secureConnect', left(), 'tls_failed') as tls.TLSSocket;
         const detail = `${socket.getProtocol() ?? 'TLS'}, certificate of ${socket.getPeerCertificate().subject?.CN ?? host} verified`;
         socket.destroy();
         return detail;
       }, 'tls_failed');
     } else if (settings.startTls) {
       tlsOk = await run('tls', async () => {
-        await client.startTLS({ ...tlsOptions(host, settings.caCert), host });
+        // ldapts limits the extended request but not the handshake after it: a server that accepts
+        // StartTLS and then stalls is cut off here (the socket is closed by unbind, below).
+        await withTimeout(client.startTLS({ ...tlsOptions(host, settings.caCert), host }), left(), () => new StepFailed('timeout', `StartTLS handshake timed out (the test's ${timeoutMs} ms ran out)`));
         return 'StartTLS, certificate verified';
       }, 'tls_failed');
     } else {
@@ -166,7 +177,7 @@ export async function testDirectory(settings: LdapSettings, username: string | u
       record('groups', 'skipped', 'no_username', '');
       return { ok: true, steps, user: null };
     }
-    return await searchFor(client, settings, username, timeoutMs, run, record, steps);
+    return await searchFor(client, settings, username, left(), run, record, steps);
   } finally {
     await client.unbind().catch(() => undefined);
   }
@@ -175,13 +186,13 @@ export async function testDirectory(settings: LdapSettings, username: string | u
 type Run = (step: LdapTestStep, work: () => Promise<string>, fallback: LdapTestReason) => Promise<boolean>;
 type Record_ = (step: LdapTestStep, outcome: LdapTestOutcome, reason: LdapTestReason | null, detail: string) => void;
 
-async function searchFor(client: Client, settings: LdapSettings, username: string, timeoutMs: number, run: Run, record: Record_, steps: LdapTestStepResult[]): Promise<LdapTestResult> {
+async function searchFor(client: Client, settings: LdapSettings, username: string, leftMs: number, run: Run, record: Record_, steps: LdapTestStepResult[]): Promise<LdapTestResult> {
   let entry: Record<string, unknown> | undefined;
   const attributes = [...new Set([settings.attrMail, settings.attrName, settings.groupMemberAttr].filter((a) => a !== ''))];
   const found = await run('search', async () => {
     let entries: Array<Record<string, unknown>>;
     try {
-      ({ searchEntries: entries } = await client.search(settings.baseDn, { scope: 'sub', filter: userFilter(settings.userFilter)(username), attributes, sizeLimit: 2, timeLimit: Math.max(1, Math.ceil(timeoutMs / 1000)) }));
+      ({ searchEntries: entries } = await client.search(settings.baseDn, { scope: 'sub', filter: userFilter(settings.userFilter)(username), attributes, sizeLimit: 2, timeLimit: Math.max(1, Math.ceil(leftMs / 1000)) }));
     } catch (err) {
       if (err instanceof SizeLimitExceededError) throw new StepFailed('user_ambiguous', `more than one entry under ${settings.baseDn} matches`);
       throw err;

@@ -2,6 +2,7 @@
  * The operator's settings screens' routes: the directory connection test, the rate limits in
  * force with their routes, and the keys with their ages (src/settings/routes.ts).
  */
+import type { AuditLog } from '../audit/service.js';
 import type { LdapSettingsStore } from '../ldap/settings.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -10,6 +11,7 @@ import type { Db } from '../platform/db/database.js';
 import type { Module } from '../platform/module.js';
 import type { Guard } from '../sessions/guard.js';
 import type { TransportKeySource } from '../transport/keys.js';
+import type { UserStore } from '../users/store.js';
 import { KeyInventory } from './keys.js';
 import { RateLimitCatalogue } from './rate-limits.js';
 import { settingsRoutes } from './routes.js';
@@ -22,6 +24,8 @@ export interface SettingsDeps {
   guard: Guard;
   ldapSettings: LdapSettingsStore;
   transportKeys: TransportKeySource;
+  audit: AuditLog;
+  users: UserStore;
 }
 
 export function settingsModule(deps: SettingsDeps): Module {
@@ -32,6 +36,6 @@ export function settingsModule(deps: SettingsDeps): Module {
     provides: {},
     tags: [{ name: 'Settings', description: 'The directory connection test, the rate limits in force and the keys with their ages (permission config.manage)' }],
     setup: (app) => rateLimits.install(app),
-    routes: settingsRoutes({ guard: deps.guard, ldapSettings: deps.ldapSettings, ldapTimeoutMs: deps.config.ldap.timeoutMs, rateLimits, inventory }),
+    routes: settingsRoutes({ guard: deps.guard, audit: deps.audit, users: deps.users, ldapSettings: deps.ldapSettings, ldapTimeoutMs: deps.config.ldap.timeoutMs, rateLimits, inventory }),
   };
 }

@@ -1,15 +1,19 @@
 /**
  * The operator's settings, read and tried (permission config.manage, like the LDAP and SAML
- * configuration routes): `POST /api/v1/admin/ldap/test` (the directory connection test),
+ * configuration routes): `POST /api/v1/admin/ldap/test` (the directory connection test, audited
+ * as `LDAP_CONNECTION_TESTED` and rate limited in the `account` group, since it reaches out to the
+ * directory from the server),
  * `GET /api/v1/admin/rate-limits` (the limits in force and their routes) and
  * `GET /api/v1/admin/keys` (the keys, their ages and rotation; never key material).
  */
 import Type from 'typebox';
 import type { FastifyPluginAsync } from 'fastify';
+import type { AuditLog } from '../audit/service.js';
 import type { LdapSettingsStore } from '../ldap/settings.js';
 import type { App } from '../platform/http/app.js';
 import { errors, NO_NUL } from '../platform/http/schemas.js';
-import type { Guard } from '../sessions/guard.js';
+import { requestActor, requestAuditContext, signedInAccount, type Guard } from '../sessions/guard.js';
+import type { UserStore } from '../users/store.js';
 import { SettingsErrors } from './errors.js';
 import type { KeyInventory } from './keys.js';
 import { testDirectory } from './ldap-test.js';
@@ -17,6 +21,8 @@ import type { RateLimitCatalogue } from './rate-limits.js';
 
 export interface SettingsRouteDeps {
   guard: Guard;
+  audit: AuditLog;
+  users: Pick<UserStore, 'findByUuid'>;
   ldapSettings: LdapSettingsStore;
   ldapTimeoutMs: number;
   rateLimits: RateLimitCatalogue;
@@ -84,6 +90,7 @@ const KeysView = Type.Object({
     rotation_due: Type.Union([Type.Boolean(), Type.Null()]),
     rotation: Type.Union([Type.Literal('automatic'), Type.Literal('manual'), Type.Literal('none')], { description: '`automatic`: the service rotates it on its period, the command sooner; `manual`: only the command; `none`: no rotation.' }),
     rotate_command: Type.Union([Type.String(), Type.Null()], { description: 'The CLI command that rotates it (docs/operations.md).' }),
+    certificate_unreadable: Type.Optional(Type.Literal(true, { description: 'Present only on a `saml_sp` key whose stored certificate cannot be read (does not parse): listed with its id and dates, `algorithm` `unknown`; rotate it (`strongroom rotate-saml-sp-key`).' })),
   })),
 }, { examples: [{ keys: [{ kind: 'jwt_signing', id: '3f2a9c1d0b7e6a54', algorithm: 'HS256', status: 'current', created_at: '2026-10-01T09:00:00.000Z', age_days: 12, expires_at: null, rotation_due_at: '2026-12-30T09:00:00.000Z', rotation_due: false, rotation: 'automatic', rotate_command: 'strongroom rotate-keys' }] }] });
 
@@ -96,7 +103,7 @@ export function settingsRoutes(s: SettingsRouteDeps): FastifyPluginAsync {
       schema: {
         tags, security: [{ bearer: [] }], summary: 'Test the directory connection (permission config.manage)',
         description: [
-          'Tries the LDAP settings in force on a connection of its own, step by step, and says what worked: the server reachable, TLS (ldaps:// or StartTLS, the certificate verified), the service account\'s bind, and with `username` the search for that user and the groups read from the entry, with the roles the group-role map gives them. Changes nothing; never binds as the user; never returns the bind password. A failed step is a `200` with `ok: false`, the step `failed` and its `reason`.',
+          'Tries the LDAP settings in force on a connection of its own, step by step, and says what worked: the server reachable, TLS (ldaps:// or StartTLS, the certificate verified), the service account\'s bind, and with `username` the search for that user and the groups read from the entry, with the roles the group-role map gives them. Changes nothing; never binds as the user; never returns the bind password. A failed step is a `200` with `ok: false`, the step `failed` and its `reason`. The whole test has one time budget (LDAP_TIMEOUT_MS, as a sign-in has): a step still running when it ends fails with `reason: timeout`. Each run is audited (`LDAP_CONNECTION_TESTED`: who, the username tested if any, and the outcome with the first failed step), `SUCCESS` when `ok`, else `FAILURE`.',
           '',
           '- `409 LDAP_TEST_NOT_CONFIGURED`: no LDAP configuration (stored or in the LDAP_* variables).',
           '- `401`, `403 PERMISSION_DENIED`: not an administrator with `config.manage`.',
@@ -105,10 +112,21 @@ export function settingsRoutes(s: SettingsRouteDeps): FastifyPluginAsync {
         response: { 200: LdapTestResult, ...errors(SettingsErrors.LDAP_TEST_NOT_CONFIGURED) },
       },
       onRequest: manage,
+      // It makes the server open connections to the directory: counted per address and per administrator.
+      config: { rateLimit: { group: 'account', account: signedInAccount } },
     }, async (request) => {
       const current = await s.ldapSettings.current();
       if (!current) throw SettingsErrors.LDAP_TEST_NOT_CONFIGURED();
       const result = await testDirectory(current.settings, request.body.username, s.ldapTimeoutMs);
+      const actor = await requestActor(request, s.users);
+      const failed = result.steps.find((step) => step.outcome === 'failed');
+      await s.audit.record({
+        ...requestAuditContext(request), eventType: 'LDAP_CONNECTION_TESTED', status: result.ok ? 'SUCCESS' : 'FAILURE', userId: actor.uuid, username: actor.username,
+        details: {
+          uri: current.settings.uri, source: current.source, tested_username: request.body.username ?? null,
+          outcome: result.ok ? 'passed' : 'failed', failed_step: failed?.step ?? null, reason: failed?.reason ?? null,
+        },
+      });
       return { ...result, source: current.source, uri: current.settings.uri };
     });
 

@@ -4,13 +4,15 @@
  * the schedule or the geofence with the policy that has the rule, exactly as a real sign-in from
  * the same address is refused. Threats: the tester used to change or record something (it
  * writes no audit row and opens no session); a caller without `policies.manage` learning the
- * policies through it (403); malformed input taken as a sign-in (422, 400). The clock is frozen.
+ * policies through it (403); a caller with `policies.manage` but not `users.read` learning
+ * whether an account exists and its roles by naming it (403 before any look-up, the same for an
+ * existing and a missing user); malformed input taken as a sign-in (422, 400). The clock is frozen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { auditTotal, bearer, expectError, seedUser, signIn, STRONG_PASSWORD } from '../harness/fixtures.js';
-import { withoutRequestId } from '../harness/request-id.js';
+import { bodyWithoutRequestId, withoutRequestId } from '../harness/request-id.js';
 
 const BRANCH_NET = '10.20.0.0/16';
 const IN_BRANCH = '10.20.1.5';
@@ -116,5 +118,20 @@ describe('POST /api/v1/admin/access-policies/evaluate', () => {
     expectError(await evaluate({ channel: 'agent', roles: ['agent'], ip: OUTSIDE }, staff), 403, 'PERMISSION_DENIED');
     const anonymous = await t.app.inject({ method: 'POST', url: '/api/v1/admin/access-policies/evaluate', payload: { channel: 'agent', ip: OUTSIDE } });
     expect(anonymous.statusCode).toBe(401);
+  });
+
+  it('threat: a policies.manage-only caller naming a user (existing or not) is 403 PERMISSION_DENIED alike: no account enumeration; roles given directly still work', async () => {
+    const role = await t.app.inject({ method: 'POST', url: '/api/v1/admin/roles', headers: bearer(admin), payload: { name: 'eval.policies.only', description: 'Access policies only', permissions: ['policies.manage'] } });
+    expect(role.statusCode, role.body).toBe(201);
+    await seedUser(t.s, 'eval.policies', { roles: ['eval.policies.only'] });
+    const policiesOnly = (await signIn(t.app, 'eval.policies')).access_token;
+    const ask = (username: string) => evaluate({ channel: 'agent', username, ip: IN_BRANCH, at: MONDAY_NOON_NAIROBI }, policiesOnly);
+    const existing = expectError(await ask('eval.agent'), 403, 'PERMISSION_DENIED');
+    const missing = expectError(await ask('nobody.here'), 403, 'PERMISSION_DENIED');
+    expect(bodyWithoutRequestId(existing)).toEqual(bodyWithoutRequestId(missing));
+    expect(existing.details).toMatchObject({ required_permission: 'users.read' });
+    const byRoles = await evaluate({ channel: 'agent', roles: ['agent'], ip: IN_BRANCH, location: { ...BRANCH, accuracy_m: 20 }, at: MONDAY_NOON_NAIROBI }, policiesOnly);
+    expect(byRoles.statusCode, byRoles.body).toBe(200);
+    expect(byRoles.json()).toMatchObject({ allowed: true, roles: ['agent'] });
   });
 });

@@ -48,6 +48,8 @@ describe('GET /api/v1/admin/rate-limits', () => {
     expect(by('token').per_client).toBeNull();
     expect(by('signin').routes).toEqual(expect.arrayContaining([{ method: 'POST', url: '/api/v1/auth/login' }, { method: 'POST', url: '/api/v1/auth/ldap/login' }]));
     expect(by('token').routes).toEqual(expect.arrayContaining([{ method: 'POST', url: '/api/v1/auth/refresh' }]));
+    // The directory connection test reaches out from the server: counted per address and per administrator.
+    expect(by('account').routes).toEqual(expect.arrayContaining([{ method: 'POST', url: '/api/v1/admin/ldap/test' }]));
     // Every rate-limited route is in exactly one group, and no HEAD twin is listed.
     const all = groups.flatMap((g) => g.routes.map((r) => `${r.method} ${r.url}`));
     expect(new Set(all).size).toBe(all.length);
@@ -74,6 +76,27 @@ describe('GET /api/v1/admin/keys', () => {
     await t.s.samlSpKeys.rotate();
     const saml = ((await get('/api/v1/admin/keys')).json().keys as Array<Record<string, unknown>>).find((k) => k.kind === 'saml_sp')!;
     expect(saml).toMatchObject({ status: 'current', algorithm: 'RSA-2048', rotation: 'manual', rotate_command: 'strongroom rotate-saml-sp-key' });
+  });
+
+  it('a SAML SP key whose stored certificate does not parse: still 200, that key listed with its id and dates, flagged certificate_unreadable', async () => {
+    await t.s.samlSpKeys.rotate();
+    const db = t.s.database.db;
+    const row = await db.selectFrom('saml_sp_keys').select(['key_id', 'certificate', 'created_at']).where('retired_at', 'is', null).orderBy('seq', 'desc').executeTakeFirstOrThrow();
+    await db.updateTable('saml_sp_keys').set({ certificate: '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n' }).where('key_id', '=', row.key_id).execute();
+    try {
+      const res = await get('/api/v1/admin/keys');
+      expect(res.statusCode, res.body).toBe(200);
+      const saml = (res.json().keys as Array<Record<string, unknown>>).filter((k) => k.kind === 'saml_sp');
+      expect(saml.find((k) => k.id === row.key_id)).toMatchObject({ status: 'current', algorithm: 'unknown', created_at: new Date(row.created_at).toISOString(), certificate_unreadable: true, rotate_command: 'strongroom rotate-saml-sp-key' });
+      // The readable ones are listed as before, without the flag.
+      for (const k of saml.filter((x) => x.id !== row.key_id)) {
+        expect(k.algorithm).toBe('RSA-2048');
+        expect(k).not.toHaveProperty('certificate_unreadable');
+      }
+      expect(saml.length).toBeGreaterThan(1);
+    } finally {
+      await db.updateTable('saml_sp_keys').set({ certificate: row.certificate }).where('key_id', '=', row.key_id).execute();
+    }
   });
 
   it('threat: no key material in the answer: no secret, no PEM, nothing base64 of key length', async () => {

@@ -2,8 +2,9 @@
  * POST /api/v1/admin/ldap/test against a real OpenLDAP (test/harness/slapd.ts): each step of the
  * settings in force reported (reachable, TLS, the service bind, the user's entry and groups with
  * the roles they map to), each kind of failure named (closed port, untrusted certificate, wrong
- * service password, unknown user), the bind password never in an answer, and the route refused
- * without config.manage or without a configuration.
+ * service password, unknown user), the bind password never in an answer, each run audited
+ * (LDAP_CONNECTION_TESTED: who, the username tested, the outcome) and rate limited, and the route
+ * refused without config.manage or without a configuration.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,6 +97,29 @@ describe('POST /api/v1/admin/ldap/test', () => {
     await configure();
     const plain = await test();
     expect(outcomes(plain.json())).toEqual(['connect:passed', 'tls:skipped:no_tls', 'bind:passed', 'search:skipped:no_username', 'groups:skipped:no_username']);
+  });
+
+  it('each run is audited (LDAP_CONNECTION_TESTED: who, the username tested, the outcome and the failed step) and counted by the rate limiter', async () => {
+    await configure();
+    const entries = async () => (await t.s.database.db.selectFrom('audit_log').select(['audit_id', 'username', 'status', 'details']).where('event_type', '=', 'LDAP_CONNECTION_TESTED').execute())
+      .map((e) => ({ ...e, details: (typeof e.details === 'string' ? JSON.parse(e.details) : e.details) as Record<string, unknown> }));
+    const newOnes = async (run: () => Promise<unknown>) => {
+      const seen = new Set((await entries()).map((e) => e.audit_id));
+      await run();
+      return (await entries()).filter((e) => !seen.has(e.audit_id));
+    };
+    const passed = await newOnes(async () => {
+      const res = await test();
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBeDefined();
+    });
+    expect(passed).toHaveLength(1);
+    expect(passed[0]).toMatchObject({ username: 'ldap.tester', status: 'SUCCESS', details: { uri: dir.uri, tested_username: null, outcome: 'passed', failed_step: null, reason: null } });
+    const failed = await newOnes(async () => expect((await test({ username: 'nobody-here' })).json().ok).toBe(false));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ username: 'ldap.tester', status: 'FAILURE', details: { tested_username: 'nobody-here', outcome: 'failed', failed_step: 'search', reason: 'user_not_found' } });
+    const after = [...passed, ...failed];
+    expect(JSON.stringify(after)).not.toContain(dir.bindPassword);
   });
 
   it('threat: a body other than a username is refused (the route tries the settings in force, never a directory named by the caller)', async () => {
