@@ -54,7 +54,7 @@ function Answer({ v }: { v: Verdict }) {
 
 export function TesterScreen() {
   const { t } = useI18n();
-  const { call } = useSession();
+  const { call, can } = useSession();
   const [channel, setChannel] = useState<PolicyChannel>('web');
   const [deviceBound, setDeviceBound] = useState(false);
   const [verdict, setVerdict] = useState<Verdict | null>(null);
@@ -90,7 +90,8 @@ export function TesterScreen() {
       {verdict ? <Answer v={verdict} /> : null}
       <Form className="form" onSubmit={(e) => void onSubmit(e)} aria-label={t('policies.nav.tester')}>
         <ChannelSelect label={t('policies.channelLabel')} value={channel} onChange={setChannel} />
-        <Field name="username" label={t('policies.tester.username')} description={t('policies.tester.usernameHint')} autoComplete="off" />
+        {/* Naming a person needs users.read as well: the API refuses it otherwise. */}
+        {can('users.read') && <Field name="username" label={t('policies.tester.username')} description={t('policies.tester.usernameHint')} autoComplete="off" />}
         <Field name="roles" label={t('policies.tester.roles')} description={t('policies.tester.rolesHint')} autoComplete="off" />
         <Field name="ip" label={t('policies.tester.ip')} description={t('policies.tester.ipHint')} isRequired autoComplete="off" />
         <div className="shape-row">
