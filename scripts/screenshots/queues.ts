@@ -20,9 +20,11 @@ export async function queueScreenshots({ page, s, origin, password, shot }: Queu
   const joao = (await s.users.findByLogin('joao.silva'))!;
   const proof = (await s.tokens.issue('reset', { user_id: joao.uuid, purpose: MFA_RESET_PROOF_PURPOSE })).token;
   await new StrongroomClient({ baseUrl: origin }).request('POST', '/api/v1/auth/reset/mfa', { reason: 'I changed phones and the authenticator app did not come with me.', proof_token: proof });
-  const claire = new StrongroomClient({ baseUrl: origin });
-  await claire.login({ username: 'claire.dubois', password });
-  await claire.request('POST', '/api/v1/auth/gdpr/delete', { current_password: password });
+  // Someone of their own asks for erasure (claire.dubois stays signed-in-able for the account pages' pictures).
+  await s.consoleAdmin.createUser({ username: 'rui.costa', email: 'rui.costa@bank.example', phone: null, roles: ['customer'], password, fullName: 'Rui Costa' }, { uuid: null, username: 'screenshots' });
+  const rui = new StrongroomClient({ baseUrl: origin });
+  await rui.login({ username: 'rui.costa', password });
+  await rui.request('POST', '/api/v1/auth/gdpr/delete', { current_password: password });
 
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.getByRole('navigation').getByRole('link', { name: 'MFA resets' }).click();
@@ -34,7 +36,7 @@ export async function queueScreenshots({ page, s, origin, password, shot }: Queu
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
 
   await page.getByRole('navigation').getByRole('link', { name: 'Erasure requests' }).click();
-  await page.getByRole('link', { name: 'claire.dubois' }).waitFor();
+  await page.getByRole('link', { name: 'rui.costa' }).waitFor();
   await shot(page, 'console-erasures');
   await page.getByRole('button', { name: /^Place a legal hold/ }).click();
   const hold = page.getByRole('dialog');
