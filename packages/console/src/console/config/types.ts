@@ -62,19 +62,5 @@ export interface RateGroup {
   routes: Array<{ method: string; url: string }>;
 }
 
-export type KeyKind = 'jwt_signing' | 'transport' | 'field_encryption' | 'blind_index' | 'ip_hash' | 'saml_sp';
-export type KeyStatus = 'current' | 'verifying' | 'accepted' | 'published' | 'previous';
-
-export interface KeyInfo {
-  kind: KeyKind;
-  id: string;
-  algorithm: string;
-  status: KeyStatus;
-  created_at: string | null;
-  age_days: number | null;
-  expires_at: string | null;
-  rotation_due_at: string | null;
-  rotation_due: boolean | null;
-  rotation: 'automatic' | 'manual' | 'none';
-  rotate_command: string | null;
-}
+// The keys' answer as the server defines it (a type-only import: nothing of the server is bundled).
+export type { KeyInfo, KeyKind, KeyStatus } from '../../../../../src/settings/keys.js';
