@@ -5,7 +5,13 @@
  * upgrade) keeps working instead of failing on its cached plan.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/platform/db/database.js';
 import { MAX_PREPARED, PreparingClient } from '../../src/platform/db/prepared.js';
+import { searchFaqs } from '../../src/faq/search.js';
+import { Vocabulary } from '../../src/faq/vocabulary.js';
+import { systemClock } from '../../src/platform/clock.js';
 import { emptyPostgresDatabase } from '../harness/app.js';
 
 describe('prepared statements', () => {
@@ -48,5 +54,22 @@ describe('prepared statements', () => {
     }
     expect((await prepared()).length).toBeLessThanOrEqual(MAX_PREPARED);
     expect((await prepared()).length).toBeGreaterThan(MAX_PREPARED - 10);
+  });
+});
+
+describe('prepared statements on the index-scan pool', () => {
+  it('prepares the FAQ search on the connections it runs on, as the main pool does', async () => {
+    const handle = await openDatabase({ kind: 'postgres', url: await emptyPostgresDatabase('prepared_scans'), poolSize: 2 }, pino({ level: 'silent' }));
+    try {
+      await handle.migrate();
+      const scans = handle.indexScans!;
+      const vocabulary = new Vocabulary({ db: handle.db, clock: systemClock, bus: handle.bus, log: pino({ level: 'silent' }) });
+      // One query at a time: the pool hands the same idle connection back, whose statements are listed.
+      await searchFaqs(handle.db, vocabulary, { query: 'lost card', limit: 10 }, scans);
+      const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`.execute(scans);
+      expect(rows.some((r) => /faqs/i.test(r.statement))).toBe(true);
+    } finally {
+      await handle.close();
+    }
   });
 });

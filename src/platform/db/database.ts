@@ -84,7 +84,8 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
   };
 
   if (target.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10, ...(target.preparedStatements === false ? {} : { Client: PreparingClient }) });
+    const preparing = target.preparedStatements === false ? {} : { Client: PreparingClient };
+    const pool = new pg.Pool({ connectionString: target.url, max: target.poolSize ?? 10, ...preparing });
     pool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
     db = new Kysely<Database>({ dialect: tracedDialect(new PostgresDialect({ pool }), target.url) });
     const pgBus = new PgBus(pool, target.url, log);
@@ -95,7 +96,7 @@ export async function openDatabase(target: DatabaseTarget, log: Logger): Promise
     // operator put in DATABASE_URL is kept and this one added to it.
     const scanUrl = new URL(target.url);
     scanUrl.searchParams.set('options', [scanUrl.searchParams.get('options'), '-c enable_seqscan=off'].filter(Boolean).join(' '));
-    const scanPool = new pg.Pool({ connectionString: scanUrl.toString(), max: INDEX_SCAN_POOL });
+    const scanPool = new pg.Pool({ connectionString: scanUrl.toString(), max: INDEX_SCAN_POOL, ...preparing });
     scanPool.on('error', (err) => log.warn({ err }, 'idle PostgreSQL connection failed'));
     const scans = new Kysely<Database>({ dialect: tracedDialect(new PostgresDialect({ pool: scanPool }), target.url) });
     indexScans = scans;
