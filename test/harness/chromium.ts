@@ -6,7 +6,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
 import { aptInstall } from './apt.js';
 
 export const CHROMIUM_ARGS = [
@@ -46,4 +48,24 @@ export async function browserSdkBundle(): Promise<string> {
     bundle: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, logLevel: 'silent',
   });
   return built.outputFiles[0]!.text;
+}
+
+/** What a browser suite drives: the service's origin and a Chromium started for it. */
+export interface Served {
+  origin: string;
+  browser: Browser;
+}
+
+/**
+ * The browser suites' set-up: `app` listening on loopback (on `port`, or a free one) and Debian's
+ * Chromium started headless. `localhost: true` gives the origin as http://localhost (a passkey's
+ * relying party is a domain name), resolved to 127.0.0.1 by the browser. The caller closes the
+ * browser, then the app.
+ */
+export async function serveToChromium(app: { listen(o: { host: string; port: number }): Promise<unknown>; server: { address(): unknown } }, opts: { port?: number; localhost?: boolean } = {}): Promise<Served> {
+  await app.listen({ host: '127.0.0.1', port: opts.port ?? 0 });
+  const port = (app.server.address() as AddressInfo).port;
+  const args = opts.localhost ? [...CHROMIUM_ARGS, '--host-resolver-rules=MAP localhost 127.0.0.1'] : CHROMIUM_ARGS;
+  const browser = await chromium.launch({ executablePath: ensureChromium(), args });
+  return { origin: `http://${opts.localhost ? 'localhost' : '127.0.0.1'}:${port}`, browser };
 }

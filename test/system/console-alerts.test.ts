@@ -6,14 +6,13 @@
  * the list, acknowledges it with a note and resolves it, and the service holds it resolved by them.
  * Each screen and dialog: no CSP violation, no serious or critical axe-core finding.
  */
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chartData, unitFor, type AuditSummary } from '../../packages/console/src/console/audit/chart-data.js';
 import type { AuditEvent } from '../../src/audit/service.js';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -55,9 +54,7 @@ beforeAll(async () => {
     indicators: [{ signal: 'impossible_travel', weight: 40, details: { from_country: 'KE', to_country: 'PT', km: 6470, minutes: 20 } }], dedupeKey: 'console-alerts:1',
   }))!;
   t.clock.set(now);
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ origin, browser } = await serveToChromium(t.app));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

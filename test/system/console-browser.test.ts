@@ -7,15 +7,14 @@
  * reported, and no serious or critical axe-core finding. `/` leads a browser to both.
  */
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { Authenticator, enrolTotp } from '../harness/authenticator.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { chooseFirstPassword, createUser, signIn, watchCsp } from '../harness/console-pages.js';
 import { OTHER_PASSWORD, seedUser, signIn as apiSignIn, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -36,9 +35,7 @@ beforeAll(async () => {
   authenticator = (await enrolTotp(setup.app, clock, (await apiSignIn(setup.app, 'console.operator')).access_token)).authenticator;
   await setup.closeApp();
   t = await createTestApp({ database, clock, secrets, env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MFA_REQUIRED_ROLES: 'staff' } });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ origin, browser } = await serveToChromium(t.app));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

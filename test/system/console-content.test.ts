@@ -10,14 +10,13 @@
  * Each screen and dialog: axe (no serious or critical finding) and no CSP violation.
  */
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrongroomClient } from '../../packages/client/src/index.js';
 import { DevPushOutbox } from '../../src/notifications/dev-outbox.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen as checkPage } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -38,10 +37,8 @@ async function clientOf(username: string): Promise<StrongroomClient> {
 beforeAll(async () => {
   t = await createTestApp({ database: await openTestDatabase(), clock: new ManualClock(Date.now()), secrets: testSecrets(), env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', PUSH_DEV_OUTBOX: '1' } });
   await seedUser(t.s, 'content.operator', { roles: ['admin'] });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  ({ origin, browser } = await serveToChromium(t.app));
   operator = await clientOf('content.operator');
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
   page = await (await browser.newContext()).newPage();
   csp = await watchCsp(page);
   await page.goto(`${origin}/console`);

@@ -8,12 +8,11 @@
  * stored policy is read from the database. Each screen: the CSP header, no violation reported,
  * no serious or critical axe-core finding.
  */
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { expectError, seedUser, STRONG_PASSWORD, withoutRiskResponses } from '../harness/fixtures.js';
@@ -32,9 +31,7 @@ beforeAll(async () => {
   await withoutRiskResponses(t.s); // the policy's refusal is the subject, not what the risk engine does next
   await seedUser(t.s, 'policy.operator', { roles: ['admin'] });
   await seedUser(t.s, 'field.agent', { roles: ['agent'] });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ origin, browser } = await serveToChromium(t.app));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

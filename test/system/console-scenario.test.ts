@@ -10,8 +10,7 @@
  * user's sign-in is refused (403 POLICY_RESTRICTED), then finds that refusal on the audit screen.
  * Each effect is asserted through the service or the SDK; each new screen gets axe and the CSP checks.
  */
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrongroomClient, StrongroomError } from '../../packages/client/src/index.js';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
@@ -19,7 +18,7 @@ import { MFA_RESET_PROOF_PURPOSE } from '../../src/mfa/challenge.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
 import { Authenticator, enrolTotp } from '../harness/authenticator.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { chooseFirstPassword, createUser, signIn, watchCsp } from '../harness/console-pages.js';
 import { OTHER_PASSWORD, seedUser, signIn as apiSignIn, STRONG_PASSWORD, withoutRiskResponses, WRONG_PASSWORD } from '../harness/fixtures.js';
@@ -47,9 +46,7 @@ beforeAll(async () => {
   }
   await setup.closeApp();
   t = await createTestApp({ database, clock, secrets, env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MFA_REQUIRED_ROLES: 'admin,staff' } });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ origin, browser } = await serveToChromium(t.app));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -6,13 +6,13 @@
  * step-up first, which the page asks for and then retries), renames and deletes it, and replaces
  * the backup codes. On every screen: no CSP violation and no serious or critical axe finding.
  */
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { Authenticator } from '../harness/authenticator.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { OTHER_PASSWORD, seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -30,8 +30,7 @@ beforeAll(async () => {
     env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_RP_NAME: 'Strongroom test', WEBAUTHN_ORIGINS: origin },
   });
   await seedUser(t.s, 'wanjiru.security', { email: 'wanjiru.security@bank.example' });
-  await t.app.listen({ host: '127.0.0.1', port });
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP localhost 127.0.0.1'] });
+  ({ browser } = await serveToChromium(t.app, { port, localhost: true }));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
