@@ -1,48 +1,18 @@
-/** Security alerts as GET /api/v1/admin/alerts and GET .../{id} answer them. */
+/**
+ * Security alerts as GET /api/v1/admin/alerts and GET .../{id} answer them: the server's own
+ * schemas (type-only imports: nothing of the server is bundled).
+ */
+import type { Static } from 'typebox';
+import type { AlertDetail as AlertDetailSchema, AlertList as AlertListSchema, AlertSummary } from '../../../../../src/risk/alerts/schemas.js';
+
 export const ALERT_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 export const ALERT_STATES = ['open', 'acknowledged', 'resolved'] as const;
 export type Severity = (typeof ALERT_SEVERITIES)[number];
 export type AlertState = (typeof ALERT_STATES)[number];
 
-interface Decision {
-  at: string;
-  by: string;
-  by_username: string | null;
-  note: string | null;
-}
-
-export interface Alert {
-  id: string;
-  rule: string;
-  severity: Severity;
-  state: AlertState;
-  created_at: string;
-  user_id: string | null;
-  username: string | null;
-  channel: string | null;
-  location: { internal?: boolean; country?: string; city?: string } | null;
-  score: number | null;
-  indicators: { signal: string; weight: number }[];
-  acknowledged: Decision | null;
-  resolved: Decision | null;
-}
-
-export interface AlertList {
-  alerts: Alert[];
-  total: number;
-  total_exact: boolean;
-  next_cursor: string | null;
-}
-
-export interface AlertDetail extends Alert {
-  deliveries: { channel: 'email' | 'webhook'; state: 'pending' | 'sent' | 'failed'; attempts: number }[];
-  audit_trail: {
-    from: string;
-    to: string;
-    truncated: boolean;
-    entries: { audit_id: string; timestamp: string; event_type: string; status: string; channel: string | null }[];
-  };
-}
+export type Alert = Static<typeof AlertSummary>;
+export type AlertList = Static<typeof AlertListSchema>;
+export type AlertDetail = Static<typeof AlertDetailSchema>;
 
 export function alertsPath(f: { state?: string; severity?: string }, cursor: string | null = null): string {
   const q = new URLSearchParams({ page_size: '50' });

@@ -1,40 +1,18 @@
-/** FAQ articles as GET /api/v1/admin/faqs answers them; the categories; a move within a category; a search snippet read safely. */
+/**
+ * FAQ articles as GET /api/v1/admin/faqs answers them and the search's answer (the server's own
+ * schemas: type-only imports, nothing of the server is bundled); the categories; a move within a
+ * category; a search snippet read safely.
+ */
+import type { Static } from 'typebox';
+import type { AdminFaq as AdminFaqSchema, SearchHitSchema, SearchResponse } from '../../../../../../src/faq/schemas.js';
 
 export const FAQS_PATH = '/api/v1/admin/faqs';
 export const FAQ_CATEGORIES = ['general', 'accounts', 'transactions', 'security', 'disputes', 'fees', 'transfers', 'wallets', 'loans', 'technical'] as const;
 export type FaqCategory = (typeof FAQ_CATEGORIES)[number];
 
-export interface AdminFaq {
-  id: string;
-  question: string;
-  answer: string;
-  category: FaqCategory;
-  keywords: string;
-  order: number;
-  helpful_count: number;
-  unhelpful_count: number;
-  is_active: boolean;
-  created_on: string;
-  updated_on: string;
-}
-
-export interface SearchHit {
-  id: string;
-  question: string;
-  answer: string;
-  snippet: string;
-  category: FaqCategory;
-  helpful_count: number;
-  unhelpful_count: number;
-}
-
-export interface SearchAnswer {
-  query: string;
-  total_matches: number;
-  results: SearchHit[];
-  match: 'exact' | 'fuzzy';
-  did_you_mean: string | null;
-}
+export type AdminFaq = Static<typeof AdminFaqSchema>;
+export type SearchHit = Static<typeof SearchHitSchema>;
+export type SearchAnswer = Static<typeof SearchResponse>;
 
 /** The ids in display order with the one at `index` moved one place up (-1) or down (+1). */
 export function moved(ids: readonly string[], index: number, delta: -1 | 1): string[] {
