@@ -39,7 +39,7 @@ export function mirrorProblems(generatedPaths: string, mirrors: readonly Mirror[
       const answer = steps.reduce<ts.Type | undefined>((t, step) => (t === undefined ? undefined : walk(checker, t, step)), paths);
       if (answer === undefined) return [`${m.type} (${where}): not in the document`];
       const mine = checker.getTypeAtLocation(declaration(program.getSourceFile(resolve(m.file))!, m.type));
-      return deeper(checker, mine, answer, m.type).map((p) => `${p.split(':')[0]} (${where}):${p.split(':').slice(1).join(':')}`);
+      return deeper(checker, mine, answer, m.type).map((p) => p.replace(/^([^:]*):/, `$1 (${where}):`));
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
