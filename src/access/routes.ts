@@ -9,7 +9,7 @@ import { publicIdSchema, refuseIntegerIds, type PublicIdKind } from '../platform
 import { errors, NO_NUL } from '../platform/http/schemas.js';
 import { requestActor, requestAuditContext, type Guard } from '../sessions/guard.js';
 import type { UserStore } from '../users/store.js';
-import { CHANNELS, DEFAULT_MAX_ACCURACY_M, FACTOR_METHODS } from './policy.js';
+import { CHANNELS, DEFAULT_MAX_ACCURACY_M, FACTOR_METHODS, type Channel } from './policy.js';
 import { MAX_POLYGON_POINTS, MAX_RADIUS_M } from './rules/geo.js';
 import { WEEKDAYS } from './rules/schedule.js';
 import { registerChannelRoutes } from './channel-routes.js';
@@ -66,7 +66,8 @@ const PolicyBody = Type.Object({
 const Policy = Type.Object({
   id: publicIdSchema(ACCESS_POLICY_ID),
   name: Type.String(),
-  channel: Type.String({ examples: ['agent'] }),
+  // The table's CHECK holds a policy to these four; Unsafe keeps the static type (a mapped union is `never` to TypeBox).
+  channel: Type.Unsafe<Channel>(Type.Union(CHANNELS.map((c) => Type.Literal(c)), { examples: ['agent'] })),
   role: Type.Union([Type.String(), Type.Null()]),
   enabled: Type.Boolean(),
   rules: Rules,

@@ -15,8 +15,7 @@ export const LOCATED: readonly PolicyChannel[] = ['mobile', 'agent'];
 export interface Policy {
   id: string;
   name: string;
-  /** One of POLICY_CHANNELS (the body allows no other), though the answer's schema says only "a string". */
-  channel: string;
+  channel: PolicyChannel;
   role: string | null;
   enabled: boolean;
   rules: Record<string, unknown> & { ip?: { allow?: string[]; deny?: string[] }; schedule?: ScheduleWindow[]; geofences?: Geofence[] };
@@ -44,7 +43,7 @@ export interface Draft {
 
 export function draftOf(p: Policy | null): Draft {
   return {
-    name: p?.name ?? '', channel: POLICY_CHANNELS.find((c) => c === p?.channel) ?? 'web', role: p?.role ?? '', enabled: p?.enabled ?? true,
+    name: p?.name ?? '', channel: p?.channel ?? 'web', role: p?.role ?? '', enabled: p?.enabled ?? true,
     allow: (p?.rules.ip?.allow ?? []).join('\n'), deny: (p?.rules.ip?.deny ?? []).join('\n'),
     schedule: p?.rules.schedule ?? [], geofences: p?.rules.geofences ?? [],
   };
