@@ -4,7 +4,10 @@
  * connection test (every step passes for a user the directory holds, whose groups and mapped role
  * are shown; a closed port fails at the first step, said in words), the SAML settings and the
  * metadata download (the file is the service's metadata XML), the rate limits table and the keys
- * table. Each screen: no CSP violation, no serious or critical axe-core finding.
+ * table; then both settings edited: a refused value said by its field with nothing stored, a
+ * change saved after the confirmation (stored, audited, the bind password kept), the connection
+ * test run at once with the new settings. Each screen and dialog: no CSP violation, no serious or
+ * critical axe-core finding.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -75,8 +78,11 @@ describe('the console\'s settings in Chromium', () => {
     await signIn(page, 'config.admin', STRONG_PASSWORD);
     await page.getByRole('heading', { name: 'Directory (LDAP)', level: 1 }).waitFor();
     for (const name of ['Directory (LDAP)', 'SAML', 'Rate limits', 'Keys']) await nav(page, name).waitFor();
-    await page.getByText(dir.uri, { exact: true }).waitFor();
-    await page.getByText('Set (never shown)').waitFor();
+    const ldapForm = page.getByRole('form', { name: 'Directory settings' });
+    await ldapForm.waitFor();
+    expect(await ldapForm.getByLabel('Server', { exact: true }).inputValue()).toBe(dir.uri);
+    expect(await ldapForm.getByLabel('Service account password').inputValue()).toBe('');
+    await page.getByText('These settings are stored in the database.').waitFor();
     await checkScreen(page, csp, 'LDAP settings');
 
     const before = dir.log().length;
@@ -104,8 +110,8 @@ describe('the console\'s settings in Chromium', () => {
     // SAML: the settings in force, and the metadata downloaded is the service's own.
     await nav(page, 'SAML').click();
     await page.getByRole('heading', { name: 'SAML', level: 1 }).waitFor();
-    await page.getByText('https://auth.bank.example/saml', { exact: true }).waitFor();
     await page.getByText(/^CN=idp\.bank\.example, valid until/).waitFor();
+    expect(await page.getByRole('form', { name: 'SAML settings' }).getByLabel('This service\'s entity id').inputValue()).toBe('https://auth.bank.example/saml');
     await checkScreen(page, csp, 'SAML settings');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download the metadata (XML)' }).click()]);
     expect(download.suggestedFilename()).toBe('strongroom-sp-metadata.xml');
@@ -134,6 +140,102 @@ describe('the console\'s settings in Chromium', () => {
     expect(await transport.textContent()).toMatch(/Transport encryption.*RSA-2048.*strongroom rotate-transport-key/);
     await page.getByRole('heading', { name: 'How to rotate' }).waitFor();
     await checkScreen(page, csp, 'keys');
+    expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|pageerror/i.test(e))).toEqual([]);
+  });
+
+  it('LDAP and SAML settings edited: a refused value said by its field and nothing stored, then a change confirmed, stored and used', async () => {
+    const page = await (await browser.newContext()).newPage();
+    const csp = await watchCsp(page);
+    await page.goto(`${origin}/console/settings/ldap`);
+    await signIn(page, 'config.admin', STRONG_PASSWORD);
+    const form = page.getByRole('form', { name: 'Directory settings' });
+    const server = form.getByLabel('Server', { exact: true });
+    await server.waitFor();
+    expect(await server.inputValue()).toBe(dir.uri);
+    expect(await form.getByLabel('Group 1', { exact: true }).inputValue()).toBe('tellers');
+    await checkScreen(page, csp, 'LDAP settings form');
+
+    // A URI that is not ldap:// or ldaps://: the confirmation says what changes, the refusal is said by the field, nothing is stored.
+    await server.fill('https://ldap.bank.example');
+    await form.getByRole('button', { name: 'Save…' }).click();
+    const ldapDialog = page.getByRole('dialog', { name: 'Save the directory settings?' });
+    await ldapDialog.getByText('Changed: Server.').waitFor();
+    await ldapDialog.getByText(/use the new settings at once/).waitFor();
+    await checkScreen(page, csp, 'LDAP save confirmation');
+    await ldapDialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await form.getByText('must be ldap:// or ldaps://').waitFor();
+    await page.getByRole('alert').filter({ hasText: 'The settings were not saved' }).waitFor();
+    expect(await server.getAttribute('aria-invalid')).toBe('true');
+    expect((await t.s.ldapSettings.current())?.settings.uri).toBe(dir.uri);
+    await checkScreen(page, csp, 'LDAP field error');
+
+    // A group added (another added and removed), an attribute changed, no password typed: saved, the stored password kept.
+    await server.fill(dir.uri);
+    await form.getByRole('button', { name: 'Add a group' }).click();
+    await form.getByLabel('Group 2', { exact: true }).fill('auditors');
+    await form.getByLabel('Roles of group 2 (comma-separated)').fill('agent');
+    await form.getByRole('button', { name: 'Add a group' }).click();
+    await form.getByLabel('Group 3', { exact: true }).fill('nobody');
+    await form.getByRole('button', { name: 'Remove group 3' }).click();
+    await form.getByLabel('Name attribute').fill('cn');
+    await form.getByRole('button', { name: 'Save…' }).click();
+    await ldapDialog.getByText('Changed: Name attribute, Groups and their roles.').waitFor();
+    await ldapDialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText(/^The directory settings are saved/).waitFor();
+    const ldap = (await t.s.ldapSettings.current())!;
+    expect(ldap.source).toBe('database');
+    expect(ldap.settings.groupRoles).toEqual({ tellers: ['staff'], auditors: ['agent'] });
+    expect(ldap.settings.attrName).toBe('cn');
+    expect(ldap.settings.bindPassword).toBe(dir.bindPassword);
+    // Audited: the save, and the refused attempt (a new server without the password) as a failure of its own.
+    const audited = await t.s.db.selectFrom('audit_log').select(['status', 'details']).where('event_type', '=', 'LDAP_CONFIG_CHANGED').where('username', '=', 'config.admin').execute();
+    expect(audited.map((a) => a.status).sort()).toEqual(['FAILURE', 'SUCCESS']);
+    expect(audited.find((a) => a.status === 'FAILURE')?.details).toMatchObject({ reason: 'bind_password_required', changed: ['uri'] });
+    expect(await form.getByLabel('Group 2', { exact: true }).inputValue()).toBe('auditors');
+    expect(await form.getByLabel('Service account password').inputValue()).toBe('');
+
+    // The test offered at once runs with the new settings: alice's groups now give agent too.
+    await page.getByLabel('Username to look up (optional)').fill('alice');
+    await page.getByRole('button', { name: 'Test the connection now' }).click();
+    await page.getByText(`The directory at ${dir.uri} works with these settings.`).waitFor();
+    expect(await page.getByLabel('The user found').textContent()).toMatch(/Roles these groups give(agent, staff|staff, agent)$/);
+    expect(await page.content()).not.toContain(dir.bindPassword);
+    await checkScreen(page, csp, 'LDAP saved and tested');
+
+    // SAML: a URL that is not one is refused by its field; then a new IdP, its certificate and a group for admin are saved.
+    await nav(page, 'SAML').click();
+    const saml = page.getByRole('form', { name: 'SAML settings' });
+    const sso = saml.getByLabel('Identity provider\'s sign-in service');
+    await sso.waitFor();
+    const certificate = saml.getByLabel('Identity provider\'s signing certificate (PEM)');
+    expect(await certificate.inputValue()).toContain('-----BEGIN CERTIFICATE-----');
+    expect(await saml.getByLabel('Groups that give staff').inputValue()).toBe('Tellers');
+    await checkScreen(page, csp, 'SAML settings form');
+    await sso.fill('not a url');
+    await saml.getByRole('button', { name: 'Save…' }).click();
+    const samlDialog = page.getByRole('dialog', { name: 'Save the SAML settings?' });
+    await samlDialog.getByText('Changed: Identity provider\'s sign-in service.').waitFor();
+    await checkScreen(page, csp, 'SAML save confirmation');
+    await samlDialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await saml.getByText('is not an absolute URL').waitFor();
+    expect(await sso.getAttribute('aria-invalid')).toBe('true');
+    expect((await t.s.samlSettings.current())?.settings.idpSsoUrl).toBe('https://idp.bank.example/sso');
+    await checkScreen(page, csp, 'SAML field error');
+
+    const pem = selfSignedCertificatePem(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, 'idp2.bank.example', Date.now(), 365);
+    await saml.getByLabel('Identity provider\'s entity id').fill('https://idp2.bank.example');
+    await sso.fill('https://idp2.bank.example/sso');
+    await certificate.fill(pem);
+    await saml.getByLabel('Groups that give admin').fill('Strongroom Admins');
+    await saml.getByRole('button', { name: 'Save…' }).click();
+    await samlDialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText(/^The SAML settings are saved/).waitFor();
+    const stored = (await t.s.samlSettings.current())!;
+    expect(stored.settings).toMatchObject({ idpEntityId: 'https://idp2.bank.example', idpSsoUrl: 'https://idp2.bank.example/sso', idpCerts: [certificateBody(pem)], spEntityId: 'https://auth.bank.example/saml', allowedRelayOrigins: ['https://app.bank.example'] });
+    expect(stored.settings.groupRoles).toEqual({ staff: ['Tellers'], admin: ['Strongroom Admins'] });
+    expect(stored.settings.attributeMap).toEqual(DEFAULT_ATTRIBUTE_MAP);
+    await page.getByText(/^CN=idp2\.bank\.example, valid until/).waitFor();
+    await checkScreen(page, csp, 'SAML saved');
     expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|pageerror/i.test(e))).toEqual([]);
   });
 });

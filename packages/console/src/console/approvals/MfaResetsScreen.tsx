@@ -7,8 +7,9 @@
  * sessions; rejecting (.../reject, permission reject_mfa_reset) leaves them as they are. Four eyes
  * are the API's: your own request is refused you (403 MFA_RESET_SELF_APPROVAL), said in the dialog.
  */
-import { useCallback, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { Heading, Link } from 'react-aria-components';
+import { useApi } from '../../lib/data.js';
 import { useI18n, type MessageKey } from '../../lib/i18n.js';
 import { useHref } from '../../lib/router.js';
 import { useSession } from '../../lib/session.js';
@@ -32,31 +33,11 @@ interface Queue {
 
 const PAGE_SIZE = 20;
 
-/** The list route is a POST (its filters are a body): read like `useApi`, again on `reload()`. */
-function useQueue(page: number): { data?: Queue; error: unknown; reload(): void } {
-  const { call } = useSession();
-  const [version, setVersion] = useState(0);
-  const [state, setState] = useState<{ key: string; data?: Queue; error?: unknown }>({ key: '' });
-  const key = `${version} ${page}`;
-  useEffect(() => {
-    let live = true;
-    call<Queue>('POST', '/api/v1/auth/reset/mfa/admin/pending', { status: 'pending', limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE }).then(
-      (data) => { if (live) setState({ key, data }); },
-      (error: unknown) => { if (live) setState({ key, error }); },
-    );
-    return () => {
-      live = false;
-    };
-  }, [call, page, key]);
-  const reload = useCallback(() => setVersion((v) => v + 1), []);
-  const current = state.key === key;
-  return { data: current ? state.data : undefined, error: current ? state.error : null, reload };
-}
-
 export function MfaResetsScreen() {
   const { t } = useI18n();
   const [page, setPage] = useState(1);
-  const queue = useQueue(page);
+  // The list route is a POST: its filters are a body.
+  const queue = useApi<Queue>('/api/v1/auth/reset/mfa/admin/pending', { method: 'POST', body: { status: 'pending', limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE } });
   const [done, setDone] = useState<string | null>(null);
   const pages = queue.data ? Math.max(1, Math.ceil(queue.data.total / PAGE_SIZE)) : 1;
   const decided = (message: string) => {

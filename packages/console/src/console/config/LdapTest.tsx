@@ -1,7 +1,8 @@
 /**
  * The directory connection test (POST /api/v1/admin/ldap/test): the settings in force tried step
  * by step, and with a username the user's entry, groups and the roles they map to. Each step's
- * outcome in words, with what the network or the directory said.
+ * outcome in words, with what the network or the directory said. The screen holds the test's
+ * state (`useLdapTest`), so that saving the settings can run it at once.
  */
 import { useState } from 'react';
 import { Cell, Column, Form, Heading, Row, Table, TableBody, TableHeader } from 'react-aria-components';
@@ -32,8 +33,17 @@ function Steps({ result }: { result: LdapTestResult }) {
   );
 }
 
-export function LdapTest() {
-  const { t } = useI18n();
+export interface LdapTestRun {
+  username: string;
+  setUsername(value: string): void;
+  result: LdapTestResult | null;
+  error: unknown;
+  busy: boolean;
+  run(): Promise<void>;
+}
+
+/** The test's state, held by the screen: saving the settings offers to run it at once. */
+export function useLdapTest(): LdapTestRun {
   const { call } = useSession();
   const [username, setUsername] = useState('');
   const [result, setResult] = useState<LdapTestResult | null>(null);
@@ -52,7 +62,12 @@ export function LdapTest() {
       setBusy(false);
     }
   };
+  return { username, setUsername, result, error, busy, run };
+}
 
+export function LdapTest({ test }: { test: LdapTestRun }) {
+  const { t } = useI18n();
+  const { username, setUsername, result, error, busy, run } = test;
   return (
     <section className="card" aria-labelledby="ldap-test-heading">
       <Heading level={2} id="ldap-test-heading">{t('config.ldap.test')}</Heading>

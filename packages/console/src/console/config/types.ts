@@ -44,8 +44,11 @@ export interface SamlView {
   allowed_relay_origins: string[];
   allow_idp_initiated: boolean;
   clock_skew_sec: number;
+  attribute_map: Record<string, string[]>;
   group_roles: Record<string, string[]>;
   idp_certificates: Array<{ subject: string; not_after: string; sha256: string }>;
+  /** The IdP certificates as PEM: only when read with `?include_certificate=true`. */
+  idp_x509cert?: string;
 }
 
 export interface RateLimit {
