@@ -1,8 +1,8 @@
 /**
  * The Settings screens' pictures for docs/console.md (called by scripts/console-screenshots.ts,
  * signed in as an administrator): the directory settings and a passing connection test against a
- * real OpenLDAP (test/harness/slapd.ts, started here and stopped after), the SAML settings, the
- * rate limits and the keys.
+ * real OpenLDAP (test/harness/slapd.ts, started here and stopped after), the directory settings'
+ * form and its confirmation, the SAML settings and their form, the rate limits and the keys.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -13,6 +13,11 @@ import { selfSignedCertificatePem } from '../../src/platform/crypto/self-signed.
 import { startSlapd } from '../../test/harness/slapd.js';
 
 type Shot = (page: Page, name: string) => Promise<void>;
+
+/** Scrolls the page so that the settings' form starts at the top of the window. */
+async function toForm(page: Page): Promise<void> {
+  await page.getByRole('heading', { name: 'Change the settings', level: 2 }).evaluate((h) => h.scrollIntoView({ block: 'start' }));
+}
 
 async function storeSaml(s: Registry): Promise<void> {
   const idpCert = certificateBody(selfSignedCertificatePem(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, 'idp.bank.example', Date.now(), 365))!;
@@ -39,6 +44,16 @@ export async function configScreenshots(page: Page, s: Registry, shot: Shot): Pr
     await page.getByRole('button', { name: 'Test connection' }).click();
     await page.getByText(/works with these settings/).waitFor();
     await shot(page, 'console-settings-ldap');
+    await page.setViewportSize({ width: 1280, height: 1900 });
+    await toForm(page);
+    await shot(page, 'console-settings-ldap-form');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const form = page.getByRole('form', { name: 'Directory settings' });
+    await form.getByLabel('Roles of group 2 (comma-separated)').fill('operator, agent');
+    await form.getByRole('button', { name: 'Save…' }).click();
+    await page.getByRole('dialog').getByText(/^Changed:/).waitFor();
+    await shot(page, 'console-settings-ldap-confirm');
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   } finally {
     await dir.stop();
   }
@@ -47,6 +62,9 @@ export async function configScreenshots(page: Page, s: Registry, shot: Shot): Pr
   await page.getByRole('navigation').getByRole('link', { name: 'SAML' }).click();
   await page.getByRole('link', { name: 'Download the metadata (XML)' }).waitFor();
   await shot(page, 'console-settings-saml');
+  await page.setViewportSize({ width: 1280, height: 2300 });
+  await toForm(page);
+  await shot(page, 'console-settings-saml-form');
   await page.setViewportSize({ width: 1280, height: 1600 });
   await page.getByRole('navigation').getByRole('link', { name: 'Rate limits' }).click();
   await page.getByRole('row', { name: 'signin', exact: true }).waitFor();
