@@ -6,8 +6,9 @@
  * metadata download (the file is the service's metadata XML), the rate limits table and the keys
  * table; then both settings edited: a refused value said by its field with nothing stored, a
  * change saved after the confirmation (stored, audited, the bind password kept), the connection
- * test run at once with the new settings. Each screen and dialog: no CSP violation, no serious or
- * critical axe-core finding.
+ * test run at once with the new settings; and settings from the LDAP_* variables said to be so,
+ * the password asked for, and once saved stored (source database). Each screen and dialog: no CSP
+ * violation, no serious or critical axe-core finding.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -237,5 +238,45 @@ describe('the console\'s settings in Chromium', () => {
     await page.getByText(/^CN=idp2\.bank\.example, valid until/).waitFor();
     await checkScreen(page, csp, 'SAML saved');
     expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|pageerror/i.test(e))).toEqual([]);
+  });
+
+  it('LDAP settings from the environment: said so, the password asked for, and once saved the stored settings win', async () => {
+    const env = await createTestApp({ env: { LDAP_URI: dir.uri, LDAP_BIND_DN: dir.bindDn, LDAP_BIND_PASSWORD: dir.bindPassword, LDAP_BASE_DN: dir.baseDn, LDAP_START_TLS: '1', LDAP_CA_FILE: dir.caFile } });
+    try {
+      await seedUser(env.s, 'env.admin', { roles: ['admin'] });
+      await env.app.listen({ host: '127.0.0.1', port: 0 });
+      const page = await (await browser.newContext()).newPage();
+      const csp = await watchCsp(page);
+      await page.goto(`http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}/console/settings/ldap`);
+      await signIn(page, 'env.admin', STRONG_PASSWORD);
+      await page.getByText(/^These settings come from the server's LDAP_\* environment variables\. Saving stores them in the database/).waitFor();
+      const form = page.getByRole('form', { name: 'Directory settings' });
+      expect(await form.getByLabel('Server', { exact: true }).inputValue()).toBe(dir.uri);
+      await form.getByText(/^Required: no password is stored yet/).waitFor();
+      await checkScreen(page, csp, 'LDAP settings from the environment');
+
+      // Saved without the password: refused by its field (the variables' password is not copied), nothing stored.
+      await form.getByRole('button', { name: 'Save…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Save the directory settings?' });
+      await dialog.getByText(/from then on the LDAP_\* variables are no longer read/).waitFor();
+      await dialog.getByText('No setting differs from those in force.').waitFor();
+      await dialog.getByRole('button', { name: 'Save', exact: true }).click();
+      await form.getByText('is required the first time').waitFor();
+      expect((await env.s.ldapSettings.current())?.source).toBe('environment');
+
+      await form.getByLabel('Service account password').fill(dir.bindPassword);
+      await form.getByRole('button', { name: 'Save…' }).click();
+      await dialog.getByText('Changed: Service account password.').waitFor();
+      await dialog.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByText(/^The directory settings are saved/).waitFor();
+      await page.getByText('These settings are stored in the database.').waitFor();
+      const stored = (await env.s.ldapSettings.current())!;
+      expect(stored.source).toBe('database');
+      expect(stored.settings).toMatchObject({ uri: dir.uri, bindDn: dir.bindDn, bindPassword: dir.bindPassword, startTls: true });
+      expect(await form.getByLabel('Service account password').inputValue()).toBe('');
+      await checkScreen(page, csp, 'LDAP settings stored');
+    } finally {
+      await env.close();
+    }
   });
 });
