@@ -13,13 +13,13 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { certificateBody, DEFAULT_ATTRIBUTE_MAP, NAMEID_FORMATS } from '../../src/platform/config-saml.js';
 import { selfSignedCertificatePem } from '../../src/platform/crypto/self-signed.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -57,9 +57,7 @@ beforeAll(async () => {
   await seedUser(t.s, 'config.admin', { roles: ['admin'] });
   await storeLdap(dir.uri);
   await storeSaml();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ origin, browser } = await serveToChromium(t.app));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
