@@ -16,6 +16,7 @@ import { adminRoutes } from './routes.js';
 import { AdminService } from './service.js';
 import { UserDirectory } from './user-directory.js';
 import { userRoutes } from './user-routes.js';
+import { userFactorRoutes } from './factor-routes.js';
 
 export interface AdminDeps {
   db: Db;
@@ -46,7 +47,7 @@ export function adminModule(deps: AdminDeps): Module<AdminProvides> {
   const admin = new AdminService(deps);
   const directory = new UserDirectory(deps);
   const lifecycle = new UserLifecycle({ ...deps, directory });
-  const routes = [adminRoutes({ ...deps, admin, directory }), userRoutes({ ...deps, lifecycle, directory, deviceTags: deps.keys.hasher('ip', 'admin-device-tag') })];
+  const routes = [adminRoutes({ ...deps, admin, directory }), userRoutes({ ...deps, lifecycle, directory, deviceTags: deps.keys.hasher('ip', 'admin-device-tag') }), userFactorRoutes({ ...deps, directory })];
   return {
     name: 'admin',
     provides: { consoleAdmin: new AdminService({ ...deps, mailer: undefined }), userLifecycle: lifecycle },

@@ -37,7 +37,7 @@ const OWN_GETS = [
 /** The operators' GETs that answer other people's data (contacts, addresses, devices, who did what): marked too. */
 const ADMIN_GETS = [
   '/api/v1/admin/alerts', '/api/v1/admin/alerts/{id}', '/api/v1/admin/audit', '/api/v1/admin/audit/summary', '/api/v1/admin/breaches/{id}/affected', '/api/v1/admin/consent/purposes/{purpose}/subjects', '/api/v1/admin/device-bindings',
-  '/api/v1/admin/gdpr/requests', '/api/v1/admin/recoveries', '/api/v1/admin/users', '/api/v1/admin/users/{id}', '/api/v1/admin/users/{id}/passkeys', '/api/v1/admin/users/{id}/sessions',
+  '/api/v1/admin/gdpr/requests', '/api/v1/admin/recoveries', '/api/v1/admin/users', '/api/v1/admin/users/{id}', '/api/v1/admin/users/{id}/factors', '/api/v1/admin/users/{id}/passkeys', '/api/v1/admin/users/{id}/sessions',
 ];
 const MARKED_GETS = [...OWN_GETS, ...ADMIN_GETS];
 
