@@ -89,7 +89,7 @@ describe('GET /api/v1/admin/users/{id}/factors', () => {
 
     const res = await factorsOf(user.uuid);
     expect(res.statusCode, res.body).toBe(200);
-    const body = res.json<{ user_id: string; enrolled: string[]; factors: Record<string, any> }>();
+    const body = res.json<{ user_id: string; enrolled: string[]; factors: Record<string, unknown> }>();
     expect(body.user_id).toBe(user.uuid);
     expect(body.enrolled).toEqual(['email', 'passkey', 'push', 'sms', 'totp']);
     const f = body.factors;
