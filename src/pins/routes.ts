@@ -7,6 +7,7 @@
  * subscriber by phone number, and is exempt from transport encryption by the `ussd` segment of
  * the path (SPEC Transport encryption 7).
  */
+import { randomUUID } from 'node:crypto';
 import Type from 'typebox';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { auditContext, type AuditLog } from '../audit/service.js';
@@ -15,6 +16,7 @@ import { assertTargetHeld } from '../roles/held.js';
 import { RoleErrors } from '../roles/errors.js';
 import { confirmCurrentPassword, confirmSecret, resetTokenHolder, type ReauthDeps } from '../credentials/reauth.js';
 import { maskPhone } from '../mfa/otp/templates.js';
+import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import type { Db } from '../platform/db/database.js';
 import { CommonErrors } from '../platform/errors.js';
@@ -33,6 +35,7 @@ import { PHONE_PATTERN } from '../users/rules.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { PinErrors } from './errors.js';
 import { GATEWAY_KEY_HEADER, type UssdGateways } from './gateway.js';
+import type { PinResetNotifier } from './notices.js';
 import { PIN_CHANGE_PURPOSE, type PinService, type PreparedPin } from './service.js';
 import { WRONG_PIN, type PinStrategy } from './strategy.js';
 import { SIGN_IN_ERRORS } from '../signin/error-sets.js';
@@ -64,6 +67,8 @@ export interface PinRouteDeps extends ReauthDeps {
   users: UserStore;
   pins: PinService;
   pinStrategy: PinStrategy;
+  pinResetNotices: PinResetNotifier;
+  clock: Clock;
   sessions: SessionService;
   gateways: UssdGateways;
   pipeline: SignInPipeline;
@@ -234,14 +239,15 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/users/:id/reset-pin', {
       schema: {
         tags: ['Administration'], security: [{ bearer: [] }], summary: 'Reset a user\'s USSD PIN (permission users.update)',
-        description: 'Removes the PIN at once (it no longer signs in), ends the sessions it opened (USSD), clears its failed attempts and lock, and returns a `reset_token` (10 minutes, single use) with which the new PIN is set at `POST /api/v1/auth/reset/pin`: typically on the branch\'s device, the customer typing the new PIN. Audited as PIN_RESET_BY_ADMIN. `404 USER_NOT_FOUND` for an unknown uuid (`id` is the user\'s uuid; an integer is refused with 422 VALIDATION_ERROR), `409 ACCOUNT_DELETED` for a deleted account.',
+        description: 'Removes the PIN at once (it no longer signs in), ends the sessions it opened (USSD), clears its failed attempts and lock, and returns a `reset_token` (10 minutes, single use) with which the new PIN is set at `POST /api/v1/auth/reset/pin`: typically on the branch\'s device, the customer typing the new PIN. The customer is told at once, on every contact the account has (email when mail is configured, SMS when an SMS gateway is), in their language, that the bank reset their PIN, when, and to call the bank if it was not them; `customer_notified` lists the contacts the notice went to (sent in the background: a mail server that is down does not hold the reset). Audited as PIN_RESET_BY_ADMIN (with `customer_notified`). `404 USER_NOT_FOUND` for an unknown uuid (`id` is the user\'s uuid; an integer is refused with 422 VALIDATION_ERROR), `409 ACCOUNT_DELETED` for a deleted account.',
         params: UserIdParams,
         response: {
           200: Type.Object({
             status: Type.Literal('success'),
             reset_token: Type.String({ description: 'For `POST /api/v1/auth/reset/pin`; shown once.' }),
             expires_in: Type.Integer({ description: 'Seconds the reset token lives', examples: [600] }),
-          }, { examples: [{ status: 'success', reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', expires_in: 600 }] }),
+            customer_notified: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('sms')]), { description: 'The customer\'s contacts the notice of the reset went to; empty: the account has no contact a configured transport reaches (tell the customer in person).', examples: [['email', 'sms']] }),
+          }, { examples: [{ status: 'success', reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', expires_in: 600, customer_notified: ['email', 'sms'] }] }),
           ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, RoleErrors.ACCOUNT_MORE_PRIVILEGED),
         },
       },
@@ -252,15 +258,18 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       if (user.deleted_at !== null) throw AdminErrors.ACCOUNT_DELETED();
       const actor = await requestActor(request, s.users);
       await assertTargetHeld(s.db, s.users, actor.uuid, user.id);
+      const notified = s.pinResetNotices.channels(user);
       const ended = await s.db.transaction().execute(async (trx) => {
         const { hadPin, ended } = await s.pins.remove(trx, user.id);
-        await s.audit.record({ ...requestAuditContext(request), eventType: 'PIN_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reset_by: actor.username, reset_by_id: actor.uuid, had_pin: hadPin, ussd_sessions_ended: ended.length } }, trx);
+        await s.audit.record({ ...requestAuditContext(request), eventType: 'PIN_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reset_by: actor.username, reset_by_id: actor.uuid, had_pin: hadPin, ussd_sessions_ended: ended.length, customer_notified: notified } }, trx);
         return ended;
       });
       await s.pins.clearFailures(user.id);
       await s.sessions.announce(ended);
       const reset = await s.tokens.issue('reset', { user_id: user.uuid, purpose: PIN_CHANGE_PURPOSE });
-      return { status: 'success' as const, reset_token: reset.token, expires_in: s.config.tokens.resetTtlSec };
+      // After the commit: the customer hears of a reset that happened, never of one rolled back.
+      s.pinResetNotices.tell(user, new Date(s.clock.now()), `pin-reset-${randomUUID()}`);
+      return { status: 'success' as const, reset_token: reset.token, expires_in: s.config.tokens.resetTtlSec, customer_notified: notified };
     });
   };
 }
