@@ -3,7 +3,9 @@
  * transport encryption: an operator creates a branch and a role with two permissions, changes a
  * user's email, roles and branch, resets their password (the user then signs in with the
  * temporary one through the SDK and answers the forced change), resets their PIN (typed on the
- * page), and deletes a user after the confirmation; an operator whose role grants neither
+ * page; the dialog says the customer is told, and the page on which contacts), reads a user's
+ * second factors (the authenticator app, backup codes left, security questions, never a secret)
+ * with the pointer to the MFA resets queue, and deletes a user after the confirmation; an operator whose role grants neither
  * roles.read nor roles.manage sees no Roles navigation, and the API refuses them anyway (403
  * PERMISSION_DENIED). Each effect is asserted through the service; each screen and dialog gets
  * axe and the CSP checks.
@@ -17,6 +19,7 @@ import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../h
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
 import { checkScreen as checkPage } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
+import { Authenticator } from '../harness/authenticator.js';
 import { auditTotal, seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
 
 let t: TestApp;
@@ -141,9 +144,14 @@ describe('users, roles and branches in the console', () => {
 
     await page.getByRole('button', { name: 'Reset the PIN' }).click();
     const pinDialog = page.getByRole('dialog', { name: 'Reset the PIN of amina.teller?' });
+    await pinDialog.getByText(/The customer is told at once, by email and text message when the account has them, that the bank reset their PIN/).waitFor();
     await checkScreen('reset a PIN');
     await pinDialog.getByRole('button', { name: 'Reset the PIN' }).click();
     const pinForm = page.getByRole('form', { name: 'New PIN for amina.teller' });
+    // No mail server or SMS gateway in this suite: the page says to tell the customer in person, as the audit trail records.
+    await page.getByText('amina.teller has no email or phone the service can reach: tell them of the reset in person.').waitFor();
+    const resetAudit = await t.s.database.db.selectFrom('audit_log').select('details').where('user_id', '=', row.uuid).where('event_type', '=', 'PIN_RESET_BY_ADMIN').executeTakeFirstOrThrow();
+    expect(resetAudit.details).toMatchObject({ customer_notified: [] });
     await pinForm.getByLabel('New PIN', { exact: true }).fill('1234');
     await pinForm.getByLabel('New PIN again').fill('1234');
     await pinForm.getByRole('button', { name: 'Set the PIN' }).click();
@@ -155,6 +163,35 @@ describe('users, roles and branches in the console', () => {
     await page.getByText('The new PIN of amina.teller is set.').waitFor();
     expect(await t.s.pins.verify(row, '2580', 'test')).toBe(true);
     expect(await auditTotal(t.s, row.uuid, 'PIN_RESET_BY_ADMIN')).toBe(1);
+  });
+
+  it('an operator reads a user\'s second factors before an MFA reset: what is enrolled and the codes left, never a secret, and where resets are decided', async () => {
+    const holder = await seedUser(t.s, 'factor.customer');
+    const sdk = new StrongroomClient({ baseUrl: origin });
+    await sdk.login({ username: 'factor.customer', password: STRONG_PASSWORD });
+    const setup = await sdk.request<{ secret: string; qr_code: string }>('POST', '/api/v1/2fa/totp/setup', { current_password: STRONG_PASSWORD });
+    const app = Authenticator.scan(setup.qr_code);
+    const { backup_codes: backupCodes } = await sdk.request<{ backup_codes: string[] }>('POST', '/api/v1/2fa/totp/verify', { code: app.code(t.clock.now()) });
+    const pool = (await sdk.request<{ questions: Array<{ id: string; text: string }> }>('POST', '/api/v1/auth/security-questions/predefined', {})).questions;
+    const answers = ['Mama Njeri', 'Nakuru', 'Blue'];
+    await sdk.request('POST', '/api/v1/auth/security-questions/setup', { current_password: STRONG_PASSWORD, answers: answers.map((answer, i) => ({ question_id: pool[i]!.id, answer })) });
+    expect(await t.s.factors.active(holder.id)).toEqual(['totp']);
+
+    await openUser('factor.customer');
+    const factors = page.getByRole('grid', { name: 'Second factors of factor.customer' });
+    await factors.getByRole('rowheader', { name: 'Authenticator app' }).waitFor();
+    await factors.getByRole('row').filter({ hasText: 'Backup codes' }).getByRole('gridcell', { name: '10 of 10 left' }).waitFor();
+    await factors.getByRole('row').filter({ hasText: 'Security questions' }).getByText(/^3 questions/).waitFor();
+    const questions = page.getByRole('list', { name: 'Security questions of factor.customer' });
+    for (const q of pool.slice(0, 3)) await questions.getByText(q.text, { exact: true }).waitFor();
+    await page.getByText(/This screen removes no factor/).waitFor();
+    await page.getByRole('link', { name: 'Open the MFA resets queue' }).waitFor();
+    await checkScreen('a user\'s second factors');
+    const text = await page.content();
+    for (const secret of [setup.secret, ...backupCodes, ...answers]) expect(text, secret).not.toContain(secret);
+
+    await page.getByRole('link', { name: 'Open the MFA resets queue' }).click();
+    await page.getByRole('heading', { name: 'MFA resets', level: 1 }).waitFor();
   });
 
   it('an operator deletes a user after the confirmation says what happens', async () => {

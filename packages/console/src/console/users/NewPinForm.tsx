@@ -1,6 +1,7 @@
 /**
  * After a PIN reset: the person types their new PIN on this device (POST /api/v1/auth/reset/pin
  * with the reset token, which works once and for ten minutes). The rules a PIN breaks are listed.
+ * It says on which contacts the service told the customer of the reset.
  */
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
@@ -8,7 +9,7 @@ import { useI18n } from '../../lib/i18n.js';
 import { useSession } from '../../lib/session.js';
 import { Button, ErrorNotice, Field, Notice } from '../../ui/forms.js';
 
-export function NewPinForm({ token, username, onDone }: { token: string; username: string; onDone(): void }) {
+export function NewPinForm({ token, notified, username, onDone }: { token: string; notified: Array<'email' | 'sms'>; username: string; onDone(): void }) {
   const { t } = useI18n();
   const { call } = useSession();
   const [error, setError] = useState<unknown>(null);
@@ -38,6 +39,7 @@ export function NewPinForm({ token, username, onDone }: { token: string; usernam
   return (
     <div className="card">
       <p role="status">{t('users.pin.removed', { username })}</p>
+      <p>{notified.length > 0 ? t('users.pinNotice.told', { username, channels: notified.map((c) => t(`users.pinNotice.${c}`)).join(', ') }) : t('users.pinNotice.notTold', { username })}</p>
       <ErrorNotice error={error} />
       {mismatch ? <p className="notice notice-error" role="alert">{t('users.pin.mismatch')}</p> : null}
       <Form className="form" onSubmit={(e) => void onSubmit(e)} aria-label={t('users.pin.form', { username })}>

@@ -1,7 +1,8 @@
 /**
  * A user's credentials, reset by an operator (permission users.update): the password (a new
  * temporary one, shown once or mailed to them; their sessions end) and the USSD PIN (removed at
- * once; the reset token it gives lets the person type a new PIN here, within ten minutes).
+ * once; the reset token it gives lets the person type a new PIN here, within ten minutes; the
+ * customer is told of it at once on their own contacts, and the dialog says so).
  */
 import { useState } from 'react';
 import { Heading } from 'react-aria-components';
@@ -18,6 +19,8 @@ interface PasswordReset {
 }
 
 type Confirming = 'password' | 'pin' | null;
+/** The answer of POST .../reset-pin: the token sets the new PIN here; the customer was told on these contacts. */
+interface PinReset { reset_token: string; customer_notified: Array<'email' | 'sms'> }
 
 export function UserCredentials({ user, onReset }: { user: AdminUser; onReset(): void }) {
   const { t } = useI18n();
@@ -25,14 +28,14 @@ export function UserCredentials({ user, onReset }: { user: AdminUser; onReset():
   const path = `/api/v1/admin/users/${encodeURIComponent(user.id)}`;
   const [confirming, setConfirming] = useState<Confirming>(null);
   const [password, setPassword] = useState<PasswordReset | null>(null);
-  const [pinToken, setPinToken] = useState<string | null>(null);
+  const [pin, setPin] = useState<PinReset | null>(null);
 
   const resetPassword = async () => {
     setPassword(await call<PasswordReset>('POST', `${path}/reset-password`, {}));
     onReset();
   };
   const resetPin = async () => {
-    setPinToken((await call<{ reset_token: string }>('POST', `${path}/reset-pin`, {})).reset_token);
+    setPin(await call<PinReset>('POST', `${path}/reset-pin`, {}));
   };
 
   return (
@@ -49,7 +52,7 @@ export function UserCredentials({ user, onReset }: { user: AdminUser; onReset():
           ) : <p>{t('users.credentials.emailed', { username: user.username })}</p>}
         </div>
       ) : null}
-      {pinToken ? <NewPinForm token={pinToken} username={user.username} onDone={() => setPinToken(null)} /> : null}
+      {pin ? <NewPinForm token={pin.reset_token} notified={pin.customer_notified} username={user.username} onDone={() => setPin(null)} /> : null}
       <div className="actions">
         <Button variant="secondary" onPress={() => setConfirming('password')}>{t('users.credentials.resetPassword')}</Button>
         <Button variant="secondary" onPress={() => setConfirming('pin')}>{t('users.credentials.resetPin')}</Button>
@@ -57,7 +60,7 @@ export function UserCredentials({ user, onReset }: { user: AdminUser; onReset():
       {confirming ? (
         <ConfirmDialog
           title={confirming === 'password' ? t('users.credentials.passwordTitle', { username: user.username }) : t('users.credentials.pinTitle', { username: user.username })}
-          allows={confirming === 'password' ? t('users.credentials.passwordAllows', { username: user.username }) : t('users.credentials.pinAllows', { username: user.username })}
+          allows={confirming === 'password' ? t('users.credentials.passwordAllows', { username: user.username }) : `${t('users.credentials.pinAllows', { username: user.username })} ${t('users.pinNotice.before')}`}
           confirmLabel={confirming === 'password' ? t('users.credentials.resetPassword') : t('users.credentials.resetPin')}
           variant="danger"
           onConfirm={confirming === 'password' ? resetPassword : resetPin}

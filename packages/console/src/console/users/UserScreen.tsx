@@ -1,6 +1,7 @@
 /**
  * One user: what the directory holds, and what the operator's permissions allow: change them,
- * unlock, disable, enable, delete; reset their password or PIN; their passkeys and sessions.
+ * unlock, disable, enable, delete; reset their password or PIN; their second factors, passkeys
+ * and sessions.
  */
 import { useState } from 'react';
 import { Heading, Link } from 'react-aria-components';
@@ -14,6 +15,7 @@ import { UserActions } from './UserActions.js';
 import { UserCredentials } from './UserCredentials.js';
 import { UserDetails } from './UserDetails.js';
 import { UserEditForm } from './UserEditForm.js';
+import { UserFactors } from './UserFactors.js';
 import { UserPasskeys } from './UserPasskeys.js';
 import { UserSessions } from './UserSessions.js';
 
@@ -51,6 +53,7 @@ export function UserScreen({ id }: { id: string }) {
             <UserEditForm user={user} onCancel={() => setEditing(false)} onSaved={(u, ended) => onChanged(u, t('users.edit.saved', { count: ended }))} />
           ) : <UserActions user={user} onEdit={() => { setDone(null); setEditing(true); }} onChanged={onChanged} onError={setError} />}
           {live && can('users.update') ? <UserCredentials user={user} onReset={() => { setChanged({ ...user, must_change_password: true }); setVersion((v) => v + 1); }} /> : null}
+          <UserFactors key={`factors-${version}`} id={user.id} username={user.username} />
           <UserPasskeys key={`passkeys-${version}`} id={user.id} username={user.username} />
           <UserSessions key={`sessions-${version}`} id={user.id} username={user.username} />
         </>

@@ -1,0 +1,53 @@
+/** The answer of GET /api/v1/admin/users/{id}/factors, and its rows as the user screen lists them. */
+import type { MessageKey } from '../../lib/i18n.js';
+
+interface Dates { enrolled_at: string; last_used_at: string | null }
+
+export interface UserFactorsAnswer {
+  user_id: string;
+  enrolled: string[];
+  factors: {
+    authenticator_app: Dates | null;
+    backup_codes: { left: number; issued: number; issued_at: string | null; last_used_at: string | null };
+    email_codes: Dates | null;
+    sms_codes: Dates | null;
+    push_codes: (Dates & { device_name: string | null }) | null;
+    push_approval: (Dates & { device_name: string | null; paused_until: string | null }) | null;
+    passkeys: Array<{ name: string; created_at: string; last_used_at: string | null; synced: boolean; suspended: boolean }>;
+    security_questions: { count: number; set_at: string | null; questions: string[] };
+  };
+}
+
+export type FactorKind = 'totp' | 'backupCodes' | 'email' | 'sms' | 'push' | 'pushApproval' | 'passkey' | 'questions';
+
+export interface FactorRow {
+  id: string;
+  kind: FactorKind;
+  enrolledAt: string | null;
+  lastUsedAt: string | null;
+  detail: { key: MessageKey; values: Record<string, string | number> } | null;
+}
+
+const device = (name: string | null): FactorRow['detail'] => (name ? { key: 'users.factors.device', values: { name } } : null);
+
+/** One row per enrolled factor, in the order an operator reads them; passkeys one each (their full list is the Passkeys section). */
+export function factorRows(f: UserFactorsAnswer['factors']): FactorRow[] {
+  const rows: FactorRow[] = [];
+  const add = (kind: FactorKind, d: Dates | null, detail: FactorRow['detail'] = null, id: string = kind) => {
+    if (d) rows.push({ id, kind, enrolledAt: d.enrolled_at, lastUsedAt: d.last_used_at, detail });
+  };
+  add('totp', f.authenticator_app);
+  if (f.backup_codes.issued > 0) {
+    rows.push({ id: 'backupCodes', kind: 'backupCodes', enrolledAt: f.backup_codes.issued_at, lastUsedAt: f.backup_codes.last_used_at, detail: { key: 'users.factors.codesLeft', values: { left: f.backup_codes.left, issued: f.backup_codes.issued } } });
+  }
+  add('email', f.email_codes);
+  add('sms', f.sms_codes);
+  add('push', f.push_codes, device(f.push_codes?.device_name ?? null));
+  const paused = f.push_approval?.paused_until ?? null;
+  add('pushApproval', f.push_approval, paused ? { key: 'users.factors.paused', values: { until: paused } } : device(f.push_approval?.device_name ?? null));
+  f.passkeys.forEach((p, i) => add('passkey', { enrolled_at: p.created_at, last_used_at: p.last_used_at }, { key: p.suspended ? 'users.factors.passkeySuspended' : 'users.factors.passkeyName', values: { name: p.name } }, `passkey-${i}`));
+  if (f.security_questions.count > 0) {
+    rows.push({ id: 'questions', kind: 'questions', enrolledAt: f.security_questions.set_at, lastUsedAt: null, detail: { key: 'users.factors.questionsCount', values: { count: f.security_questions.count } } });
+  }
+  return rows;
+}
