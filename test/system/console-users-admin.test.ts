@@ -10,13 +10,12 @@
  * PERMISSION_DENIED). Each effect is asserted through the service; each screen and dialog gets
  * axe and the CSP checks.
  */
-import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrongroomClient, StrongroomError } from '../../packages/client/src/index.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, openTestDatabase, testSecrets, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen as checkPage } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { Authenticator } from '../harness/authenticator.js';
@@ -60,9 +59,7 @@ async function openUser(username: string): Promise<void> {
 beforeAll(async () => {
   t = await createTestApp({ database: await openTestDatabase(), clock: new ManualClock(Date.now()), secrets: testSecrets(), env: { ENFORCE_TRANSPORT_ENCRYPTION: '1' } });
   await seedUser(t.s, 'users.operator', { roles: ['admin'] });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ origin, browser } = await serveToChromium(t.app));
   ({ page, csp } = await consolePage('users.operator'));
 }, 120_000);
 afterAll(async () => {
