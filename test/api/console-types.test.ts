@@ -23,6 +23,8 @@ const MIRRORS: Mirror[] = [
   { file: `${C}/users/UserCredentials.tsx`, type: 'PasswordReset', method: 'post', path: '/api/v1/admin/users/{id}/reset-password' },
   { file: `${C}/users/UserPasskeys.tsx`, type: 'Passkey', method: 'get', path: '/api/v1/admin/users/{id}/passkeys', at: 'passkeys[]' },
   { file: `${C}/users/UserSessions.tsx`, type: 'AdminSession', method: 'get', path: '/api/v1/admin/users/{id}/sessions', at: 'sessions[]' },
+  { file: `${C}/users/factors.ts`, type: 'UserFactorsAnswer', method: 'get', path: '/api/v1/admin/users/{id}/factors' },
+  { file: `${C}/users/UserCredentials.tsx`, type: 'PinReset', method: 'post', path: '/api/v1/admin/users/{id}/reset-pin' },
   { file: `${C}/roles/types.ts`, type: 'Role', method: 'get', path: '/api/v1/admin/roles/{name}' },
   { file: `${C}/roles/types.ts`, type: 'Role', method: 'get', path: '/api/v1/admin/roles', at: 'roles[]' },
   { file: `${C}/roles/types.ts`, type: 'Role', method: 'patch', path: '/api/v1/admin/roles/{name}', at: 'role' },
