@@ -1,7 +1,8 @@
 /**
- * Branch approvals of account recovery (permission `recovery.approve`): an operator finds the
- * workflow the person at the desk reads the reference of, checks an identity document, and
- * approves or rejects (approvals.ts). Ordinary signed-in administrative routes.
+ * Branch approvals of account recovery (permission `recovery.approve`): an operator works through
+ * the queue of workflows waiting for a branch (oldest first, keyset-paged), or finds the one the
+ * person at the desk reads the reference of, checks an identity document, and approves or rejects
+ * (approvals.ts). Ordinary signed-in administrative routes.
  */
 import Type from 'typebox';
 import type { FastifyRequest } from 'fastify';
@@ -55,6 +56,15 @@ const Decision = Type.Object({
 
 const Params = Type.Object({ reference: Reference });
 
+const CURSOR_EXAMPLE = 'eyJ2IjoxLCJhdCI6IjIwMjYtMDMtMDRUMDk6MDA6MDAuMDAwMDAwWiIsImlkIjoiM2YwYzhhNWUtMmI3ZC00ZDZhLTlhNTEtMGM2YjFlMmY0YTc3In0';
+const AWAITING_EXAMPLE = {
+  reference: 'K7QM4XPD', lost: 'mfa', state: 'initiated',
+  user: { id: '3f0c8a5e-2b7d-4d6a-9a51-0c6b1e2f4a77', username: 'amina.otieno', full_name: 'Amina Otieno' },
+  contacts: { email: 'a***@bank.example', phone: '+2547****11' },
+  proofs: { given: [], with_approval: [['password', 'branch_approval']] },
+  initiated_by: null, created_at: '2026-03-04T09:00:00.000Z', expires_at: '2026-03-04T09:30:00.000Z',
+};
+
 const DECISION_ERRORS = [
   '`403 PERMISSION_DENIED`: the caller lacks `recovery.approve`.',
   '`403 RECOVERY_FOUR_EYES`: the workflow is of the caller\'s own account (`details.reason` `own_account`) or the caller started it at a desk (`started_by_you`): another operator decides (audited).',
@@ -77,21 +87,42 @@ export function registerApprovalRoutes(app: App, s: RecoveryAdminRouteDeps): voi
   app.get('/api/v1/admin/recoveries', {
     config: { personalData: true },
     schema: {
-      tags, security, summary: 'Find recoveries waiting for a branch approval (permission recovery.approve)',
-      description: `The workflows waiting for a branch's approval, found by the \`reference\` the person reads from their app, or by the account (\`user_id\`): what was lost, the account's username and masked contacts, the proofs given, when it started and expires. One of the two is needed; a reference no waiting workflow has gives an empty list.\n\n${bullets('`403 PERMISSION_DENIED`: the caller lacks `recovery.approve`.', '`422 VALIDATION_ERROR`: neither `reference` nor `user_id`, or both.')}`,
+      tags, security, summary: 'The recoveries waiting for a branch approval (permission recovery.approve)',
+      description: [
+        'The workflows waiting for a branch\'s approval: what was lost, the account\'s username and masked contacts, the proofs given, who started it, when it started and expires.',
+        '',
+        '- With neither filter: the queue, every workflow waiting now (still being proved, not expired, a branch\'s approval open and not given), **oldest first**, `limit` a page (20 by default). Send a page\'s `next_cursor` as `cursor` for the next (null on the last); every page costs the same however deep.',
+        '- With `reference` (what the person at the desk reads from their app) or `user_id` (the account): the workflows that match, all at once (`next_cursor` null). A reference no waiting workflow has gives an empty list.',
+        '',
+        'Ended, expired and already approved workflows are never listed, nor a workflow that names no real account.',
+        '',
+        bullets('`403 PERMISSION_DENIED`: the caller lacks `recovery.approve`.', '`422 VALIDATION_ERROR`: both `reference` and `user_id`; `cursor` with either of them; or a `cursor` this service did not issue.'),
+      ].join('\n'),
       querystring: Type.Object({
         reference: Type.Optional(Reference),
         user_id: Type.Optional(Uuid('The account\'s uuid.')),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'The queue: workflows a page.', examples: [20] })),
+        cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'The queue: the `next_cursor` of the previous page, unchanged.', examples: [CURSOR_EXAMPLE] })),
       }, { additionalProperties: false }),
-      response: { 200: Type.Object({ recoveries: Type.Array(Awaiting) }), ...errors(CommonErrors.VALIDATION_ERROR) },
+      response: {
+        200: Type.Object({
+          recoveries: Type.Array(Awaiting),
+          next_cursor: Type.Union([Type.String({ examples: [CURSOR_EXAMPLE] }), Type.Null()], { description: 'The queue: send as `cursor` for the next page; null on the last page, and for a `reference` or `user_id` lookup.' }),
+        }, { title: 'RecoveriesAwaitingApproval', examples: [{ recoveries: [AWAITING_EXAMPLE], next_cursor: null }] }),
+        ...errors(CommonErrors.VALIDATION_ERROR),
+      },
     },
     onRequest,
   }, async (request) => {
     const q = request.query;
-    if ((q.reference === undefined) === (q.user_id === undefined)) {
-      throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'querystring', field: 'reference', message: 'give either reference or user_id' }] });
+    if (q.reference !== undefined && q.user_id !== undefined) {
+      throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'querystring', field: 'reference', message: 'give reference or user_id, not both' }] });
     }
-    return { recoveries: await approvals.list({ reference: q.reference, userId: q.user_id }) };
+    if (q.reference === undefined && q.user_id === undefined) return approvals.queue({ cursor: q.cursor, limit: q.limit ?? 20 });
+    if (q.cursor !== undefined) {
+      throw CommonErrors.VALIDATION_ERROR({ fields: [{ location: 'querystring', field: 'cursor', message: 'pages the queue only: a reference or user_id lookup answers all at once' }] });
+    }
+    return { recoveries: await approvals.list({ reference: q.reference, userId: q.user_id }), next_cursor: null };
   });
 
   app.post('/api/v1/admin/recoveries/:reference/approve', {

@@ -2,7 +2,8 @@
  * A branch's approval (`branch_approval`), the operator's proof of account recovery. The person
  * goes to a branch and reads the workflow's `reference` (shown by `status` while an alternative
  * holding a branch's approval can still be met); an operator holding `recovery.approve` finds the
- * workflow by it (or by the account), checks an identity document, and approves or rejects.
+ * workflow by it (or by the account, or in the queue of every workflow waiting for a branch),
+ * checks an identity document, and approves or rejects.
  *
  * - Four eyes: the operator may decide neither a workflow of their own account nor one they
  *   started for a customer at the desk (`initiated_by`); another operator must (403
@@ -19,6 +20,7 @@
 import type { MfaContext } from '../mfa/challenge.js';
 import type { Clock } from '../platform/clock.js';
 import type { Db } from '../platform/db/database.js';
+import { decodeCursor, encodeCursor, isCursorTime } from '../platform/http/cursor.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { RecoveryErrors as E } from './errors.js';
 import { emailMask, phoneMask } from './masks.js';
@@ -68,6 +70,16 @@ export interface Decision {
   proofs: { given: Proof[]; needed: number };
 }
 
+/** A page of the branch queue, and the cursor of the next (null: the last). */
+export interface AwaitingPage {
+  recoveries: AwaitingApproval[];
+  next_cursor: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** At most this many candidate workflows are read for one page; past it the page may be short, with a cursor. */
+const MAX_SCAN = 500;
+
 const proving = (wf: WorkflowRow): boolean => wf.state === 'initiated' || wf.state === 'verifying';
 
 export class BranchApprovals {
@@ -92,6 +104,41 @@ export class BranchApprovals {
       if (shown) out.push(shown);
     }
     return out;
+  }
+
+  /**
+   * The branch queue: every workflow waiting for a branch's approval, oldest first, `limit` a
+   * page, from `cursor` (the `next_cursor` of the previous page; 422 VALIDATION_ERROR for one this
+   * service did not issue). Keyset on (created_at, id): no page is read by skipping the ones before.
+   */
+  async queue(q: { cursor?: string; limit: number }): Promise<AwaitingPage> {
+    const d = this.deps;
+    let position = q.cursor === undefined ? undefined : decodeCursor(q.cursor, ['at', 'id'], (c) => UUID.test(c.id) && isCursorTime(c.at));
+    const now = new Date(d.clock.now());
+    const shown: Array<{ item: AwaitingApproval; at: string; id: string }> = [];
+    let scanned = 0;
+    let exhausted = false;
+    // One more than a page is looked for, to know whether a next page has anything in it.
+    while (shown.length <= q.limit && scanned < MAX_SCAN) {
+      const rows = await d.store.awaitingBranch(d.db, now, position, q.limit + 1);
+      for (const row of rows) {
+        const item = await this.awaiting(row);
+        if (item) shown.push({ item, at: row.cursor_at, id: row.id });
+        position = { at: row.cursor_at, id: row.id };
+        if (shown.length > q.limit) break;
+      }
+      scanned += rows.length;
+      if (rows.length <= q.limit) {
+        exhausted = shown.length <= q.limit;
+        break;
+      }
+    }
+    const page = shown.slice(0, q.limit);
+    const last = page.at(-1);
+    let next: string | null = null;
+    if (shown.length > q.limit && last) next = encodeCursor({ at: last.at, id: last.id });
+    else if (!exhausted && position) next = encodeCursor(position); // read up to MAX_SCAN rows: go on from there
+    return { recoveries: page.map((s) => s.item), next_cursor: next };
   }
 
   /** Approves: the workflow's `branch_approval` is given; answers the workflow as it stands after. */

@@ -64,6 +64,12 @@ export class CancelLinks {
     return until !== null && until.getTime() > this.deps.clock.now() ? until : null;
   }
 
+  /** Locks recovery for the account until `until` (a later report moves it). */
+  async lock(trx: Db, userId: number, until: Date): Promise<void> {
+    await trx.insertInto('recovery_locks').values({ user_id: userId, locked_until: until })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ locked_until: until })).execute();
+  }
+
   /** The owner's "this was not me": 404 for a token that names nothing (or too old), 409 once used. */
   async cancel(token: string, ctx: MfaContext): Promise<CancelAnswer> {
     const d = this.deps;
@@ -78,10 +84,7 @@ export class CancelLinks {
       await trx.updateTable('recovery_cancel_tokens').set({ used_at: now }).where('token_hash', '=', d.cancelTokens.hex(token)).execute();
       const user = wf.user_id === null ? undefined : await d.users.findById(wf.user_id, trx);
       const cancelled = await d.store.transition(trx, wf.id, ACTIVE_STATES, 'cancelled', now);
-      if (wf.user_id !== null) {
-        await trx.insertInto('recovery_locks').values({ user_id: wf.user_id, locked_until: until })
-          .onConflict((oc) => oc.column('user_id').doUpdateSet({ locked_until: until })).execute();
-      }
+      if (wf.user_id !== null) await this.lock(trx, wf.user_id, until);
       const audit = auditContext(ctx);
       await d.host.record(wf, user, 'RECOVERY_REPORTED_NOT_ME', 'SUCCESS', audit, { state: wf.state, cancelled, recovery_locked_until: until.toISOString() }, trx);
       if (cancelled) await d.host.record(wf, user, 'RECOVERY_CANCELLED', 'SUCCESS', audit, { by: 'owner_notice' }, trx);

@@ -4,7 +4,8 @@
  * access-policy; the operators' branch approvals are in admin-routes.ts. They are called before
  * any sign-in (transport encryption's pre-auth routes), and rate limited in the `recovery` group:
  * per client network, and per identifier (initiate) or per `recovery_id` (verify-identity), so
- * wrong answers count toward the group's limit as well as toward the proof's attempts.
+ * wrong answers count toward the group's limit as well as toward the proof's attempts. A
+ * signed-in person's own recoveries are own-routes.ts.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { mfaContext } from '../mfa/challenge.js';
@@ -18,6 +19,7 @@ import { fingerprintOf, signedInUser } from '../sessions/guard.js';
 import { TOKEN_CHECK_ERRORS } from '../signin/error-sets.js';
 import type { UserRow } from '../users/store.js';
 import { registerApprovalRoutes, type RecoveryAdminRouteDeps } from './admin-routes.js';
+import { registerOwnRoutes } from './own-routes.js';
 import { RecoveryErrors as E } from './errors.js';
 import { CANCEL_PAGE } from './cancel-page.js';
 import { sendOneClickPage } from '../platform/http/one-click-page.js';
@@ -190,5 +192,6 @@ export function recoveryRoutes(s: RecoveryRouteDeps): FastifyPluginAsync {
     });
 
     registerApprovalRoutes(app, s);
+    registerOwnRoutes(app, s);
   };
 }

@@ -58,6 +58,7 @@ import { newReference } from './reference.js';
 import { CoolingOff } from './cooling-off.js';
 import { CancelLinks, type CancelAnswer } from './cancel.js';
 import { DeviceRebinding, type RebindAnswer } from './rebinding.js';
+import { OwnRecoveryList } from './own.js';
 import type { Channel } from '../access/policy.js';
 import type { RecoveryNotifier } from './notify.js';
 import type { RecoveryNotice } from './notices.js';
@@ -139,6 +140,8 @@ export class RecoveryService implements StepHost {
   private readonly cooling: CoolingOff;
   private readonly links: CancelLinks;
   private readonly rebinding: DeviceRebinding;
+  /** A signed-in person's own recoveries, and their cancel (own.ts). */
+  readonly own: OwnRecoveryList;
 
   constructor(private readonly deps: RecoveryDeps) {
     this.steps = new ProofSteps({ ...deps, store: this.store, host: this });
@@ -146,6 +149,7 @@ export class RecoveryService implements StepHost {
     this.cooling = new CoolingOff({ ...deps, store: this.store, host: this });
     this.links = new CancelLinks({ ...deps, store: this.store, host: this });
     this.rebinding = new DeviceRebinding({ ...deps, host: this });
+    this.own = new OwnRecoveryList({ ...deps, store: this.store, links: this.links, host: this });
   }
 
   /**

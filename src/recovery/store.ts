@@ -146,6 +146,28 @@ export class RecoveryStore {
     return rows.map(toWorkflow);
   }
 
+  /**
+   * The branch queue: real workflows of an account still being proved, not past their expiry,
+   * whose kind offers a branch's approval that is not given yet (a `branch_approval` proof row
+   * not passed: the row exists only when the workflow's alternatives name it). Oldest first by
+   * (created_at, id), after the position `after` (keyset: a deep page costs what the first does);
+   * each row carries its position, `cursor_at`, UTC to the microsecond.
+   */
+  async awaitingBranch(db: Db, now: Date, after: { at: string; id: string } | undefined, limit: number): Promise<Array<WorkflowRow & { cursor_at: string }>> {
+    let q = db.selectFrom('recovery_workflows').select(WORKFLOW_COLUMNS)
+      .select(sql<string>`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('cursor_at'))
+      .where('decoy', '=', false).where('user_id', 'is not', null).where('reference', 'is not', null)
+      .where('state', 'in', ['initiated', 'verifying']).where('expires_at', '>', now)
+      .where((eb) => eb.exists(eb.selectFrom('recovery_proofs as p').select('p.proof').whereRef('p.workflow_id', '=', 'recovery_workflows.id')
+        .where('p.proof', '=', 'branch_approval').where('p.passed_at', 'is', null)));
+    if (after !== undefined) {
+      const at = sql<Date>`${after.at}::timestamptz`;
+      q = q.where((eb) => eb.or([eb('created_at', '>', at), eb.and([eb('created_at', '=', at), eb('id', '>', after.id)])]));
+    }
+    const rows = await q.orderBy('created_at').orderBy('id').limit(limit).execute();
+    return rows.map((r) => ({ ...toWorkflow(r), cursor_at: r.cursor_at }));
+  }
+
   /** The workflow, its row locked until `trx` ends: its transitions one after another. */
   async lock(trx: Db, id: string): Promise<WorkflowRow | undefined> {
     const r = await trx.selectFrom('recovery_workflows').select(WORKFLOW_COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst();

@@ -33,6 +33,7 @@ const OWN_GETS = [
   '/api/v1/notifications/devices', '/api/v1/notifications/devices/{id}', '/api/v1/passkeys',
   '/api/v1/push-approval/requests/{id}', // where and from what device a sign-in asks the phone's approval
   '/api/v1/auth/sessions', // where you are signed in: each session's browser or app
+  '/api/v1/auth/recoveries', // your recoveries and second-factor reset requests: what you lost, your reasons, the decisions
 ];
 /** The operators' GETs that answer other people's data (contacts, addresses, devices, who did what): marked too. */
 const ADMIN_GETS = [
@@ -80,6 +81,7 @@ describe('ENFORCE_TRANSPORT_ENCRYPTION=1: GETs that answer personal data', () =>
   const urls = (): string[] => [
     '/api/v1/auth/profile', '/api/v1/auth/consent', '/api/v1/auth/consent?history=true', '/api/v1/notifications/devices', `/api/v1/notifications/devices/${deviceId}`,
     '/api/v1/auth/gdpr/export', '/api/v1/auth/gdpr/export?format=csv', '/api/v1/auth/gdpr/portability', '/api/v1/passkeys', '/api/v1/auth/sessions',
+    '/api/v1/auth/recoveries',
   ];
 
   it('the marked routes are exactly the GETs that answer contacts, addresses, devices or a copy of the records (the document lists ENCRYPTION_REQUIRED on them)', async () => {
