@@ -2,7 +2,8 @@
  * The account pages' own-data screens in real Chromium, against a service enforcing transport
  * encryption and a real SMTP server: a customer changes their email and confirms it with the code
  * mailed to the new address, turns off a device's notifications and chooses their language, gives
- * and withdraws a consent, sets up security questions, reads their recoveries, downloads their
+ * and withdraws a consent, sets up security questions, sees a recovery someone else started and
+ * stops it as not theirs (recovery is then locked for the account), downloads their
  * data, asks for their account to be deleted (signed out, shown when it will be erased) and
  * cancels it. Each effect is read back through the service; on every screen: no CSP violation and
  * no serious or critical axe finding.
@@ -10,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StrongroomClient } from '../../packages/client/src/index.js';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
@@ -120,11 +122,34 @@ async function securityQuestions(page: Page, csp: Csp): Promise<void> {
   expect(answers).toHaveLength(3);
 }
 
-async function yourData(page: Page, csp: Csp): Promise<void> {
+/** Someone starts recovering the account's password; the person, signed in, sees it and stops it as not theirs. */
+async function recoveries(page: Page, csp: Csp): Promise<void> {
+  const stranger = new StrongroomClient({ baseUrl: origin });
+  const { reference } = await stranger.request<{ reference: string }>('POST', '/api/v1/auth/reset/initiate', { identifier: USERNAME, lost: 'mfa' });
   await nav(page, 'Recovery');
-  await page.getByRole('button', { name: 'Show my recoveries' }).click();
-  await page.getByText('No recovery of your account.').waitFor();
+  const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: reference }) });
+  await row.getByText('Started, no proof yet').waitFor();
+  await page.getByText('No request.').waitFor();
   await checkScreen(page, csp, 'recovery');
+  await row.getByRole('button', { name: `Stop the recovery ${reference}` }).click();
+  const dialog = page.getByRole('dialog', { name: `Stop the recovery ${reference}?` });
+  await dialog.getByText(/ends now and can no longer be finished/).waitFor();
+  await dialog.getByText('I did not start it: alert the bank and block recovery of my account for a day').click(); // the label: React Aria hides the input under it
+  expect(await dialog.getByRole('checkbox', { name: /I did not start it/ }).isChecked()).toBe(true);
+  await checkScreen(page, csp, 'stopping a recovery');
+  await dialog.getByRole('button', { name: 'Stop the recovery' }).click();
+  await page.getByText(new RegExp(`^The recovery ${reference} is stopped and reported to the bank; recovery of your account is blocked until `)).waitFor();
+  await row.getByText('Cancelled').waitFor();
+  expect(await row.getByRole('button').count()).toBe(0);
+  await page.getByText(/^Recovery of your account is blocked until /).waitFor();
+  const wf = await t.s.db.selectFrom('recovery_workflows').select(['state', 'id']).where('reference', '=', reference).executeTakeFirstOrThrow();
+  expect(wf.state).toBe('cancelled');
+  expect(await t.s.recovery.own.list(user.id)).toMatchObject({ recovery_locked_until: expect.any(String) });
+  const audited = await t.s.db.selectFrom('audit_log').select('event_type').where('user_id', '=', user.uuid).where('event_type', 'in', ['RECOVERY_CANCELLED', 'RECOVERY_REPORTED_NOT_ME']).execute();
+  expect(audited.map((a) => a.event_type).sort()).toEqual(['RECOVERY_CANCELLED', 'RECOVERY_REPORTED_NOT_ME']);
+}
+
+async function yourData(page: Page, csp: Csp): Promise<void> {
 
   await nav(page, 'Your data');
   await checkScreen(page, csp, 'your data');
@@ -165,7 +190,7 @@ async function deletion(page: Page, csp: Csp): Promise<void> {
 }
 
 describe('the account pages: contacts, devices, consent and your data, in Chromium', () => {
-  it('a customer changes their email with the mailed code, turns off a device, withdraws a consent, sets up security questions, downloads their data, and asks for deletion, sees it and cancels it', async () => {
+  it('a customer changes their email with the mailed code, turns off a device, withdraws a consent, sets up security questions, stops a recovery they did not start, downloads their data, and asks for deletion, sees it and cancels it', async () => {
     const page = await (await browser.newContext()).newPage();
     const csp = await watchCsp(page);
     const res = await page.goto(`${origin}/account/profile`);
@@ -175,6 +200,7 @@ describe('the account pages: contacts, devices, consent and your data, in Chromi
     await devices(page, csp);
     await consent(page, csp);
     await securityQuestions(page, csp);
+    await recoveries(page, csp);
     await yourData(page, csp);
     await deletion(page, csp);
     expect(csp.consoleErrors.filter((e) => /Content.Security.Policy|pageerror/i.test(e))).toEqual([]);

@@ -5,8 +5,10 @@
  * of their own account is refused it (403, four eyes) in Portuguese, the language of their
  * browser; a second operator approves the customer's (their factors and backup codes are gone, and
  * they sign in with the password alone) and rejects the first operator's. A customer asks to be
- * erased; the operator places a legal hold with a reason and releases it. Each screen and dialog:
- * axe (no serious or critical finding) and no CSP violation.
+ * erased; the operator places a legal hold with a reason and releases it. Recoveries waiting for a
+ * branch (more than a page of them) are listed on arrival, oldest first; the operator pages through
+ * them, narrows the screen to one reference and approves one from the queue. Each screen and
+ * dialog: axe (no serious or critical finding) and no CSP violation.
  */
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -167,5 +169,58 @@ describe('the MFA-reset and erasure queues in the console', () => {
     await page.getByText('The hold is released: the erasure goes ahead.').waitFor();
     await row.getByText('Pending').waitFor();
     expect((await pending())?.hold).toBeNull();
+  });
+
+  it('recoveries: the queue of every recovery waiting for a branch on arrival, paged; a reference narrows it; one approved from the queue leaves it', async () => {
+    // 22 waiting (a lost phone and a lost device for 11 customers), started a second apart; and a decoy, never listed.
+    const references: string[] = [];
+    const app = new StrongroomClient({ baseUrl: origin });
+    const initiate = (identifier: string, lost: string) => app.request<{ reference: string }>('POST', '/api/v1/auth/reset/initiate', { identifier, lost });
+    for (let i = 0; i < 11; i++) {
+      const customer = await seedUser(t.s, `queue.recovery.${i}`, { email: `queue.recovery.${i}@bank.example` });
+      for (const lost of ['mfa', 'device']) {
+        references.push((await initiate(customer.username, lost)).reference);
+        t.clock.advance(1000);
+      }
+    }
+    await initiate('nobody.at.this.bank', 'mfa');
+    const queued = (await t.s.recovery.approvals.queue({ limit: 100 })).recoveries.map((r) => r.reference);
+    expect(queued.filter((r) => references.includes(r))).toEqual(references);
+
+    const { page, check } = await consoleFor('queues.approver', 'en-GB');
+    await page.getByRole('navigation').getByRole('link', { name: 'Recoveries' }).click();
+    const first = queued[0]!;
+    await page.getByRole('heading', { name: `Recovery ${first}` }).waitFor();
+    expect(await page.getByRole('heading', { name: /^Recovery / }).count()).toBe(20);
+    await page.getByText('Page 1').waitFor();
+    await check('the recoveries queue');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.getByText('Page 2').waitFor();
+    await page.getByRole('heading', { name: `Recovery ${queued[20]}` }).waitFor();
+    expect(await page.getByRole('heading', { name: `Recovery ${first}` }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.getByRole('heading', { name: `Recovery ${first}` }).waitFor();
+
+    // The reference search narrows the screen to one, then back to the queue.
+    await page.getByLabel('Reference').fill(queued[5]!.toLowerCase());
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: `Recovery ${queued[5]}` }).waitFor();
+    expect(await page.getByRole('heading', { name: /^Recovery / }).count()).toBe(1);
+    await check('the recoveries queue narrowed to a reference');
+    await page.getByRole('button', { name: 'Show every waiting recovery' }).click();
+    await page.getByRole('heading', { name: `Recovery ${first}` }).waitFor();
+
+    // Approved from the queue: one proof recorded, and it leaves the queue.
+    await page.getByRole('button', { name: `Approve the recovery ${first}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Approve the recovery ${first}?` });
+    await dialog.getByLabel('Last four characters of its number').fill('5512');
+    await dialog.getByRole('button', { name: 'Approve', exact: true }).click();
+    await page.getByText(/^Approved: queue\.recovery\.0 finishes the recovery from their app\.$/).waitFor();
+    await page.getByRole('heading', { name: `Recovery ${first}` }).waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: `Recovery ${queued[1]}` }).waitFor();
+    const wf = await t.s.db.selectFrom('recovery_workflows').select('id').where('reference', '=', first).executeTakeFirstOrThrow();
+    const proof = await t.s.db.selectFrom('recovery_proofs').select('passed_at').where('workflow_id', '=', wf.id).where('proof', '=', 'branch_approval').executeTakeFirstOrThrow();
+    expect(proof.passed_at).not.toBeNull();
+    expect((await t.s.recovery.approvals.queue({ limit: 100 })).recoveries.map((r) => r.reference)).not.toContain(first);
   });
 });

@@ -1,61 +1,49 @@
 /**
- * Your account recoveries and second-factor reset requests, and where each stands. The API has no
- * route that lists them for a signed-in person (a recovery's own status route is keyed by the
- * handle held by the device that started it), so the page reads them from your data export
- * (GET /api/v1/auth/gdpr/export: the recovery_workflows, factor_reset_requests and recovery_locks
- * sections), on request: it needs a recent sign-in or step-up and is logged as an export. Neither
- * is cancelled from here: the API offers no such route to a signed-in person (see the page's text).
+ * Your account recoveries and second-factor reset requests, and where each stands
+ * (GET /api/v1/auth/recoveries, read with the session like the Sessions page: no step-up, and not
+ * logged as an export; it answers only your own metadata, the reasons you wrote and the decisions).
+ * A recovery still active has *Cancel*: a dialog says what it does and asks whether you started it
+ * (POST /api/v1/auth/recoveries/{reference}/cancel; `not_me` also alerts the bank and blocks
+ * recovery of your account for a while). A reset request is decided by staff, or lapses.
  */
 import { useState } from 'react';
-import { Cell, Column, Heading, Row, Table, TableBody, TableHeader } from 'react-aria-components';
-import { useI18n } from '../lib/i18n.js';
+import { Cell, Checkbox, Column, Heading, Row, Table, TableBody, TableHeader } from 'react-aria-components';
+import { ConfirmDialog } from '../console/approvals/ConfirmDialog.js';
+import { useApi } from '../lib/data.js';
+import { useI18n, type MessageKey } from '../lib/i18n.js';
 import { useSession } from '../lib/session.js';
-import { Button, ErrorNotice } from '../ui/forms.js';
-import { useStepUp } from './security/StepUp.js';
-import { usePending } from './security/submit.js';
+import { Button, ErrorNotice, Notice } from '../ui/forms.js';
 
-interface Workflow { reference: string; kind: string; state: string; started_at_branch: boolean; created_at: string; expires_at: string; waiting_until: string | null; completed_at: string | null; ended_at: string | null }
-interface ResetRequest { status: string; reason: string; requested_at: string; expires_at: string; decided_at: string | null; decision_note: string | null }
-interface Found { workflows: Workflow[]; resets: ResetRequest[]; lockedUntil: string | null }
+interface Recovery { reference: string | null; lost: 'password' | 'pin' | 'mfa' | 'device'; state: string; started_at_branch: boolean; created_at: string; expires_at: string; waiting_until: string | null; completed_at: string | null; ended_at: string | null; cancellable: boolean }
+interface ResetRequest { request_id: string; status: string; reason: string; requested_at: string; expires_at: string; decided_at: string | null; decision_note: string | null }
+interface Own { recoveries: Recovery[]; factor_resets: ResetRequest[]; recovery_locked_until: string | null }
 
 export function RecoveryScreen() {
   const { t, when } = useI18n();
-  const { client } = useSession();
-  const pending = usePending();
-  const stepUp = useStepUp();
-  const [found, setFound] = useState<Found | null>(null);
-  const read = () => void pending.run(() => stepUp.guard(async () => {
-    const data = await client.downloadExport('json');
-    const locks = (data.recovery_locks as { locked_until: string }[] | undefined) ?? [];
-    setFound({
-      workflows: [...((data.recovery_workflows as Workflow[] | undefined) ?? [])].reverse(),
-      resets: [...((data.factor_reset_requests as ResetRequest[] | undefined) ?? [])].reverse(),
-      lockedUntil: locks.map((l) => l.locked_until).find((until) => new Date(until).getTime() > Date.now()) ?? null,
-    });
-  }));
+  const own = useApi<Own>('/api/v1/auth/recoveries');
+  const [done, setDone] = useState<string | null>(null);
+  const cancelled = (message: string) => {
+    setDone(message);
+    own.reload();
+  };
   return (
     <>
       <Heading level={1}>{t('account.navRecovery')}</Heading>
-      <p>{t('account.recoveryIntro')}</p>
-      <ul>
-        <li>{t('account.recoveryNotMe')}</li>
-        <li>{t('account.recoveryOwn')}</li>
-        <li>{t('account.resetDecided')}</li>
-      </ul>
-      <ErrorNotice error={pending.error} />
-      {stepUp.panel}
-      <div className="actions">
-        <Button onPress={read} isPending={pending.busy}>{t(found ? 'account.recoveryReadAgain' : 'account.recoveryRead')}</Button>
-      </div>
-      {found?.lockedUntil ? <p role="status">{t('account.recoveryLocked', { until: when(found.lockedUntil) })}</p> : null}
-      {found ? <Workflows workflows={found.workflows} /> : null}
-      {found ? <Resets resets={found.resets} /> : null}
+      <p>{t('recoveries.own.intro')}</p>
+      <p>{t('account.resetDecided')}</p>
+      {done ? <Notice>{done}</Notice> : null}
+      <ErrorNotice error={own.error} />
+      {own.data?.recovery_locked_until ? <p role="status">{t('account.recoveryLocked', { until: when(own.data.recovery_locked_until) })}</p> : null}
+      {own.data ? <Workflows workflows={own.data.recoveries} onCancelled={cancelled} /> : null}
+      {own.data ? <Resets resets={own.data.factor_resets} /> : null}
+      {!own.data && !own.error ? <p>{t('common.loading')}</p> : null}
     </>
   );
 }
 
-function Workflows({ workflows }: { workflows: Workflow[] }) {
+function Workflows({ workflows, onCancelled }: { workflows: Recovery[]; onCancelled(message: string): void }) {
   const { t, language, when } = useI18n();
+  const [cancelling, setCancelling] = useState<Recovery | null>(null);
   return (
     <section aria-labelledby="recoveries-heading">
       <Heading level={2} id="recoveries-heading">{t('account.recoveries')}</Heading>
@@ -66,20 +54,48 @@ function Workflows({ workflows }: { workflows: Workflow[] }) {
           <Column>{t('account.state')}</Column>
           <Column>{t('account.started')}</Column>
           <Column>{t('account.takesEffect')}</Column>
+          <Column>{t('recoveries.own.action')}</Column>
         </TableHeader>
-        <TableBody items={workflows.map((w) => ({ ...w, id: w.reference }))} dependencies={[language]} renderEmptyState={() => t('account.noRecovery')}>
+        <TableBody items={workflows.map((w) => ({ ...w, id: `${w.reference ?? ''}-${w.created_at}` }))} dependencies={[language]} renderEmptyState={() => t('account.noRecovery')}>
           {(w) => (
             <Row id={w.id}>
-              <Cell>{w.reference}{w.started_at_branch ? ` (${t('account.atBranch')})` : ''}</Cell>
-              <Cell>{w.kind}</Cell>
-              <Cell><span className="badge badge-disabled">{w.state}</span></Cell>
+              <Cell>{w.reference ?? '—'}{w.started_at_branch ? ` (${t('account.atBranch')})` : ''}</Cell>
+              <Cell>{t(`approvals.lost.${w.lost}`)}</Cell>
+              <Cell><span className={`badge ${w.cancellable ? 'badge-active' : 'badge-disabled'}`}>{t(`approvals.state.${w.state}` as MessageKey)}</span></Cell>
               <Cell>{when(w.created_at)}</Cell>
               <Cell>{when(w.waiting_until ?? w.completed_at ?? w.ended_at ?? w.expires_at)}</Cell>
+              <Cell>
+                {w.cancellable && w.reference ? (
+                  <Button variant="danger" onPress={() => setCancelling(w)} aria-label={t('recoveries.own.cancelOne', { reference: w.reference })}>{t('recoveries.own.cancel')}</Button>
+                ) : null}
+              </Cell>
             </Row>
           )}
         </TableBody>
       </Table>
+      {cancelling ? <CancelDialog recovery={cancelling} onCancelled={onCancelled} onClose={() => setCancelling(null)} /> : null}
     </section>
+  );
+}
+
+function CancelDialog({ recovery: r, onCancelled, onClose }: { recovery: Recovery; onCancelled(message: string): void; onClose(): void }) {
+  const { t, when } = useI18n();
+  const { call } = useSession();
+  const reference = r.reference ?? '';
+  const vars = { reference, lost: t(`approvals.lost.${r.lost}`), when: when(r.created_at) };
+  const confirm = async (values: Record<string, string>) => {
+    const notMe = values.not_me === 'yes';
+    const answer = await call<{ recovery_locked_until: string | null }>('POST', `/api/v1/auth/recoveries/${encodeURIComponent(reference)}/cancel`, { not_me: notMe });
+    onCancelled(notMe && answer.recovery_locked_until
+      ? t('recoveries.own.cancelledReported', { reference, until: when(answer.recovery_locked_until) })
+      : t('recoveries.own.cancelled', { reference }));
+  };
+  return (
+    <ConfirmDialog title={t('recoveries.own.confirmTitle', vars)} allows={t('recoveries.own.confirmAllows', vars)} confirmLabel={t('recoveries.own.confirm')} variant="danger" onConfirm={confirm} onClose={onClose}>
+      <Checkbox className="checkbox" name="not_me" value="yes">
+        {({ isSelected }) => <><span className="checkbox-box" aria-hidden="true">{isSelected ? '✓' : ''}</span>{t('recoveries.own.notMe')}</>}
+      </Checkbox>
+    </ConfirmDialog>
   );
 }
 
@@ -95,11 +111,11 @@ function Resets({ resets }: { resets: ResetRequest[] }) {
           <Column>{t('account.reason')}</Column>
           <Column>{t('account.decided')}</Column>
         </TableHeader>
-        <TableBody items={resets.map((r) => ({ ...r, id: r.requested_at }))} dependencies={[language]} renderEmptyState={() => t('account.noReset')}>
+        <TableBody items={resets.map((r) => ({ ...r, id: r.request_id }))} dependencies={[language]} renderEmptyState={() => t('account.noReset')}>
           {(r) => (
             <Row id={r.id}>
               <Cell>{when(r.requested_at)}</Cell>
-              <Cell><span className="badge badge-disabled">{r.status}</span></Cell>
+              <Cell><span className="badge badge-disabled">{t(`recoveries.own.reset.${r.status}` as MessageKey)}</span></Cell>
               <Cell>{r.reason}</Cell>
               <Cell>{r.decided_at ? `${when(r.decided_at)}${r.decision_note ? `: ${r.decision_note}` : ''}` : t('account.notDecided', { until: when(r.expires_at) })}</Cell>
             </Row>

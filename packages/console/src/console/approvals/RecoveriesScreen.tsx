@@ -1,10 +1,12 @@
 /**
- * Recoveries (permission recovery.approve): a person at the desk reads the reference their app
- * shows; the operator finds it (GET /api/v1/admin/recoveries?reference=), sees what was lost, the
- * account, its masked contacts and the proofs given, checks an identity document, and approves
- * (POST .../{reference}/approve: one proof toward the recovery) or rejects (.../reject: it ends).
- * Four eyes are the API's: a recovery of your own account, or one you started at the desk, is
- * refused with 403 RECOVERY_FOUR_EYES, said in the dialog.
+ * Recoveries (permission recovery.approve): on arrival, the queue of every recovery waiting for a
+ * branch's approval, oldest first, twenty a page (GET /api/v1/admin/recoveries: keyset pages, each
+ * page's next_cursor kept so *Previous page* goes back). A person at the desk reads the reference
+ * their app shows: the search narrows the screen to it (?reference=). Each shows what was lost, the
+ * account, its masked contacts and the proofs given; the operator checks an identity document and
+ * approves (POST .../{reference}/approve: one proof toward the recovery) or rejects (.../reject: it
+ * ends). Four eyes are the API's: a recovery of your own account, or one you started at the desk,
+ * is refused with 403 RECOVERY_FOUR_EYES, said in the dialog.
  */
 import { useState, type FormEvent } from 'react';
 import { Form, Heading, Link } from 'react-aria-components';
@@ -29,6 +31,8 @@ interface Awaiting {
 
 type Decision = 'approve' | 'reject';
 
+const PAGE_SIZE = 20;
+
 export function RecoveriesScreen() {
   const { t } = useI18n();
   const [reference, setReference] = useState('');
@@ -45,9 +49,36 @@ export function RecoveriesScreen() {
       <Form className="filters" onSubmit={onFind} role="search" aria-label={t('approvals.recoveries.searchLabel')}>
         <Field name="reference" label={t('approvals.recoveries.reference')} description={t('approvals.recoveries.referenceHint')} isRequired autoComplete="off" maxLength={16} />
         <Button type="submit">{t('approvals.recoveries.find')}</Button>
+        {reference !== '' ? <Button variant="secondary" onPress={() => { setDone(null); setReference(''); }}>{t('recoveries.showQueue')}</Button> : null}
       </Form>
       {done ? <Notice>{done}</Notice> : null}
-      {reference !== '' ? <Found reference={reference} onDecided={setDone} /> : null}
+      {reference !== '' ? <Found reference={reference} onDecided={setDone} /> : <Queue onDecided={setDone} />}
+    </>
+  );
+}
+
+/** The queue: keyset pages; the cursors of the pages seen are kept to go back. */
+function Queue({ onDecided }: { onDecided(message: string): void }) {
+  const { t } = useI18n();
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE), ...(cursor ? { cursor } : {}) });
+  const page = useApi<{ recoveries: Awaiting[]; next_cursor: string | null }>(`/api/v1/admin/recoveries?${query}`);
+  const next = page.data?.next_cursor ?? null;
+  return (
+    <>
+      <p>{t('recoveries.queueNote')}</p>
+      <ErrorNotice error={page.error} />
+      {page.loading ? <p>{t('common.loading')}</p> : null}
+      {page.data?.recoveries.length === 0 ? <p>{t('recoveries.queueNone')}</p> : null}
+      {page.data?.recoveries.map((r) => <Recovery key={r.reference} recovery={r} onDecided={(m) => { onDecided(m); page.reload(); }} />)}
+      {cursors.length > 0 || next !== null ? (
+        <div className="actions">
+          <Button variant="secondary" isDisabled={cursors.length === 0} onPress={() => setCursors(cursors.slice(0, -1))}>{t('approvals.previous')}</Button>
+          <span>{t('recoveries.page', { page: cursors.length + 1 })}</span>
+          <Button variant="secondary" isDisabled={next === null} onPress={() => { if (next) setCursors([...cursors, next]); }}>{t('approvals.next')}</Button>
+        </div>
+      ) : null}
     </>
   );
 }
@@ -96,8 +127,8 @@ function Recovery({ recovery: r, onDecided }: { recovery: Awaiting; onDecided(me
         <dt>{t('approvals.recoveries.expires')}</dt><dd>{when(r.expires_at)}</dd>
       </dl>
       <div className="actions">
-        <Button onPress={() => setDeciding('approve')}>{t('approvals.recoveries.approve')}</Button>
-        <Button variant="danger" onPress={() => setDeciding('reject')}>{t('approvals.recoveries.reject')}</Button>
+        <Button onPress={() => setDeciding('approve')} aria-label={t('recoveries.approveOne', vars)}>{t('approvals.recoveries.approve')}</Button>
+        <Button variant="danger" onPress={() => setDeciding('reject')} aria-label={t('recoveries.rejectOne', vars)}>{t('approvals.recoveries.reject')}</Button>
       </div>
       {deciding === 'approve' ? (
         <ConfirmDialog title={t('approvals.recoveries.confirmApprove', vars)} allows={t('approvals.recoveries.allowsApprove', vars)} confirmLabel={t('approvals.recoveries.approve')} onConfirm={decide('approve')} onClose={() => setDeciding(null)}>
