@@ -26,6 +26,7 @@ import { contentScreenshots } from './screenshots/content.js';
 import { accountScreenshots } from './screenshots/account.js';
 import { configScreenshots } from './screenshots/config.js';
 import { alertsScreenshots } from './screenshots/alerts.js';
+import { recoveriesScreenshots } from './screenshots/recoveries.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, 'docs', 'console');
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
     await accountScreenshots({ browser, s, origin, password: PASSWORD, shot });
     await configScreenshots(page, s, shot);
     await alertsScreenshots({ page, s, clock, shot });
+    await recoveriesScreenshots({ page, browser, s, origin, password: PASSWORD, shot });
   } finally {
     await browser.close();
     await close();
