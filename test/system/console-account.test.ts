@@ -9,12 +9,12 @@
  * no serious or critical axe finding.
  */
 import { readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrongroomClient } from '../../packages/client/src/index.js';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -39,8 +39,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', SMTP_URL: smtp.url, SMTP_FROM: 'Strongroom Bank <security@bank.example>', OTP_RESEND_SECONDS: '0' } });
   user = await seedUser(t.s, USERNAME, { email: OLD_EMAIL });
   await t.s.deviceTokens.register(user.id, { pushToken: 'fcm:AmaniPhoneToken0123456789', platform: 'mobile', deviceName: PHONE_NAME }, async () => {});
-  await t.app.listen({ host: '127.0.0.1', port });
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ browser } = await serveToChromium(t.app, { port }));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

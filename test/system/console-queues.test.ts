@@ -10,15 +10,14 @@
  * them, narrows the screen to one reference and approves one from the queue. Each screen and
  * dialog: axe (no serious or critical finding) and no CSP violation.
  */
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrongroomClient } from '../../packages/client/src/index.js';
 import { CONSOLE_CSP } from '../../src/console/routes.js';
 import { MFA_RESET_PROOF_PURPOSE } from '../../src/mfa/challenge.js';
 import type { UserRow } from '../../src/users/store.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../harness/chromium.js';
+import { serveToChromium } from '../harness/chromium.js';
 import { checkScreen } from '../harness/console-checks.js';
 import { signIn, watchCsp } from '../harness/console-pages.js';
 import { seedUser, STRONG_PASSWORD } from '../harness/fixtures.js';
@@ -31,9 +30,7 @@ beforeAll(async () => {
   t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', MFA_REQUIRED_ROLES: 'staff' } });
   await seedUser(t.s, 'queues.desk', { roles: ['admin'] });
   await seedUser(t.s, 'queues.approver', { roles: ['admin'] });
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  ({ origin, browser } = await serveToChromium(t.app));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -10,7 +10,7 @@
  * PERMISSION_DENIED). Each effect is asserted through the service; each screen and dialog gets
  * axe and the CSP checks.
  */
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StrongroomClient, StrongroomError } from '../../packages/client/src/index.js';
 import { ManualClock } from '../../src/platform/clock.js';
