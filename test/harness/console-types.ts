@@ -5,7 +5,7 @@
  * at any depth, with a type the answer's value fits (`null` included) and required when the
  * console treats it as always there. A property the answer has and the console does not read is fine.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
@@ -44,13 +44,6 @@ export function mirrorProblems(generatedPaths: string, mirrors: readonly Mirror[
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** The property names a file's interface `name` declares (for answers the document leaves open). */
-export function declaredProperties(file: string, name: string): string[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
-  const found = declaration(source, name).parent as ts.InterfaceDeclaration;
-  return found.members.flatMap((m) => (m.name && ts.isIdentifier(m.name) ? [m.name.text] : []));
 }
 
 /** The interface or type alias named `name` at the top of a file (exported or not). */
