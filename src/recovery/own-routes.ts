@@ -25,13 +25,14 @@ const OwnRecovery = Type.Object({
   reference: Nullable(Type.String({ description: 'The workflow\'s reference (null for a workflow started before references existed): what the cancel route takes.', examples: ['K7QM4XPD'] })),
   lost: Lost,
   state: State,
-  started_at_branch: Type.Boolean({ description: 'An operator started it for you at a branch desk.', examples: [false] }),
+  started_at_branch: Type.Boolean({ description: 'An operator started it for you at a branch desk, having checked your identity document: it cannot be cancelled from a session.', examples: [false] }),
+  blocked: Type.Boolean({ description: 'It leads nowhere and cannot succeed: it was started while recovery of your account was locked (after a recovery was reported as not yours from a notice), or it is one your account cannot use (for instance a password your organisation\'s directory keeps). Nothing to cancel.', examples: [false] }),
   created_at: Type.String({ ...ISO, description: 'When it was started.' }),
   expires_at: Type.String({ ...ISO, description: 'When it ends unless finished first.' }),
   waiting_until: Nullable(Type.String({ ...ISO, description: '`waiting`: when it takes effect unless cancelled.' })),
   completed_at: Nullable(Type.String(ISO)),
   ended_at: Nullable(Type.String({ ...ISO, description: 'When it completed, was cancelled or rejected, or expired.' })),
-  cancellable: Type.Boolean({ description: 'Still active: you may cancel it (`POST /api/v1/auth/recoveries/{reference}/cancel`).', examples: [true] }),
+  cancellable: Type.Boolean({ description: 'Still active, not started at a branch and not `blocked`: you may cancel it (`POST /api/v1/auth/recoveries/{reference}/cancel`).', examples: [true] }),
 }, { title: 'OwnRecovery' });
 
 const OwnFactorReset = Type.Object({
@@ -45,10 +46,10 @@ const OwnFactorReset = Type.Object({
   completed_at: Nullable(Type.String(ISO)),
 }, { title: 'OwnFactorReset' });
 
-const LockedUntil = Nullable(Type.String({ ...ISO, description: 'Recovery of your account is locked until then (after a recovery was reported as not yours: `RECOVERY_LOCK_HOURS`); null when it is not.' }));
+const LockedUntil = Nullable(Type.String({ ...ISO, description: 'Recovery of your account is locked until then (after a recovery was reported as not yours with the "this was not me" link of a notice: `RECOVERY_LOCK_HOURS`); null when it is not. Nothing done with a session sets it.' }));
 
 const EXAMPLE_RECOVERY = {
-  reference: 'K7QM4XPD', lost: 'mfa', state: 'waiting', started_at_branch: false, created_at: '2026-03-04T09:00:00.000Z', expires_at: '2026-03-05T09:10:00.000Z',
+  reference: 'K7QM4XPD', lost: 'mfa', state: 'waiting', started_at_branch: false, blocked: false, created_at: '2026-03-04T09:00:00.000Z', expires_at: '2026-03-05T09:10:00.000Z',
   waiting_until: '2026-03-05T09:10:00.000Z', completed_at: null, ended_at: null, cancellable: true,
 };
 
@@ -60,9 +61,9 @@ const OwnRecoveries = Type.Object({
 
 const OwnCancelled = Type.Object({
   recovery: OwnRecovery,
-  reported: Type.Boolean({ description: 'Reported as not yours (`not_me`): the bank was alerted and recovery is locked.', examples: [true] }),
+  reported: Type.Boolean({ description: 'Reported as not yours (`not_me`): the bank was alerted. Recovery is not locked by it (see `recovery_locked_until`).', examples: [true] }),
   recovery_locked_until: LockedUntil,
-}, { title: 'OwnRecoveryCancelled', examples: [{ recovery: { ...EXAMPLE_RECOVERY, state: 'cancelled', ended_at: '2026-03-04T09:05:00.000Z', cancellable: false }, reported: true, recovery_locked_until: '2026-03-05T09:05:00.000Z' }] });
+}, { title: 'OwnRecoveryCancelled', examples: [{ recovery: { ...EXAMPLE_RECOVERY, state: 'cancelled', ended_at: '2026-03-04T09:05:00.000Z', cancellable: false }, reported: true, recovery_locked_until: null }] });
 
 export function registerOwnRoutes(app: App, s: RecoveryAdminRouteDeps): void {
   app.get('/api/v1/auth/recoveries', {
@@ -82,20 +83,21 @@ export function registerOwnRoutes(app: App, s: RecoveryAdminRouteDeps): void {
       description: [
         'Ends one of your account\'s active recoveries as `cancelled`, even while `waiting` (nothing has been removed yet); your sessions stay. Every contact of the account is told. Audited as `RECOVERY_CANCELLED` (`by: owner_signed_in`).',
         '',
-        'With `not_me: true` (you did not start it), it is also reported as the notice\'s "this was not me" link reports it: the bank is alerted (`RECOVERY_REPORTED_NOT_ME`) and recovery of your account is locked for `RECOVERY_LOCK_HOURS` (24): a new recovery meanwhile answers alike but leads nowhere. The body may be left out.',
+        'With `not_me: true` (you did not start it), the bank is also alerted (`RECOVERY_REPORTED_NOT_ME`, `by: owner_signed_in`), but recovery of your account is **not** locked: a session can be the very thing that was stolen (a lost phone still signed in), and whoever holds it must not be able to block your own recoveries. To block new attempts for `RECOVERY_LOCK_HOURS` (24), use the "this was not me" link in the notice emailed to you: the lock is for whoever holds your contacts. `recovery_locked_until` says whether recovery is locked. The body may be left out.',
         '',
         bullets(
           '`404 RECOVERY_NOT_FOUND`: your account has no recovery under this reference (another account\'s is answered the same way).',
           '`409 RECOVERY_STALE`: it has ended already (`details.state`: completed, cancelled, expired or rejected).',
+          '`400 RECOVERY_INVALID_STATE`: not yours to cancel from a session (`details.state`, and `details.reason`): `started_at_branch` (an operator started it at a branch, having checked your identity document; if it was not you, the "this was not me" link of its notice stops it) or `blocked` (it leads nowhere: nothing is sent, reported or locked).',
         ),
       ].join('\n'),
       params: Type.Object({
         reference: Type.String({ minLength: 1, maxLength: 16, pattern: '^[A-Za-z0-9 -]*$', description: `The recovery's \`reference\` (${REFERENCE_LENGTH} characters; case, spaces and dashes do not matter).`, examples: ['K7QM4XPD'] }),
       }),
       body: Type.Object({
-        not_me: Type.Optional(Type.Boolean({ default: false, description: 'You did not start it: report it and lock recovery of your account for a while.', examples: [true] })),
+        not_me: Type.Optional(Type.Boolean({ default: false, description: 'You did not start it: report it to the bank (it does not lock recovery; the notice\'s link does).', examples: [true] })),
       }, { additionalProperties: false, description: 'Optional: no body means `{}`.', examples: [{ not_me: true }] }),
-      response: { 200: OwnCancelled, ...errors(E.RECOVERY_NOT_FOUND, E.RECOVERY_STALE) },
+      response: { 200: OwnCancelled, ...errors(E.RECOVERY_NOT_FOUND, E.RECOVERY_STALE, E.RECOVERY_INVALID_STATE) },
     },
     preValidation: async (request) => {
       request.body ??= {};

@@ -3,8 +3,9 @@
  * encryption and a real SMTP server: a customer changes their email and confirms it with the code
  * mailed to the new address, turns off a device's notifications and chooses their language, gives
  * and withdraws a consent, sets up security questions, sees a recovery someone else started and
- * stops it as not theirs (recovery is then locked for the account), downloads their
- * data, asks for their account to be deleted (signed out, shown when it will be erased) and
+ * stops it as not theirs (reported, but not locked: a session cannot lock recovery), sees one a
+ * branch started without a *Stop*, locks recovery with the email's "this was not me" link and then
+ * sees the next attempt listed as blocked, downloads their data, asks for their account to be deleted (signed out, shown when it will be erased) and
  * cancels it. Each effect is read back through the service; on every screen: no CSP violation and
  * no serious or critical axe finding.
  */
@@ -36,7 +37,7 @@ beforeAll(async () => {
   smtp = await startSmtp();
   const port = await freePort();
   origin = `http://127.0.0.1:${port}`;
-  t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', SMTP_URL: smtp.url, SMTP_FROM: 'Strongroom Bank <security@bank.example>', OTP_RESEND_SECONDS: '0' } });
+  t = await createTestApp({ env: { ENFORCE_TRANSPORT_ENCRYPTION: '1', SMTP_URL: smtp.url, SMTP_FROM: 'Strongroom Bank <security@bank.example>', OTP_RESEND_SECONDS: '0', RECOVERY_CANCEL_URL: `${origin}/recovery/cancel` } });
   user = await seedUser(t.s, USERNAME, { email: OLD_EMAIL });
   await t.s.deviceTokens.register(user.id, { pushToken: 'fcm:AmaniPhoneToken0123456789', platform: 'mobile', deviceName: PHONE_NAME }, async () => {});
   ({ browser } = await serveToChromium(t.app, { port }));
@@ -121,31 +122,71 @@ async function securityQuestions(page: Page, csp: Csp): Promise<void> {
   expect(answers).toHaveLength(3);
 }
 
-/** Someone starts recovering the account's password; the person, signed in, sees it and stops it as not theirs. */
+/** The "this was not me" link of the first recovery notice mailed to `address`, waiting on the SMTP server. */
+async function cancelLinkTo(address: string): Promise<string> {
+  const found = () => smtp.to(address).map((m) => new RegExp(`${origin}/recovery/cancel#rcx_[A-Za-z0-9_-]{43}`).exec(m.text)?.[0]).find(Boolean);
+  while (!found()) await smtp.next();
+  return found()!;
+}
+
+/**
+ * Someone starts recovering the account's second factors, and a branch starts a device recovery;
+ * the person, signed in, sees both, stops the first as not theirs (reported, not locked), cannot
+ * stop the branch's, locks recovery with the email's link, and sees the next attempt blocked.
+ */
 async function recoveries(page: Page, csp: Csp): Promise<void> {
   const stranger = new StrongroomClient({ baseUrl: origin });
   const { reference } = await stranger.request<{ reference: string }>('POST', '/api/v1/auth/reset/initiate', { identifier: USERNAME, lost: 'mfa' });
+  const link = await cancelLinkTo(NEW_EMAIL);
+  await seedUser(t.s, 'desk.operator', { roles: ['admin'] }); // an operator at a branch desk, after checking Amani's identity document
+  const atBranch = (await t.s.recovery.initiate(USERNAME, 'device', { ip: '127.0.0.1', userAgent: 'test', fingerprint: '', channel: 'web' }, (await t.s.users.findByLogin('desk.operator'))!)).reference!;
   await nav(page, 'Recovery');
   const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: reference }) });
   await row.getByText('Started, no proof yet').waitFor();
+  const branchRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: `${atBranch} (at a branch)` }) });
+  await branchRow.waitFor();
+  expect(await branchRow.getByRole('button').count()).toBe(0);
+  await page.getByText(/^A recovery started at a branch \(an operator checked your identity document\) cannot be stopped here/).waitFor();
   await page.getByText('No request.').waitFor();
   await checkScreen(page, csp, 'recovery');
   await row.getByRole('button', { name: `Stop the recovery ${reference}` }).click();
   const dialog = page.getByRole('dialog', { name: `Stop the recovery ${reference}?` });
   await dialog.getByText(/ends now and can no longer be finished/).waitFor();
-  await dialog.getByText('I did not start it: alert the bank and block recovery of my account for a day').click(); // the label: React Aria hides the input under it
-  expect(await dialog.getByRole('checkbox', { name: /I did not start it/ }).isChecked()).toBe(true);
+  await dialog.getByText('I did not start it: alert the bank').click(); // the label: React Aria hides the input under it
+  const notMe = dialog.getByRole('checkbox', { name: 'I did not start it: alert the bank' });
+  expect(await notMe.isChecked()).toBe(true);
+  expect(await notMe.getAttribute('aria-describedby')).toBe('not-me-help');
+  await dialog.getByText(/^The bank is alerted, but new attempts are not blocked from here/).waitFor();
   await checkScreen(page, csp, 'stopping a recovery');
   await dialog.getByRole('button', { name: 'Stop the recovery' }).click();
-  await page.getByText(new RegExp(`^The recovery ${reference} is stopped and reported to the bank; recovery of your account is blocked until `)).waitFor();
+  await page.getByText(`The recovery ${reference} is stopped and reported to the bank. To block new attempts for a day, use the "this was not me" link in the email we sent you.`).waitFor();
   await row.getByText('Cancelled').waitFor();
   expect(await row.getByRole('button').count()).toBe(0);
-  await page.getByText(/^Recovery of your account is blocked until /).waitFor();
+  expect(await page.getByText(/^Recovery of your account is blocked until /).count()).toBe(0);
   const wf = await t.s.db.selectFrom('recovery_workflows').select(['state', 'id']).where('reference', '=', reference).executeTakeFirstOrThrow();
   expect(wf.state).toBe('cancelled');
-  expect(await t.s.recovery.own.list(user.id)).toMatchObject({ recovery_locked_until: expect.any(String) });
+  expect(await t.s.db.selectFrom('recovery_locks').select('locked_until').where('user_id', '=', user.id).execute()).toEqual([]);
   const audited = await t.s.db.selectFrom('audit_log').select('event_type').where('user_id', '=', user.uuid).where('event_type', 'in', ['RECOVERY_CANCELLED', 'RECOVERY_REPORTED_NOT_ME']).execute();
   expect(audited.map((a) => a.event_type).sort()).toEqual(['RECOVERY_CANCELLED', 'RECOVERY_REPORTED_NOT_ME']);
+  expect((await t.s.db.selectFrom('recovery_workflows').select('state').where('reference', '=', atBranch).executeTakeFirstOrThrow()).state).toBe('initiated');
+
+  // The email's link, which only the mailbox's holder has, does lock recovery; the next attempt is listed as blocked.
+  const mailbox = await page.context().newPage();
+  await mailbox.goto(link);
+  await mailbox.getByRole('button', { name: 'Stop this recovery' }).click();
+  await mailbox.getByText(/^Done: the recovery is stopped and recovery of your account is locked/).waitFor();
+  await mailbox.close();
+  expect(await t.s.db.selectFrom('recovery_locks').select('locked_until').where('user_id', '=', user.id).execute()).toHaveLength(1);
+  const blocked = (await stranger.request<{ reference: string }>('POST', '/api/v1/auth/reset/initiate', { identifier: USERNAME, lost: 'mfa' })).reference;
+  await nav(page, 'Second factors');
+  await nav(page, 'Recovery');
+  const blockedRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: blocked }) });
+  await blockedRow.getByText('Blocked', { exact: true }).waitFor();
+  expect(await blockedRow.getByRole('button').count()).toBe(0);
+  await page.getByText(/^Blocked: it was started while recovery of your account was locked/).waitFor();
+  await page.getByText(/^Recovery of your account is blocked until /).waitFor();
+  await checkScreen(page, csp, 'recovery, one blocked');
+  expect((await t.s.db.selectFrom('recovery_workflows').select('decoy').where('reference', '=', blocked).executeTakeFirstOrThrow()).decoy).toBe(true);
 }
 
 async function yourData(page: Page, csp: Csp): Promise<void> {
@@ -189,7 +230,7 @@ async function deletion(page: Page, csp: Csp): Promise<void> {
 }
 
 describe('the account pages: contacts, devices, consent and your data, in Chromium', () => {
-  it('a customer changes their email with the mailed code, turns off a device, withdraws a consent, sets up security questions, stops a recovery they did not start, downloads their data, and asks for deletion, sees it and cancels it', async () => {
+  it('a customer changes their email with the mailed code, turns off a device, withdraws a consent, sets up security questions, stops a recovery they did not start (no lock from a session) and locks recovery with the link in the email, downloads their data, and asks for deletion, sees it and cancels it', async () => {
     const page = await (await browser.newContext()).newPage();
     const csp = await watchCsp(page);
     const res = await page.goto(`${origin}/account/profile`);

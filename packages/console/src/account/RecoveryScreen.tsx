@@ -2,9 +2,11 @@
  * Your account recoveries and second-factor reset requests, and where each stands
  * (GET /api/v1/auth/recoveries, read with the session like the Sessions page: no step-up, and not
  * logged as an export; it answers only your own metadata, the reasons you wrote and the decisions).
- * A recovery still active has *Cancel*: a dialog says what it does and asks whether you started it
- * (POST /api/v1/auth/recoveries/{reference}/cancel; `not_me` also alerts the bank and blocks
- * recovery of your account for a while). A reset request is decided by staff, or lapses.
+ * A recovery still active has *Stop*: a dialog says what it does and asks whether you started it
+ * (POST /api/v1/auth/recoveries/{reference}/cancel; `not_me` also alerts the bank, but never blocks
+ * recovery: a session may be a lost phone's, so the block is left to the link in the email). One a
+ * branch started (an identity document checked) or a blocked one (a decoy: it leads nowhere) has
+ * no *Stop*; a note under the table says why. A reset request is decided by staff, or lapses.
  */
 import { useState } from 'react';
 import { Cell, Checkbox, Column, Heading, Row, Table, TableBody, TableHeader } from 'react-aria-components';
@@ -14,7 +16,7 @@ import { useI18n, type MessageKey } from '../lib/i18n.js';
 import { useSession } from '../lib/session.js';
 import { Button, ErrorNotice, Notice } from '../ui/forms.js';
 
-interface Recovery { reference: string | null; lost: 'password' | 'pin' | 'mfa' | 'device'; state: string; started_at_branch: boolean; created_at: string; expires_at: string; waiting_until: string | null; completed_at: string | null; ended_at: string | null; cancellable: boolean }
+interface Recovery { reference: string | null; lost: 'password' | 'pin' | 'mfa' | 'device'; state: string; started_at_branch: boolean; blocked: boolean; created_at: string; expires_at: string; waiting_until: string | null; completed_at: string | null; ended_at: string | null; cancellable: boolean }
 interface ResetRequest { request_id: string; status: string; reason: string; requested_at: string; expires_at: string; decided_at: string | null; decision_note: string | null }
 interface Own { recoveries: Recovery[]; factor_resets: ResetRequest[]; recovery_locked_until: string | null }
 
@@ -61,7 +63,7 @@ function Workflows({ workflows, onCancelled }: { workflows: Recovery[]; onCancel
             <Row id={w.id}>
               <Cell>{w.reference ?? '—'}{w.started_at_branch ? ` (${t('account.atBranch')})` : ''}</Cell>
               <Cell>{t(`approvals.lost.${w.lost}`)}</Cell>
-              <Cell><span className={`badge ${w.cancellable ? 'badge-active' : 'badge-disabled'}`}>{t(`approvals.state.${w.state}` as MessageKey)}</span></Cell>
+              <Cell><span className={`badge ${w.cancellable ? 'badge-active' : 'badge-disabled'}`}>{w.blocked ? t('recoveries.own.blocked') : t(`approvals.state.${w.state}` as MessageKey)}</span></Cell>
               <Cell>{when(w.created_at)}</Cell>
               <Cell>{when(w.waiting_until ?? w.completed_at ?? w.ended_at ?? w.expires_at)}</Cell>
               <Cell>
@@ -73,6 +75,8 @@ function Workflows({ workflows, onCancelled }: { workflows: Recovery[]; onCancel
           )}
         </TableBody>
       </Table>
+      {workflows.some((w) => w.blocked) ? <p className="description">{t('recoveries.own.blockedNote')}</p> : null}
+      {workflows.some((w) => w.started_at_branch && !w.blocked && w.ended_at === null) ? <p className="description">{t('recoveries.own.atBranchNote')}</p> : null}
       {cancelling ? <CancelDialog recovery={cancelling} onCancelled={onCancelled} onClose={() => setCancelling(null)} /> : null}
     </section>
   );
@@ -85,16 +89,17 @@ function CancelDialog({ recovery: r, onCancelled, onClose }: { recovery: Recover
   const vars = { reference, lost: t(`approvals.lost.${r.lost}`), when: when(r.created_at) };
   const confirm = async (values: Record<string, string>) => {
     const notMe = values.not_me === 'yes';
-    const answer = await call<{ recovery_locked_until: string | null }>('POST', `/api/v1/auth/recoveries/${encodeURIComponent(reference)}/cancel`, { not_me: notMe });
-    onCancelled(notMe && answer.recovery_locked_until
-      ? t('recoveries.own.cancelledReported', { reference, until: when(answer.recovery_locked_until) })
-      : t('recoveries.own.cancelled', { reference }));
+    await call('POST', `/api/v1/auth/recoveries/${encodeURIComponent(reference)}/cancel`, { not_me: notMe });
+    onCancelled(t(notMe ? 'recoveries.own.cancelledReported' : 'recoveries.own.cancelled', { reference }));
   };
   return (
     <ConfirmDialog title={t('recoveries.own.confirmTitle', vars)} allows={t('recoveries.own.confirmAllows', vars)} confirmLabel={t('recoveries.own.confirm')} variant="danger" onConfirm={confirm} onClose={onClose}>
-      <Checkbox className="checkbox" name="not_me" value="yes">
-        {({ isSelected }) => <><span className="checkbox-box" aria-hidden="true">{isSelected ? '✓' : ''}</span>{t('recoveries.own.notMe')}</>}
-      </Checkbox>
+      <div className="field">
+        <Checkbox className="checkbox" name="not_me" value="yes" aria-describedby="not-me-help">
+          {({ isSelected }) => <><span className="checkbox-box" aria-hidden="true">{isSelected ? '✓' : ''}</span>{t('recoveries.own.notMe')}</>}
+        </Checkbox>
+        <p id="not-me-help" className="description">{t('recoveries.own.notMeHelp')}</p>
+      </div>
     </ConfirmDialog>
   );
 }
