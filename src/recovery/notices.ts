@@ -19,7 +19,8 @@ import { smsText } from '../platform/notices/sms.js';
 import { utcMinute } from '../platform/notices/time.js';
 import type { RecoveryKind } from './matrix.js';
 
-export type RecoveryNotice = 'started' | 'waiting' | 'completed' | 'cancelled';
+/** `cancelled`: from the notice's link (recovery is then locked); `stopped`: by the person, signed in (no lock). */
+export type RecoveryNotice = 'started' | 'waiting' | 'completed' | 'cancelled' | 'stopped';
 
 export interface NoticeInput {
   notice: RecoveryNotice;
@@ -53,13 +54,14 @@ interface Words {
 const EN: Words = {
   lost: { password: 'password', pin: 'USSD PIN', mfa: 'second factors (authenticator app, one-time codes)', device: 'registered device' },
   smsLost: { password: 'password', pin: 'PIN', mfa: 'second factors', device: 'device' },
-  subject: { started: 'Someone started recovering your account', waiting: 'Your account will be recovered unless you stop it', completed: 'Your account has been recovered', cancelled: 'The recovery of your account was stopped' },
+  subject: { started: 'Someone started recovering your account', waiting: 'Your account will be recovered unless you stop it', completed: 'Your account has been recovered', cancelled: 'The recovery of your account was stopped', stopped: 'The recovery of your account was stopped' },
   dear: (name) => `Dear ${name},`,
   body: (n, lost, when) => ({
     started: `Someone started recovering the ${lost} of your account (${n.username}). Nothing has changed yet: they must first prove who they are.`,
     waiting: `Someone proved who they are to recover the ${lost} of your account (${n.username}). It will take effect on ${when} (UTC): your current ${lost} will then be removed and every session signed out.`,
     completed: `The ${lost} of your account (${n.username}) has been recovered. Every session of the account has been signed out.`,
     cancelled: `The recovery of the ${lost} of your account (${n.username}) was stopped from a notice, and recovery is locked for a while. You can still sign in as usual.`,
+    stopped: `The recovery of the ${lost} of your account (${n.username}) was stopped from a signed-in session. If you did not stop it, someone may be using your account: use the "this was not me" link of the email we sent when it started, which also blocks new attempts for a while, and contact the bank.`,
   }),
   notMe: (link) => `If this was not you, stop it now with one click: ${link}`,
   noLink: 'If this was not you, contact the bank at once through the number or address you already know.',
@@ -69,19 +71,21 @@ const EN: Words = {
     waiting: `Bank: account ${n.username} will be recovered on ${when} UTC. Not you? Check your email to stop it.`,
     completed: `Bank: account ${n.username} has been recovered (${lost}). Not you? Call the bank now.`,
     cancelled: `Bank: the recovery of account ${n.username} was stopped.`,
+    stopped: `Bank: the recovery of account ${n.username} was stopped while signed in. Not you? Check your email.`,
   }),
 };
 
 const PT: Words = {
   lost: { password: 'palavra-passe', pin: 'PIN USSD', mfa: 'segundos fatores (aplicação autenticadora, códigos únicos)', device: 'dispositivo registado' },
   smsLost: { password: 'palavra-passe', pin: 'PIN', mfa: 'segundos fatores', device: 'dispositivo' },
-  subject: { started: 'Alguém iniciou a recuperação da sua conta', waiting: 'A sua conta será recuperada se não o impedir', completed: 'A sua conta foi recuperada', cancelled: 'A recuperação da sua conta foi interrompida' },
+  subject: { started: 'Alguém iniciou a recuperação da sua conta', waiting: 'A sua conta será recuperada se não o impedir', completed: 'A sua conta foi recuperada', cancelled: 'A recuperação da sua conta foi interrompida', stopped: 'A recuperação da sua conta foi interrompida' },
   dear: (name) => `Caro(a) ${name},`,
   body: (n, lost, when) => ({
     started: `Alguém iniciou a recuperação de: ${lost}, da sua conta (${n.username}). Nada mudou ainda: primeiro tem de provar quem é.`,
     waiting: `Alguém provou a sua identidade para recuperar: ${lost}, da sua conta (${n.username}). Terá efeito em ${when} (UTC): o atual será removido e todas as sessões terminadas.`,
     completed: `Foi recuperado(a): ${lost}, da sua conta (${n.username}). Todas as sessões da conta foram terminadas.`,
     cancelled: `A recuperação de: ${lost}, da sua conta (${n.username}) foi interrompida a partir de um aviso, e a recuperação fica bloqueada durante algum tempo. Pode continuar a entrar normalmente.`,
+    stopped: `A recuperação de: ${lost}, da sua conta (${n.username}) foi interrompida numa sessão iniciada. Se não foi você, alguém pode estar a usar a sua conta: use a ligação "não fui eu" do email que enviámos quando começou, que também bloqueia novas tentativas durante algum tempo, e contacte o banco.`,
   }),
   notMe: (link) => `Se não foi você, interrompa-a já com um clique: ${link}`,
   noLink: 'Se não foi você, contacte o banco de imediato pelo número ou endereço que já conhece.',
@@ -91,19 +95,21 @@ const PT: Words = {
     waiting: `Banco: a conta ${n.username} será recuperada em ${when} UTC. Não foi você? Impeça-o pelo email.`,
     completed: `Banco: a conta ${n.username} foi recuperada (${lost}). Não foi você? Ligue já para o banco.`,
     cancelled: `Banco: a recuperação da conta ${n.username} foi interrompida.`,
+    stopped: `Banco: a recuperação da conta ${n.username} foi interrompida numa sessão. Não foi você? Veja o email.`,
   }),
 };
 
 const FR: Words = {
   lost: { password: 'mot de passe', pin: 'code PIN USSD', mfa: 'seconds facteurs (application d\'authentification, codes à usage unique)', device: 'appareil enregistré' },
   smsLost: { password: 'mot de passe', pin: 'PIN', mfa: 'seconds facteurs', device: 'appareil' },
-  subject: { started: 'Quelqu\'un a commencé à récupérer votre compte', waiting: 'Votre compte sera récupéré si vous ne l\'arrêtez pas', completed: 'Votre compte a été récupéré', cancelled: 'La récupération de votre compte a été arrêtée' },
+  subject: { started: 'Quelqu\'un a commencé à récupérer votre compte', waiting: 'Votre compte sera récupéré si vous ne l\'arrêtez pas', completed: 'Votre compte a été récupéré', cancelled: 'La récupération de votre compte a été arrêtée', stopped: 'La récupération de votre compte a été arrêtée' },
   dear: (name) => `Bonjour ${name},`,
   body: (n, lost, when) => ({
     started: `Quelqu'un a commencé à récupérer : ${lost}, de votre compte (${n.username}). Rien n'a encore changé : il doit d'abord prouver son identité.`,
     waiting: `Quelqu'un a prouvé son identité pour récupérer : ${lost}, de votre compte (${n.username}). Cela prendra effet le ${when} (UTC) : l'actuel sera alors supprimé et toutes les sessions fermées.`,
     completed: `Récupération effectuée : ${lost}, de votre compte (${n.username}). Toutes les sessions du compte ont été fermées.`,
     cancelled: `La récupération de : ${lost}, de votre compte (${n.username}) a été arrêtée depuis un avis, et la récupération est bloquée pour un temps. Vous pouvez toujours vous connecter normalement.`,
+    stopped: `La récupération de : ${lost}, de votre compte (${n.username}) a été arrêtée depuis une session connectée. Si ce n'était pas vous, quelqu'un utilise peut-être votre compte : utilisez le lien « ce n'était pas moi » de l'e-mail envoyé au début, qui bloque aussi les nouvelles tentatives pour un temps, et contactez la banque.`,
   }),
   notMe: (link) => `Si ce n'était pas vous, arrêtez-la tout de suite en un clic : ${link}`,
   noLink: 'Si ce n\'était pas vous, contactez la banque immédiatement par le numéro ou l\'adresse que vous connaissez déjà.',
@@ -113,6 +119,7 @@ const FR: Words = {
     waiting: `Banque : le compte ${n.username} sera récupéré le ${when} UTC. Pas vous ? Annulez depuis l'e-mail.`,
     completed: `Banque : le compte ${n.username} a été récupéré (${lost}). Pas vous ? Appelez la banque.`,
     cancelled: `Banque : la récupération du compte ${n.username} a été arrêtée.`,
+    stopped: `Banque : la récupération du compte ${n.username} a été arrêtée en session. Pas vous ? Voir e-mail.`,
   }),
 };
 
@@ -129,7 +136,7 @@ const shortText = (n: NoticeInput): string => {
 /** The email of a notice. */
 export function noticeMail(to: string, n: NoticeInput): MailMessage {
   const w = wordsOf(n);
-  const action = n.notice === 'cancelled' ? [] : [n.cancelLink ? w.notMe(n.cancelLink) : w.noLink];
+  const action = n.notice === 'cancelled' || n.notice === 'stopped' ? [] : [n.cancelLink ? w.notMe(n.cancelLink) : w.noLink];
   return {
     to,
     subject: w.subject[n.notice],

@@ -152,7 +152,7 @@ export class OwnRecoveryList {
     const after = (await d.host.reload(wf))!;
     if (!cancelled) throw E.RECOVERY_STALE({ state: after.state }); // a parallel step ended it first
     if (notMe) d.log.warn({ user_id: user.uuid, workflow_id: wf.id, lost: wf.kind, cancelled: true, session_id: sessionId }, 'account recovery reported as not the owner\'s (signed in): recovery not locked (only a notice\'s link locks it)');
-    await d.host.notify(user, 'cancelled', after);
+    await d.host.notify(user, 'stopped', after); // no lock was set: the email does not say one was
     const shown = await d.db.selectFrom('recovery_workflows').select(['reference', 'kind', 'state', 'decoy', 'initiated_by', 'created_at', 'expires_at', 'waiting_until', 'completed_at', 'ended_at'])
       .where('id', '=', wf.id).executeTakeFirstOrThrow();
     return { recovery: this.present(shown as Row), reported: notMe, recovery_locked_until: isoOrNull(await d.links.lockedUntil(user.id)) };

@@ -407,7 +407,7 @@ export class RecoveryService implements StepHost {
   async notify(user: UserRow, notice: RecoveryNotice, wf: WorkflowRow, extra: { until?: Date } = {}): Promise<void> {
     const d = this.deps;
     this.track((async () => {
-      const cancelLink = notice === 'cancelled' ? undefined : await this.links.mint(wf);
+      const cancelLink = notice === 'cancelled' || notice === 'stopped' ? undefined : await this.links.mint(wf);
       d.notifier.notify(user, notice, wf.kind, { ...extra, ...(cancelLink ? { cancelLink } : {}) });
     })().catch((err: unknown) => d.log.warn({ err, user_id: user.uuid, notice }, 'account recovery notice not sent')));
   }

@@ -122,6 +122,10 @@ describe('your own recoveries, signed in', () => {
       .toEqual([expect.objectContaining({ by: 'owner_signed_in', cancelled: true, locked: false, recovery_locked_until: null, session_id: expect.any(String) })]);
     expect(logged.some((l) => l.includes('"level":40') && l.includes(me.uuid) && l.includes('reported as not the owner\'s (signed in)'))).toBe(true);
     expect((await mailsTo(me.email)).at(-1)).toBe('The recovery of your account was stopped');
+    // The email says what happened (stopped while signed in) and promises no lock, which was not set.
+    const stopped = smtp.to(me.email).at(-1)!.text;
+    expect(stopped).toContain('was stopped from a signed-in session');
+    expect(stopped).not.toMatch(/recovery is locked/);
   });
 
   it('a recovery you started and no longer need: cancelled without a report or a lock (the body may be left out)', async () => {

@@ -36,7 +36,7 @@ function everySms(): { what: string; text: string }[] {
   const all: { what: string; text: string }[] = [];
   const add = (what: string, text: string): void => { all.push({ what, text }); };
   for (const language of LANGUAGES) {
-    for (const notice of ['started', 'waiting', 'completed', 'cancelled'] satisfies RecoveryNotice[]) {
+    for (const notice of ['started', 'waiting', 'completed', 'cancelled', 'stopped'] satisfies RecoveryNotice[]) {
       for (const kind of RECOVERY_KINDS) {
         add(`recovery ${notice} ${kind} ${language}`, noticeSms({ notice, kind, language, username: USERNAME, fullName: 'Amina Otieno', until: AT, cancelLink: 'https://auth.bank.example/recovery/cancel#rcx_x' }));
       }
@@ -77,7 +77,7 @@ function everySms(): { what: string; text: string }[] {
 describe('every text message', () => {
   it('is GSM-7 and fits one 160-septet segment, in every language, with the longest username and sender', () => {
     const all = everySms();
-    expect(all.length).toBe(4 * (16 + 1 + 2 + 2 * (3 + 2 * (3 + 2)) + 3 * 6 * 2) + 2 * 4 * 2 + 2 * 4 * 2);
+    expect(all.length).toBe(4 * (20 + 1 + 2 + 2 * (3 + 2 * (3 + 2)) + 3 * 6 * 2) + 2 * 4 * 2 + 2 * 4 * 2);
     for (const { what, text } of all) {
       expect(GSM7.test(text), `${what}: ${text}`).toBe(true);
       expect(gsm7Length(text), `${what}: ${text}`).toBeLessThanOrEqual(160);
@@ -86,7 +86,7 @@ describe('every text message', () => {
 
   it('names the account in the recovery notices, and the date in the erasure and cooling-off ones', () => {
     for (const language of LANGUAGES) {
-      for (const notice of ['started', 'waiting', 'completed', 'cancelled'] satisfies RecoveryNotice[]) {
+      for (const notice of ['started', 'waiting', 'completed', 'cancelled', 'stopped'] satisfies RecoveryNotice[]) {
         expect(noticeSms({ notice, kind: 'mfa', language, username: USERNAME, fullName: null, until: AT })).toContain(USERNAME);
       }
       expect(noticeSms({ notice: 'waiting', kind: 'mfa', language, username: USERNAME, fullName: null, until: AT })).toContain('2026-12-28 23:59 UTC');
