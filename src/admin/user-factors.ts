@@ -5,17 +5,26 @@
  * counts, names and states: no column that holds a secret, a hash, a code, an answer, a key or a
  * push token is ever selected, so none can reach an answer by mistake.
  *
- * "Last used" per factor: the authenticator app's last accepted time step (its start); a code by
- * email, text message or push, the last one entered for a sign-in or a step-up; a push approval,
- * the last approved request that was used; a backup code or a passkey, its own `used_at` /
- * `last_used_at`. Security questions record no use (a challenge is spent by any answer, right or
- * wrong), so they have none.
+ * "Last used" per factor: the authenticator app's last accepted time step (its start; the code
+ * that confirmed the enrolment is the first, so an enrolled app always has one); a code by email,
+ * text message or push, the last one entered for a sign-in or a step-up; a push approval, the last
+ * approved request that was used; a backup code or a passkey, its own `used_at` / `last_used_at`.
+ * Security questions record no use (a challenge is spent by any answer, right or wrong), so they
+ * have none. Codes and push requests are deleted some days after they expire (OTP_CODES_KEPT_MS,
+ * REQUESTS_KEPT_MS), and their uses with them: for those factors "last used" is the last use in
+ * that time (`uses_kept_days`), and null says "none in that time", not "never".
  */
 import type { Db } from '../platform/db/database.js';
 import type { MfaMethod } from '../platform/db/schema.js';
+import { OTP_CODES_KEPT_MS } from '../mfa/otp/store.js';
+import { REQUESTS_KEPT_MS } from '../push-approval/service.js';
 
 /** The authenticator app's time step (src/mfa/totp/totp.ts TOTP_DEFAULTS; not configurable). */
 const TOTP_PERIOD_MS = 30_000;
+const DAY_MS = 86_400_000;
+/** For how many days back the uses of codes (email, SMS, push) and of push approvals are known. */
+export const CODE_USES_KEPT_DAYS = OTP_CODES_KEPT_MS / DAY_MS;
+export const APPROVAL_USES_KEPT_DAYS = REQUESTS_KEPT_MS / DAY_MS;
 
 type When = Date | string | null;
 const iso = (d: When): string | null => (d === null ? null : new Date(d).toISOString());
@@ -25,15 +34,20 @@ export interface FactorDates {
   last_used_at: string | null;
 }
 
+/** A factor whose uses are known only while its codes (or requests) are kept. */
+export interface KeptUses extends FactorDates {
+  uses_kept_days: number;
+}
+
 export interface UserFactors {
   /** The enrolled (active) factors by name, as the sign-in challenge and `GET /api/v1/2fa/factors` name them. */
   enrolled: MfaMethod[];
   authenticator_app: FactorDates | null;
   backup_codes: { left: number; issued: number; issued_at: string | null; last_used_at: string | null };
-  email_codes: FactorDates | null;
-  sms_codes: FactorDates | null;
-  push_codes: (FactorDates & { device_name: string | null }) | null;
-  push_approval: (FactorDates & { device_name: string | null; paused_until: string | null }) | null;
+  email_codes: KeptUses | null;
+  sms_codes: KeptUses | null;
+  push_codes: (KeptUses & { device_name: string | null }) | null;
+  push_approval: (KeptUses & { device_name: string | null; paused_until: string | null }) | null;
   passkeys: Array<{ name: string; created_at: string; last_used_at: string | null; synced: boolean; suspended: boolean }>;
   security_questions: { count: number; set_at: string | null; questions: string[] };
 }
@@ -51,9 +65,9 @@ export class UserFactorReader {
       return r ? iso(r.confirmed_at ?? r.created_at) : null;
     };
     const codesUsed = await this.codesLastUsed(userId);
-    const dates = (m: 'email' | 'sms' | 'push'): FactorDates | null => {
+    const dates = (m: 'email' | 'sms' | 'push'): KeptUses | null => {
       const at = enrolledAt(m);
-      return at === null ? null : { enrolled_at: at, last_used_at: codesUsed.get(m) ?? null };
+      return at === null ? null : { enrolled_at: at, last_used_at: codesUsed.get(m) ?? null, uses_kept_days: CODE_USES_KEPT_DAYS };
     };
     const totp = active.get('totp');
     const push = dates('push');
@@ -101,7 +115,7 @@ export class UserFactorReader {
       .select(['d.device_name', 'k.paused_until']).where('k.user_id', '=', userId).executeTakeFirst();
     const used = await db.selectFrom('push_approval_requests').select((eb) => eb.fn.max('completed_at').as('at'))
       .where('user_id', '=', userId).where('state', '=', 'approved').executeTakeFirst();
-    return { enrolled_at: enrolledAt, last_used_at: iso((used?.at ?? null) as When), device_name: key?.device_name ?? null, paused_until: iso(key?.paused_until ?? null) };
+    return { enrolled_at: enrolledAt, last_used_at: iso((used?.at ?? null) as When), uses_kept_days: APPROVAL_USES_KEPT_DAYS, device_name: key?.device_name ?? null, paused_until: iso(key?.paused_until ?? null) };
   }
 
   private async passkeys(userId: number): Promise<UserFactors['passkeys']> {

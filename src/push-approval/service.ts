@@ -66,6 +66,8 @@ export const MAX_WAIT_SECONDS = 25;
  * within a second; one that comes back later asks again (docs/decisions.md).
  */
 export const APPROVAL_USE_SECONDS = 120;
+/** How long a request is kept after it expires (purge); its use is known that long (src/admin/user-factors.ts). */
+export const REQUESTS_KEPT_MS = 86_400_000;
 /** Requests the expiry job marks per statement. */
 export const EXPIRE_BATCH = 500;
 
@@ -627,7 +629,7 @@ export class PushApprovalService {
 
   /** Deletes requests that expired more than a day ago (the hourly limit looks back one hour). */
   async purge(now: Date): Promise<number> {
-    const rows = await this.d.db.deleteFrom('push_approval_requests').where('expires_at', '<', new Date(now.getTime() - 86_400_000)).returning('id').execute();
+    const rows = await this.d.db.deleteFrom('push_approval_requests').where('expires_at', '<', new Date(now.getTime() - REQUESTS_KEPT_MS)).returning('id').execute();
     return rows.length;
   }
 }

@@ -1,11 +1,14 @@
 /**
  * An operator's view of a user's second factors (`GET /api/v1/admin/users/{id}/factors`,
  * permission users.read), read before an MFA reset: each factor appears once enrolled, with its
- * dates and counts, and the answer never holds a secret, a hash, a code or an answer (checked on
- * the serialized body against what the database holds). Refusals: 403 without users.read, 404
+ * dates and counts (the app's "last used" is the step of its last accepted code; a code's, the last
+ * use among the codes still kept: none once the clean-up deleted them), and the answer never holds
+ * a secret, a hash, a code or an answer (checked on the serialized body against what the database
+ * holds). Refusals: 403 without users.read, 404
  * for an unknown uuid, 422 for an integer id.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OTP_CODES_KEPT_MS } from '../../src/mfa/otp/store.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createTestApp, type TestApp } from '../harness/app.js';
 import { enrolTotp } from '../harness/authenticator.js';
@@ -36,6 +39,7 @@ const post = async (url: string, payload: Json, token: string) => {
 };
 const factorsOf = (id: string, token = adminToken) => t.app.inject({ method: 'GET', url: `/api/v1/admin/users/${id}/factors`, headers: bearer(token) });
 const latestCode = (to: string): string => t.s.otp.outbox.latest(to)!.code;
+const STEP_MS = 30_000; // the authenticator app's time step
 
 /** Enrols codes by `method` for a signed-in holder (the dev outbox carries the code). */
 async function enrolOtp(token: string, method: 'email' | 'sms', to: string): Promise<void> {
@@ -70,7 +74,12 @@ describe('GET /api/v1/admin/users/{id}/factors', () => {
     const emailUsedAt = new Date(clock.now()).toISOString();
     await enrolOtp(token, 'sms', PHONE);
     codes.push(latestCode(PHONE));
-    const { setup, backupCodes } = await enrolTotp(t.app, clock, token);
+    const { setup, backupCodes, authenticator } = await enrolTotp(t.app, clock, token);
+    // A step-up with the app, at the start of a step (the clock frozen there): its "last used" is this moment, not the enrolment's code.
+    clock.advance(2 * STEP_MS - (clock.now() % STEP_MS));
+    await post('/api/v1/auth/totp/verify', { code: authenticator.code(clock.now()) }, token);
+    const appUsedAt = new Date(clock.now()).toISOString();
+    clock.advance(STEP_MS);
 
     const pool = (await post('/api/v1/auth/security-questions/predefined', {}, token)).questions as Array<{ id: string; text: string }>;
     await post('/api/v1/auth/security-questions/setup', { current_password: STRONG_PASSWORD, answers: ANSWERS.map((answer, i) => ({ question_id: pool[i]!.id, answer })) }, token);
@@ -93,11 +102,12 @@ describe('GET /api/v1/admin/users/{id}/factors', () => {
     expect(body.user_id).toBe(user.uuid);
     expect(body.enrolled).toEqual(['email', 'passkey', 'push', 'sms', 'totp']);
     const f = body.factors;
-    expect(f.authenticator_app).toEqual({ enrolled_at: expect.any(String), last_used_at: expect.any(String) });
+    expect(f.authenticator_app).toEqual({ enrolled_at: expect.any(String), last_used_at: appUsedAt });
+    expect(Date.parse(appUsedAt)).toBeGreaterThan(Date.parse((f.authenticator_app as { enrolled_at: string }).enrolled_at));
     expect(f.backup_codes).toEqual({ left: 9, issued: 10, issued_at: expect.any(String), last_used_at: backupUsedAt });
-    expect(f.email_codes).toEqual({ enrolled_at: expect.any(String), last_used_at: emailUsedAt });
-    expect(f.sms_codes).toEqual({ enrolled_at: expect.any(String), last_used_at: null }); // entered to enrol, never to sign in
-    expect(f.push_codes).toEqual({ enrolled_at: new Date(clock.now()).toISOString(), last_used_at: null, device_name: null });
+    expect(f.email_codes).toEqual({ enrolled_at: expect.any(String), last_used_at: emailUsedAt, uses_kept_days: 7 });
+    expect(f.sms_codes).toEqual({ enrolled_at: expect.any(String), last_used_at: null, uses_kept_days: 7 }); // entered to enrol, never to sign in
+    expect(f.push_codes).toEqual({ enrolled_at: new Date(clock.now()).toISOString(), last_used_at: null, uses_kept_days: 7, device_name: null });
     expect(f.push_approval).toBeNull();
     expect(f.passkeys).toEqual([{ name: 'Amina laptop', created_at: expect.any(String), last_used_at: null, synced: expect.any(Boolean), suspended: false }]);
     expect(f.security_questions).toEqual({ count: 3, set_at: expect.any(String), questions: pool.slice(0, 3).map((q) => q.text) });
@@ -114,6 +124,29 @@ describe('GET /api/v1/admin/users/{id}/factors', () => {
     expect(stored.length).toBeGreaterThan(15); // the TOTP secret, 10 backup-code hashes, 3 answer hashes, the codes' hashes, the passkey
     for (const secret of [setup.secret, setup.otpauth_uri, ...backupCodes, ...codes, ...ANSWERS, ...stored]) expect(res.body, secret).not.toContain(secret);
     expect(res.body).not.toMatch(/\$2[aby]\$/); // no bcrypt hash of any kind
+  });
+
+  it('a code\'s use is known while the code is kept: once the clean-up deleted it, "last used" is null and the factor is still listed', async () => {
+    const email = 'kept.codes@bank.example';
+    const user = await seedUser(t.s, 'kept.codes', { email });
+    const token = (await signIn(t.app, 'kept.codes')).access_token;
+    await enrolOtp(token, 'email', email);
+    await post('/api/v1/auth/2fa/request', { method: 'email' }, token);
+    await post('/api/v1/auth/2fa/verify', { code: latestCode(email) }, token);
+    const usedAt = new Date(clock.now()).toISOString();
+    const before = await factorsOf(user.uuid);
+    expect(before.json<{ factors: { email_codes: unknown } }>().factors.email_codes).toEqual({ enrolled_at: usedAt, last_used_at: usedAt, uses_kept_days: 7 });
+
+    // Past the code's validity and the week it is kept after it: the clean-up job deletes it.
+    clock.advance(t.s.config.mfa.otpValiditySec * 1000 + OTP_CODES_KEPT_MS + 60_000);
+    await t.scheduler.runNow('one-time code clean-up');
+    expect(await t.s.database.db.selectFrom('mfa_otp_codes').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    adminToken = (await signIn(t.app, 'factors.admin')).access_token; // the week outlived the first one
+    const after = await factorsOf(user.uuid);
+    expect(after.statusCode, after.body).toBe(200);
+    const body = after.json<{ enrolled: string[]; factors: { email_codes: unknown } }>();
+    expect(body.enrolled).toEqual(['email']);
+    expect(body.factors.email_codes).toEqual({ enrolled_at: usedAt, last_used_at: null, uses_kept_days: 7 });
   });
 
   it('a caller without users.read: 403 PERMISSION_DENIED', async () => {

@@ -11,6 +11,8 @@ import type { Db } from '../../platform/db/database.js';
 import type { MfaOtpCodesTable, OtpMethod } from '../../platform/db/schema.js';
 import { ADVISORY_LOCKS } from '../../platform/db/locks.js';
 
+/** How long a code is kept after it expires (purgeOld); its use is known that long (src/admin/user-factors.ts). */
+export const OTP_CODES_KEPT_MS = 7 * 24 * 3_600_000;
 
 export interface SentCode {
   created_at: Date;
@@ -106,6 +108,6 @@ export class OtpStore {
 
   /** Deletes codes a week after they expired (kept that long so support can see whether one was delivered). */
   async purgeOld(nowMs: number): Promise<void> {
-    await this.db.deleteFrom('mfa_otp_codes').where('expires_at', '<', new Date(nowMs - 7 * 24 * 3_600_000)).execute();
+    await this.db.deleteFrom('mfa_otp_codes').where('expires_at', '<', new Date(nowMs - OTP_CODES_KEPT_MS)).execute();
   }
 }

@@ -1074,6 +1074,8 @@ export const en = {
   'users.factors.details': 'Details',
   'users.factors.none': 'No second factor enrolled.',
   'users.factors.never': 'Not since enrolment',
+  'users.factors.notLastDays': 'Not in the last {days} days',
+  'users.factors.notLastDay': 'Not in the last 24 hours',
   'users.factors.kind.totp': 'Authenticator app',
   'users.factors.kind.backupCodes': 'Backup codes',
   'users.factors.kind.email': 'Codes by email',

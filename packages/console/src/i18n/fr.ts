@@ -1076,6 +1076,8 @@ export const fr: Record<MessageKey, string> = {
   'users.factors.details': 'Détails',
   'users.factors.none': 'Aucun second facteur enregistré.',
   'users.factors.never': 'Pas depuis l\'enregistrement',
+  'users.factors.notLastDays': 'Pas au cours des {days} derniers jours',
+  'users.factors.notLastDay': 'Pas au cours des dernières 24 heures',
   'users.factors.kind.totp': 'Application d\'authentification',
   'users.factors.kind.backupCodes': 'Codes de secours',
   'users.factors.kind.email': 'Codes par e-mail',

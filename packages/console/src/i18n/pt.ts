@@ -1076,6 +1076,8 @@ export const pt: Record<MessageKey, string> = {
   'users.factors.details': 'Detalhes',
   'users.factors.none': 'Nenhum segundo fator registado.',
   'users.factors.never': 'Não desde o registo',
+  'users.factors.notLastDays': 'Não nos últimos {days} dias',
+  'users.factors.notLastDay': 'Não nas últimas 24 horas',
   'users.factors.kind.totp': 'Aplicação autenticadora',
   'users.factors.kind.backupCodes': 'Códigos de recurso',
   'users.factors.kind.email': 'Códigos por email',

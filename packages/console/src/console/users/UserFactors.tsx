@@ -1,7 +1,9 @@
 /**
  * A user's second factors (GET /api/v1/admin/users/{id}/factors, users.read): what the person has
- * enrolled, since when and when last used, for an operator before an MFA reset. Read-only: a reset
- * is asked by the person and decided by a second operator in the MFA resets queue.
+ * enrolled, since when and when last used, for an operator before an MFA reset. A use of codes or
+ * of push approval is known only while its code or request is kept, so for them "not in the last
+ * N days", never "not since enrolment". Read-only: a reset is asked by the person and decided by
+ * a second operator in the MFA resets queue.
  */
 import { Cell, Column, Heading, Link, Row, Table, TableBody, TableHeader } from 'react-aria-components';
 import { useApi } from '../../lib/data.js';
@@ -9,7 +11,7 @@ import { useI18n } from '../../lib/i18n.js';
 import { useHref } from '../../lib/router.js';
 import { useSession } from '../../lib/session.js';
 import { ErrorNotice } from '../../ui/forms.js';
-import { factorRows, type UserFactorsAnswer } from './factors.js';
+import { factorRows, notUsed, type FactorRow, type UserFactorsAnswer } from './factors.js';
 
 export function UserFactors({ id, username }: { id: string; username: string }) {
   const { t, language, when } = useI18n();
@@ -17,6 +19,12 @@ export function UserFactors({ id, username }: { id: string; username: string }) 
   const href = useHref();
   const read = useApi<UserFactorsAnswer>(`/api/v1/admin/users/${encodeURIComponent(id)}/factors`);
   const rows = read.data ? factorRows(read.data.factors) : null;
+  const lastUsed = (r: FactorRow): string => {
+    if (r.kind === 'questions') return '—';
+    if (r.lastUsedAt) return when(r.lastUsedAt);
+    const none = notUsed(r);
+    return t(none.key, none.values);
+  };
 
   return (
     <section aria-labelledby="factors-heading">
@@ -34,7 +42,7 @@ export function UserFactors({ id, username }: { id: string; username: string }) 
             <Row id={r.id}>
               <Cell>{t(`users.factors.kind.${r.kind}`)}</Cell>
               <Cell>{when(r.enrolledAt)}</Cell>
-              <Cell>{r.kind === 'questions' ? '—' : r.lastUsedAt ? when(r.lastUsedAt) : t('users.factors.never')}</Cell>
+              <Cell>{lastUsed(r)}</Cell>
               <Cell>{r.detail ? t(r.detail.key, r.detail.values.until ? { ...r.detail.values, until: when(String(r.detail.values.until)) } : r.detail.values) : '—'}</Cell>
             </Row>
           )}
