@@ -57,6 +57,8 @@ export const AUDIT_EVENTS = [
   'PASSKEY_REGISTERED', 'PASSKEY_RENAMED', 'PASSKEY_DELETED', 'PASSKEY_CLONE_DETECTED',
   // Push approval (issue 30)
   'PUSH_APPROVAL_REMOVED',
+  // A PIN reset's notice to the customer that could not be delivered (src/pins/notices.ts)
+  'PIN_RESET_NOTICE_FAILED',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

@@ -9,11 +9,14 @@
  * call us" on the number the customer already knows.
  *
  * Deliveries run in the background: the branch's reset never waits for a mail server, nor
- * fails because one is down (a contact that cannot be reached is logged at warn).
+ * fails because one is down. A contact that cannot be reached is logged at warn and handed to
+ * the caller's `undelivered` (the reset route audits it PIN_RESET_NOTICE_FAILED), so a customer
+ * who was never told can be found and called.
  */
 import type { Logger } from 'pino';
-import type { Mailer, MailMessage } from '../mail/mailer.js';
+import { MailDeliveryError, type Mailer, type MailMessage } from '../mail/mailer.js';
 import { OtpDelivery } from '../mfa/otp/delivery.js';
+import { SmsDeliveryError } from '../mfa/otp/sms-gateway.js';
 import type { BackgroundWork } from '../platform/background.js';
 import type { Clock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
@@ -103,6 +106,14 @@ export function pinResetSms(sender: string, at: Date, language: NoticeLanguage |
 /** The contacts a notice goes to. */
 export type PinNoticeChannel = 'email' | 'sms';
 
+/** Why a delivery failed, for the audit trail: the mailer's or gateway's `reason` (safe to audit: no contact, no content), else 'internal error'. */
+export function failureReason(err: unknown): string {
+  return err instanceof MailDeliveryError || err instanceof SmsDeliveryError ? err.reason : 'internal error';
+}
+
+/** Called once per contact a notice could not be delivered to (after the warn log line). */
+export type Undelivered = (via: PinNoticeChannel, err: unknown) => Promise<void>;
+
 export interface PinResetNotifierDeps {
   config: Pick<Config, 'mfa' | 'sms'>;
   mailer: Mailer;
@@ -123,12 +134,19 @@ export class PinResetNotifier {
     return [...(this.deps.mailer.configured && user.email ? ['email' as const] : []), ...(this.deps.config.sms.url !== undefined && user.phone ? ['sms' as const] : [])];
   }
 
-  /** Tells every reachable contact; returns at once with the channels it is sending by. Never rejects. */
-  tell(user: UserRow, at: Date, reference: string): PinNoticeChannel[] {
+  /**
+   * Tells every reachable contact; returns at once with the channels it is sending by (being
+   * sent, not yet delivered). A delivery that fails is logged at warn, then given to
+   * `undelivered` (its own failure logged at error). Never throws, never rejects.
+   */
+  tell(user: UserRow, at: Date, reference: string, undelivered?: Undelivered): PinNoticeChannel[] {
     const { config, mailer, log, background } = this.deps;
     const channels = this.channels(user);
     const r: PinResetRecipient = { username: user.username, fullName: user.full_name, language: user.language };
-    const failed = (via: PinNoticeChannel) => (err: unknown): void => log.warn({ err, user_id: user.uuid, via }, 'PIN reset notice not delivered');
+    const failed = (via: PinNoticeChannel) => async (err: unknown): Promise<void> => {
+      log.warn({ err, user_id: user.uuid, via }, 'PIN reset notice not delivered');
+      await undelivered?.(via, err).catch((e: unknown) => log.error({ err: e, user_id: user.uuid, via }, 'PIN reset notice not delivered, and that could not be recorded'));
+    };
     if (channels.includes('email')) background.track(mailer.send(pinResetMail(user.email!, r, at)).catch(failed('email')));
     if (channels.includes('sms')) background.track(this.texts.sendText(user.phone!, pinResetSms(config.sms.sender, at, user.language), reference).catch(failed('sms')));
     return channels;

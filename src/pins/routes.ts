@@ -35,7 +35,7 @@ import { PHONE_PATTERN } from '../users/rules.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import { PinErrors } from './errors.js';
 import { GATEWAY_KEY_HEADER, type UssdGateways } from './gateway.js';
-import type { PinResetNotifier } from './notices.js';
+import { failureReason, type PinResetNotifier } from './notices.js';
 import { PIN_CHANGE_PURPOSE, type PinService, type PreparedPin } from './service.js';
 import { WRONG_PIN, type PinStrategy } from './strategy.js';
 import { SIGN_IN_ERRORS } from '../signin/error-sets.js';
@@ -239,14 +239,14 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
     app.post('/api/v1/admin/users/:id/reset-pin', {
       schema: {
         tags: ['Administration'], security: [{ bearer: [] }], summary: 'Reset a user\'s USSD PIN (permission users.update)',
-        description: 'Removes the PIN at once (it no longer signs in), ends the sessions it opened (USSD), clears its failed attempts and lock, and returns a `reset_token` (10 minutes, single use) with which the new PIN is set at `POST /api/v1/auth/reset/pin`: typically on the branch\'s device, the customer typing the new PIN. The customer is told at once, on every contact the account has (email when mail is configured, SMS when an SMS gateway is), in their language, that the bank reset their PIN, when, and to call the bank if it was not them; `customer_notified` lists the contacts the notice went to (sent in the background: a mail server that is down does not hold the reset). Audited as PIN_RESET_BY_ADMIN (with `customer_notified`). `404 USER_NOT_FOUND` for an unknown uuid (`id` is the user\'s uuid; an integer is refused with 422 VALIDATION_ERROR), `409 ACCOUNT_DELETED` for a deleted account.',
+        description: 'Removes the PIN at once (it no longer signs in), ends the sessions it opened (USSD), clears its failed attempts and lock, and returns a `reset_token` (10 minutes, single use) with which the new PIN is set at `POST /api/v1/auth/reset/pin`: typically on the branch\'s device, the customer typing the new PIN. The customer is told at once, on every contact the account has (email when mail is configured, SMS when an SMS gateway is), in their language, that the bank reset their PIN, when, and to call the bank if it was not them; `customer_notified` lists the contacts a notice is being sent to: it is sent in the background, started as soon as the removal of the PIN is committed, so a mail server that is slow or down does not hold the reset; a delivery that fails is logged at warn and audited as PIN_RESET_NOTICE_FAILED (FAILURE, `details.via`: call the customer). Audited as PIN_RESET_BY_ADMIN (with `customer_notified`). `404 USER_NOT_FOUND` for an unknown uuid (`id` is the user\'s uuid; an integer is refused with 422 VALIDATION_ERROR), `409 ACCOUNT_DELETED` for a deleted account.',
         params: UserIdParams,
         response: {
           200: Type.Object({
             status: Type.Literal('success'),
             reset_token: Type.String({ description: 'For `POST /api/v1/auth/reset/pin`; shown once.' }),
             expires_in: Type.Integer({ description: 'Seconds the reset token lives', examples: [600] }),
-            customer_notified: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('sms')]), { description: 'The customer\'s contacts the notice of the reset went to; empty: the account has no contact a configured transport reaches (tell the customer in person).', examples: [['email', 'sms']] }),
+            customer_notified: Type.Array(Type.Union([Type.Literal('email'), Type.Literal('sms')]), { description: 'The contacts a notice of the reset is being sent to (in the background, so not yet delivered when this answers; a failed delivery is logged and audited PIN_RESET_NOTICE_FAILED with `via`, and does not undo the reset); empty: the account has no contact a configured transport reaches (tell the customer in person).', examples: [['email', 'sms']] }),
           }, { examples: [{ status: 'success', reset_token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...', expires_in: 600, customer_notified: ['email', 'sms'] }] }),
           ...errors(AdminErrors.USER_NOT_FOUND, AdminErrors.ACCOUNT_DELETED, RoleErrors.ACCOUNT_MORE_PRIVILEGED),
         },
@@ -259,16 +259,21 @@ export function pinRoutes(s: PinRouteDeps): FastifyPluginAsync {
       const actor = await requestActor(request, s.users);
       await assertTargetHeld(s.db, s.users, actor.uuid, user.id);
       const notified = s.pinResetNotices.channels(user);
+      const context = requestAuditContext(request);
+      const resetBy = { reset_by: actor.username, reset_by_id: actor.uuid };
       const ended = await s.db.transaction().execute(async (trx) => {
         const { hadPin, ended } = await s.pins.remove(trx, user.id);
-        await s.audit.record({ ...requestAuditContext(request), eventType: 'PIN_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { reset_by: actor.username, reset_by_id: actor.uuid, had_pin: hadPin, ussd_sessions_ended: ended.length, customer_notified: notified } }, trx);
+        await s.audit.record({ ...context, eventType: 'PIN_RESET_BY_ADMIN', status: 'SUCCESS', userId: user.uuid, username: user.username, details: { ...resetBy, had_pin: hadPin, ussd_sessions_ended: ended.length, customer_notified: notified } }, trx);
         return ended;
+      });
+      // At once after the commit, before anything that may still fail: the PIN is gone, so the
+      // customer hears of it even if what follows throws; never of a reset rolled back.
+      s.pinResetNotices.tell(user, new Date(s.clock.now()), `pin-reset-${randomUUID()}`, async (via, err) => {
+        await s.audit.record({ ...context, eventType: 'PIN_RESET_NOTICE_FAILED', status: 'FAILURE', userId: user.uuid, username: user.username, details: { ...resetBy, via, reason: failureReason(err) } });
       });
       await s.pins.clearFailures(user.id);
       await s.sessions.announce(ended);
       const reset = await s.tokens.issue('reset', { user_id: user.uuid, purpose: PIN_CHANGE_PURPOSE });
-      // After the commit: the customer hears of a reset that happened, never of one rolled back.
-      s.pinResetNotices.tell(user, new Date(s.clock.now()), `pin-reset-${randomUUID()}`);
       return { status: 'success' as const, reset_token: reset.token, expires_in: s.config.tokens.resetTtlSec, customer_notified: notified };
     });
   };

@@ -1095,7 +1095,7 @@ export const en = {
   'users.factors.resetNote': 'This screen removes no factor. A person who lost theirs asks for an MFA reset from their app or the web, and another operator decides it (four eyes).',
   'users.factors.resetQueue': 'Open the MFA resets queue',
   'users.pinNotice.before': 'The customer is told at once, by email and text message when the account has them, that the bank reset their PIN, and to call the bank if it was not them.',
-  'users.pinNotice.told': '{username} has been told of the reset by: {channels}.',
+  'users.pinNotice.told': 'A notice is being sent to the customer by: {channels}.',
   'users.pinNotice.notTold': '{username} has no email or phone the service can reach: tell them of the reset in person.',
   'users.pinNotice.email': 'email',
   'users.pinNotice.sms': 'text message',

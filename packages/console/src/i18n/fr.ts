@@ -1097,7 +1097,7 @@ export const fr: Record<MessageKey, string> = {
   'users.factors.resetNote': 'Cet écran ne supprime aucun facteur. Une personne qui a perdu les siens demande une réinitialisation MFA depuis son application ou le web, et un autre opérateur décide (quatre yeux).',
   'users.factors.resetQueue': 'Ouvrir la file des réinitialisations MFA',
   'users.pinNotice.before': 'Le client est prévenu immédiatement, par e-mail et par SMS si le compte en a, que la banque a réinitialisé son code PIN, et d\'appeler la banque si ce n\'était pas lui.',
-  'users.pinNotice.told': '{username} a été prévenu(e) de la réinitialisation par : {channels}.',
+  'users.pinNotice.told': 'Un avis est en cours d\'envoi au client par : {channels}.',
   'users.pinNotice.notTold': '{username} n\'a ni e-mail ni téléphone que le service puisse joindre : prévenez-le(la) de la réinitialisation en personne.',
   'users.pinNotice.email': 'e-mail',
   'users.pinNotice.sms': 'SMS',

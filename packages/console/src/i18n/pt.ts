@@ -1097,7 +1097,7 @@ export const pt: Record<MessageKey, string> = {
   'users.factors.resetNote': 'Este ecrã não remove nenhum fator. Quem perdeu os seus pede uma reposição de MFA na aplicação ou na web, e outro operador decide (quatro olhos).',
   'users.factors.resetQueue': 'Abrir a fila de reposições de MFA',
   'users.pinNotice.before': 'O cliente é avisado de imediato, por email e SMS quando a conta os tem, de que o banco repôs o seu PIN, e de que deve ligar para o banco se não foi ele.',
-  'users.pinNotice.told': '{username} foi avisado(a) da reposição por: {channels}.',
+  'users.pinNotice.told': 'Está a ser enviado um aviso ao cliente por: {channels}.',
   'users.pinNotice.notTold': '{username} não tem email nem telefone que o serviço consiga contactar: avise-o(a) da reposição pessoalmente.',
   'users.pinNotice.email': 'email',
   'users.pinNotice.sms': 'SMS',
