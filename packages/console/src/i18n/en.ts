@@ -1022,6 +1022,8 @@ export const en = {
   'config.edit.ldap.account': 'Service account',
   'config.edit.ldap.passwordKeep': 'Never shown. Leave empty to keep the current one; it is required when the server, the service account, StartTLS or the CA certificate change.',
   'config.edit.ldap.passwordRequired': 'Required: no password is stored yet. It is stored encrypted and never shown.',
+  'config.edit.ldap.passwordChanged': 'Required: this edit changes {fields}, and the stored password is kept only for the server, service account and TLS settings it was given for. Type it again; it is stored encrypted and never shown.',
+  'config.edit.ldap.passwordMissing': 'Type the service account password to save these settings.',
   'config.edit.ldap.users': 'Users and groups',
   'config.edit.ldap.userFilterHint': 'An LDAP filter with {username}, which stands for the name typed at sign-in.',
   'config.edit.ldap.attrMail': 'Email attribute',

@@ -1024,6 +1024,8 @@ export const fr: Record<MessageKey, string> = {
   'config.edit.ldap.account': 'Compte de service',
   'config.edit.ldap.passwordKeep': 'Jamais affiché. Laissez vide pour garder l\'actuel ; il est obligatoire quand le serveur, le compte de service, StartTLS ou le certificat de l\'autorité changent.',
   'config.edit.ldap.passwordRequired': 'Obligatoire : aucun mot de passe n\'est encore enregistré. Il est enregistré chiffré et jamais affiché.',
+  'config.edit.ldap.passwordChanged': 'Obligatoire : cette modification change {fields}, et le mot de passe enregistré n\'est gardé que pour le serveur, le compte de service et les réglages TLS pour lesquels il a été donné. Saisissez-le à nouveau ; il est enregistré chiffré et jamais affiché.',
+  'config.edit.ldap.passwordMissing': 'Saisissez le mot de passe du compte de service pour enregistrer ces réglages.',
   'config.edit.ldap.users': 'Utilisateurs et groupes',
   'config.edit.ldap.userFilterHint': 'Un filtre LDAP avec {username}, qui tient la place du nom saisi à la connexion.',
   'config.edit.ldap.attrMail': 'Attribut de l\'e-mail',

@@ -1024,6 +1024,8 @@ export const pt: Record<MessageKey, string> = {
   'config.edit.ldap.account': 'Conta de serviço',
   'config.edit.ldap.passwordKeep': 'Nunca é mostrada. Deixe vazio para manter a atual; é obrigatória quando mudam o servidor, a conta de serviço, o StartTLS ou o certificado da autoridade.',
   'config.edit.ldap.passwordRequired': 'Obrigatória: ainda não há nenhuma palavra-passe guardada. É guardada cifrada e nunca é mostrada.',
+  'config.edit.ldap.passwordChanged': 'Obrigatória: esta alteração muda {fields}, e a palavra-passe guardada só é mantida para o servidor, a conta de serviço e as definições TLS para que foi dada. Escreva-a de novo; é guardada cifrada e nunca é mostrada.',
+  'config.edit.ldap.passwordMissing': 'Escreva a palavra-passe da conta de serviço para guardar estas definições.',
   'config.edit.ldap.users': 'Utilizadores e grupos',
   'config.edit.ldap.userFilterHint': 'Um filtro LDAP com {username}, que representa o nome escrito no início de sessão.',
   'config.edit.ldap.attrMail': 'Atributo do email',

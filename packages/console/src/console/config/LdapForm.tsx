@@ -2,7 +2,9 @@
  * The directory settings' form: prefilled from the settings in force, saved whole after a
  * confirmation that says what changes (POST /api/v1/auth/ldap/config with a body), the API's
  * field errors shown by their fields. The bind password is write-only: never shown, empty keeps
- * the stored one (the API then requires it only if the server, account or TLS settings change).
+ * the stored one. When none is stored yet, or the edit changes the server, the service account,
+ * StartTLS or the CA certificate (which the API refuses without the password, and audits as a
+ * failure), the field is required and its hint says why: the form stops before sending.
  */
 import { useState } from 'react';
 import { Form } from 'react-aria-components';
@@ -12,7 +14,7 @@ import { Button, Field } from '../../ui/forms.js';
 import { ConfirmDialog } from '../approvals/ConfirmDialog.js';
 import { TextAreaField } from './templates/TextAreaField.js';
 import { GroupRolesEditor } from './GroupRolesEditor.js';
-import { LDAP_CONFIG, LDAP_FIELDS, ldapBodyOf, ldapDraftOf, type LdapDraft } from './ldap-draft.js';
+import { LDAP_CONFIG, LDAP_FIELDS, ldapBodyOf, ldapDraftOf, passwordNeed, type LdapDraft } from './ldap-draft.js';
 import { changedFields, CheckField, fieldErrorsOf, namesFields, RefusalNotice } from './settings-form.js';
 import type { LdapView } from './types.js';
 
@@ -38,13 +40,18 @@ function ServerPart({ d, set, errors }: Part) {
   );
 }
 
-function AccountPart({ d, set, errors, passwordRequired }: Part & { passwordRequired: boolean }) {
+/** `need`: why the password must be typed (passwordNeed); `missing`: a save was asked without it. */
+function AccountPart({ d, set, errors, need, missing }: Part & { need: ReturnType<typeof passwordNeed>; missing: boolean }) {
   const { t } = useI18n();
+  const hint = need === null ? t('config.edit.ldap.passwordKeep')
+    : 'first' in need ? t('config.edit.ldap.passwordRequired')
+      : t('config.edit.ldap.passwordChanged', { fields: need.changed.map((f) => t(LABELS[f])).join(', ') });
+  const invalid = !!errors.bind_password || (missing && need !== null && d.bindPassword === '');
   return (
     <fieldset>
       <legend>{t('config.edit.ldap.account')}</legend>
       <Field label={t('config.ldap.bindDn')} value={d.bindDn} onChange={set('bindDn')} isRequired autoComplete="off" isInvalid={!!errors.bind_dn} errorMessage={errors.bind_dn} />
-      <Field label={t('config.ldap.bindPassword')} type="password" description={t(passwordRequired ? 'config.edit.ldap.passwordRequired' : 'config.edit.ldap.passwordKeep')} value={d.bindPassword} onChange={set('bindPassword')} isRequired={passwordRequired} autoComplete="new-password" isInvalid={!!errors.bind_password} errorMessage={errors.bind_password} />
+      <Field label={t('config.ldap.bindPassword')} type="password" description={hint} value={d.bindPassword} onChange={set('bindPassword')} isRequired={need !== null} autoComplete="new-password" isInvalid={invalid} errorMessage={errors.bind_password ?? t('config.edit.ldap.passwordMissing')} />
     </fieldset>
   );
 }
@@ -70,9 +77,16 @@ export function LdapForm({ view, onSaved }: { view: LdapView; onSaved(): void })
   const [d, setD] = useState(() => ldapDraftOf(view));
   const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
+  const [missing, setMissing] = useState(false);
   const set: Set = (k) => (v) => setD((x) => ({ ...x, [k]: v }));
   const errors = fieldErrorsOf(error);
   const stored = view.source === 'database';
+  const need = passwordNeed(view, d);
+  // Without the password the API would refuse (and audit a failure): stop here, the field says why.
+  const submit = () => {
+    setMissing(need !== null && d.bindPassword === '');
+    if (need === null || d.bindPassword !== '') setConfirming(true);
+  };
   const changes = changedFields(ldapBodyOf(ldapDraftOf(view)), ldapBodyOf(d)) as Array<keyof typeof LABELS>;
 
   // A refusal that names fields closes the dialog and is shown by them; any other stays in the dialog.
@@ -91,9 +105,9 @@ export function LdapForm({ view, onSaved }: { view: LdapView; onSaved(): void })
   return (
     <>
       <RefusalNotice error={error} fields={LDAP_FIELDS} />
-      <Form className="form settings-form" aria-label={t('config.edit.ldap.form')} validationBehavior="aria" onSubmit={(e) => { e.preventDefault(); setConfirming(true); }}>
+      <Form className="form settings-form" aria-label={t('config.edit.ldap.form')} validationBehavior="aria" onSubmit={(e) => { e.preventDefault(); submit(); }}>
         <ServerPart d={d} set={set} errors={errors} />
-        <AccountPart d={d} set={set} errors={errors} passwordRequired={!stored} />
+        <AccountPart d={d} set={set} errors={errors} need={need} missing={missing} />
         <UsersPart d={d} set={set} errors={errors} />
         <GroupRolesEditor rows={d.groups} onChange={set('groups')} error={errors.group_roles} />
         <div className="actions"><Button type="submit">{t('config.edit.save')}</Button></div>

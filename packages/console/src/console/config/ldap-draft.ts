@@ -2,7 +2,9 @@
  * The directory settings as the form holds them, from the settings in force (POST
  * /api/v1/auth/ldap/config without a body), and the body that writes them (the same route with
  * one). The bind password is never read: empty means "keep the stored one" (the API keeps it when
- * `bind_password` is left out, as long as the server, account and TLS settings stay the same).
+ * `bind_password` is left out, as long as the server, account and TLS settings stay the same;
+ * `passwordNeed` tells the form beforehand when they do not, so it asks for the password instead
+ * of sending an edit the API would refuse and audit as a failure).
  */
 import { linesOf, orNull } from './settings-form.js';
 import type { LdapView } from './types.js';
@@ -71,4 +73,41 @@ export function ldapBodyOf(d: LdapDraft): Record<string, unknown> {
     group_member_attr: d.groupMemberAttr.trim(), start_tls: d.startTls, ca_cert: orNull(d.caCert),
     group_roles: groupRolesOf(d.groups), groups_base_dn: orNull(d.groupsBaseDn),
   };
+}
+
+/** The settings the stored bind password was given for: changing one needs the password again. */
+export type EndpointField = 'uri' | 'bind_dn' | 'start_tls' | 'ca_cert';
+
+/** scheme://host:port as the API compares servers (host case-insensitive, the scheme's default port); the text itself when it is not an LDAP URI. */
+function serverOf(uri: string): string {
+  const m = /^(ldaps?):\/\/(\[[^\]]*\]|[^/:?#]*)(?::(\d+))?(?:[/?#]|$)/i.exec(uri);
+  if (!m) return uri;
+  const scheme = m[1]!.toLowerCase();
+  return `${scheme}://${m[2]!.toLowerCase()}:${m[3] ?? (scheme === 'ldaps' ? '636' : '389')}`;
+}
+
+const pemOf = (text: unknown): string => (typeof text === 'string' ? text.replace(/\r\n/g, '\n').trim() : '');
+
+/**
+ * Which of the server, the service account, StartTLS and the CA certificate the draft changes
+ * from the settings in force. Stricter than the API where it normalizes a DN: a bind DN written
+ * differently counts as changed, so the form asks for the password at worst once too often,
+ * never too rarely.
+ */
+export function endpointChanges(view: LdapView, d: LdapDraft): EndpointField[] {
+  const was = ldapBodyOf(ldapDraftOf(view));
+  const now = ldapBodyOf(d);
+  return [
+    ...(serverOf(String(was.uri)) !== serverOf(String(now.uri)) ? ['uri' as const] : []),
+    ...(was.bind_dn !== now.bind_dn ? ['bind_dn' as const] : []),
+    ...(was.start_tls !== now.start_tls ? ['start_tls' as const] : []),
+    ...(pemOf(was.ca_cert) !== pemOf(now.ca_cert) ? ['ca_cert' as const] : []),
+  ];
+}
+
+/** Why the form needs the bind password: none is stored yet, or the draft changes what the stored one was given for; null: it may stay empty. */
+export function passwordNeed(view: LdapView, d: LdapDraft): { first: true } | { changed: EndpointField[] } | null {
+  if (view.source !== 'database') return { first: true };
+  const changed = endpointChanges(view, d);
+  return changed.length > 0 ? { changed } : null;
 }
