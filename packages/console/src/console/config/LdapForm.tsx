@@ -9,13 +9,12 @@
 import { useState } from 'react';
 import { Form } from 'react-aria-components';
 import { useI18n, type MessageKey } from '../../lib/i18n.js';
-import { useSession } from '../../lib/session.js';
 import { Button, Field } from '../../ui/forms.js';
 import { ConfirmDialog } from '../approvals/ConfirmDialog.js';
 import { TextAreaField } from './templates/TextAreaField.js';
 import { GroupRolesEditor } from './GroupRolesEditor.js';
 import { LDAP_CONFIG, LDAP_FIELDS, ldapBodyOf, ldapDraftOf, passwordNeed, type LdapDraft } from './ldap-draft.js';
-import { changedFields, CheckField, fieldErrorsOf, namesFields, RefusalNotice } from './settings-form.js';
+import { changedFields, CheckField, RefusalNotice, useSettingsSave } from './settings-form.js';
 import type { LdapView } from './types.js';
 
 type Set = <K extends keyof LdapDraft>(k: K) => (v: LdapDraft[K]) => void;
@@ -73,13 +72,11 @@ function UsersPart({ d, set, errors }: Part) {
 
 export function LdapForm({ view, onSaved }: { view: LdapView; onSaved(): void }) {
   const { t } = useI18n();
-  const { call } = useSession();
   const [d, setD] = useState(() => ldapDraftOf(view));
-  const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
   const [missing, setMissing] = useState(false);
   const set: Set = (k) => (v) => setD((x) => ({ ...x, [k]: v }));
-  const errors = fieldErrorsOf(error);
+  const { error, errors, save } = useSettingsSave(LDAP_CONFIG, () => ldapBodyOf(d), onSaved);
   const stored = view.source === 'database';
   const need = passwordNeed(view, d);
   // Without the password the API would refuse (and audit a failure): stop here, the field says why.
@@ -89,18 +86,6 @@ export function LdapForm({ view, onSaved }: { view: LdapView; onSaved(): void })
   };
   const changes = changedFields(ldapBodyOf(ldapDraftOf(view)), ldapBodyOf(d)) as Array<keyof typeof LABELS>;
 
-  // A refusal that names fields closes the dialog and is shown by them; any other stays in the dialog.
-  const save = async () => {
-    try {
-      await call('POST', LDAP_CONFIG, ldapBodyOf(d));
-    } catch (err) {
-      if (!namesFields(err)) throw err;
-      setError(err);
-      return;
-    }
-    setError(null);
-    onSaved();
-  };
 
   return (
     <>

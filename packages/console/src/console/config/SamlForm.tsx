@@ -7,12 +7,11 @@ import { useState } from 'react';
 import { Form } from 'react-aria-components';
 import type { SamlRoleKey } from '../../../../../src/platform/config-saml.js';
 import { useI18n, type MessageKey } from '../../lib/i18n.js';
-import { useSession } from '../../lib/session.js';
 import { Button, Field } from '../../ui/forms.js';
 import { ConfirmDialog } from '../approvals/ConfirmDialog.js';
 import { TextAreaField } from './templates/TextAreaField.js';
 import { SAML_CONFIG, SAML_FIELDS, SAML_GROUP_KEYS, samlBodyOf, samlDraftOf, type SamlDraft } from './saml-draft.js';
-import { changedFields, CheckField, fieldErrorsOf, namesFields, RefusalNotice } from './settings-form.js';
+import { changedFields, CheckField, RefusalNotice, useSettingsSave } from './settings-form.js';
 import type { SamlView } from './types.js';
 
 type Set = <K extends keyof SamlDraft>(k: K) => (v: SamlDraft[K]) => void;
@@ -75,27 +74,13 @@ function RolesPart({ d, set, errors }: Part) {
 
 export function SamlForm({ view, onSaved }: { view: SamlView; onSaved(): void }) {
   const { t } = useI18n();
-  const { call } = useSession();
   const [d, setD] = useState(() => samlDraftOf(view, window.location.origin));
-  const [error, setError] = useState<unknown>(null);
   const [confirming, setConfirming] = useState(false);
   const set: Set = (k) => (v) => setD((x) => ({ ...x, [k]: v }));
-  const errors = fieldErrorsOf(error);
+  const { error, errors, save } = useSettingsSave(SAML_CONFIG, () => samlBodyOf(d), onSaved);
   const stored = view.source === 'database';
   const changes = changedFields(samlBodyOf(samlDraftOf(view, window.location.origin)), samlBodyOf(d));
 
-  // A refusal that names fields closes the dialog and is shown by them; any other stays in the dialog.
-  const save = async () => {
-    try {
-      await call('POST', SAML_CONFIG, samlBodyOf(d));
-    } catch (err) {
-      if (!namesFields(err)) throw err;
-      setError(err);
-      return;
-    }
-    setError(null);
-    onSaved();
-  };
 
   return (
     <>

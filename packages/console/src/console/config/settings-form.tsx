@@ -3,10 +3,11 @@
  * or `SAML_CONFIG_INVALID`, `details.fields`), the notice that sends the reader to them, a
  * checkbox with its error, and text helpers.
  */
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { Checkbox } from 'react-aria-components';
 import { StrongroomError } from '../../../../client/src/index.js';
 import { useI18n } from '../../lib/i18n.js';
+import { useSession } from '../../lib/session.js';
 import { ErrorNotice } from '../../ui/forms.js';
 
 /** The field errors of a refusal, by the body's top-level field (`group_roles.tellers.0` is `group_roles`), in the server's words. */
@@ -25,6 +26,28 @@ export function fieldErrorsOf(err: unknown): Record<string, string> {
 /** Whether a refusal names fields (shown by them) rather than being about the request as a whole. */
 export function namesFields(err: unknown): boolean {
   return Object.keys(fieldErrorsOf(err)).length > 0;
+}
+
+/**
+ * Saving a settings form: `save()` posts `body()` to `path`. A refusal that names fields is kept
+ * (`error`, and `errors` by field) for the form to show by its fields, and the confirmation closes;
+ * any other refusal is thrown, for the confirmation dialog to show.
+ */
+export function useSettingsSave(path: string, body: () => unknown, onSaved: () => void): { error: unknown; errors: Record<string, string>; save(): Promise<void> } {
+  const { call } = useSession();
+  const [error, setError] = useState<unknown>(null);
+  const save = async () => {
+    try {
+      await call('POST', path, body());
+    } catch (err) {
+      if (!namesFields(err)) throw err;
+      setError(err);
+      return;
+    }
+    setError(null);
+    onSaved();
+  };
+  return { error, errors: fieldErrorsOf(error), save };
 }
 
 /**

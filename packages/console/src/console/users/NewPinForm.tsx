@@ -1,7 +1,7 @@
 /**
  * After a PIN reset: the person types their new PIN on this device (POST /api/v1/auth/reset/pin
  * with the reset token, which works once and for ten minutes). The rules a PIN breaks are listed.
- * It says on which contacts the service told the customer of the reset.
+ * It says on which contacts a notice is being sent to the customer (in the background: a failed delivery is logged and audited).
  */
 import { useState, type FormEvent } from 'react';
 import { Form } from 'react-aria-components';
