@@ -96,7 +96,7 @@ export function registerApprovalRoutes(app: App, s: RecoveryAdminRouteDeps): voi
         '',
         'Ended, expired and already approved workflows are never listed, nor a workflow that names no real account.',
         '',
-        bullets('`403 PERMISSION_DENIED`: the caller lacks `recovery.approve`.', '`422 VALIDATION_ERROR`: both `reference` and `user_id`; `cursor` with either of them; or a `cursor` this service did not issue.'),
+        bullets('`403 PERMISSION_DENIED`: the caller lacks `recovery.approve`.', '`422 VALIDATION_ERROR`: both `reference` and `user_id`; `cursor` with either of them; or a malformed `cursor` (send a page\'s `next_cursor` unchanged).'),
       ].join('\n'),
       querystring: Type.Object({
         reference: Type.Optional(Reference),

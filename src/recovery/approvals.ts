@@ -108,8 +108,8 @@ export class BranchApprovals {
 
   /**
    * The branch queue: every workflow waiting for a branch's approval, oldest first, `limit` a
-   * page, from `cursor` (the `next_cursor` of the previous page; 422 VALIDATION_ERROR for one this
-   * service did not issue). Keyset on (created_at, id): no page is read by skipping the ones before.
+   * page, from `cursor` (the `next_cursor` of the previous page; 422 VALIDATION_ERROR for a
+   * malformed one). Keyset on (created_at, id): no page is read by skipping the ones before.
    */
   async queue(q: { cursor?: string; limit: number }): Promise<AwaitingPage> {
     const d = this.deps;

@@ -64,7 +64,7 @@ export function registerConsentAdminRoutes(app: App, s: { consent: ConsentServic
     config: { personalData: true },
     schema: {
       tags, security, summary: 'Who consented to a purpose (permission consent.read)',
-      description: `The people whose consent to the purpose is given now (deleted accounts left out), for a campaign: each one's uuid, the version of the text and when, and nothing else. A page at a time: \`limit\` per page, \`next_cursor\` to send as \`cursor\` for the next one (null on the last). \`min_version\`: only consents to that version or a later one. Each page is audited as CONSENT_SUBJECTS_LISTED (who asked, the purpose, how many).\n\n${bullets('`404 CONSENT_PURPOSE_NOT_FOUND`: no purpose has this key.', '`422 VALIDATION_ERROR`: a cursor this service did not issue.')}`,
+      description: `The people whose consent to the purpose is given now (deleted accounts left out), for a campaign: each one's uuid, the version of the text and when, and nothing else. A page at a time: \`limit\` per page, \`next_cursor\` to send as \`cursor\` for the next one (null on the last). \`min_version\`: only consents to that version or a later one. Each page is audited as CONSENT_SUBJECTS_LISTED (who asked, the purpose, how many).\n\n${bullets('`404 CONSENT_PURPOSE_NOT_FOUND`: no purpose has this key.', '`422 VALIDATION_ERROR`: a malformed cursor (send a page\'s `next_cursor` unchanged).')}`,
       params: PurposeParams,
       querystring: SubjectsQuery,
       response: { 200: SubjectPage, ...errors(E.CONSENT_PURPOSE_NOT_FOUND, CommonErrors.VALIDATION_ERROR) },

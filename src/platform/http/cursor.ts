@@ -1,7 +1,9 @@
 /**
  * Opaque keyset cursors: the position after the last row of a page, as base64url JSON with a
  * version, so a later page starts there instead of scanning past the pages before it (OFFSET).
- * A cursor this service did not issue is `422 VALIDATION_ERROR` naming `cursor`.
+ * A cursor not of the form this service issues is `422 VALIDATION_ERROR` naming `cursor`. A cursor
+ * is not signed: it is only a position in a list the caller may read anyway, so a well-formed one
+ * made up by hand reads from that position and shows nothing the caller could not page to.
  */
 import { CommonErrors } from '../errors.js';
 

@@ -39,7 +39,7 @@ export function alertRoutes(deps: AlertRouteDeps): FastifyPluginAsync {
       config: { personalData: true },
       schema: {
         tags, security, summary: 'List security alerts (permission alerts.manage)',
-        description: `Newest first. Filter by \`state\`, \`severity\`, \`rule\`, \`user_id\` (the account's uuid) and a time range \`[from, to)\`. Page with \`cursor\`: send a page's \`next_cursor\` to get the next (null on the last); every page costs the same however deep. \`total\` counts exactly up to 1000 (\`total_exact\`).\n\n${bullets(DENIED, '`422 VALIDATION_ERROR`: a filter is malformed, or `cursor` is not one this service issued.')}`,
+        description: `Newest first. Filter by \`state\`, \`severity\`, \`rule\`, \`user_id\` (the account's uuid) and a time range \`[from, to)\`. Page with \`cursor\`: send a page's \`next_cursor\` to get the next (null on the last); every page costs the same however deep. \`total\` counts exactly up to 1000 (\`total_exact\`).\n\n${bullets(DENIED, '`422 VALIDATION_ERROR`: a filter is malformed, or `cursor` is malformed (send a page\'s `next_cursor` unchanged).')}`,
         querystring: ListQuery,
         response: { 200: AlertList, ...errors(CommonErrors.VALIDATION_ERROR) },
       },
