@@ -141,6 +141,19 @@ describe('your own recoveries, signed in', () => {
 });
 
 describe('threats', () => {
+  it('threat: a burst of cancels of one recovery (a double tap, two devices): one 200, the rest 409 RECOVERY_STALE; one audit entry, one report, one notice', async () => {
+    const me = await customer();
+    ok(await initiate(me.username, 'password'), 202);
+    const reference = (ok(await list(me.token)) as unknown as OwnList).recoveries[0]!.reference;
+    const before = (await mailsTo(me.email)).length;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => cancelOwn(reference, me.token, { not_me: true })));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+    for (const refused of answers.filter((a) => a.statusCode === 409)) expect(refused.json()).toMatchObject({ status_code: 409, error_code: 'RECOVERY_STALE' });
+    expect(await eventsFor(reference, 'RECOVERY_CANCELLED')).toHaveLength(1);
+    expect(await eventsFor(reference, 'RECOVERY_REPORTED_NOT_ME')).toHaveLength(1);
+    expect((await mailsTo(me.email)).slice(before)).toEqual(['The recovery of your account was stopped']);
+  });
+
   it('threat: cancelling another person\'s recovery by its reference: 404 RECOVERY_NOT_FOUND, the same body as a reference nobody has; theirs goes on', async () => {
     const me = await customer();
     const other = await customer();
